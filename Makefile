@@ -1,0 +1,57 @@
+# survscan: set up the virtualenv, serve the app, run the tests and the benchmarks.
+#
+# The venv is (re)filled whenever pyproject.toml is newer than its stamp file:
+#   .venv/.stamp        -e .[app,test]   (make test)
+#   .venv/.stamp-app    -e .[app]        (make run)
+#   .venv/.stamp-bench  -e .[bench]      (make bench)
+
+SHELL       := /bin/bash
+PYTHON      ?= python3
+VENV        := .venv
+PY          := $(VENV)/bin/python
+PORT        ?= 5006
+PYTEST_ARGS ?= -q -n 2
+CHROMIUM    := /usr/bin/chromium
+SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
+
+.PHONY: run test bench clean distclean
+
+run: $(VENV)/.stamp-app
+	$(VENV)/bin/panel serve app/main.py --port $(PORT) --address 0.0.0.0 --allow-websocket-origin='*'
+
+test: $(VENV)/.stamp $(CHROMIUM)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(VENV)/.stamp-bench
+	$(PY) -m bench quick
+
+# Debian ships venv separately (python3-venv); a failed attempt leaves a broken .venv behind.
+$(PY):
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV) && $(SUDO) apt-get update \
+		&& $(APT_INSTALL) python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.stamp: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[app,test]'
+	touch $@
+
+$(VENV)/.stamp-app: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[app]'
+	touch $@
+
+$(VENV)/.stamp-bench: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $@
+
+# Browser tests drive Debian's Chromium through Playwright (never `playwright install`).
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(APT_INSTALL) chromium
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .hypothesis $(VENV)/.stamp*
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,50 @@
+"""Shared pytest configuration: markers, the hypothesis profile, and a few data fixtures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `import engine` from the repository root
+    sys.path.insert(0, str(ROOT))
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:  # `import oracles`
+    sys.path.insert(0, str(TESTS))
+
+try:
+    from hypothesis import settings
+
+    settings.register_profile("survscan", deadline=None, derandomize=True, print_blob=True)
+    settings.load_profile("survscan")
+except ImportError:  # pragma: no cover
+    pass
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs CuPy and a CUDA device")
+    config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    config.addinivalue_line("markers", "browser: drives the Panel app in a headless browser")
+
+
+def _find_rossi() -> pd.DataFrame:
+    for p in (
+        ROOT / "sample_data" / "rossi.csv",
+        ROOT.parent / "shared" / "data" / "lifelines" / "rossi.csv",
+        Path("/work/shared/data/lifelines/rossi.csv"),
+    ):
+        if p.exists():
+            return pd.read_csv(p)
+    from lifelines.datasets import load_rossi  # same data (lifelines ships R's rossi)
+
+    return load_rossi()
+
+
+@pytest.fixture(scope="session")
+def rossi() -> pd.DataFrame:
+    df = _find_rossi()
+    assert df.shape == (432, 9)
+    return df
