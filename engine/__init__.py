@@ -1,0 +1,18 @@
+"""survscan's engine: validated cohorts and Cox-family regression by scans, on CPU or GPU.
+
+The public surface is small (see ../shared/docs/design.md, "Public API"); everything else lives
+in private-by-convention modules: modeldata (sorted layout), backends (kernels), models
+(likelihoods), solvers (CCD, Newton) and priors (penalties).
+"""
+from . import datasets
+from .cohort import Cohort
+from .errors import CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
+from .fit import fit, gradient, loglik
+from .priors import L1, L2
+from .result import FitResult
+from .simulate import simulate
+
+__all__ = [
+    "Cohort", "CohortError", "ConvergenceWarning", "DataWarning", "FitResult", "L1", "L2",
+    "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik", "simulate",
+]

@@ -1,0 +1,405 @@
+"""Numba kernels of the CPU backend: fused transform -> scan -> reduce over the sorted rows.
+
+Notation (seed 001 eqs 13-17, seed 000 eqs 15-16): D_i = w_i exp(eta_i - shift); for coordinate j
+N1_i = x_ij D_i and N2_i = x_ij^2 D_i.  Rows are sorted by stratum then time descending, so the
+risk-set sums at the end of each block of tied times are running (prefix) sums that restart at
+each stratum head (the flag-value scan of seed 000 eq. 18, serial here).  With entry times the
+risk set {start < t <= stop} is the stop-ordered prefix minus the rows with start >= t, found by
+a second pointer walking the rows in start order.
+
+Ties: Breslow uses the whole risk set for each of the d tied events; Efron (R's coxph rule with
+case weights) uses R - (l/d) E for l = 0..d-1, E the tied events' sums, weighted by their mean
+weight.  The per-group factors used below:
+    alpha_g = wbar_g * sum_l 1 / den_l,     beta_g = wbar_g * sum_l (l/d) / den_l
+(Breslow: alpha_g = W_g / D_R, beta_g = 0), so that the gradient of every coordinate at once is
+X^T (w * event - r) with r_k = D_k (sum_{g: k in R_g} alpha_g - event_k beta_{g(k)}).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+EVENT, HEAD, GROUP_END = 1, 2, 4
+
+
+@njit(cache=True)
+def set_linear_predictor(indptr, indices, values, vptr, beta, n):
+    """eta = X beta over the sorted rows."""
+    eta = np.zeros(n)
+    for j in range(beta.size):
+        b = beta[j]
+        if b == 0.0:
+            continue
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
+            eta[indices[k]] += b * x
+    return eta
+
+
+@njit(cache=True)
+def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift):
+    """Sparse update after beta_j += delta (seed 001 sec. 2.7): O(nnz_j).  Returns max new eta."""
+    top = -np.inf
+    v0 = vptr[j]
+    for k in range(indptr[j], indptr[j + 1]):
+        i = indices[k]
+        x = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
+        eta[i] += delta * x
+        D[i] = w[i] * math.exp(eta[i] - shift)
+        if eta[i] > top:
+            top = eta[i]
+    return top
+
+
+@njit(cache=True)
+def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efron,
+                         has_start, stop, start, start_order, bounds):
+    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 in one fused pass (seed 001 Fig. 2).
+
+    ``xs`` is an all-zero scratch of length n: column j is scattered into it and cleared again.
+    """
+    v0 = vptr[j]
+    for k in range(indptr[j], indptr[j + 1]):
+        xs[indices[k]] = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
+
+    n = D.size
+    R0 = R1 = R2 = 0.0          # risk-set sums of D, x D, x^2 D (stop-ordered prefix)
+    S0 = S1 = S2 = 0.0          # the same over rows that entered at or after t (start >= t)
+    E0 = E1 = E2 = 0.0          # the tied events' sums
+    W = 0.0
+    d = 0
+    gx = 0.0                    # sum over events of w x
+    g = 0.0
+    h = 0.0
+    stratum = -1
+    q = 0
+    for i in range(n):
+        f = flags[i]
+        if f & HEAD:
+            R0 = R1 = R2 = 0.0
+            S0 = S1 = S2 = 0.0
+            stratum += 1
+            q = bounds[stratum]
+        x = xs[i]
+        di = D[i]
+        xd = x * di
+        R0 += di
+        R1 += xd
+        R2 += x * xd
+        # branch-free accumulation of the events (their order is unpredictable)
+        e = f & EVENT
+        we = w[i] * e
+        E0 += di * e
+        E1 += xd * e
+        E2 += x * xd * e
+        W += we
+        d += e
+        gx += we * x
+        if f & GROUP_END:
+            if has_start and d > 0:
+                t = stop[i]
+                end = bounds[stratum + 1]
+                while q < end and start[start_order[q]] >= t:
+                    r = start_order[q]
+                    S0 += D[r]
+                    S1 += xs[r] * D[r]
+                    S2 += xs[r] * xs[r] * D[r]
+                    q += 1
+            a0, a1, a2 = R0 - S0, R1 - S1, R2 - S2
+            if efron and d > 1:
+                wbar = W / d
+                for l in range(d):
+                    c = l / d
+                    den = a0 - c * E0
+                    m1 = (a1 - c * E1) / den
+                    m2 = (a2 - c * E2) / den
+                    g += wbar * m1
+                    h += wbar * (m2 - m1 * m1)
+            elif d > 0:
+                inv = 1.0 / a0
+                m1 = a1 * inv
+                g += W * m1
+                h += W * (a2 * inv - m1 * m1)
+            E0 = E1 = E2 = 0.0
+            W = 0.0
+            d = 0
+
+    for k in range(indptr[j], indptr[j + 1]):
+        xs[indices[k]] = 0.0
+    return gx - g, h
+
+
+@njit(cache=True)
+def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_order, bounds,
+                  want):
+    """Log partial likelihood; with ``want`` >= 1 the gradient in eta, with 2 also its curvature.
+
+    Forward: risk-set sums at each group end give the log-likelihood and per group
+        alpha = wbar sum_l 1/den_l,  beta = wbar sum_l c_l/den_l,
+        gamma = wbar sum_l 1/den_l^2,  delta = wbar sum_l (1 - c_l)^2/den_l^2.
+    Backward (suffix sums within the stratum; minus, with entry times, the groups at or before
+    start_k):
+        r_k = D_k (A_k - e_k beta_g)                       -> dl/deta_k = w_k e_k - r_k
+        h_k = r_k - D_k^2 (G_k - e_k (gamma_g - delta_g))   -> -d2l/deta_k^2 (the diagonal)
+    with A_k, G_k the sums of alpha, gamma over the risk sets holding row k.
+    """
+    n = D.size
+    alpha = np.zeros(n)
+    beta = np.zeros(n)
+    gamma = np.zeros(n)
+    delta = np.zeros(n)
+    ll = 0.0
+    R0 = S0 = E0 = W = 0.0
+    d = 0
+    stratum = -1
+    q = 0
+    for i in range(n):
+        f = flags[i]
+        if f & HEAD:
+            R0 = S0 = 0.0
+            stratum += 1
+            q = bounds[stratum]
+        R0 += D[i]
+        if f & EVENT:
+            E0 += D[i]
+            W += w[i]
+            d += 1
+            ll += w[i] * eta[i]
+        if f & GROUP_END:
+            if d > 0:
+                if has_start:
+                    t = stop[i]
+                    end = bounds[stratum + 1]
+                    while q < end and start[start_order[q]] >= t:
+                        S0 += D[start_order[q]]
+                        q += 1
+                a0 = R0 - S0
+                if efron and d > 1:
+                    wbar = W / d
+                    for l in range(d):
+                        c = l / d
+                        den = a0 - c * E0
+                        ll -= wbar * (math.log(den) + shift)
+                        alpha[i] += wbar / den
+                        beta[i] += wbar * c / den
+                        gamma[i] += wbar / (den * den)
+                        delta[i] += wbar * (1.0 - c) * (1.0 - c) / (den * den)
+                else:
+                    ll -= W * (math.log(a0) + shift)
+                    alpha[i] = W / a0
+                    gamma[i] = W / (a0 * a0)
+                    delta[i] = gamma[i]
+            E0 = W = 0.0
+            d = 0
+    r = np.empty(n if want >= 1 else 0)
+    h = np.empty(n if want >= 2 else 0)
+    if want >= 1:
+        A = _risk_sums(alpha, beta, flags, has_start, stop, start, start_order, bounds)
+        for i in range(n):
+            r[i] = D[i] * A[i]
+        if want >= 2:
+            corr = gamma - delta
+            G = _risk_sums(gamma, corr, flags, has_start, stop, start, start_order, bounds)
+            for i in range(n):
+                h[i] = r[i] - D[i] * D[i] * G[i]
+    return ll, r, h
+
+
+@njit(cache=True)
+def _risk_sums(per_group, own_event, flags, has_start, stop, start, start_order, bounds):
+    """For each row k: sum of per_group over the risk sets holding k, less own_event of its own
+    group when k is an event (Efron's share).  Suffix sums within each stratum."""
+    n = per_group.size
+    out = np.empty(n)
+    for s in range(bounds.size - 1):
+        lo, hi = bounds[s], bounds[s + 1]
+        acc = 0.0
+        own = 0.0
+        for i in range(hi - 1, lo - 1, -1):
+            if flags[i] & GROUP_END:
+                acc += per_group[i]
+                own = own_event[i]
+            out[i] = acc - own if flags[i] & EVENT else acc
+        if has_start:
+            # drop the groups with t_g <= start_k: starts ascending against times ascending
+            acc = 0.0
+            i = hi - 1
+            for qq in range(hi - 1, lo - 1, -1):
+                k = start_order[qq]
+                while i >= lo and stop[i] <= start[k]:
+                    if flags[i] & GROUP_END:
+                        acc += per_group[i]
+                    i -= 1
+                out[k] -= acc
+    return out
+
+
+@njit(cache=True)
+def column_dots(indptr, indices, values, vptr, v):
+    """X^T v over the sorted rows: O(nnz)."""
+    p = indptr.size - 1
+    out = np.zeros(p)
+    for j in range(p):
+        acc = 0.0
+        v0 = vptr[j]
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
+            acc += x * v[indices[k]]
+        out[j] = acc
+    return out
+
+
+@njit(cache=True)
+def event_outer_products(rp, rc, rv, s, D, w, flags, efron, has_start, stop, start,
+                         start_order, bounds, chunk):
+    """Sum over event terms of wbar m m^T, m the risk-set mean of the s chosen columns.
+
+    The block of chosen columns is given as CSR over the sorted rows (rp, rc, rv).  Mean vectors
+    are written as rows sqrt(wbar) m into a buffer that is folded in with one BLAS product per
+    ``chunk`` rows, so the cost is O(nnz + events * s) plus the dense product.
+    """
+    n = D.size
+    M = np.zeros((s, s))
+    buf = np.zeros((chunk, s))
+    nb = 0
+    R1 = np.zeros(s)
+    S1 = np.zeros(s)
+    E1 = np.zeros(s)
+    touched = np.zeros(s, np.bool_)
+    R0 = S0 = E0 = W = 0.0
+    d = 0
+    stratum = -1
+    q = 0
+    for i in range(n):
+        f = flags[i]
+        if f & HEAD:
+            R0 = S0 = 0.0
+            R1[:] = 0.0
+            S1[:] = 0.0
+            stratum += 1
+            q = bounds[stratum]
+        di = D[i]
+        R0 += di
+        for k in range(rp[i], rp[i + 1]):
+            R1[rc[k]] += rv[k] * di
+        if f & EVENT:
+            E0 += di
+            W += w[i]
+            d += 1
+            for k in range(rp[i], rp[i + 1]):
+                E1[rc[k]] += rv[k] * di
+                touched[rc[k]] = True
+        if f & GROUP_END:
+            if d > 0:
+                if has_start:
+                    t = stop[i]
+                    end = bounds[stratum + 1]
+                    while q < end and start[start_order[q]] >= t:
+                        r = start_order[q]
+                        S0 += D[r]
+                        for k in range(rp[r], rp[r + 1]):
+                            S1[rc[k]] += rv[k] * D[r]
+                        q += 1
+                terms = d if (efron and d > 1) else 1
+                wt = W / d if (efron and d > 1) else W
+                for l in range(terms):
+                    c = l / d if terms > 1 else 0.0
+                    den = R0 - S0 - c * E0
+                    sc = math.sqrt(wt) / den
+                    for a in range(s):
+                        buf[nb, a] = sc * (R1[a] - S1[a] - c * E1[a])
+                    nb += 1
+                    if nb == chunk:
+                        M += buf.T @ buf
+                        nb = 0
+                for a in range(s):
+                    if touched[a]:
+                        E1[a] = 0.0
+                        touched[a] = False
+            E0 = W = 0.0
+            d = 0
+    if nb > 0:
+        M += buf[:nb].T @ buf[:nb]
+    return M
+
+
+@njit(cache=True)
+def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
+    """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
+    loop): -v'X delta + 1/2 sum_k h_k (xc_k' delta)^2 + penalty(beta + delta), v = dl/deta,
+    h = -d2l/deta^2 (diagonal), xc = x - mu the columns centred at their h-weighted means.
+
+    The likelihood does not change when x shifts, but its diagonal approximation does: centring
+    removes that artefact (it matters for uncentred columns such as age).  The centring stays
+    implicit, so sparsity is kept: with u = X delta, c = mu' delta and S = h'u maintained, one
+    coordinate costs O(nnz_j).  sum_k v_k = 0, so centring leaves the linear term unchanged.
+    """
+    n = v.size
+    p = beta.size
+    u = np.zeros(n)
+    delta = np.zeros(p)
+    H = np.zeros(p)
+    xh = np.zeros(p)
+    mu = np.zeros(p)
+    sum_h = 0.0
+    for i in range(n):
+        sum_h += h[i]
+    for c in range(coords.size):
+        j = coords[c]
+        a2 = 0.0
+        a1 = 0.0
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
+            hi = h[indices[k]]
+            a1 += hi * x
+            a2 += hi * x * x
+        xh[j] = a1
+        mu[j] = a1 / sum_h if sum_h > 0 else 0.0
+        H[j] = a2 - mu[j] * a1
+    shift = 0.0      # mu' delta
+    S = 0.0          # h' u
+    full = True      # sweep every coordinate, then only the non-zero ones until they settle
+    for _ in range(max_cycles):
+        biggest = 0.0
+        for c in range(coords.size):
+            j = coords[c]
+            if H[j] + lam2[j] <= 0.0:
+                continue
+            b = beta[j] + delta[j]
+            if not full and b == 0.0 and lam1[j] > 0.0:
+                continue
+            xhu = 0.0
+            xv = 0.0
+            for k in range(indptr[j], indptr[j + 1]):
+                x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
+                i = indices[k]
+                xhu += x * h[i] * u[i]
+                xv += x * v[i]
+            G = xhu - shift * xh[j] - mu[j] * S + mu[j] * shift * sum_h - xv
+            z = H[j] * b - G
+            if z > lam1[j]:
+                new = (z - lam1[j]) / (H[j] + lam2[j])
+            elif z < -lam1[j]:
+                new = (z + lam1[j]) / (H[j] + lam2[j])
+            else:
+                new = 0.0
+            move = new - b
+            if move != 0.0:
+                delta[j] += move
+                for k in range(indptr[j], indptr[j + 1]):
+                    x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
+                    u[indices[k]] += move * x
+                S += move * xh[j]
+                shift += move * mu[j]
+                step = abs(move) * math.sqrt(H[j] + lam2[j])
+                if step > biggest:
+                    biggest = step
+        if biggest < tol:
+            if full:
+                break          # a full sweep changed nothing: done
+            full = True
+        else:
+            full = False
+    return delta

@@ -1,0 +1,152 @@
+"""engine.fit and the likelihood evaluators: the public entry points of the engine."""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .episodes import interval_names, split_at_cut_points
+from .errors import ConvergenceWarning, MonotoneLikelihoodWarning
+from .models.cox import CoxModel
+from .priors import L1, L2
+from .result import FitResult
+from .solvers import SolverState, solve
+
+MODELS = ("cox",)
+
+
+def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenalized=(),
+        cut_points=None, cause: int = 1, backend: str = "cpu", solver: str = "auto",
+        tol: float = 1e-9, max_iter: int = 1000, init=None, progress=None,
+        tv_route: str = "auto") -> FitResult:
+    """Fit a Cox-family model to a validated cohort.
+
+    Parameters
+    ----------
+    cohort : engine.Cohort
+    model : "cox"
+    ties : "breslow" | "efron"
+    penalty : None | engine.L1(lam) | engine.L2(lam)
+        Added to -l(beta), l the summed log partial likelihood.
+    unpenalized : names of covariates the penalty leaves out (e.g. the treatment); a name
+        with cut points leaves out all its interval coefficients.
+    cut_points : dict, covariate -> cut times: a step-function effect, one coefficient per
+        interval named ``treat[0,10)``, ``treat[10,inf)`` (see engine.episodes).
+    backend : "cpu" | "gpu" | "auto"
+    solver : "auto" (CCD, then Newton on the active set) | "ccd" (the papers') | "newton"
+    tol : relative change of the objective (and Newton decrement) that counts as converged.
+    max_iter : most CCD cycles (or Newton steps).
+    init : starting coefficients (array in ``cohort.names`` order); zeros by default.
+    progress : callable(state) called after each cycle, for progress bars.
+    tv_route : "auto" | "counting" | "strata": how cut-point episodes are scanned (both give
+        the same fit; "strata" needs entry at time 0).
+
+    Returns
+    -------
+    FitResult
+    """
+    if model not in MODELS:
+        raise ValueError(f"model={model!r} is not available; survscan fits {MODELS} so far.")
+    if not (isinstance(tol, float | int) and 0 < tol < 1):
+        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+    t0 = time.perf_counter()
+    n_rows, n_events = cohort.n, cohort.n_events
+    if cut_points:
+        cohort = split_at_cut_points(cohort, cut_points, tv_route)
+        unpenalized = _expand_split_names(unpenalized, cut_points, cohort.names)
+    m = CoxModel(cohort, ties=ties, backend=backend)
+    lam1, lam2 = _penalty_vectors(m.names, penalty, unpenalized)
+    beta = np.zeros(m.p) if init is None else np.array(init, dtype=np.float64)
+    if beta.shape != (m.p,):
+        raise ValueError(f"init must have {m.p} values (one per covariate), got {beta.shape}")
+    m.set_beta(beta)
+    state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=np.zeros(m.p, bool))
+    t1 = time.perf_counter()
+    solve(m, state, solver, tol, max_iter, n_events, progress)
+    t2 = time.perf_counter()
+    m.set_beta(state.beta)
+    ll = m.loglik()
+
+    names = pd.Index(m.names, name="covariate")
+    coef = pd.Series(state.beta.copy(), index=names, name="coef")
+    diverged = [m.names[j] for j in np.flatnonzero(state.frozen)]
+    if diverged:
+        coef[diverged] = np.sign(coef[diverged]) * np.inf
+        warnings.warn(f"monotone likelihood: the coefficient(s) of {', '.join(diverged)} diverge "
+                      "(a covariate level with no events, or one that predicts every event "
+                      "order); reported as +/-inf. Remove or merge the column, or add a penalty.",
+                      MonotoneLikelihoodWarning, stacklevel=2)
+    if not state.converged:
+        warnings.warn(f"not converged after {state.n_iter} iterations (tol={tol}); raise "
+                      "max_iter or loosen tol.", ConvergenceWarning, stacklevel=2)
+    spec = {
+        "model": model, "ties": ties, "penalty": _describe(penalty),
+        "unpenalized": list(unpenalized), "backend": m.backend.name, "solver": solver,
+        "tol": tol, "strata": list(getattr(cohort, "strata_columns", ()) or ()),
+        "n_strata": int(getattr(cohort, "n_strata", 1) or 1),
+        "source": dict(getattr(cohort, "source", {}) or {}),
+        "cut_points": cut_points or {}, "episodes": cohort.n,
+    }
+    return FitResult(
+        coef=coef, loglik=float(ll), converged=bool(state.converged), n_iter=state.n_iter,
+        timings={"prepare": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
+        penalized=pd.Series((lam1 > 0) | (lam2 > 0), index=names, name="penalized"),
+        diverged=diverged, spec=spec, n=n_rows, n_events=int(n_events),
+        history=list(state.history), _model=m, _beta=state.beta.copy())
+
+
+def loglik(cohort, beta, ties: str = "breslow", model: str = "cox") -> float:
+    """Log partial likelihood of ``cohort`` at ``beta`` (array in ``cohort.names`` order)."""
+    m = _model_at(cohort, beta, ties, model)
+    return float(m.loglik())
+
+
+def gradient(cohort, beta, ties: str = "breslow", model: str = "cox") -> np.ndarray:
+    """Gradient of the log partial likelihood at ``beta``: O(N + nnz) for all coordinates."""
+    m = _model_at(cohort, beta, ties, model)
+    return m.loglik_gradient()[1]
+
+
+def _model_at(cohort, beta, ties, model):
+    if model not in MODELS:
+        raise ValueError(f"model={model!r} is not available; survscan fits {MODELS} so far.")
+    m = CoxModel(cohort, ties=ties)
+    beta = np.asarray(beta, dtype=np.float64)
+    if beta.shape != (m.p,):
+        raise ValueError(f"beta must have {m.p} values (one per covariate), got {beta.shape}")
+    m.set_beta(beta)
+    return m
+
+
+def _expand_split_names(unpenalized, cut_points, names):
+    """An unpenalised covariate with cut points leaves all its interval columns unpenalised."""
+    unpenalized = [unpenalized] if isinstance(unpenalized, str) else list(unpenalized)
+    out = []
+    for u in unpenalized:
+        out.extend(interval_names(u, cut_points[u]) if u in cut_points else [u])
+    return out
+
+
+def _penalty_vectors(names, penalty, unpenalized):
+    """Per-coordinate L1 and L2 strengths, zero for the unpenalised names."""
+    p = len(names)
+    if penalty is not None and not isinstance(penalty, L1 | L2):
+        raise ValueError(f"penalty must be None, engine.L1(lam) or engine.L2(lam), got {penalty!r}")
+    if isinstance(unpenalized, str):
+        unpenalized = [unpenalized]
+    unknown = [u for u in unpenalized if u not in names]
+    if unknown:
+        raise ValueError(f"unpenalized names {unknown} are not covariates of this cohort; "
+                         f"known: {names[:20]}{' ...' if p > 20 else ''}")
+    lam1 = np.full(p, penalty.l1 if penalty is not None else 0.0)
+    lam2 = np.full(p, penalty.l2 if penalty is not None else 0.0)
+    idx = [names.index(u) for u in unpenalized]
+    lam1[idx] = 0.0
+    lam2[idx] = 0.0
+    return lam1, lam2
+
+
+def _describe(penalty) -> str:
+    return "none" if penalty is None else f"{type(penalty).__name__}({penalty.lam:g})"

@@ -1,0 +1,1 @@
+"""Likelihoods, one per file; each asks a backend for its scans."""

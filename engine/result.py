@@ -1,0 +1,105 @@
+"""FitResult: plain data on a fitted model, with one summary table feeding print, app and export."""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import scipy.linalg as la
+from scipy import stats
+
+from .errors import ConvergenceWarning
+
+_Z95 = stats.norm.ppf(0.975)
+
+
+@dataclass
+class FitResult:
+    """What ``engine.fit`` returns.
+
+    Attributes
+    ----------
+    coef : pandas.Series, covariate name -> beta (+/-inf for a diverging coefficient)
+    loglik : float, maximised log partial likelihood, penalty not included
+    converged : bool; n_iter : int, CCD cycles plus Newton steps
+    timings : dict, stage -> seconds (prepare, solve, se when asked)
+    penalized : pandas.Series of bool, which coefficients carry a penalty
+    diverged : list of names whose likelihood is monotone (infinite estimate)
+    spec : dict, the analysis as asked (model, ties, penalty, strata, ...) for provenance
+    """
+
+    coef: pd.Series
+    loglik: float
+    converged: bool
+    n_iter: int
+    timings: dict
+    penalized: pd.Series
+    diverged: list
+    spec: dict
+    n: int
+    n_events: int
+    history: list = field(default_factory=list, repr=False)
+    _model: object = field(default=None, repr=False)
+    _beta: np.ndarray = field(default=None, repr=False)  # as fitted: diverging ones held finite
+
+    @cached_property
+    def se(self) -> pd.Series:
+        """Standard errors from the observed information of the unpenalised, finite coefficients.
+
+        The penalised coefficients are held fixed (their SE is NaN: the penalty makes it
+        undefined); computed on first use, so a P = 10,000 penalised fit costs nothing extra.
+        """
+        t0 = time.perf_counter()
+        se = pd.Series(np.nan, index=self.coef.index)
+        cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
+        if cols.size and self._model is not None:
+            self._model.set_beta(self._beta)
+            info = self._model.information(cols)[2]
+            se.iloc[cols] = np.sqrt(np.diag(_inverse(info, self.coef.index[cols])))
+        self.timings["se"] = time.perf_counter() - t0
+        return se
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """coef, hr, se, hr_lower, hr_upper (95%), p, z, penalized; one row per covariate."""
+        se = self.se
+        z = self.coef / se
+        out = pd.DataFrame({
+            "coef": self.coef,
+            "hr": np.exp(self.coef),
+            "se": se,
+            "hr_lower": np.exp(self.coef - _Z95 * se),
+            "hr_upper": np.exp(self.coef + _Z95 * se),
+            "p": 2.0 * stats.norm.sf(np.abs(z)),
+            "z": z,
+            "penalized": self.penalized,
+        })
+        out.index.name = "covariate"
+        return out
+
+    def __str__(self) -> str:
+        s = self.spec
+        head = [
+            f"survscan {s['model']} fit: n={self.n}, events={self.n_events}, "
+            f"strata={s.get('n_strata', 1)}, ties={s['ties']}, penalty={s['penalty']}",
+            f"log partial likelihood = {self.loglik:.6f}; converged={self.converged} "
+            f"after {self.n_iter} iterations ({s['solver']}, {s['backend']})",
+        ]
+        if self.diverged:
+            head.append("diverging (infinite) coefficients: " + ", ".join(self.diverged))
+        return "\n".join(head) + "\n" + self.summary.to_string(float_format=lambda v: f"{v:.6g}")
+
+
+def _inverse(info: np.ndarray, names) -> np.ndarray:
+    """Inverse of the information; a singular one (collinear columns) is named, not hidden."""
+    try:
+        L_inv = la.solve_triangular(la.cholesky(info, lower=True), np.eye(len(info)), lower=True)
+        return L_inv.T @ L_inv
+    except la.LinAlgError:
+        warnings.warn("the information matrix is singular: some of "
+                      f"{list(names)} are collinear; their standard errors are unreliable",
+                      ConvergenceWarning, stacklevel=3)
+        return np.linalg.pinv(info)
