@@ -1,0 +1,85 @@
+"""CLI: python -m bench {quick,cox,tv} [--n N --p P --density D --penalty l1|l2|none --ratio R
+--strata K --peers lifelines,coxnet,skglm --repeats 1 --out bench/results].
+
+quick / cox: survscan against the peers on one simulated problem.  tv: the cost of one cut
+point (time-varying coefficient) against the plain fit of the same subjects."""
+import argparse
+import sys
+
+from bench import time_varying
+from bench.adapters import ADAPTERS, run_tool
+from bench.problems import PENALTIES, make_problem
+from bench.report import markdown, summarise, write
+
+DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000)}
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("command", choices=DEFAULT_SIZES,
+                        help="quick: N=20,000, P=200; cox, tv: N=100,000, P=1,000 (overridable)")
+    parser.add_argument("--n", type=int, help="patients (rows)")
+    parser.add_argument("--p", type=int, help="covariates (columns)")
+    parser.add_argument("--density", type=float, default=0.05)
+    parser.add_argument("--penalty", choices=PENALTIES, default="l1")
+    parser.add_argument("--ratio", type=float, default=0.1, help="lambda / lambda_max")
+    parser.add_argument("--strata", type=int, default=1, help="number of strata K")
+    parser.add_argument("--peers", default="lifelines,coxnet,skglm",
+                        help="comma-separated subset of lifelines,coxnet,skglm (or empty)")
+    parser.add_argument("--repeats", type=int, default=1, help="timed fits per tool (best kept)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tol", type=float, default=1e-9, help="survscan tolerance")
+    parser.add_argument("--peer-tol", type=float, default=1e-9,
+                        help="Coxnet and skglm tolerance (on their per-patient scale)")
+    parser.add_argument("--lifelines-max-np2", type=float, default=2.5e7,
+                        help="skip lifelines above this N*P^2 (its cost per Newton step)")
+    parser.add_argument("--coxnet-max-bytes", type=float, default=6e9,
+                        help="skip Coxnet when its dense X would exceed this")
+    parser.add_argument("--out", default="bench/results")
+    args = parser.parse_args(argv)
+    n, p = DEFAULT_SIZES[args.command]
+    args.n = args.n or n
+    args.p = args.p or p
+    args.peers = [t for t in args.peers.split(",") if t]
+    unknown = set(args.peers) - (set(ADAPTERS) - {"survscan"})
+    if unknown:
+        parser.error(f"unknown peers {sorted(unknown)}; choose from lifelines, coxnet, skglm")
+    return args
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    if args.command == "tv":
+        return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
+    options = {"tol": args.tol, "peer_tol": args.peer_tol,
+               "lifelines_max_np2": args.lifelines_max_np2,
+               "coxnet_max_bytes": args.coxnet_max_bytes}
+    tools = ["survscan"] + args.peers
+    print(f"simulating N={args.n:,} P={args.p:,} density={args.density} strata={args.strata}",
+          flush=True)
+    problem = make_problem(args.n, args.p, args.density, args.strata, args.penalty, args.ratio,
+                           args.seed)
+    warmup = make_problem(200, 5, 0.2, min(args.strata, 2), args.penalty, 0.5, args.seed)
+    runs = []
+    for tool in tools:
+        run_tool(tool, warmup, **options)
+        best = None
+        for _ in range(args.repeats):
+            print(f"fitting {tool} ...", flush=True)
+            run = run_tool(tool, problem, **options)
+            if best is None or (run.status == "ok" and run.wall_s < best.wall_s):
+                best = run
+            if run.status != "ok":
+                break
+        print(f"  {best.status} {best.reason} " +
+              ("" if best.wall_s is None else f"{best.wall_s:.3f} s"), flush=True)
+        runs.append(best)
+    record = summarise(problem, runs, {**options, "repeats": args.repeats, "peers": args.peers})
+    json_path, md_path = write(record, args.out)
+    print(markdown(record))
+    print(f"wrote {json_path} and {md_path}")
+    return record
+
+
+if __name__ == "__main__":
+    main()
