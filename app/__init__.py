@@ -1,0 +1,1 @@
+"""survscan's Panel web app; serve it with ``panel serve app/main.py`` (or ``make run``)."""
