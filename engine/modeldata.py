@@ -85,7 +85,8 @@ def build(cohort, event: np.ndarray | None = None) -> ModelData:
 
     order = np.lexsort((-stop, strata))
     s_sorted, t_sorted = strata[order], stop[order]
-    flags = np.where(ev[order], EVENT, np.uint8(0)).astype(np.uint8)
+    # a zero-weight row is absent: no event, and D = w exp(eta) = 0 keeps it out of risk sets
+    flags = np.where(ev[order] & (w[order] > 0), EVENT, np.uint8(0)).astype(np.uint8)
     new_stratum = np.empty(n, bool)
     new_stratum[0] = True
     new_stratum[1:] = s_sorted[1:] != s_sorted[:-1]
