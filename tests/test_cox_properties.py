@@ -161,8 +161,12 @@ def test_stratified_loglik_is_sum_of_strata(d, ties, weights):
     parts = 0.0
     for k in np.unique(d["g"]):
         rows = np.flatnonzero(d["g"] == k)
-        if d["event"][rows].sum() == 0 or rows.size < 2:
-            continue  # contributes exactly 0 (no event; or a lone row: eta - log exp(eta))
+        if d["event"][rows].sum() == 0:
+            continue  # no event: contributes exactly 0
+        if rows.size == 1:  # a lone row with an event: w*eta - w*log(w*exp(eta)) = -w log w
+            w = d["w"][rows[0]] if weights else 1.0
+            parts += -w * np.log(w)
+            continue
         coh = make(d, weights, False, rows=rows)
         parts += engine.loglik(coh, at(coh, d, d["beta"]), ties=ties)
     np.testing.assert_allclose(total, parts, rtol=FN_RTOL, atol=1e-12)
