@@ -18,3 +18,7 @@ class ConvergenceWarning(UserWarning):
 
 class MonotoneLikelihoodWarning(ConvergenceWarning):
     """A coefficient diverges: the likelihood keeps rising along it (monotone likelihood)."""
+
+
+class Cancelled(Exception):
+    """Cross-validation or the bootstrap was stopped through its ``cancel`` event."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -52,49 +53,91 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     if not (isinstance(tol, float | int) and 0 < tol < 1):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     t0 = time.perf_counter()
+    prepared = _prepare(cohort, model, ties, unpenalized, cut_points, backend, tv_route)
+    return _fit_prepared(prepared, penalty, init=init, solver=solver, tol=tol,
+                         max_iter=max_iter, progress=progress, t0=t0)
+
+
+@dataclass
+class _Prepared:
+    """A cohort sorted once into a model, ready for many fits (penalty path, folds, profile)."""
+
+    model: CoxModel
+    cohort: object          # after cut points
+    spec: dict              # model, ties, unpenalized, cut_points
+    n_rows: int             # rows of the caller's cohort
+    n_events: int
+
+
+def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=None,
+             backend="cpu", tv_route="auto") -> _Prepared:
+    """Split at cut points and sort: the part of ``fit`` that does not depend on the penalty."""
     n_rows, n_events = cohort.n, cohort.n_events
     if cut_points:
         cohort = split_at_cut_points(cohort, cut_points, tv_route)
         unpenalized = _expand_split_names(unpenalized, cut_points, cohort.names)
+    elif isinstance(unpenalized, str):
+        unpenalized = [unpenalized]
     m = CoxModel(cohort, ties=ties, backend=backend)
-    lam1, lam2 = _penalty_vectors(m.names, penalty, unpenalized)
+    spec = {"model": model, "ties": ties, "unpenalized": list(unpenalized),
+            "cut_points": cut_points or {}}
+    return _Prepared(model=m, cohort=cohort, spec=spec, n_rows=n_rows, n_events=n_events)
+
+
+def _solve_model(m, lam1, lam2, init, fixed, solver, tol, max_iter, n_events, progress=None):
+    """Minimise -l + penalty on a prepared model from ``init``; coordinates in ``fixed`` stay
+    at their ``init`` values (a profile likelihood, or an offset)."""
     beta = np.zeros(m.p) if init is None else np.array(init, dtype=np.float64)
     if beta.shape != (m.p,):
         raise ValueError(f"init must have {m.p} values (one per covariate), got {beta.shape}")
+    frozen = np.zeros(m.p, bool) if fixed is None else np.array(fixed, dtype=bool)
     m.set_beta(beta)
-    state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=np.zeros(m.p, bool))
-    t1 = time.perf_counter()
+    state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=frozen)
     solve(m, state, solver, tol, max_iter, n_events, progress)
-    t2 = time.perf_counter()
     m.set_beta(state.beta)
+    return state
+
+
+def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_iter=1000,
+                  progress=None, fixed=None, t0=None) -> FitResult:
+    """``fit`` on a prepared model: the model keeps its sorted layout (and its case weights)."""
+    t0 = time.perf_counter() if t0 is None else t0
+    m, cohort = prepared.model, prepared.cohort
+    lam1, lam2 = _penalty_vectors(m.names, penalty, prepared.spec["unpenalized"])
+    t1 = time.perf_counter()
+    state = _solve_model(m, lam1, lam2, init, fixed, solver, tol, max_iter, prepared.n_events,
+                         progress)
+    t2 = time.perf_counter()
     ll = m.loglik()
 
     names = pd.Index(m.names, name="covariate")
     coef = pd.Series(state.beta.copy(), index=names, name="coef")
-    diverged = [m.names[j] for j in np.flatnonzero(state.frozen)]
+    runaway = state.frozen if fixed is None else state.frozen & ~np.asarray(fixed, bool)
+    diverged = [m.names[j] for j in np.flatnonzero(runaway)]
     if diverged:
         coef[diverged] = np.sign(coef[diverged]) * np.inf
         warnings.warn(f"monotone likelihood: the coefficient(s) of {', '.join(diverged)} diverge "
                       "(a covariate level with no events, or one that predicts every event "
                       "order); reported as +/-inf. Remove or merge the column, or add a penalty.",
-                      MonotoneLikelihoodWarning, stacklevel=2)
+                      MonotoneLikelihoodWarning, stacklevel=3)
     if not state.converged:
         warnings.warn(f"not converged after {state.n_iter} iterations (tol={tol}); raise "
-                      "max_iter or loosen tol.", ConvergenceWarning, stacklevel=2)
+                      "max_iter or loosen tol.", ConvergenceWarning, stacklevel=3)
     spec = {
-        "model": model, "ties": ties, "penalty": _describe(penalty),
-        "unpenalized": list(unpenalized), "backend": m.backend.name, "solver": solver,
+        "model": prepared.spec["model"], "ties": prepared.spec["ties"],
+        "penalty": _describe(penalty), "unpenalized": list(prepared.spec["unpenalized"]),
+        "backend": m.backend.name, "solver": solver,
         "tol": tol, "strata": list(getattr(cohort, "strata_columns", ()) or ()),
         "n_strata": int(getattr(cohort, "n_strata", 1) or 1),
         "source": dict(getattr(cohort, "source", {}) or {}),
-        "cut_points": cut_points or {}, "episodes": cohort.n,
+        "cut_points": prepared.spec["cut_points"], "episodes": cohort.n,
     }
     return FitResult(
         coef=coef, loglik=float(ll), converged=bool(state.converged), n_iter=state.n_iter,
         timings={"prepare": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
         penalized=pd.Series((lam1 > 0) | (lam2 > 0), index=names, name="penalized"),
-        diverged=diverged, spec=spec, n=n_rows, n_events=int(n_events),
-        history=list(state.history), _model=m, _beta=state.beta.copy())
+        diverged=diverged, spec=spec, n=prepared.n_rows, n_events=int(prepared.n_events),
+        history=list(state.history), _model=m, _beta=state.beta.copy(), _penalty=penalty)
 
 
 def loglik(cohort, beta, ties: str = "breslow", model: str = "cox") -> float:

@@ -44,6 +44,7 @@ class FitResult:
     history: list = field(default_factory=list, repr=False)
     _model: object = field(default=None, repr=False)
     _beta: np.ndarray = field(default=None, repr=False)  # as fitted: diverging ones held finite
+    _penalty: object = field(default=None, repr=False)   # engine.L1 / L2 / None, as fitted
 
     @cached_property
     def se(self) -> pd.Series:
@@ -61,6 +62,16 @@ class FitResult:
             se.iloc[cols] = np.sqrt(np.diag(_inverse(info, self.coef.index[cols])))
         self.timings["se"] = time.perf_counter() - t0
         return se
+
+    def confint(self, names=None, level: float = 0.95) -> pd.DataFrame:
+        """Profile-likelihood confidence intervals of unpenalised coefficients (lower, upper).
+
+        Each bound is where twice the drop of the profile log-likelihood (the others refitted,
+        penalty kept) reaches the chi-square(1) quantile of ``level``; see engine.profile.
+        """
+        from .profile import profile_confint
+
+        return profile_confint(self, names, level)
 
     @property
     def summary(self) -> pd.DataFrame:

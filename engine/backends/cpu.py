@@ -31,6 +31,7 @@ class CpuBackend:
         self._event = (md.flags & EVENT).astype(bool)
         self._wev = np.where(self._event, md.weights, 0.0)
         self._scratch = np.zeros(md.n)
+        self._flags = md.flags.copy()     # as built, before any weights cleared an event
         self.set_beta(np.zeros(md.p))
 
     # -- state ---------------------------------------------------------------------------
@@ -44,6 +45,16 @@ class CpuBackend:
     def _recentre(self) -> None:
         self.shift = float(self.eta.max()) if self.eta.size else 0.0
         self.D = self.md.weights * np.exp(self.eta - self.shift)
+
+    def set_weights(self, w_sorted: np.ndarray) -> None:
+        """New case weights in sorted order; eta is kept.  A zero-weight event loses its EVENT
+        flag, so it also leaves Efron's tie count and no risk set is left empty."""
+        md = self.md
+        md.weights = np.ascontiguousarray(w_sorted, dtype=np.float64)
+        md.flags = np.where(md.weights > 0, self._flags, self._flags & ~EVENT).astype(np.uint8)
+        self._event = (md.flags & EVENT).astype(bool)
+        self._wev = np.where(self._event, md.weights, 0.0)
+        self._recentre()
 
     def update(self, j: int, delta: float) -> None:
         """beta_j += delta: sparse update of eta and D."""
@@ -79,16 +90,16 @@ class CpuBackend:
         g = k.column_dots(md.indptr, md.indices, md.values, md.vptr, self._wev - r)
         return ll, g
 
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles):
-        """Log-likelihood now, and the minimiser of the penalised quadratic model in which the
-        Hessian in eta is replaced by its diagonal (glmnet's approximation), by coordinate
-        descent over ``coords`` at O(nnz_j) per coordinate."""
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, screen):
+        """Log-likelihood and gradient now, and the minimiser of the penalised quadratic model
+        in which the Hessian in eta is replaced by its diagonal (glmnet's approximation), by
+        coordinate descent over ``coords`` at O(nnz_j) per coordinate (see quadratic_cd)."""
         md = self.md
         ll, r, h = self._pass(2)
-        delta = k.quadratic_cd(md.indptr, md.indices, md.values, md.vptr,
-                               np.asarray(coords, np.int64), self._wev - r, h, beta, lam1, lam2,
-                               tol, max_cycles)
-        return ll, delta
+        delta, g = k.quadratic_cd(md.indptr, md.indices, md.values, md.vptr,
+                                  np.asarray(coords, np.int64), self._wev - r, h, beta, lam1,
+                                  lam2, tol, max_cycles, screen)
+        return ll, g, delta
 
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Log-likelihood, gradient and observed information (-Hessian) over columns ``cols``.
@@ -100,14 +111,13 @@ class CpuBackend:
         ll, r, _ = self._pass(1)
         Xs = self.sorted_block(cols)
         g = Xs.T @ (self._wev - r)
-        first = (Xs.T @ sp.diags(r) @ Xs).toarray()
         Xr = Xs.tocsr()
         chunk = int(max(64, min(4096, 2 ** 22 // max(1, cols.size))))
-        M = k.event_outer_products(Xr.indptr.astype(np.int64), Xr.indices.astype(np.int64),
-                                   Xr.data, cols.size, self.D, md.weights, md.flags, self.efron,
-                                   self.has_start, md.stop, self._start, self._start_order,
-                                   md.strata_bounds, chunk)
-        return ll, np.asarray(g).ravel(), first - M
+        info = k.information_matrix(Xr.indptr.astype(np.int64), Xr.indices.astype(np.int64),
+                                    Xr.data, cols.size, r, self.D, md.weights, md.flags,
+                                    self.efron, self.has_start, md.stop, self._start,
+                                    self._start_order, md.strata_bounds, chunk)
+        return ll, np.asarray(g).ravel(), info
 
     def sorted_block(self, cols: np.ndarray) -> sp.csc_matrix:
         """The chosen columns as a CSC matrix over the sorted rows."""

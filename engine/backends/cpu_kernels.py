@@ -252,15 +252,22 @@ def column_dots(indptr, indices, values, vptr, v):
 
 
 @njit(cache=True)
-def event_outer_products(rp, rc, rv, s, D, w, flags, efron, has_start, stop, start,
-                         start_order, bounds, chunk):
-    """Sum over event terms of wbar m m^T, m the risk-set mean of the s chosen columns.
+def information_matrix(rp, rc, rv, s, r, D, w, flags, efron, has_start, stop, start,
+                       start_order, bounds, chunk):
+    """Observed information of the s chosen columns: sum_k r_k x_k x_k^T - sum over event
+    terms of wbar m m^T, m the risk-set mean of the columns (see the module docstring).
 
     The block of chosen columns is given as CSR over the sorted rows (rp, rc, rv).  Mean vectors
     are written as rows sqrt(wbar) m into a buffer that is folded in with one BLAS product per
-    ``chunk`` rows, so the cost is O(nnz + events * s) plus the dense product.
+    ``chunk`` rows, so the cost is O(nnz_row^2 + events * s) plus the dense product.
     """
     n = D.size
+    F = np.zeros((s, s))
+    for i in range(n):
+        for a in range(rp[i], rp[i + 1]):
+            ra = r[i] * rv[a]
+            for b in range(rp[i], rp[i + 1]):
+                F[rc[a], rc[b]] += ra * rv[b]
     M = np.zeros((s, s))
     buf = np.zeros((chunk, s))
     nb = 0
@@ -322,11 +329,12 @@ def event_outer_products(rp, rc, rv, s, D, w, flags, efron, has_start, stop, sta
             d = 0
     if nb > 0:
         M += buf[:nb].T @ buf[:nb]
-    return M
+    return F - M
 
 
 @njit(cache=True)
-def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
+def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles,
+                 screen):
     """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
     loop): -v'X delta + 1/2 sum_k h_k (xc_k' delta)^2 + penalty(beta + delta), v = dl/deta,
     h = -d2l/deta^2 (diagonal), xc = x - mu the columns centred at their h-weighted means.
@@ -335,19 +343,36 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     removes that artefact (it matters for uncentred columns such as age).  The centring stays
     implicit, so sparsity is kept: with u = X delta, c = mu' delta and S = h'u maintained, one
     coordinate costs O(nnz_j).  sum_k v_k = 0, so centring leaves the linear term unchanged.
+
+    Screening (a strong rule): an L1 coordinate at zero whose gradient g_j = x_j'v is below
+    ``screen`` * lam1_j is left out of this step; the caller's KKT check brings it back if it
+    should move.  Returns (delta, g) with g the gradient of l at beta for every coordinate.
     """
     n = v.size
     p = beta.size
     u = np.zeros(n)
     delta = np.zeros(p)
+    g = np.zeros(p)
     H = np.zeros(p)
     xh = np.zeros(p)
     mu = np.zeros(p)
     sum_h = 0.0
     for i in range(n):
         sum_h += h[i]
+    strong = np.zeros(coords.size, np.int64)
+    ns = 0
     for c in range(coords.size):
         j = coords[c]
+        a0 = 0.0
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
+            a0 += x * v[indices[k]]
+        g[j] = a0
+        if lam1[j] == 0.0 or beta[j] != 0.0 or abs(a0) >= screen * lam1[j]:
+            strong[ns] = j
+            ns += 1
+    for c in range(ns):
+        j = strong[c]
         a2 = 0.0
         a1 = 0.0
         for k in range(indptr[j], indptr[j + 1]):
@@ -363,21 +388,19 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     full = True      # sweep every coordinate, then only the non-zero ones until they settle
     for _ in range(max_cycles):
         biggest = 0.0
-        for c in range(coords.size):
-            j = coords[c]
+        for c in range(ns):
+            j = strong[c]
             if H[j] + lam2[j] <= 0.0:
                 continue
             b = beta[j] + delta[j]
             if not full and b == 0.0 and lam1[j] > 0.0:
                 continue
             xhu = 0.0
-            xv = 0.0
             for k in range(indptr[j], indptr[j + 1]):
                 x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
                 i = indices[k]
                 xhu += x * h[i] * u[i]
-                xv += x * v[i]
-            G = xhu - shift * xh[j] - mu[j] * S + mu[j] * shift * sum_h - xv
+            G = xhu - shift * xh[j] - mu[j] * S + mu[j] * shift * sum_h - g[j]
             z = H[j] * b - G
             if z > lam1[j]:
                 new = (z - lam1[j]) / (H[j] + lam2[j])
@@ -402,4 +425,4 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
             full = True
         else:
             full = False
-    return delta
+    return delta, g

@@ -38,6 +38,15 @@ class CoxModel:
     def set_beta(self, beta):
         self.backend.set_beta(beta)
 
+    def set_weights(self, w):
+        """Replace the case weights (caller's row order), keeping the sorted layout: folds and
+        bootstrap replicates differ only in weights.  Zero-weight rows leave every risk set and
+        event exactly, as if deleted."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.data.n,):
+            raise ValueError(f"weights must have {self.data.n} values, got shape {w.shape}")
+        self.backend.set_weights(w[self.data.order])
+
     def update(self, j, delta):
         self.backend.update(j, delta)
 
@@ -53,8 +62,8 @@ class CoxModel:
     def information(self, cols):
         return self.backend.information(cols)
 
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles)
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, screen):
+        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, screen)
 
 
 def _column_range(md) -> np.ndarray:

@@ -1,10 +1,10 @@
 """Solvers: the papers' CCD, Newton-Raphson, and ``auto``.
 
 All reach the same optimum.  ``auto`` (the default) runs proximal Newton (glmnet's diagonal
-approximation, O(nnz_j) per inner coordinate, one O(N) scan per outer step) to a coarse
-tolerance, finishes with exact Newton steps on the free coordinates (quadratic convergence, so
-the coefficients are exact to the printed digits), then checks the optimality (KKT) conditions
-of every coordinate with one O(N + nnz) gradient, and goes round again if a zero wants to move.
+approximation, O(nnz_j) per inner coordinate, one O(N) scan per outer step), adds exact Newton
+steps on the free coordinates where they are cheap (quadratic convergence: exact to the printed
+digits), then checks the optimality (KKT) conditions of every coordinate with one O(N + nnz)
+gradient, and goes round again if a zero wants to move.
 ``ccd`` sweeps every coordinate each cycle exactly as the papers do.
 """
 from __future__ import annotations
@@ -16,10 +16,12 @@ from .ccd import SolverState
 
 SOLVERS = ("auto", "ccd", "newton", "prox_newton")
 
-# Newton's information matrix costs about events * s^2 flops for s free coordinates.
+# Newton's information matrix costs about events * s^2 flops for s free coordinates: always
+# worth it below _NEWTON_CHEAP (exact to the last digits for little), and up to _NEWTON_BUDGET
+# when proximal Newton did not converge.
+_NEWTON_CHEAP = 2e8
 _NEWTON_BUDGET = 5e10
 _NEWTON_MAX_FREE = 2000
-_COARSE = 1e-6
 
 
 def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
@@ -43,14 +45,15 @@ def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
 
 
 def _auto(model, state, tol, max_iter, n_events, progress):
-    """Proximal Newton over every coordinate to a coarse optimum, exact Newton on the free
-    ones, and an O(N + nnz) KKT check of the zeros; again while some zero wants to move."""
+    """Proximal Newton over every coordinate, exact Newton on the free ones where that is cheap
+    (or where proximal Newton stalled), and an O(N + nnz) KKT check of the zeros; again while
+    some zero wants to move."""
     for _round in range(20):
+        prox_newton.run(model, state, tol, max_iter, progress)
         free = np.count_nonzero(~state.frozen & ((state.lam1 == 0) | (state.beta != 0)))
-        if free > _NEWTON_MAX_FREE or n_events * free * free > _NEWTON_BUDGET:
-            prox_newton.run(model, state, tol, max_iter, progress)
-        else:
-            prox_newton.run(model, state, max(tol, _COARSE), min(max_iter, 100), progress)
+        cost = n_events * free * free
+        if free <= _NEWTON_MAX_FREE and (cost <= _NEWTON_CHEAP or
+                                         (not state.converged and cost <= _NEWTON_BUDGET)):
             newton.run(model, state, tol, 50, progress)
         _, g = model.loglik_gradient()
         if state.converged and not _violates(state, g).any():

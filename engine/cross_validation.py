@@ -1,0 +1,259 @@
+"""Cross-validation of the penalty strength: k folds by subject, repeats, a warm-started grid
+or an automatic search, fanned out over ``parallel`` (seed 001 sec. 2.8 and 3.2; seed 002).
+
+The score is the cross-validated partial likelihood of Verweij & van Houwelingen (1993):
+fold k contributes ``cvl_k = l(beta_-k) - l_-k(beta_-k)``, the log partial likelihood of all
+the data minus that of the training data, both at the training fit beta_-k.  Unlike the
+partial likelihood of the held-out rows alone, it is well defined for Cox (a held-out event's
+risk set includes training subjects) and it is what Cyclops and R's penalized use.  The curve
+reports its mean and sd over the folds x repeats; the chosen lambda maximises the mean.
+
+The default grid is ``grid`` (10) points log-spaced from lambda_max down to 1e-3 lambda_max,
+where lambda_max = max |dl/dbeta_j| over the penalised j at the fit of the unpenalised ones
+alone (all penalised coefficients 0): the smallest L1 strength that keeps them all at zero.
+Each fold walks the grid from lambda_max down, every fit starting from the previous one.
+``auto=True`` instead brackets the optimum in half-decade steps of log10 lambda and refines it
+by Brent's golden-section / parabolic search (as Cyclops' auto search).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize_scalar
+
+from . import parallel as par
+from .errors import ConvergenceWarning
+from .fit import _fit_prepared, _penalty_vectors, _prepare, _solve_model, fit
+from .priors import L1, L2
+from .resampling import WeightedRefits, fold_of_rows, subjects
+
+PENALTIES = {"l1": L1, "l2": L2}
+_GRID_POINTS = 10
+_GRID_SPAN = 1e-3
+_STEP = 0.5          # decades of lambda per bracketing step
+_XATOL = 0.01        # decades: the automatic search's resolution
+_MAX_DECADES = 6.0   # the search stays within [1e-6, 1e+2] x lambda_max
+
+
+@dataclass
+class CrossValidationResult:
+    """What ``engine.cross_validate`` returns.
+
+    penalty : engine.L1 / L2 at the chosen lambda
+    curve : DataFrame, one row per lambda evaluated (descending): lambda, mean, sd of the fold
+        scores, then one column ``r{repeat}_f{fold}`` per fold
+    fit : FitResult, the refit on all data at ``penalty``
+    lambda_max : float; timings : dict, stage -> seconds; not_converged : fold fits that hit
+    max_iter (their scores are kept)
+    """
+
+    penalty: object
+    curve: pd.DataFrame
+    fit: object
+    lambda_max: float
+    timings: dict
+    not_converged: int = 0
+    spec: dict = field(default_factory=dict)
+
+
+class _FoldFits(WeightedRefits):
+    """Task: for item (repeat, fold, lambdas, init) fit the training data along ``lambdas``
+    (warm starts) and return the fold's scores and its last coefficients."""
+
+    def __init__(self, cohort, kind, folds, seed, **kw):
+        super().__init__(cohort, **kw)
+        self.kind, self.folds, self.seed = kind, folds, seed
+
+    def __call__(self, item):
+        repeat, k, lambdas, beta = item
+        prep = self.prepared()
+        m = prep.model
+        fold = self.cache.get(("fold", repeat),
+                              lambda: fold_of_rows(self.cohort, self.folds, self.seed, repeat))
+        full = self.base_weights()
+        train = np.where(fold == k, 0.0, full)
+        scores, unconverged = [], 0
+        for lam in lambdas:
+            m.set_weights(train)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = _fit_prepared(prep, PENALTIES[self.kind](float(lam)), init=beta,
+                                    tol=self.tol, max_iter=self.max_iter)
+            beta = res._beta
+            unconverged += not res.converged
+            m.set_weights(full)
+            m.set_beta(beta)
+            scores.append(m.loglik() - res.loglik)
+        return np.array(scores), beta, unconverged
+
+
+def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int = 10,
+                   repeats: int = 1, grid=None, seed: int = 0, backend: str = "cpu",
+                   parallel=None, n_jobs=None, ties: str = "breslow", unpenalized=(),
+                   auto: bool = False, progress=None, cancel=None, tol: float = 1e-8,
+                   max_iter: int = 1000) -> CrossValidationResult:
+    """Choose the L1 or L2 strength by k-fold cross-validation (see the module docstring).
+
+    Parameters
+    ----------
+    cohort : engine.Cohort; model : "cox"; penalty : "l1" | "l2"
+    folds : k >= 2 folds of subjects (``cohort.id``, else rows), within strata
+    repeats : independent fold assignments (seed 001 uses 10 x 10)
+    grid : None | number of points of the default grid | sequence of lambdas > 0
+    seed : fixes the folds; the same seed gives the same result for every ``parallel``
+    parallel, n_jobs : where the folds run (engine.parallel): None/"serial", "processes",
+        "dask", a scheduler address or a distributed.Client
+    unpenalized : covariate names left out of the penalty (e.g. the treatment)
+    auto : search lambda by bracketing and Brent's method instead of walking the grid
+    progress : callable(done, total), per fold fit (in auto mode total grows with the search)
+    cancel : threading.Event-like; when set, the run stops with engine.Cancelled
+    tol, max_iter : of the fold fits and the refit
+    """
+    t0 = time.perf_counter()
+    kind = _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs)
+    prep = _prepare(cohort, ties=ties, unpenalized=unpenalized, backend=backend)
+    lam1, _ = _penalty_vectors(prep.model.names, L1(1.0), prep.spec["unpenalized"])
+    penalized = lam1 > 0
+    if not penalized.any():
+        raise ValueError("every covariate is in unpenalized: there is no penalty to choose.")
+    lambda_max = _lambda_max(prep, penalized, tol, max_iter)
+    t1 = time.perf_counter()
+
+    task = _FoldFits(cohort, kind, folds, seed, ties=ties, backend=backend,
+                     unpenalized=prep.spec["unpenalized"], tol=tol, max_iter=max_iter)
+    pairs = [(r, k) for r in range(repeats) for k in range(folds)]
+    with par.Runner(task, parallel, n_jobs) as runner:
+        if auto:
+            lambdas, scores, unconverged = _search(runner, pairs, lambda_max, kind, progress,
+                                                   cancel)
+        else:
+            lambdas = _grid(grid, lambda_max)
+            out = runner.map([(r, k, tuple(lambdas), None) for r, k in pairs], progress, cancel)
+            scores = np.column_stack([s for s, _, _ in out])
+            unconverged = sum(u for _, _, u in out)
+    t2 = time.perf_counter()
+
+    curve = _curve(lambdas, scores, pairs)
+    best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
+    chosen = PENALTIES[kind](best)
+    refit = fit(cohort, ties=ties, penalty=chosen, unpenalized=prep.spec["unpenalized"],
+                backend=backend, tol=tol, max_iter=max_iter)
+    t3 = time.perf_counter()
+    if unconverged:
+        warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
+                      f"tol={tol}; their scores are kept.", ConvergenceWarning, stacklevel=2)
+    return CrossValidationResult(
+        penalty=chosen, curve=curve, fit=refit, lambda_max=lambda_max,
+        timings={"lambda_max": t1 - t0, "folds": t2 - t1, "refit": t3 - t2,
+                 "total": t3 - t0},
+        not_converged=int(unconverged),
+        spec={"penalty": kind, "folds": folds, "repeats": repeats, "seed": seed,
+              "auto": auto, "ties": ties, "unpenalized": prep.spec["unpenalized"],
+              "parallel": parallel if isinstance(parallel, str | None) else "client",
+              "score": "Verweij-van Houwelingen cross-validated partial likelihood"})
+
+
+def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
+    """Validate the arguments; return the penalty kind."""
+    if model != "cox":
+        raise ValueError(f"model={model!r}: cross_validate supports model='cox' so far.")
+    kind = str(penalty).lower()
+    if kind not in PENALTIES:
+        raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
+    n_subjects = subjects(cohort)[1]
+    if not (isinstance(folds, int | np.integer) and 2 <= folds <= n_subjects):
+        raise ValueError(f"folds must be an integer from 2 to the number of subjects "
+                         f"({n_subjects}), got {folds!r}")
+    if not (isinstance(repeats, int | np.integer) and repeats >= 1):
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    if isinstance(grid, int | np.integer):
+        if grid < 2:
+            raise ValueError(f"grid as a number of points must be at least 2, got {grid}")
+    elif grid is not None:
+        g = np.asarray(grid, dtype=np.float64)
+        if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
+            raise ValueError(f"grid must hold positive, finite penalty strengths, got {grid!r}")
+    par.check(parallel, n_jobs)
+    return kind
+
+
+def _lambda_max(prep, penalized, tol, max_iter) -> float:
+    """max |dl/dbeta_j| over the penalised j, at the fit of the unpenalised coefficients."""
+    m = prep.model
+    zero = np.zeros(m.p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _solve_model(m, zero, zero, None, penalized, "auto", tol, max_iter, prep.n_events)
+    g = m.loglik_gradient()[1]
+    lambda_max = float(np.max(np.abs(g[penalized])))
+    if not lambda_max > 0:
+        raise ValueError("the penalised covariates have zero gradient at the null fit (no "
+                         "events, or constant columns): there is no penalty path.")
+    return lambda_max
+
+
+def _grid(grid, lambda_max) -> np.ndarray:
+    """The lambdas in decreasing order (the order of the warm-started path)."""
+    if grid is None or isinstance(grid, int | np.integer):
+        points = _GRID_POINTS if grid is None else int(grid)
+        return lambda_max * np.logspace(0.0, np.log10(_GRID_SPAN), points)
+    return np.sort(np.asarray(grid, dtype=np.float64))[::-1]
+
+
+def _search(runner, pairs, lambda_max, kind, progress, cancel):
+    """Bracket the best log10 lambda in half-decade steps, then refine it by Brent's method;
+    every fold starts from its own fit at the nearest lambda already evaluated."""
+    top = np.log10(lambda_max)
+    upper = top if kind == "l1" else top + 2.0   # above lambda_max an L1 fit is all zeros
+    lower = top - _MAX_DECADES
+    mean, scores, starts = {}, {}, {}
+    unconverged = [0]
+
+    def evaluate(x):
+        x = float(np.clip(x, lower, upper))
+        if x in mean:
+            return mean[x]
+        items = []
+        for i, (r, k) in enumerate(pairs):
+            near = min(starts, key=lambda e: abs(e - x)) if starts else None
+            items.append((r, k, (10.0 ** x,), None if near is None else starts[near][i]))
+        done = len(mean) * len(pairs)
+        report = None if progress is None else (
+            lambda d, t: progress(done + d, done + t))
+        out = runner.map(items, report, cancel)
+        scores[x] = np.array([s[0] for s, _, _ in out])
+        starts[x] = [b for _, b, _ in out]
+        unconverged[0] += sum(u for _, _, u in out)
+        mean[x] = float(scores[x].mean())
+        return mean[x]
+
+    a, b = top - 1.5, top - 1.5 - _STEP
+    if evaluate(b) < evaluate(a):
+        a, b = b, a
+    direction = np.sign(b - a)            # towards higher scores
+    while True:
+        c = float(np.clip(b + direction * _STEP, lower, upper))
+        if c == b or evaluate(c) <= evaluate(b):
+            break
+        a, b = b, c
+    if c != b:
+        lo, hi = sorted((a, c))
+        minimize_scalar(lambda x: -evaluate(x), bounds=(lo, hi), method="bounded",
+                        options={"xatol": _XATOL})
+    xs = sorted(mean, reverse=True)
+    return 10.0 ** np.array(xs), np.vstack([scores[x] for x in xs]), unconverged[0]
+
+
+def _curve(lambdas, scores, pairs) -> pd.DataFrame:
+    """lambda, mean, sd of the fold scores, and the per-fold scores, by decreasing lambda."""
+    scores = np.asarray(scores, dtype=np.float64)
+    curve = pd.DataFrame({"lambda": np.asarray(lambdas, dtype=np.float64),
+                          "mean": scores.mean(axis=1),
+                          "sd": scores.std(axis=1, ddof=1) if scores.shape[1] > 1 else np.nan})
+    folds = pd.DataFrame(scores, columns=[f"r{r}_f{k}" for r, k in pairs])
+    return pd.concat([curve, folds], axis=1).sort_values("lambda", ascending=False,
+                                                         ignore_index=True)

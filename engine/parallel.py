@@ -1,0 +1,191 @@
+"""One ``parallel=`` interface for independent fits: serially, over processes, or on Dask.
+
+Cross-validation folds and bootstrap replicates are independent fits of one cohort that differ
+only in case weights.  A *task* is a picklable callable ``task(item) -> result``: it carries the
+cohort, sorts it into a model once per worker thread (``WorkerCache``) and derives every fold's
+or replicate's randomness from ``(seed, index)`` inside ``item``, never from worker state, so a
+seed gives the same numbers serially, over a process pool and on a Dask cluster.
+
+``parallel`` is None or "serial"; "processes" (a ``concurrent.futures.ProcessPoolExecutor`` of
+``n_jobs`` workers, spawned so it is safe beside the app's threads); "dask" (a
+``distributed.LocalCluster`` of ``n_jobs`` worker processes, 2 by default); a scheduler address
+such as "tcp://10.0.0.5:8786" to join a running cluster; or a ``distributed.Client``.  A GPU
+backend would batch the same items (the folds share X) in one kernel or run them on streams
+behind this interface: a runner only needs ``task(item)``.
+
+Progress callbacks get ``(done, total)``; a threading.Event-like ``cancel`` is polled between
+fits and stops the run with ``engine.Cancelled``.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import threading
+
+from .errors import Cancelled
+
+MODES = ("serial", "processes", "dask")
+_POLL_S = 0.1
+
+
+class WorkerCache:
+    """Per-thread state of a task (its sorted model), rebuilt after pickling, never shipped."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def get(self, key, build):
+        store = self._local.__dict__
+        if key not in store:
+            store[key] = build()
+        return store[key]
+
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self._local = threading.local()
+
+
+def check(parallel, n_jobs=None) -> None:
+    """Raise a ValueError naming the choices when ``parallel`` or ``n_jobs`` is not usable."""
+    if n_jobs is not None and not (isinstance(n_jobs, int) and n_jobs >= 1):
+        raise ValueError(f"n_jobs must be a positive integer or None, got {n_jobs!r}")
+    if parallel is None or _is_client(parallel) or _is_address(parallel) or parallel in MODES:
+        return
+    raise ValueError(f"unknown parallel={parallel!r}; use None/'serial', 'processes', 'dask', "
+                     "a Dask scheduler address ('tcp://host:8786') or a distributed.Client.")
+
+
+class Runner:
+    """``with Runner(task, parallel, n_jobs) as r: r.map(items)``: the pool or cluster starts
+    once and serves every ``map`` (an automatic penalty search maps many times)."""
+
+    def __init__(self, task, parallel=None, n_jobs=None):
+        check(parallel, n_jobs)
+        self.task, self.parallel, self.n_jobs = task, parallel, n_jobs
+        self._pool = self._client = self._cluster = self._shared = None
+        self._own_client = False
+
+    def __enter__(self):
+        p = self.parallel
+        if p == "processes":
+            self._pool = cf.ProcessPoolExecutor(
+                max_workers=self.n_jobs or os.cpu_count() or 1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_install, initargs=(self.task,))
+        elif p is not None and p != "serial":
+            import distributed
+
+            if _is_client(p):
+                self._client = p
+            else:
+                if p == "dask":
+                    self._cluster = distributed.LocalCluster(
+                        n_workers=self.n_jobs or 2, threads_per_worker=1, processes=True,
+                        dashboard_address=None)
+                self._client = distributed.Client(self._cluster or p)
+                self._own_client = True
+            self._shared = self._client.scatter(self.task, broadcast=True, hash=False)
+        return self
+
+    def __exit__(self, *exc):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._own_client:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def map(self, items, progress=None, cancel=None) -> list:
+        """``[task(item) for item in items]`` in order, wherever the runner computes."""
+        items = list(items)
+        if self._pool is not None:
+            futures = {self._pool.submit(_call_installed, it): i for i, it in enumerate(items)}
+            return _gather(futures, progress, cancel, _wait_local, _cancel_local)
+        if self._client is not None:
+            client = self._client
+            futures = {client.submit(_call, self._shared, it, pure=False): i
+                       for i, it in enumerate(items)}
+            return _gather(futures, progress, cancel, _wait_dask,
+                           lambda fs: client.cancel(list(fs)))
+        out = []
+        for item in items:
+            _poll(cancel, len(out), len(items))
+            out.append(self.task(item))
+            if progress is not None:
+                progress(len(out), len(items))
+        return out
+
+
+def run(task, items, parallel=None, n_jobs=None, progress=None, cancel=None) -> list:
+    """One-off ``Runner(task, parallel, n_jobs).map(items)``."""
+    with Runner(task, parallel, n_jobs) as runner:
+        return runner.map(items, progress, cancel)
+
+
+_TASK = None
+
+
+def _install(task):
+    global _TASK
+    _TASK = task
+
+
+def _call_installed(item):
+    return _TASK(item)
+
+
+def _call(task, item):
+    return task(item)
+
+
+def _wait_local(pending):
+    return cf.wait(pending, _POLL_S, cf.FIRST_COMPLETED)[0]
+
+
+def _cancel_local(pending):
+    for f in pending:
+        f.cancel()
+
+
+def _wait_dask(pending):
+    import distributed
+
+    try:
+        return distributed.wait(list(pending), timeout=_POLL_S, return_when="FIRST_COMPLETED").done
+    except TimeoutError:
+        return set()
+
+
+def _gather(futures, progress, cancel, wait, cancel_all):
+    """Collect results by index as futures finish; report progress; honour ``cancel``."""
+    total = len(futures)
+    results = [None] * total
+    pending = set(futures)
+    done = 0
+    while pending:
+        if cancel is not None and cancel.is_set():
+            cancel_all(pending)
+        _poll(cancel, done, total)
+        for f in wait(pending):
+            pending.discard(f)
+            results[futures[f]] = f.result()
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    return results
+
+
+def _poll(cancel, done, total):
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"cancelled after {done} of {total} fits")
+
+
+def _is_address(parallel) -> bool:
+    return isinstance(parallel, str) and "://" in parallel
+
+
+def _is_client(parallel) -> bool:
+    return type(parallel).__name__ == "Client" and hasattr(parallel, "scatter")
