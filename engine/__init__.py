@@ -5,14 +5,17 @@ in private-by-convention modules: modeldata (sorted layout), backends (kernels),
 (likelihoods), solvers (CCD, Newton) and priors (penalties).
 """
 from . import datasets
+from .bootstrap import bootstrap
 from .cohort import Cohort
-from .errors import CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
+from .cross_validation import CrossValidationResult, cross_validate
+from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, gradient, loglik
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
 
 __all__ = [
+    "Cancelled", "CrossValidationResult", "bootstrap", "cross_validate",
     "Cohort", "CohortError", "ConvergenceWarning", "DataWarning", "FitResult", "L1", "L2",
     "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik", "simulate",
 ]
