@@ -48,3 +48,15 @@ def rossi() -> pd.DataFrame:
     df = _find_rossi()
     assert df.shape == (432, 9)
     return df
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """A two-worker Dask LocalCluster in this process (threads), shared by the session."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
