@@ -84,7 +84,7 @@ class Runner:
                 if p == "dask":
                     self._cluster = distributed.LocalCluster(
                         n_workers=self.n_jobs or 2, threads_per_worker=1, processes=True,
-                        dashboard_address=None)
+                        dashboard_address=":0")
                 self._client = distributed.Client(self._cluster or p)
                 self._own_client = True
             self._shared = self._client.scatter(self.task, broadcast=True, hash=False)

@@ -55,7 +55,7 @@ def dask_client():
     """A two-worker Dask LocalCluster in this process (threads), shared by the session."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     client = distributed.Client(cluster)
     yield client
     client.close()
