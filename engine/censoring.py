@@ -14,6 +14,7 @@ cohort, or one per stratum).
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 
 def left_limits(time: np.ndarray, censored: np.ndarray, weights: np.ndarray,
@@ -32,18 +33,45 @@ def left_limits(time: np.ndarray, censored: np.ndarray, weights: np.ndarray,
     (n,) float64, each value in (0, 1]
     """
     time = np.asarray(time, np.float64)
-    w = np.asarray(weights, np.float64)
-    dc = np.where(censored, w, 0.0)
+    group = np.asarray(group, np.int64)
+    order = np.lexsort((-time, group))              # by group, time descending
     out = np.empty(time.size)
-    for g in np.unique(group):
-        rows = np.flatnonzero(group == g)
-        u, inv = np.unique(time[rows], return_inverse=True)          # ascending distinct times
-        at_u = np.bincount(inv, weights=w[rows], minlength=u.size)
-        cens_u = np.bincount(inv, weights=dc[rows], minlength=u.size)
-        at_risk = np.cumsum(at_u[::-1])[::-1]                           # Y(u): time >= u
-        with np.errstate(invalid="ignore", divide="ignore"):
-            factor = np.where(at_risk > 0, 1.0 - cens_u / at_risk, 1.0)
-        surv = np.cumprod(factor)                                       # G(u), right-continuous
-        before = np.concatenate(([1.0], surv[:-1]))                     # G(u-)
-        out[rows] = before[inv]
+    out[order] = _left_limits_sorted(time[order], np.asarray(censored, bool)[order],
+                                     np.asarray(weights, np.float64)[order], group[order])
+    return out
+
+
+@njit(cache=True)
+def _left_limits_sorted(time, censored, w, group):
+    """The product-limit over rows sorted by group then time descending: a backward scan
+    (ascending time) that multiplies in 1 - dC(u)/Y(u) after each block of equal times, Y(u)
+    being the group's total weight less the weight of the rows already passed."""
+    n = time.size
+    out = np.empty(n)
+    hi = n
+    while hi > 0:
+        lo = hi - 1
+        while lo > 0 and group[lo - 1] == group[hi - 1]:
+            lo -= 1
+        at_risk = 0.0
+        for i in range(lo, hi):
+            at_risk += w[i]
+        G = 1.0
+        b = hi
+        while b > lo:
+            a = b - 1
+            while a > lo and time[a - 1] == time[b - 1]:
+                a -= 1
+            dc = 0.0
+            left = 0.0
+            for i in range(a, b):
+                out[i] = G
+                left += w[i]
+                if censored[i]:
+                    dc += w[i]
+            if dc > 0.0:
+                G *= 1.0 - dc / at_risk
+            at_risk -= left
+            b = a
+        hi = lo
     return out

@@ -11,30 +11,32 @@ import pandas as pd
 from .episodes import interval_names, split_at_cut_points
 from .errors import ConvergenceWarning, MonotoneLikelihoodWarning
 from .models.cox import CoxModel
+from .models.fine_gray import FineGrayModel
 from .priors import L1, L2
 from .result import FitResult
 from .solvers import SolverState, solve
 
-MODELS = ("cox",)
+MODELS = ("cox", "fine_gray")
 
 
 def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenalized=(),
         cut_points=None, cause: int = 1, backend: str = "cpu", solver: str = "auto",
         tol: float = 1e-9, max_iter: int = 1000, init=None, progress=None,
-        tv_route: str = "auto") -> FitResult:
+        tv_route: str = "auto", censoring_strata: bool = False) -> FitResult:
     """Fit a Cox-family model to a validated cohort.
 
     Parameters
     ----------
     cohort : engine.Cohort
-    model : "cox"
-    ties : "breslow" | "efron"
+    model : "cox" | "fine_gray"
+    ties : "breslow" | "efron" (Fine-Gray: "breslow", as cmprsk::crr)
     penalty : None | engine.L1(lam) | engine.L2(lam)
         Added to -l(beta), l the summed log partial likelihood.
     unpenalized : names of covariates the penalty leaves out (e.g. the treatment); a name
         with cut points leaves out all its interval coefficients.
     cut_points : dict, covariate -> cut times: a step-function effect, one coefficient per
         interval named ``treat[0,10)``, ``treat[10,inf)`` (see engine.episodes).
+    cause : fine_gray only: the cause of interest, one of ``cohort.causes``.
     backend : "cpu" | "gpu" | "auto"
     solver : "auto" (CCD, then Newton on the active set) | "ccd" (the papers') | "newton"
     tol : relative change of the objective (and Newton decrement) that counts as converged.
@@ -43,6 +45,8 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     progress : callable(state) called after each cycle, for progress bars.
     tv_route : "auto" | "counting" | "strata": how cut-point episodes are scanned (both give
         the same fit; "strata" needs entry at time 0).
+    censoring_strata : fine_gray only: one censoring Kaplan-Meier per stratum (default: one
+        for all rows).
 
     Returns
     -------
@@ -53,7 +57,8 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     if not (isinstance(tol, float | int) and 0 < tol < 1):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     t0 = time.perf_counter()
-    prepared = _prepare(cohort, model, ties, unpenalized, cut_points, backend, tv_route)
+    prepared = _prepare(cohort, model, ties, unpenalized, cut_points, backend, tv_route, cause,
+                        censoring_strata)
     return _fit_prepared(prepared, penalty, init=init, solver=solver, tol=tol,
                          max_iter=max_iter, progress=progress, t0=t0)
 
@@ -62,7 +67,7 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
 class _Prepared:
     """A cohort sorted once into a model, ready for many fits (penalty path, folds, profile)."""
 
-    model: CoxModel
+    model: CoxModel | FineGrayModel
     cohort: object          # after cut points
     spec: dict              # model, ties, unpenalized, cut_points
     n_rows: int             # rows of the caller's cohort
@@ -70,17 +75,23 @@ class _Prepared:
 
 
 def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=None,
-             backend="cpu", tv_route="auto") -> _Prepared:
+             backend="cpu", tv_route="auto", cause=1, censoring_strata=False) -> _Prepared:
     """Split at cut points and sort: the part of ``fit`` that does not depend on the penalty."""
     n_rows, n_events = cohort.n, cohort.n_events
     if cut_points:
+        if model == "fine_gray":
+            raise ValueError("cut_points need counting-process episodes, which Fine-Gray (one "
+                             "row per subject) does not take; fit model='cox' for them.")
         cohort = split_at_cut_points(cohort, cut_points, tv_route)
         unpenalized = _expand_split_names(unpenalized, cut_points, cohort.names)
     elif isinstance(unpenalized, str):
         unpenalized = [unpenalized]
-    m = CoxModel(cohort, ties=ties, backend=backend)
+    m = _make_model(cohort, model, ties, backend, cause, censoring_strata)
     spec = {"model": model, "ties": ties, "unpenalized": list(unpenalized),
             "cut_points": cut_points or {}}
+    if model == "fine_gray":
+        n_events = m.n_events
+        spec.update(cause=m.cause, censoring_strata=m.censoring_strata, variance="sandwich")
     return _Prepared(model=m, cohort=cohort, spec=spec, n_rows=n_rows, n_events=n_events)
 
 
@@ -131,6 +142,8 @@ def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_ite
         "n_strata": int(getattr(cohort, "n_strata", 1) or 1),
         "source": dict(getattr(cohort, "source", {}) or {}),
         "cut_points": prepared.spec["cut_points"], "episodes": cohort.n,
+        **{key: prepared.spec[key] for key in ("cause", "censoring_strata", "variance")
+           if key in prepared.spec},
     }
     return FitResult(
         coef=coef, loglik=float(ll), converged=bool(state.converged), n_iter=state.n_iter,
@@ -140,22 +153,33 @@ def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_ite
         history=list(state.history), _model=m, _beta=state.beta.copy(), _penalty=penalty)
 
 
-def loglik(cohort, beta, ties: str = "breslow", model: str = "cox") -> float:
-    """Log partial likelihood of ``cohort`` at ``beta`` (array in ``cohort.names`` order)."""
-    m = _model_at(cohort, beta, ties, model)
+def loglik(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
+           censoring_strata: bool = False) -> float:
+    """Log partial (Fine-Gray: pseudo) likelihood of ``cohort`` at ``beta`` (array in
+    ``cohort.names`` order)."""
+    m = _model_at(cohort, beta, ties, model, cause, censoring_strata)
     return float(m.loglik())
 
 
-def gradient(cohort, beta, ties: str = "breslow", model: str = "cox") -> np.ndarray:
-    """Gradient of the log partial likelihood at ``beta``: O(N + nnz) for all coordinates."""
-    m = _model_at(cohort, beta, ties, model)
+def gradient(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
+             censoring_strata: bool = False) -> np.ndarray:
+    """Gradient of the log partial (pseudo) likelihood at ``beta``: O(N + nnz) for all
+    coordinates."""
+    m = _model_at(cohort, beta, ties, model, cause, censoring_strata)
     return m.loglik_gradient()[1]
 
 
-def _model_at(cohort, beta, ties, model):
+def _make_model(cohort, model, ties, backend, cause, censoring_strata):
     if model not in MODELS:
         raise ValueError(f"model={model!r} is not available; survscan fits {MODELS} so far.")
-    m = CoxModel(cohort, ties=ties)
+    if model == "fine_gray":
+        return FineGrayModel(cohort, cause=cause, ties=ties, backend=backend,
+                             censoring_strata=censoring_strata)
+    return CoxModel(cohort, ties=ties, backend=backend)
+
+
+def _model_at(cohort, beta, ties, model, cause=1, censoring_strata=False):
+    m = _make_model(cohort, model, ties, "cpu", cause, censoring_strata)
     beta = np.asarray(beta, dtype=np.float64)
     if beta.shape != (m.p,):
         raise ValueError(f"beta must have {m.p} values (one per covariate), got {beta.shape}")

@@ -90,7 +90,7 @@ class CpuBackend:
         g = k.column_dots(md.indptr, md.indices, md.values, md.vptr, self._wev - r)
         return ll, g
 
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, screen):
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles):
         """Log-likelihood and gradient now, and the minimiser of the penalised quadratic model
         in which the Hessian in eta is replaced by its diagonal (glmnet's approximation), by
         coordinate descent over ``coords`` at O(nnz_j) per coordinate (see quadratic_cd)."""
@@ -98,7 +98,7 @@ class CpuBackend:
         ll, r, h = self._pass(2)
         delta, g = k.quadratic_cd(md.indptr, md.indices, md.values, md.vptr,
                                   np.asarray(coords, np.int64), self._wev - r, h, beta, lam1,
-                                  lam2, tol, max_cycles, screen)
+                                  lam2, tol, max_cycles)
         return ll, g, delta
 
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:

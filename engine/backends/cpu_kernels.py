@@ -333,8 +333,7 @@ def information_matrix(rp, rc, rv, s, r, D, w, flags, efron, has_start, stop, st
 
 
 @njit(cache=True)
-def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles,
-                 screen):
+def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
     """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
     loop): -v'X delta + 1/2 sum_k h_k (xc_k' delta)^2 + penalty(beta + delta), v = dl/deta,
     h = -d2l/deta^2 (diagonal), xc = x - mu the columns centred at their h-weighted means.
@@ -343,10 +342,7 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     removes that artefact (it matters for uncentred columns such as age).  The centring stays
     implicit, so sparsity is kept: with u = X delta, c = mu' delta and S = h'u maintained, one
     coordinate costs O(nnz_j).  sum_k v_k = 0, so centring leaves the linear term unchanged.
-
-    Screening (a strong rule): an L1 coordinate at zero whose gradient g_j = x_j'v is below
-    ``screen`` * lam1_j is left out of this step; the caller's KKT check brings it back if it
-    should move.  Returns (delta, g) with g the gradient of l at beta for every coordinate.
+    Returns (delta, g), g the gradient of l at beta on ``coords`` (zero elsewhere).
     """
     n = v.size
     p = beta.size
@@ -359,27 +355,18 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     sum_h = 0.0
     for i in range(n):
         sum_h += h[i]
-    strong = np.zeros(coords.size, np.int64)
-    ns = 0
     for c in range(coords.size):
         j = coords[c]
         a0 = 0.0
-        for k in range(indptr[j], indptr[j + 1]):
-            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-            a0 += x * v[indices[k]]
-        g[j] = a0
-        if lam1[j] == 0.0 or beta[j] != 0.0 or abs(a0) >= screen * lam1[j]:
-            strong[ns] = j
-            ns += 1
-    for c in range(ns):
-        j = strong[c]
-        a2 = 0.0
         a1 = 0.0
+        a2 = 0.0
         for k in range(indptr[j], indptr[j + 1]):
             x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-            hi = h[indices[k]]
-            a1 += hi * x
-            a2 += hi * x * x
+            i = indices[k]
+            a0 += x * v[i]
+            a1 += h[i] * x
+            a2 += h[i] * x * x
+        g[j] = a0
         xh[j] = a1
         mu[j] = a1 / sum_h if sum_h > 0 else 0.0
         H[j] = a2 - mu[j] * a1
@@ -388,8 +375,8 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     full = True      # sweep every coordinate, then only the non-zero ones until they settle
     for _ in range(max_cycles):
         biggest = 0.0
-        for c in range(ns):
-            j = strong[c]
+        for c in range(coords.size):
+            j = coords[c]
             if H[j] + lam2[j] <= 0.0:
                 continue
             b = beta[j] + delta[j]

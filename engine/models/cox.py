@@ -62,8 +62,8 @@ class CoxModel:
     def information(self, cols):
         return self.backend.information(cols)
 
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, screen):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, screen)
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles):
+        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles)
 
 
 def _column_range(md) -> np.ndarray:

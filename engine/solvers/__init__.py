@@ -56,7 +56,7 @@ def _auto(model, state, tol, max_iter, n_events, progress):
                                          (not state.converged and cost <= _NEWTON_BUDGET)):
             newton.run(model, state, tol, 50, progress)
         _, g = model.loglik_gradient()
-        if state.converged and not _violates(state, g).any():
+        if state.converged and not prox_newton.violators(state, g).any():
             return state
         state.converged = False
     return state
@@ -78,9 +78,3 @@ def _mark_monotone(model, state):
         if model.loglik() >= ll - 1e-8 * (1.0 + abs(ll)):
             state.frozen[j] = True
         model.update(j, -b)
-
-
-def _violates(state, g):
-    """Zero L1 coordinates whose gradient exceeds the penalty: they want to leave zero."""
-    return ((state.beta == 0) & (state.lam1 > 0) & ~state.frozen
-            & (np.abs(g) > state.lam1 * (1 + 1e-9) + 1e-12))
