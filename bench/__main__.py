@@ -1,23 +1,28 @@
-"""CLI: python -m bench {quick,cox,tv} [--n N --p P --density D --penalty l1|l2|none --ratio R
---strata K --peers lifelines,coxnet,skglm --repeats 1 --out bench/results].
+"""CLI: python -m bench {quick,cox,tv,cv,fg} [--n N --p P --density D --penalty l1|l2|none --ratio R
+--strata K --peers lifelines,coxnet,skglm --repeats 1 --out bench/results]
+[--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2].
 
 quick / cox: survscan against the peers on one simulated problem.  tv: the cost of one cut
-point (time-varying coefficient) against the plain fit of the same subjects."""
+point (time-varying coefficient) against the plain fit of the same subjects.  cv: k-fold x
+grid cross-validation serially, over a process pool and on a Dask LocalCluster.  fg: Fine-Gray
+against Cox on the same subjects, and the sandwich variance at N=10,000, P=10."""
 import argparse
 import sys
 
-from bench import time_varying
+from bench import cross_validation, fine_gray, time_varying
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
-DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000)}
+DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
+                 "cv": (100_000, 1_000), "fg": (100_000, 1_000)}
 
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("command", choices=DEFAULT_SIZES,
-                        help="quick: N=20,000, P=200; cox, tv: N=100,000, P=1,000 (overridable)")
+                        help="quick: N=20,000, P=200; cox, tv, cv, fg: N=100,000, P=1,000 "
+                             "(overridable)")
     parser.add_argument("--n", type=int, help="patients (rows)")
     parser.add_argument("--p", type=int, help="covariates (columns)")
     parser.add_argument("--density", type=float, default=0.05)
@@ -35,6 +40,11 @@ def parse(argv):
                         help="skip lifelines above this N*P^2 (its cost per Newton step)")
     parser.add_argument("--coxnet-max-bytes", type=float, default=6e9,
                         help="skip Coxnet when its dense X would exceed this")
+    parser.add_argument("--folds", type=int, default=10, help="cv: folds")
+    parser.add_argument("--grid", type=int, default=10, help="cv: points of the lambda grid")
+    parser.add_argument("--parallel", default="serial,processes,dask",
+                        help="cv: comma-separated subset of serial,processes,dask")
+    parser.add_argument("--n-jobs", type=int, default=2, help="cv: workers (processes, dask)")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -44,6 +54,9 @@ def parse(argv):
     unknown = set(args.peers) - (set(ADAPTERS) - {"survscan"})
     if unknown:
         parser.error(f"unknown peers {sorted(unknown)}; choose from lifelines, coxnet, skglm")
+    args.parallel = [m for m in args.parallel.split(",") if m]
+    if not args.parallel or set(args.parallel) - set(cross_validation.MODES):
+        parser.error(f"--parallel {args.parallel}: choose from serial, processes, dask")
     return args
 
 
@@ -51,6 +64,11 @@ def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
+    if args.command == "fg":
+        return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
+    if args.command == "cv":
+        return cross_validation.run(args.n, args.p, args.density, args.folds, args.grid,
+                                    args.parallel, args.n_jobs, args.seed, out=args.out)
     options = {"tol": args.tol, "peer_tol": args.peer_tol,
                "lifelines_max_np2": args.lifelines_max_np2,
                "coxnet_max_bytes": args.coxnet_max_bytes}

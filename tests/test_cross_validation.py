@@ -144,3 +144,15 @@ def test_l2_and_progress_and_cancel():
 def test_bad_arguments_are_clear_value_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         engine.cross_validate(_small(), **kwargs)
+
+
+def test_bench_cv_writes_json_and_markdown(tmp_path):
+    import json
+
+    from bench.__main__ import main
+
+    record = main(["cv", "--n", "400", "--p", "5", "--folds", "3", "--grid", "3",
+                   "--parallel", "serial", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "cv_n400_p5_k3_g3.json").read_text())
+    assert saved["runs"]["serial"]["max_abs_curve_diff"] == 0.0
+    assert set(record["runs"]) == {"serial"} and (tmp_path / "cv_n400_p5_k3_g3.md").exists()
