@@ -8,6 +8,7 @@ from . import datasets
 from .bootstrap import bootstrap
 from .cohort import Cohort
 from .cross_validation import CrossValidationResult, cross_validate
+from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, gradient, loglik
 from .priors import L1, L2
@@ -15,7 +16,7 @@ from .result import FitResult
 from .simulate import simulate
 
 __all__ = [
-    "Cancelled", "CrossValidationResult", "bootstrap", "cross_validate",
+    "Cancelled", "CrossValidationResult", "bootstrap", "cross_validate", "cumulative_incidence",
     "Cohort", "CohortError", "ConvergenceWarning", "DataWarning", "FitResult", "L1", "L2",
     "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik", "simulate",
 ]
