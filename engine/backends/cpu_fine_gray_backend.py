@@ -23,8 +23,6 @@ class FineGrayCpuBackend(CpuBackend):
     by_stratum : bool, G was estimated per stratum (else one G for all rows)
     """
 
-    name = "cpu"
-
     def __init__(self, md: ModelData, omega: np.ndarray, gl: np.ndarray, censored: np.ndarray,
                  by_stratum: bool):
         if md.start is not None:
@@ -73,9 +71,8 @@ class FineGrayCpuBackend(CpuBackend):
         over columns ``cols``: O(N s + N s^2) time, O(N s) memory."""
         md = self.md
         cols = np.asarray(cols, np.int64)
-        info = self.information(cols)[2]
+        info = self.information(cols)[2]    # also leaves S_suf[omega D] in self._suf[0]
         X = np.ascontiguousarray(self.sorted_block(cols).toarray())
-        fg.competing_suffix(self.D, self.omega, md.flags, md.strata_bounds, self._suf[0])
         alpha, M = sw.group_means(X, self.D, md.weights, md.flags, self.omega, self.gl,
                                   md.strata_bounds, self._suf[0])
         eta = sw.score_residuals(X, self.D, md.weights, md.flags, self.omega, self.gl,

@@ -29,7 +29,7 @@ class FineGrayModel:
     cohort : engine.Cohort, event codes 0 (censored) and 1..m (causes)
     cause : int, the cause of interest (one of ``cohort.causes``)
     ties : "breslow" (the only choice: crr's)
-    backend : "cpu" | "auto"
+    backend : "cpu" | "auto" (the CPU until a GPU backend has Fine-Gray kernels)
     censoring_strata : bool, one censoring Kaplan-Meier per stratum instead of one for all
     """
 
@@ -46,7 +46,7 @@ class FineGrayModel:
         if cohort.start is not None:
             raise CohortError("Fine-Gray needs one row per subject: this cohort has entry "
                               "times (start=). Fit without start=, or use model='cox'.")
-        if get_backend(backend) is not CpuBackend:
+        if backend != "auto" and get_backend(backend) is not CpuBackend:
             raise ValueError(f"backend={backend!r} has no Fine-Gray kernels yet; use 'cpu'.")
         self.cause = int(cause)
         self.ties = ties
