@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 # Bit flags packed into one byte per sorted row.
 EVENT = np.uint8(1)  # the row ends with the event of interest
@@ -111,13 +112,60 @@ def build(cohort, event: np.ndarray | None = None) -> ModelData:
 
 
 def _sorted_columns(X, order, binary):
-    """CSC columns with row indices replaced by sorted positions (ascending within a column)."""
-    Xs = sp.csr_matrix(X)[order].tocsc()
-    Xs.sort_indices()
-    indptr = Xs.indptr.astype(np.int64)
+    """CSC columns with row indices replaced by sorted positions (ascending within a column).
+
+    Two counting scatters (rows by sorted position, then back to columns), O(nnz) with no
+    intermediate copy of the whole matrix; ascending positions keep the kernels' memory access
+    a forward stream.
+    """
+    X = sp.csc_matrix(X)
+    pos = np.empty(order.size, np.int64)
+    pos[order] = np.arange(order.size)
+    nonbinary = ~np.asarray(binary, bool)
+    indptr = X.indptr.astype(np.int64)
     counts = np.diff(indptr)
-    keep = np.repeat(~binary, counts)
-    values = np.ascontiguousarray(Xs.data[keep], dtype=np.float64)
-    starts = np.concatenate(([0], np.cumsum(np.where(binary, 0, counts))[:-1]))
-    vptr = np.where(binary, -1, starts).astype(np.int64)
-    return indptr, Xs.indices, values, vptr
+    vptr = np.where(nonbinary, np.concatenate(([0], np.cumsum(np.where(nonbinary, counts, 0))[:-1])),
+                    -1).astype(np.int64)
+    index_type = np.int32 if order.size < 2 ** 31 else np.int64
+    column_type = np.int16 if X.shape[1] < 2 ** 15 else np.int32
+    indices, values = _scatter_sorted(indptr, X.indices, X.data.astype(np.float64, copy=False),
+                                      pos, vptr, np.zeros(1, index_type), np.zeros(1, column_type),
+                                      bool(nonbinary.any()))
+    return indptr, indices, values, vptr
+
+
+@njit(cache=True)
+def _scatter_sorted(indptr, rows, data, pos, vptr, index_like, column_like, with_values):
+    n = pos.size
+    p = indptr.size - 1
+    nnz = rows.size
+    row_start = np.zeros(n + 1, np.int64)
+    for k in range(nnz):
+        row_start[pos[rows[k]] + 1] += 1
+    for i in range(n):
+        row_start[i + 1] += row_start[i]
+    fill = row_start[:-1].copy()
+    col_of = np.empty(nnz, column_like.dtype)
+    val_of = np.empty(nnz if with_values else 0)
+    n_values = 0
+    for j in range(p):
+        for k in range(indptr[j], indptr[j + 1]):
+            t = fill[pos[rows[k]]]
+            col_of[t] = j
+            if with_values:
+                val_of[t] = data[k]
+            fill[pos[rows[k]]] += 1
+        if vptr[j] >= 0:
+            n_values += indptr[j + 1] - indptr[j]
+    indices = np.empty(nnz, index_like.dtype)
+    values = np.empty(n_values)
+    col_fill = indptr[:-1].copy()
+    for i in range(n):
+        for t in range(row_start[i], row_start[i + 1]):
+            j = col_of[t]
+            k = col_fill[j]
+            indices[k] = i
+            if vptr[j] >= 0:
+                values[vptr[j] + k - indptr[j]] = val_of[t]
+            col_fill[j] += 1
+    return indices, values

@@ -62,8 +62,8 @@ class CoxModel:
     def information(self, cols):
         return self.backend.information(cols)
 
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles)
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
 
 
 def _column_range(md) -> np.ndarray:

@@ -96,8 +96,8 @@ class FineGrayModel:
     def information(self, cols):
         return self.backend.information(cols)
 
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles)
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
 
     def sandwich(self, cols):
         """(information, sum_i u_i u_i^T) over columns ``cols``; V = I^-1 middle I^-1."""

@@ -40,10 +40,11 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
     _, g = model.loglik_gradient()
     strong = _strong_set(state, g, everything)
     checked = False
+    change = np.inf
     for _ in range(max_iter):
         coords = strong[~state.frozen[strong]]
         ll, _, delta = model.quadratic_step(coords, beta, state.lam1, state.lam2, inner_tol,
-                                            _INNER_CYCLES)
+                                            _INNER_CYCLES, fresh=change > _CHECK)
         f0 = state.objective(ll)
         t = 1.0
         old = beta.copy()
