@@ -1,21 +1,23 @@
-"""CLI: python -m bench {quick,cox,tv,cv,fg} [--n N --p P --density D --penalty l1|l2|none --ratio R
---strata K --peers lifelines,coxnet,skglm --repeats 1 --out bench/results]
-[--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2].
+"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep} [--n N --p P --density D --penalty l1|l2|none
+--ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
+[--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
 
 quick / cox: survscan against the peers on one simulated problem.  tv: the cost of one cut
 point (time-varying coefficient) against the plain fit of the same subjects.  cv: k-fold x
 grid cross-validation serially, over a process pool and on a Dask LocalCluster.  fg: Fine-Gray
-against Cox on the same subjects, and the sandwich variance at N=10,000, P=10."""
+against Cox on the same subjects, and the sandwich variance at N=10,000, P=10.  sweep: every
+tool over N (seed 001 Fig. 4, the scaling chart) or over K strata (seed 000 Fig. 2), with a
+log-log PNG; the survscan-ccd peer is the papers' exact CCD."""
 import argparse
 import sys
 
-from bench import cross_validation, fine_gray, time_varying
+from bench import cross_validation, fine_gray, sweep, time_varying
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
-                 "cv": (100_000, 1_000), "fg": (100_000, 1_000)}
+                 "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000)}
 
 
 def parse(argv):
@@ -30,7 +32,8 @@ def parse(argv):
     parser.add_argument("--ratio", type=float, default=0.1, help="lambda / lambda_max")
     parser.add_argument("--strata", type=int, default=1, help="number of strata K")
     parser.add_argument("--peers", default="lifelines,coxnet,skglm",
-                        help="comma-separated subset of lifelines,coxnet,skglm (or empty)")
+                        help="comma-separated subset of survscan-ccd,lifelines,coxnet,skglm "
+                             "(or empty)")
     parser.add_argument("--repeats", type=int, default=1, help="timed fits per tool (best kept)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tol", type=float, default=1e-9, help="survscan tolerance")
@@ -45,6 +48,10 @@ def parse(argv):
     parser.add_argument("--parallel", default="serial,processes,dask",
                         help="cv: comma-separated subset of serial,processes,dask")
     parser.add_argument("--n-jobs", type=int, default=2, help="cv: workers (processes, dask)")
+    parser.add_argument("--over", choices=("n", "strata"), default="n",
+                        help="sweep: what varies")
+    parser.add_argument("--values", default="10000,30000,100000,300000,1000000",
+                        help="sweep: comma-separated values of N or K")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -53,7 +60,8 @@ def parse(argv):
     args.peers = [t for t in args.peers.split(",") if t]
     unknown = set(args.peers) - (set(ADAPTERS) - {"survscan"})
     if unknown:
-        parser.error(f"unknown peers {sorted(unknown)}; choose from lifelines, coxnet, skglm")
+        parser.error(f"unknown peers {sorted(unknown)}; "
+                     "choose from survscan-ccd, lifelines, coxnet, skglm")
     args.parallel = [m for m in args.parallel.split(",") if m]
     if not args.parallel or set(args.parallel) - set(cross_validation.MODES):
         parser.error(f"--parallel {args.parallel}: choose from serial, processes, dask")
@@ -66,6 +74,13 @@ def main(argv=None):
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
+    if args.command == "sweep":
+        options = {"tol": args.tol, "peer_tol": args.peer_tol,
+                   "lifelines_max_np2": args.lifelines_max_np2,
+                   "coxnet_max_bytes": args.coxnet_max_bytes}
+        values = [int(float(v)) for v in args.values.split(",")]
+        return sweep.run(args.over, values, args.n, args.p, args.density, args.penalty,
+                         args.ratio, args.seed, ["survscan"] + args.peers, options, args.out)
     if args.command == "cv":
         return cross_validation.run(args.n, args.p, args.density, args.folds, args.grid,
                                     args.parallel, args.n_jobs, args.seed, out=args.out)

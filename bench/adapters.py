@@ -49,13 +49,22 @@ def measure(fit):
     return value, wall, peak
 
 
-def survscan(problem, tol=1e-9, **_):
+def survscan(problem, tol=1e-9, solver="auto", **_):
     res, wall, peak = measure(lambda: engine.fit(
         problem.cohort, model="cox", ties="breslow", penalty=problem.engine_penalty(),
-        backend="cpu", solver="auto", tol=tol))
+        backend="cpu", solver=solver, tol=tol))
     coef = res.coef.reindex(problem.names).to_numpy()
-    return Run("survscan", "ok", wall_s=wall, peak_mem_mb=peak, n_iter=int(res.n_iter),
+    tool = "survscan" if solver == "auto" else f"survscan-{solver}"
+    return Run(tool, "ok", wall_s=wall, peak_mem_mb=peak, n_iter=int(res.n_iter),
                converged=bool(res.converged), objective=problem.objective(coef), coef=coef)
+
+
+def survscan_ccd(problem, tol=1e-9, ccd_max_nnz=2e7, **_):
+    """The papers' exact CCD (every coordinate an O(N) scan, every cycle)."""
+    if problem.X.nnz > ccd_max_nnz:
+        return Run("survscan-ccd", "skipped",
+                   f"exact CCD above {ccd_max_nnz:.0e} non-zeros (P scans of N rows per cycle)")
+    return survscan(problem, tol=tol, solver="ccd")
 
 
 def lifelines(problem, lifelines_max_np2=2.5e7, **_):
@@ -127,7 +136,8 @@ def skglm(problem, peer_tol=1e-9, **_):
                objective=problem.objective(coef), coef=np.asarray(coef))
 
 
-ADAPTERS = {"survscan": survscan, "lifelines": lifelines, "coxnet": coxnet, "skglm": skglm}
+ADAPTERS = {"survscan": survscan, "survscan-ccd": survscan_ccd, "lifelines": lifelines,
+            "coxnet": coxnet, "skglm": skglm}
 
 
 def run_tool(tool, problem, **options):
