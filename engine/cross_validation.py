@@ -7,6 +7,7 @@ the data minus that of the training data, both at the training fit beta_-k.  Unl
 partial likelihood of the held-out rows alone, it is well defined for Cox (a held-out event's
 risk set includes training subjects) and it is what Cyclops and R's penalized use.  The curve
 reports its mean and sd over the folds x repeats; the chosen lambda maximises the mean.
+For logistic regression (rows independent) the same score is the held-out log-likelihood.
 
 The default grid is ``grid`` (10) points log-spaced from lambda_max down to 1e-3 lambda_max,
 where lambda_max = max |dl/dbeta_j| over the penalised j at the fit of the unpenalised ones
@@ -100,7 +101,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : "cox"; penalty : "l1" | "l2"
+    cohort : engine.Cohort; model : "cox" | "logistic"; penalty : "l1" | "l2"
     folds : k >= 2 folds of subjects (``cohort.id``, else rows), within strata
     repeats : independent fold assignments (seed 001 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
@@ -115,7 +116,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     """
     t0 = time.perf_counter()
     kind = _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs)
-    prep = _prepare(cohort, ties=ties, unpenalized=unpenalized, backend=backend)
+    prep = _prepare(cohort, model=model, ties=ties, unpenalized=unpenalized, backend=backend)
     lam1, _ = _penalty_vectors(prep.model.names, L1(1.0), prep.spec["unpenalized"])
     penalized = lam1 > 0
     if not penalized.any():
@@ -123,7 +124,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     lambda_max = _lambda_max(prep, penalized, tol, max_iter)
     t1 = time.perf_counter()
 
-    task = _FoldFits(cohort, kind, folds, seed, ties=ties, backend=backend,
+    task = _FoldFits(cohort, kind, folds, seed, model=model, ties=ties, backend=backend,
                      unpenalized=prep.spec["unpenalized"], tol=tol, max_iter=max_iter)
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
@@ -140,8 +141,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     curve = _curve(lambdas, scores, pairs)
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
-    refit = fit(cohort, ties=ties, penalty=chosen, unpenalized=prep.spec["unpenalized"],
-                backend=backend, tol=tol, max_iter=max_iter)
+    refit = fit(cohort, model=model, ties=ties, penalty=chosen,
+                unpenalized=prep.spec["unpenalized"], backend=backend, tol=tol,
+                max_iter=max_iter)
     t3 = time.perf_counter()
     if unconverged:
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
@@ -151,7 +153,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
         timings={"lambda_max": t1 - t0, "folds": t2 - t1, "refit": t3 - t2,
                  "total": t3 - t0},
         not_converged=int(unconverged),
-        spec={"penalty": kind, "folds": folds, "repeats": repeats, "seed": seed,
+        spec={"model": model, "penalty": kind, "folds": folds, "repeats": repeats, "seed": seed,
               "auto": auto, "ties": ties, "unpenalized": prep.spec["unpenalized"],
               "parallel": parallel if isinstance(parallel, str | None) else "client",
               "score": "Verweij-van Houwelingen cross-validated partial likelihood"})
@@ -159,8 +161,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
 def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
     """Validate the arguments; return the penalty kind."""
-    if model != "cox":
-        raise ValueError(f"model={model!r}: cross_validate supports model='cox' so far.")
+    if model not in ("cox", "logistic"):
+        raise ValueError(f"model={model!r}: cross_validate supports model='cox' and "
+                         "'logistic' so far.")
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")

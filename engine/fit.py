@@ -3,20 +3,25 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from . import collinearity
 from .episodes import interval_names, split_at_cut_points
-from .errors import ConvergenceWarning, MonotoneLikelihoodWarning
+from .errors import ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
+from .models.logistic import LogisticModel
 from .priors import L1, L2
 from .result import FitResult
 from .solvers import SolverState, solve
 
-MODELS = ("cox", "fine_gray")
+# The collinearity check costs sum over rows of (unpenalised non-zeros in the row)^2.
+_ALIAS_CHECK_BUDGET = 5e8
+
+MODELS = ("cox", "fine_gray", "logistic")
 
 
 def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenalized=(),
@@ -28,7 +33,8 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     Parameters
     ----------
     cohort : engine.Cohort
-    model : "cox" | "fine_gray"
+    model : "cox" | "fine_gray" | "logistic" (the 0/1 ``event`` as response, an unpenalised
+        intercept "(intercept)" added; ``time`` unused)
     ties : "breslow" | "efron" (Fine-Gray: "breslow", as cmprsk::crr)
     penalty : None | engine.L1(lam) | engine.L2(lam)
         Added to -l(beta), l the summed log partial likelihood.
@@ -67,11 +73,12 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
 class _Prepared:
     """A cohort sorted once into a model, ready for many fits (penalty path, folds, profile)."""
 
-    model: CoxModel | FineGrayModel
+    model: CoxModel | FineGrayModel | LogisticModel
     cohort: object          # after cut points
     spec: dict              # model, ties, unpenalized, cut_points
     n_rows: int             # rows of the caller's cohort
     n_events: int
+    aliased: dict = field(default_factory=dict)   # unpenalised columns -> aliased ones found
 
 
 def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=None,
@@ -79,6 +86,9 @@ def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=Non
     """Split at cut points and sort: the part of ``fit`` that does not depend on the penalty."""
     n_rows, n_events = cohort.n, cohort.n_events
     if cut_points:
+        if model == "logistic":
+            raise ValueError("cut_points split survival episodes; logistic regression has "
+                             "none. Fit without cut_points.")
         if model == "fine_gray":
             raise ValueError("cut_points need counting-process episodes, which Fine-Gray (one "
                              "row per subject) does not take; fit model='cox' for them.")
@@ -87,6 +97,7 @@ def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=Non
     elif isinstance(unpenalized, str):
         unpenalized = [unpenalized]
     m = _make_model(cohort, model, ties, backend, cause, censoring_strata)
+    unpenalized = list(dict.fromkeys([*getattr(m, "unpenalized", ()), *unpenalized]))
     spec = {"model": model, "ties": ties, "unpenalized": list(unpenalized),
             "cut_points": cut_points or {}}
     if model == "fine_gray":
@@ -115,6 +126,10 @@ def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_ite
     t0 = time.perf_counter() if t0 is None else t0
     m, cohort = prepared.model, prepared.cohort
     lam1, lam2 = _penalty_vectors(m.names, penalty, prepared.spec["unpenalized"])
+    aliased = _aliased(prepared, (lam1 == 0) & (lam2 == 0))
+    if aliased.any():
+        fixed = aliased if fixed is None else np.asarray(fixed, bool) | aliased
+        init = np.where(aliased, 0.0, 0.0 if init is None else np.asarray(init, float))
     t1 = time.perf_counter()
     state = _solve_model(m, lam1, lam2, init, fixed, solver, tol, max_iter, prepared.n_events,
                          progress)
@@ -123,6 +138,7 @@ def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_ite
 
     names = pd.Index(m.names, name="covariate")
     coef = pd.Series(state.beta.copy(), index=names, name="coef")
+    coef[aliased] = np.nan
     runaway = state.frozen if fixed is None else state.frozen & ~np.asarray(fixed, bool)
     diverged = [m.names[j] for j in np.flatnonzero(runaway)]
     if diverged:
@@ -153,6 +169,34 @@ def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_ite
         history=list(state.history), _model=m, _beta=state.beta.copy(), _penalty=penalty)
 
 
+def _aliased(prepared, unpenalised) -> np.ndarray:
+    """Unpenalised columns that are combinations of earlier ones (engine.collinearity): held
+    at zero and reported as NaN, with a warning naming them and their partners.  Skipped when
+    the check would cost more than a fit (many dense unpenalised columns)."""
+    m, cohort = prepared.model, prepared.cohort
+    out = np.zeros(m.p, bool)
+    cols = [j for j, name in enumerate(cohort.names)
+            if name in m.names and unpenalised[m.names.index(name)]]
+    if not cols:
+        return out
+    key = tuple(cols)
+    if key not in prepared.aliased:
+        X = cohort.X[:, cols]
+        row_nnz = np.diff(X.tocsr().indptr).astype(float)
+        found = (collinearity.aliased_columns(cohort, np.asarray(cols))
+                 if float(row_nnz @ row_nnz) <= _ALIAS_CHECK_BUDGET else [])
+        prepared.aliased[key] = found
+        for col, partners in found:
+            with_ = (f"a linear combination of {', '.join(cohort.names[q] for q in partners)}"
+                     if partners else "constant within every stratum")
+            warnings.warn(f"covariate {cohort.names[col]!r} is {with_} (collinear): its "
+                          "coefficient cannot be estimated and is reported as NaN. Remove it, "
+                          "or penalise it.", DataWarning, stacklevel=4)
+    for col, _ in prepared.aliased[key]:
+        out[m.names.index(cohort.names[col])] = True
+    return out
+
+
 def loglik(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
            censoring_strata: bool = False) -> float:
     """Log partial (Fine-Gray: pseudo) likelihood of ``cohort`` at ``beta`` (array in
@@ -175,6 +219,8 @@ def _make_model(cohort, model, ties, backend, cause, censoring_strata):
     if model == "fine_gray":
         return FineGrayModel(cohort, cause=cause, ties=ties, backend=backend,
                              censoring_strata=censoring_strata)
+    if model == "logistic":
+        return LogisticModel(cohort, backend=backend)
     return CoxModel(cohort, ties=ties, backend=backend)
 
 

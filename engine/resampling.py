@@ -51,14 +51,15 @@ class WeightedRefits:
     """Base of the picklable CV and bootstrap tasks: the cohort, sorted once per worker thread
     into a model whose case weights change between fits."""
 
-    def __init__(self, cohort, ties, backend, unpenalized, tol, max_iter):
-        self.cohort, self.ties, self.backend = cohort, ties, backend
+    def __init__(self, cohort, ties, backend, unpenalized, tol, max_iter, model="cox"):
+        self.cohort, self.ties, self.backend, self.model = cohort, ties, backend, model
         self.unpenalized, self.tol, self.max_iter = list(unpenalized), tol, max_iter
         self.cache = WorkerCache()
 
     def prepared(self):
         return self.cache.get("prepared", lambda: _prepare(
-            self.cohort, ties=self.ties, unpenalized=self.unpenalized, backend=self.backend))
+            self.cohort, model=self.model, ties=self.ties, unpenalized=self.unpenalized,
+            backend=self.backend))
 
     def base_weights(self) -> np.ndarray:
         c = self.cohort
