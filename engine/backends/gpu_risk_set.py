@@ -1,0 +1,61 @@
+"""The log-likelihood pass (loglik, r = the gradient's weights in eta, h = its diagonal
+curvature) as array operations and segmented scans, for any NumPy-like module.
+
+The same algebra as cpu_kernels.risk_set_pass, reorganised for a device: the forward risk-set
+sums are one segmented scan (seed 000 eq. 18) read at the tie groups' ends; Efron's terms are
+laid out flat (gpu_layout.EventGroups), so the per-group factors
+    alpha = sum wt/den,  beta = sum wt c/den,  gamma = sum wt/den^2,  delta = sum wt (1-c)^2/den^2
+are one segmented scan over the terms; the backward sums A_k, G_k over the risk sets holding
+row k are suffix scans within strata, less the own group's share for events and, with entry
+times, less the suffix from the first risk set that no longer holds k (entered_after).
+
+``xp`` is cupy on the GPU (``scan`` its segmented-scan kernels) and numpy with
+flag_scan_reference.segmented_scan in the CPU tests that pin this code to the Numba kernels.
+``scan(cols, flags, bit, reverse)`` scans the rows of cols (c x n) in segments starting where
+flags & bit.
+"""
+from __future__ import annotations
+
+from ..modeldata import EVENT, HEAD
+from .gpu_layout import GROUP_HEAD, STRATUM_TAIL
+
+
+def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, want):
+    """(ll, r, h) as cpu_kernels.risk_set_pass; r and h are empty unless ``want`` >= 1, 2.
+
+    lay, groups: gpu_layout.Layout and EventGroups with arrays already in ``xp``;
+    flags: the current flags (EVENT cleared for zero weights); start_order None without entry
+    times.
+    """
+    ev = ((flags & EVENT) != 0).astype(D.dtype)
+    ends = groups.ends
+    tg = groups.term_group
+    R0 = scan(D[None], lay.flags, HEAD, False)[0][ends]
+    E0 = scan((ev * D)[None], lay.flags, GROUP_HEAD, False)[0][ends]
+    a0 = R0
+    if start_order is not None:
+        S = scan(D[start_order][None], lay.start_heads, HEAD, False)[0]
+        late = lay.late[ends]
+        a0 = R0 - xp.where(late >= 0, S[late], 0.0)
+    c, wt = groups.term_c, groups.term_wt
+    den = a0[tg] - c * E0[tg]
+    ll = float(xp.sum(w * ev * eta) - xp.sum(wt * (xp.log(den) + shift)))
+    n = D.size
+    if want < 1:
+        return ll, xp.empty(0, D.dtype), xp.empty(0, D.dtype)
+    terms = xp.stack((wt / den, wt * c / den, wt / (den * den),
+                      wt * (1.0 - c) * (1.0 - c) / (den * den)))
+    alpha, beta, gamma, delta = scan(terms, groups.term_heads, HEAD, False)[:, groups.term_last]
+    per_group = xp.zeros((2, n), D.dtype)
+    per_group[:, ends] = xp.stack((alpha, gamma))
+    own = xp.zeros((2, n), D.dtype)
+    own[:, ends] = xp.stack((beta, gamma - delta))
+    suffix = scan(per_group, lay.flags, STRATUM_TAIL, True)
+    sums = suffix - ev * own[:, lay.group_end_of]
+    if start_order is not None:
+        after = lay.entered_after
+        sums = sums - xp.where(after >= 0, suffix[:, after], 0.0)
+    A, G = sums
+    r = D * A
+    h = r - D * D * G if want >= 2 else xp.empty(0, D.dtype)
+    return ll, r, h
