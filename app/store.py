@@ -1,0 +1,698 @@
+"""The app's one data store: the loaded data, the column roles, the analysis spec and the fits.
+
+Views read and write this store; nothing here imports Panel widgets, so the store is tested
+without a browser (tests/test_app_store.py). Numerics stay in engine/ (and lifelines): the store
+only reads files, assigns roles, builds the engine's Cohort and calls engine.fit.
+
+Two kinds of data:
+- a DataFrame (a bundled sample, an uploaded CSV/Parquet file, a DuckDB query result), and
+- a simulated cohort (engine.simulate), held as the engine's Cohort because N x P dense columns
+  (200,000 x 500) would not fit a DataFrame; its columns are time, event, strata and x0..x{P-1}.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import threading
+import time as _time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import param
+
+import engine
+from engine import datasets
+
+from .samples import ROLE_GUESSES, SAMPLES
+
+PENALTIES = ("none", "L1", "L2")
+TIES = ("efron", "breslow")
+SOLVERS = ("auto", "ccd", "newton")
+MODELS = ("cox",)  # Fine-Gray joins when engine.fit accepts model="fine_gray"
+SIMULATED_COLUMNS = ("time", "event", "strata")
+MAX_PREVIEW_ROWS = 200
+
+
+class DataLoadError(ValueError):
+    """A file, query or setting the app cannot turn into data; the message is for the user."""
+
+
+class FitCancelled(Exception):
+    """Raised from inside engine.fit's progress callback when the user pressed Cancel."""
+
+
+def detect_device() -> str:
+    """The compute device the engine would use with backend="auto", in words."""
+    try:
+        import cupy  # noqa: F401  (optional extra)
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # no CuPy, or CuPy without a driver/device
+        return "CPU (no CUDA device)"
+    if count < 1:
+        return "CPU (no CUDA device)"
+    from engine.backends import BACKENDS
+
+    if "gpu" not in BACKENDS:
+        return f"CPU ({count} CUDA device(s) seen, but the engine's GPU backend has not landed)"
+    return f"GPU ({count} CUDA device(s))"
+
+
+def available_backends() -> list[str]:
+    """Backends a user may pick: cpu and auto always, gpu when the engine has one."""
+    from engine.backends import BACKENDS
+
+    return ["cpu", "auto"] + (["gpu"] if "gpu" in BACKENDS else [])
+
+
+def parse_cut_points(text: str) -> list[float]:
+    """'10, 20.5' -> [10.0, 20.5]; a DataLoadError naming the bad entry otherwise."""
+    values = []
+    for part in re.split(r"[,;\s]+", text.strip()):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise DataLoadError(f"cut point {part!r} is not a number; type numbers separated "
+                                "by commas, e.g. 10, 30") from None
+        if not math.isfinite(value) or value <= 0:
+            raise DataLoadError(f"cut point {part!r} must be a positive, finite time")
+        values.append(value)
+    if not values:
+        raise DataLoadError("type at least one cut point, e.g. 10")
+    return sorted(set(values))
+
+
+def read_upload(filename: str, content: bytes) -> pd.DataFrame:
+    """A CSV or Parquet upload as a DataFrame; DataLoadError with a readable message otherwise."""
+    if not content:
+        raise DataLoadError(f"{filename!r} is empty")
+    suffix = Path(filename or "").suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(io.BytesIO(content))
+        elif suffix in (".csv", ".txt", ".tsv", ""):
+            df = pd.read_csv(io.BytesIO(content), sep=None if suffix == ".tsv" else ",",
+                             engine="python" if suffix == ".tsv" else "c")
+        else:
+            raise DataLoadError(f"{filename!r}: open a .csv or .parquet file")
+    except DataLoadError:
+        raise
+    except Exception as exc:  # pandas/pyarrow parser errors
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataLoadError(f"could not read {filename!r}: {first}. Check that it is a "
+                            "comma-separated file with one header row (or a Parquet file).") from None
+    if df.shape[0] == 0 or df.shape[1] < 2:
+        raise DataLoadError(f"{filename!r} has {df.shape[0]} rows and {df.shape[1]} columns; "
+                            "survival data needs at least a time and an event column")
+    return df
+
+
+def query_duckdb(path: str, sql: str) -> pd.DataFrame:
+    """Run ``sql`` on a DuckDB file opened read-only; with no path, on an in-memory database
+    where the bundled samples are tables (rossi, stanford_heart, jasa1, mgus2, bmtcrr)."""
+    import duckdb
+
+    if not sql.strip():
+        raise DataLoadError("type a SQL query, e.g. SELECT * FROM rossi WHERE age > 20")
+    try:
+        if path.strip():
+            if not Path(path).exists():
+                raise DataLoadError(f"no DuckDB file at {path!r}")
+            con = duckdb.connect(path.strip(), read_only=True)
+        else:
+            con = duckdb.connect()
+            for name, sample in SAMPLES.items():
+                con.register(name, sample.load())
+        try:
+            df = con.execute(sql).df()
+        finally:
+            con.close()
+    except DataLoadError:
+        raise
+    except Exception as exc:  # duckdb.Error and friends
+        first = str(exc).strip().splitlines()[0]
+        raise DataLoadError(f"the DuckDB query failed: {first}") from None
+    if df.empty:
+        raise DataLoadError("the query returned no rows")
+    return df
+
+
+@dataclass
+class KeptFit:
+    """One finished fit, kept for the results and the comparison table."""
+
+    name: str
+    result: object          # engine.FitResult
+    summary: pd.DataFrame   # result.summary, computed once in the worker
+    spec: dict              # the analysis as asked: data, roles, design, options
+    elapsed: float          # wall seconds, cohort building included
+    warnings: list = field(default_factory=list)
+
+    def row(self) -> dict:
+        """One row of the comparison table."""
+        res, spec = self.result, self.spec
+        treatment = spec["roles"].get("treatment")
+        hr = ""
+        if treatment:
+            names = [n for n in self.summary.index if n == treatment or n.startswith(treatment + "[")]
+            hr = "; ".join(f"{n}: {self.summary.loc[n, 'hr']:.4g}" for n in names)
+        cuts = spec["design"]["cut_points"]
+        return {
+            "fit": self.name,
+            "data": spec["data"]["label"],
+            "n": res.n,
+            "events": res.n_events,
+            "strata": res.spec.get("n_strata", 1),
+            "cut points": "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}"
+                                    for k, v in cuts.items()) or "none",
+            "ties": spec["options"]["ties"],
+            "penalty": res.spec.get("penalty", "none"),
+            "solver": spec["options"]["solver"],
+            "converged": bool(res.converged),
+            "iterations": int(res.n_iter),
+            "loglik": float(res.loglik),
+            "treatment HR": hr,
+            "seconds": round(self.elapsed, 3),
+        }
+
+
+@dataclass
+class FitJob:
+    """A snapshot of the store at the moment Fit was pressed; ``run`` works in any thread."""
+
+    name: str
+    spec: dict
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.fit
+
+    def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
+        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations."""
+        t0 = _time.perf_counter()
+
+        def on_iteration(state):
+            if progress is not None:
+                progress(state.n_iter)
+            if cancel is not None and cancel.is_set():
+                raise FitCancelled(f"{self.name} cancelled after {state.n_iter} iterations")
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cohort = self.make_cohort()
+            if cancel is not None and cancel.is_set():
+                raise FitCancelled(f"{self.name} cancelled before the first iteration")
+            res = engine.fit(cohort, progress=on_iteration, **self.options)
+            summary = res.summary
+        messages = list(dict.fromkeys(str(w.message) for w in caught))
+        return KeptFit(self.name, res, summary, self.spec, _time.perf_counter() - t0, messages)
+
+
+class Store(param.Parameterized):
+    """Data, roles, design, options and kept fits of one browser session."""
+
+    # --- data --------------------------------------------------------------------------
+    data = param.DataFrame(default=None, allow_None=True, doc="Loaded data (frame mode).")
+    simulated = param.Parameter(default=None, doc="engine.Cohort of a simulated cohort.")
+    source = param.Dict(default={}, doc="Where the data came from (for the script and spec).")
+    columns = param.List(default=[], doc="Column names offered for roles.")
+    data_version = param.Integer(default=0, doc="Bumped on every load; views redraw on it.")
+
+    # --- roles -------------------------------------------------------------------------
+    time = param.String(default=None, allow_None=True)
+    start = param.String(default=None, allow_None=True)
+    event = param.String(default=None, allow_None=True)
+    event_codes = param.List(default=[], doc="Codes of the event column that count as events "
+                                             "(empty: non-zero is an event).")
+    treatment = param.String(default=None, allow_None=True)
+    covariates = param.List(default=[])
+    strata = param.List(default=[])
+    id = param.String(default=None, allow_None=True)
+    weights = param.String(default=None, allow_None=True)
+
+    # --- design and options ------------------------------------------------------------
+    cut_points = param.Dict(default={}, doc="covariate -> sorted cut times")
+    model = param.Selector(objects=list(MODELS), default="cox")
+    ties = param.Selector(objects=list(TIES), default="efron")
+    penalty = param.Selector(objects=list(PENALTIES), default="none")
+    strength = param.Number(default=1.0, bounds=(0, None))
+    unpenalized = param.List(default=[])
+    backend = param.Selector(objects=["cpu", "auto", "gpu"], default="cpu")
+    solver = param.Selector(objects=list(SOLVERS), default="auto")
+
+    # --- results -----------------------------------------------------------------------
+    fits = param.List(default=[], doc="KeptFit records, oldest first.")
+
+    # ------------------------------------------------------------------------------------
+    # loading
+    def load_sample(self, name: str) -> None:
+        if name not in SAMPLES:
+            raise DataLoadError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
+        sample = SAMPLES[name]
+        self._set_frame(sample.load(), {"kind": "sample", "name": name,
+                                        "label": f"sample: {name}", "about": sample.about})
+        self.param.update(
+            time=sample.time, start=sample.start, event=sample.event,
+            event_codes=list(sample.event_codes), treatment=sample.treatment,
+            covariates=list(sample.covariates), id=sample.id,
+        )
+
+    def load_upload(self, filename: str, content: bytes) -> None:
+        df = read_upload(filename, content)
+        kind = "parquet" if Path(filename).suffix.lower() in (".parquet", ".pq") else "csv"
+        self._set_frame(df, {"kind": kind, "name": filename, "label": f"file: {filename}"})
+        self.guess_roles()
+
+    def load_duckdb(self, path: str, sql: str) -> None:
+        df = query_duckdb(path, sql)
+        self._set_frame(df, {"kind": "duckdb", "path": path.strip(), "sql": sql.strip(),
+                             "label": f"DuckDB: {path.strip() or 'samples'}"})
+        self.guess_roles()
+
+    def load_simulated(self, n: int, p: int, density: float = 0.05, n_strata: int = 1,
+                       seed: int = 0, cohort=None) -> None:
+        """Hold engine.simulate(n, p, density, n_strata, seed) (or the given, already simulated
+        cohort) with its roles: time, event, strata and every x column a covariate."""
+        try:
+            cohort = cohort if cohort is not None else engine.simulate(int(n), int(p), density=float(density),
+                                     n_strata=int(n_strata), seed=int(seed))
+        except (ValueError, engine.CohortError) as exc:
+            raise DataLoadError(f"cannot simulate that cohort: {exc}") from None
+        with param.parameterized.batch_call_watchers(self):
+            self.simulated = cohort
+            self.data = None
+            self.source = {"kind": "simulated", "n": int(n), "p": int(p), "density": float(density),
+                           "n_strata": int(n_strata), "seed": int(seed),
+                           "label": f"simulated N={int(n):,} P={int(p)}"}
+            self.columns = [*SIMULATED_COLUMNS[: 3 if n_strata > 1 else 2], *cohort.names]
+            self._reset_design()
+            self.param.update(time="time", start=None, event="event", event_codes=[],
+                              treatment=cohort.names[0], covariates=list(cohort.names),
+                              strata=["strata"] if n_strata > 1 else [], id=None, weights=None)
+            self.data_version += 1
+
+    def _set_frame(self, df: pd.DataFrame, source: dict) -> None:
+        df = df.copy()
+        df.columns = [str(c) for c in df.columns]
+        with param.parameterized.batch_call_watchers(self):
+            self.simulated = None
+            self.data = df
+            self.source = source
+            self.columns = list(df.columns)
+            self._reset_design()
+            self.param.update(time=None, start=None, event=None, event_codes=[], treatment=None,
+                              covariates=[], strata=[], id=None, weights=None)
+            self.data_version += 1
+
+    def _reset_design(self) -> None:
+        self.param.update(cut_points={}, unpenalized=[])
+
+    def guess_roles(self) -> None:
+        """Roles from usual column names; every other numeric column a covariate."""
+        lower = {c.lower(): c for c in self.columns}
+
+        def pick(role):
+            return next((lower[g] for g in ROLE_GUESSES[role] if g in lower), None)
+
+        time_col, event_col, start_col, id_col = pick("time"), pick("event"), pick("start"), pick("id")
+        if time_col is None:
+            numeric = [c for c in self.columns if pd.api.types.is_numeric_dtype(self.data[c])]
+            time_col = numeric[0] if numeric else None
+        taken = {time_col, event_col, start_col, id_col} - {None}
+        if start_col is not None and id_col is None:
+            start_col = None
+        covs = [c for c in self.columns if c not in taken
+                and pd.api.types.is_numeric_dtype(self.data[c])]
+        treat = pick("treatment")
+        self.param.update(time=time_col, event=event_col, start=start_col, id=id_col,
+                          covariates=covs, treatment=treat if treat in covs else None)
+
+    # ------------------------------------------------------------------------------------
+    # reading
+    @property
+    def loaded(self) -> bool:
+        return self.data is not None or self.simulated is not None
+
+    @property
+    def n_rows(self) -> int:
+        if self.simulated is not None:
+            return self.simulated.n
+        return 0 if self.data is None else len(self.data)
+
+    def column(self, name: str) -> pd.Series:
+        """Any offered column as a Series (simulated x columns densified, one at a time)."""
+        if self.simulated is not None:
+            c = self.simulated
+            if name == "time":
+                return pd.Series(c.time, name=name)
+            if name == "event":
+                return pd.Series(c.event, name=name)
+            if name == "strata":
+                return pd.Series(c.strata if c.strata is not None else np.zeros(c.n, int), name=name)
+            j = c.names.index(name)
+            return pd.Series(c.X[:, j].toarray().ravel(), name=name)
+        return self.data[name]
+
+    def preview(self, rows: int = MAX_PREVIEW_ROWS) -> pd.DataFrame:
+        if self.simulated is not None:
+            c = self.simulated
+            k = min(rows, c.n)
+            shown = self.columns[: len(self.columns) - len(c.names)] + c.names[:12]
+            return pd.DataFrame({name: self.column(name).iloc[:k] for name in shown})
+        return pd.DataFrame() if self.data is None else self.data.head(rows)
+
+    def event_column_name(self) -> str | None:
+        """The event column the cohort uses: derived as ``<event>_event`` when codes are set."""
+        if self.event is None or not self.event_codes:
+            return self.event
+        name = f"{self.event}_event"
+        while name in self.columns:
+            name += "_"
+        return name
+
+    def event_indicator(self) -> pd.Series:
+        """1 for rows with an event (one of the chosen codes, or non-zero), else 0."""
+        values = self.column(self.event)
+        if self.event_codes:
+            return values.isin(self.event_codes).astype(int)
+        numeric = pd.to_numeric(values, errors="coerce")
+        return (numeric.fillna(0) != 0).astype(int)
+
+    def event_code_options(self) -> list:
+        """Distinct values of the event column (up to 20), for the codes picker."""
+        if self.event is None or not self.loaded:
+            return []
+        values = self.column(self.event).dropna().unique()
+        if len(values) > 20:
+            return []
+        return sorted(values.tolist(), key=lambda v: (str(type(v)), v))
+
+    def km_frame(self) -> pd.DataFrame:
+        """time, start (optional) and 0/1 event columns for Kaplan-Meier curves."""
+        out = {"time": pd.to_numeric(self.column(self.time), errors="coerce"),
+               "event": self.event_indicator()}
+        if self.start:
+            out["start"] = pd.to_numeric(self.column(self.start), errors="coerce")
+        return pd.DataFrame(out)
+
+    # ------------------------------------------------------------------------------------
+    # building the cohort
+    def role_kwargs(self) -> dict:
+        """Keyword arguments of engine.Cohort.from_frame for the current roles."""
+        return {"time": self.time, "event": self.event_column_name(),
+                "covariates": list(self.covariates), "strata": list(self.strata) or None,
+                "start": self.start, "id": self.id, "weights": self.weights}
+
+    def cohort_frame(self) -> pd.DataFrame:
+        """The data as the cohort reads it: with the derived event column when codes are set."""
+        if self.event_codes and self.event is not None:
+            return self.data.assign(**{self.event_column_name(): self.event_indicator()})
+        return self.data
+
+    def _check_roles_set(self) -> None:
+        if not self.loaded:
+            raise DataLoadError("load data first (Data tab)")
+        missing = [role for role in ("time", "event") if getattr(self, role) is None]
+        if missing:
+            raise DataLoadError(f"choose the {' and '.join(missing)} column(s) in the Data tab")
+        if not self.covariates:
+            raise DataLoadError("choose at least one covariate in the Data tab")
+
+    def make_cohort_factory(self):
+        """A callable building the engine Cohort from a snapshot of the data and roles."""
+        self._check_roles_set()
+        if self.simulated is not None:
+            base, covs = self.simulated, list(self.covariates)
+            strata = bool(self.strata)
+            if covs == base.names and strata == (base.strata is not None):
+                return lambda: base
+
+            def subset():
+                idx = [base.names.index(c) for c in covs]
+                return engine.Cohort.from_arrays(time=base.time, event=base.event,
+                                                 X=base.X[:, idx], names=covs,
+                                                 strata=base.strata if strata else None)
+            return subset
+        frame, kwargs = self.cohort_frame(), self.role_kwargs()
+        return lambda: engine.Cohort.from_frame(frame, **kwargs)
+
+    def build_cohort(self):
+        """The engine Cohort of the current data and roles (CohortError/DataLoadError if bad)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.make_cohort_factory()()
+
+    def validation_report(self) -> dict:
+        """Counts and problems of the current data under the current roles, before any fit.
+
+        Returns a dict: ok (bool), error (the engine's CohortError message or ""), rows, events,
+        censored, censored_pct, subjects, strata, covariates (after encoding), warnings (list),
+        problems (DataFrame: column, role, problem).
+        """
+        report = {"ok": False, "error": "", "rows": self.n_rows, "events": None,
+                  "censored": None, "censored_pct": None, "subjects": None, "strata": None,
+                  "covariates": None, "warnings": [], "problems": self.column_problems()}
+        if not self.loaded:
+            report["error"] = "no data loaded"
+            return report
+        if self.event is not None:
+            try:
+                events = int(self.event_indicator().sum())
+                report["events"] = events
+                report["censored"] = self.n_rows - events
+                report["censored_pct"] = 100.0 * (self.n_rows - events) / max(self.n_rows, 1)
+            except Exception:  # unreadable event column: the cohort error below names it
+                pass
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                cohort = self.make_cohort_factory()()
+        except (engine.CohortError, DataLoadError, ValueError, KeyError) as exc:
+            report["error"] = str(exc)
+            return report
+        report.update(ok=True, events=cohort.n_events, censored=cohort.n - cohort.n_events,
+                      censored_pct=100.0 * (cohort.n - cohort.n_events) / cohort.n,
+                      strata=cohort.n_strata, covariates=cohort.p,
+                      subjects=None if cohort.id is None else int(pd.unique(cohort.id).size),
+                      warnings=list(dict.fromkeys(str(w.message) for w in caught)))
+        return report
+
+    def column_problems(self) -> pd.DataFrame:
+        """Simple per-column checks of the role columns: missing values, text, negative times,
+        single-valued covariates."""
+        rows = []
+        if not self.loaded:
+            return pd.DataFrame(columns=["column", "role", "problem"])
+        roles = [("time", self.time), ("start", self.start), ("event", self.event),
+                 ("id", self.id), ("weights", self.weights)]
+        roles += [("strata", s) for s in self.strata] + [("covariate", c) for c in self.covariates]
+        if self.simulated is not None:
+            return pd.DataFrame(rows, columns=["column", "role", "problem"])
+        for role, col in roles:
+            if col is None or col not in self.data.columns:
+                continue
+            s = self.data[col]
+            n_missing = int(s.isna().sum())
+            if n_missing:
+                rows.append((col, role, f"{n_missing} missing value(s)"))
+            if role in ("time", "start", "weights", "event"):
+                num = pd.to_numeric(s, errors="coerce")
+                bad = int((num.isna() & s.notna()).sum())
+                if bad:
+                    rows.append((col, role, f"{bad} value(s) that are not numbers"))
+                elif role in ("time", "start", "weights") and (num < 0).any():
+                    rows.append((col, role, f"{int((num < 0).sum())} negative value(s)"))
+            if role == "covariate" and s.nunique(dropna=True) <= 1:
+                rows.append((col, role, "a single value: it cannot be estimated"))
+            if role == "covariate" and not pd.api.types.is_numeric_dtype(s):
+                rows.append((col, role, f"text with {s.nunique()} levels: one-hot encoded "
+                                        f"against its first level"))
+        return pd.DataFrame(rows, columns=["column", "role", "problem"])
+
+    # ------------------------------------------------------------------------------------
+    # the analysis spec, fitting and export
+    def penalty_object(self):
+        if self.penalty == "none":
+            return None
+        return (engine.L1 if self.penalty == "L1" else engine.L2)(float(self.strength))
+
+    def fit_options(self) -> dict:
+        """Keyword arguments of engine.fit (besides the cohort and progress)."""
+        unpen = [u for u in self.unpenalized if u in self.covariates] if self.penalty != "none" else []
+        return {"model": self.model, "ties": self.ties, "penalty": self.penalty_object(),
+                "unpenalized": unpen, "cut_points": dict(self.cut_points) or None,
+                "backend": self.backend, "solver": self.solver}
+
+    def spec(self) -> dict:
+        """The whole analysis as JSON-able data: data source, roles, design, fit options."""
+        source = {k: v for k, v in self.source.items() if k != "about"}
+        return {
+            "survscan": 1,
+            "data": source,
+            "roles": {"time": self.time, "start": self.start, "event": self.event,
+                      "event_codes": [_jsonable(c) for c in self.event_codes],
+                      "treatment": self.treatment, "covariates": list(self.covariates),
+                      "strata": list(self.strata), "id": self.id, "weights": self.weights},
+            "design": {"cut_points": {k: list(v) for k, v in self.cut_points.items()}},
+            "options": {"model": self.model, "ties": self.ties, "penalty": self.penalty,
+                        "strength": float(self.strength),
+                        "unpenalized": list(self.fit_options()["unpenalized"]),
+                        "backend": self.backend, "solver": self.solver},
+        }
+
+    def spec_json(self) -> str:
+        return json.dumps(self.spec(), indent=2)
+
+    def next_fit_name(self) -> str:
+        taken = {f.name for f in self.fits}
+        k = len(self.fits) + 1
+        while f"fit {k}" in taken:
+            k += 1
+        return f"fit {k}"
+
+    def fit_job(self, name: str | None = None, **overrides) -> FitJob:
+        """Snapshot the data, roles and options into a job that a worker thread can run."""
+        if self.cut_points:
+            unknown = [k for k in self.cut_points if k not in self.covariates]
+            if unknown:
+                raise DataLoadError(f"cut points are set for {unknown}, which are not covariates")
+        factory = self.make_cohort_factory()
+        options = {**self.fit_options(), **overrides}
+        spec = self.spec()
+        spec["options"].update({k: v for k, v in overrides.items() if isinstance(v, str)})
+        return FitJob(name or self.next_fit_name(), spec, factory, options)
+
+    def keep(self, fit: KeptFit) -> None:
+        self.fits = [*self.fits, fit]
+
+    def remove_fit(self, name: str) -> None:
+        self.fits = [f for f in self.fits if f.name != name]
+
+    def get_fit(self, name: str | None) -> KeptFit | None:
+        if not self.fits:
+            return None
+        return next((f for f in self.fits if f.name == name), self.fits[-1])
+
+    def comparison(self) -> pd.DataFrame:
+        """One row per kept fit (for the sensitivity comparison)."""
+        return pd.DataFrame([f.row() for f in self.fits])
+
+    def coefficient_comparison(self) -> pd.DataFrame:
+        """Hazard ratios side by side: covariate x fit."""
+        if not self.fits:
+            return pd.DataFrame()
+        table = pd.concat({f.name: f.summary["hr"] for f in self.fits}, axis=1)
+        table.index.name = "covariate"
+        return table
+
+    def python_script(self, spec: dict | None = None) -> str:
+        """A Python script that reproduces the analysis with the engine's public API."""
+        return python_script(spec or self.spec())
+
+    def subsample_factory(self, n: int, seed: int = 0):
+        """A callable building a cohort of at most ``n`` rows (whole subjects with episodes)."""
+        self._check_roles_set()
+        if self.simulated is not None:
+            base = self.simulated
+            covs, strata = list(self.covariates), bool(self.strata)
+
+            def sub():
+                rng = np.random.default_rng(seed)
+                rows = np.sort(rng.choice(base.n, size=min(n, base.n), replace=False))
+                idx = [base.names.index(c) for c in covs]
+                return engine.Cohort.from_arrays(
+                    time=base.time[rows], event=base.event[rows], X=base.X[rows][:, idx],
+                    names=covs, strata=None if base.strata is None or not strata
+                    else base.strata[rows])
+            return sub
+        frame, kwargs = self.cohort_frame(), self.role_kwargs()
+        if len(frame) > n:
+            if self.id:
+                ids = pd.unique(frame[self.id])
+                rng = np.random.default_rng(seed)
+                keep = set(rng.permutation(ids)[: max(1, int(len(ids) * n / len(frame)))].tolist())
+                frame = frame[frame[self.id].isin(keep)]
+            else:
+                frame = frame.sample(n=n, random_state=seed).sort_index()
+        frame = frame.reset_index(drop=True)
+
+        def build():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return engine.Cohort.from_frame(frame, **kwargs)
+        return build
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def python_script(spec: dict) -> str:
+    """The script text for ``spec`` (see Store.spec)."""
+    data, roles, design, opts = spec["data"], spec["roles"], spec["design"], spec["options"]
+    lines = ['"""Reproduce a survscan analysis with the engine API (generated by the app)."""',
+             "import engine"]
+    kind = data.get("kind")
+    if kind == "simulated":
+        lines += ["", f"cohort = engine.simulate({data['n']}, {data['p']}, density={data['density']!r}, "
+                      f"n_strata={data['n_strata']}, seed={data['seed']})"]
+        all_names = [f"x{j}" for j in range(data["p"])]
+        if roles["covariates"] != all_names or (data["n_strata"] > 1) != bool(roles["strata"]):
+            lines += [f"covariates = {roles['covariates']!r}",
+                      "cohort = engine.Cohort.from_arrays(",
+                      "    time=cohort.time, event=cohort.event,",
+                      "    X=cohort.X[:, [cohort.names.index(c) for c in covariates]], names=covariates,",
+                      f"    strata={'cohort.strata' if roles['strata'] else 'None'},",
+                      ")"]
+    else:
+        lines.insert(1, "import pandas as pd")
+        if kind == "sample":
+            lines += ["from engine import datasets", "",
+                      f"df = datasets.load_{data['name']}()"]
+        elif kind == "csv":
+            lines += ["", f"df = pd.read_csv({data['name']!r})  # the uploaded file"]
+        elif kind == "parquet":
+            lines += ["", f"df = pd.read_parquet({data['name']!r})  # the uploaded file"]
+        elif kind == "duckdb":
+            lines.insert(1, "import duckdb")
+            if data.get("path"):
+                lines += ["", f"con = duckdb.connect({data['path']!r}, read_only=True)"]
+            else:
+                lines += ["from engine import datasets", "", "con = duckdb.connect()"]
+                lines += [f"con.register({name!r}, datasets.load_{name}())" for name in SAMPLES]
+            lines += [f"df = con.execute({data['sql']!r}).df()", "con.close()"]
+        else:
+            lines += ["", "df = ...  # load your data here"]
+        event = roles["event"]
+        if roles["event_codes"]:
+            event = f"{roles['event']}_event"
+            lines += [f"df[{event!r}] = df[{roles['event']!r}].isin({roles['event_codes']!r}).astype(int)"
+                      "  # these codes count as events"]
+        lines += ["cohort = engine.Cohort.from_frame(", "    df,",
+                  f"    time={roles['time']!r},", f"    event={event!r},",
+                  f"    covariates={roles['covariates']!r},"]
+        for role in ("strata", "start", "id", "weights"):
+            value = roles[role] or None
+            if value:
+                lines.append(f"    {role}={value!r},")
+        lines.append(")")
+    penalty = "None"
+    if opts["penalty"] != "none":
+        penalty = f"engine.{opts['penalty']}({opts['strength']!r})"
+    lines += ["", "res = engine.fit(", "    cohort,", f"    model={opts['model']!r},",
+              f"    ties={opts['ties']!r},", f"    penalty={penalty},"]
+    if opts["unpenalized"]:
+        lines.append(f"    unpenalized={opts['unpenalized']!r},")
+    if design["cut_points"]:
+        lines.append(f"    cut_points={design['cut_points']!r},")
+    lines += [f"    backend={opts['backend']!r},", f"    solver={opts['solver']!r},", ")",
+              "print(res)", "print(res.summary)", ""]
+    return "\n".join(lines)

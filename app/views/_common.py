@@ -1,0 +1,65 @@
+"""Helpers the views share: notifications, worker threads, table formatting."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+import pandas as pd
+import panel as pn
+from bokeh.models.widgets.tables import NumberFormatter
+
+log = logging.getLogger("survscan.app")
+
+
+def notify(kind: str, message: str, duration: int = 8000) -> None:
+    """A toast (error/warning/success/info) when the page has notifications; logged always."""
+    getattr(log, "warning" if kind in ("error", "warning") else "info")("%s: %s", kind, message)
+    notifications = pn.state.notifications
+    if notifications is not None:
+        getattr(notifications, kind)(message, duration=duration)
+
+
+async def in_thread(fn, *args, name: str = "survscan-worker"):
+    """Run ``fn(*args)`` in a new daemon thread (one per call) and await its result.
+
+    The event loop stays free: other callbacks (Cancel, other tabs) run meanwhile.
+    """
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def target():
+        try:
+            result = fn(*args)
+        except BaseException as exc:  # handed to the awaiting coroutine, never lost
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, future, result, None)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return await future
+
+
+def _settle(future, result, exc):
+    if future.cancelled():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
+
+
+def number_formatters(df: pd.DataFrame, digits: int = 6) -> dict:
+    """Tabulator formatters: floats to ``digits`` decimals."""
+    fmt = "0." + "0" * digits
+    return {c: NumberFormatter(format=fmt) for c in df.columns
+            if pd.api.types.is_float_dtype(df[c])}
+
+
+def table(df: pd.DataFrame | None = None, **kwargs) -> pn.widgets.Tabulator:
+    """A read-only Tabulator with the app's defaults."""
+    opts = dict(disabled=True, show_index=False, sizing_mode="stretch_width",
+                layout="fit_data_table")
+    opts.update(kwargs)
+    return pn.widgets.Tabulator(pd.DataFrame() if df is None else df, **opts)

@@ -1,0 +1,251 @@
+"""Data view: open a sample, a file, a DuckDB query or a simulated cohort; assign column roles;
+see the validation report (the engine's CohortError message, plus simple counts)."""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+import engine
+
+from ..samples import SAMPLES
+from ..store import DataLoadError, Store
+from ._common import in_thread, notify, table
+
+NONE = "(none)"
+ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
+         "weights")
+
+
+class DataView(Viewer):
+    """Loading data, column roles and the validation report."""
+
+    store = param.ClassSelector(class_=Store)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s = self.store
+        # --- sources ---------------------------------------------------------------------
+        self.sample = pn.widgets.Select(label="Bundled sample", options=list(SAMPLES),
+                                        value=s.source.get("name", "rossi")
+                                        if s.source.get("kind") == "sample" else "rossi")
+        self.open_sample = pn.widgets.Button(label="Open sample", color="primary")
+        self.open_sample.on_click(self._open_sample)
+        self.file = pn.widgets.FileInput(accept=".csv,.parquet,.pq,.txt", multiple=False,
+                                         label="CSV or Parquet file")
+        self.file.param.watch(self._open_file, "value")
+        self.db_path = pn.widgets.TextInput(
+            label="DuckDB file (opened read-only)",
+            placeholder="empty: an in-memory database with the samples as tables")
+        self.sql = pn.widgets.TextAreaInput(label="SQL", value="SELECT * FROM rossi", height=90)
+        self.run_sql = pn.widgets.Button(label="Run query", color="primary")
+        self.run_sql.on_click(self._run_query)
+        self.sim_n = pn.widgets.IntInput(label="N (rows)", value=10_000, start=10, step=1000)
+        self.sim_p = pn.widgets.IntInput(label="P (covariates)", value=20, start=1, step=10)
+        self.sim_density = pn.widgets.FloatInput(label="density", value=0.05, start=0.001,
+                                                 end=1.0, step=0.01)
+        self.sim_strata = pn.widgets.IntInput(label="strata", value=1, start=1)
+        self.sim_seed = pn.widgets.IntInput(label="seed", value=0, start=0)
+        self.simulate = pn.widgets.Button(label="Simulate cohort", color="primary")
+        self.simulate.on_click(self._simulate)
+        self.sources = pn.Tabs(
+            ("Sample", pn.Column(self.sample, self.open_sample)),
+            ("File", pn.Column(self.file, pn.pane.Markdown(
+                "CSV (comma-separated, one header row) or Parquet.", margin=(0, 10)))),
+            ("DuckDB", pn.Column(self.db_path, self.sql, self.run_sql)),
+            ("Simulate", pn.Column(pn.Row(self.sim_n, self.sim_p, self.sim_density),
+                                   pn.Row(self.sim_strata, self.sim_seed), self.simulate)),
+            dynamic=False,
+        )
+        self.about = pn.pane.Markdown(sizing_mode="stretch_width")
+        # --- roles -----------------------------------------------------------------------
+        self.w = {
+            "time": pn.widgets.Select(label="Time (or stop)"),
+            "start": pn.widgets.Select(label="Start (entry, for start/stop rows)"),
+            "event": pn.widgets.Select(label="Event"),
+            "event_codes": pn.widgets.MultiChoice(label="Event codes (empty: non-zero = event)"),
+            "treatment": pn.widgets.Select(label="Treatment / grouping"),
+            "covariates": pn.widgets.CrossSelector(label="Covariates (search; >> selects all)",
+                                                   definition_order=True, height=230,
+                                                   width=520),
+            "strata": pn.widgets.MultiChoice(label="Strata"),
+            "id": pn.widgets.Select(label="Subject id"),
+            "weights": pn.widgets.Select(label="Weights"),
+        }
+        for role, widget in self.w.items():
+            widget.param.watch(lambda e, role=role: self._to_store(role, e.new), "value")
+        self._syncing = False
+        s.param.watch(self._sync_widgets, ["columns", "data_version", *ROLES])
+        s.param.watch(self._validate, ["data_version", *ROLES])
+        # --- report and preview -----------------------------------------------------------
+        self.report = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.problems = table(height=160, visible=False)
+        self.preview = table(pagination="local", page_size=8, layout="fit_data_table")
+        self._sync_widgets()
+        self._validate()
+
+    # ------------------------------------------------------------------------------------
+    # loading (errors become notifications; the loaded data stays as it was)
+    def _guard(self, action, what: str) -> bool:
+        try:
+            action()
+        except (DataLoadError, engine.CohortError, ValueError) as exc:
+            notify("error", f"{what}: {exc}", duration=0)
+            return False
+        except Exception as exc:  # never a traceback on the page
+            notify("error", f"{what} failed unexpectedly: {type(exc).__name__}: {exc}", duration=0)
+            return False
+        return True
+
+    def _open_sample(self, event=None) -> None:
+        if self._guard(lambda: self.store.load_sample(self.sample.value), "Opening the sample"):
+            notify("success", f"Opened {self.sample.value}", duration=3000)
+
+    def _open_file(self, event=None) -> None:
+        content, filename = self.file.value, self.file.filename or "upload.csv"
+        if not content:
+            return
+        if self._guard(lambda: self.store.load_upload(filename, content), f"Opening {filename}"):
+            notify("success", f"Opened {filename}: {self.store.n_rows:,} rows", duration=3000)
+
+    def _run_query(self, event=None) -> None:
+        if self._guard(lambda: self.store.load_duckdb(self.db_path.value, self.sql.value),
+                       "DuckDB"):
+            notify("success", f"Query returned {self.store.n_rows:,} rows", duration=3000)
+
+    async def _simulate(self, event=None) -> None:
+        args = (self.sim_n.value, self.sim_p.value, self.sim_density.value,
+                self.sim_strata.value, self.sim_seed.value)
+        if None in args:
+            notify("error", "Simulation: fill in N, P, density, strata and seed", duration=0)
+            return
+        self.simulate.loading = True
+        try:
+            cohort = await in_thread(_simulate_cohort, *args)
+        except (ValueError, engine.CohortError) as exc:
+            notify("error", f"Simulation: {exc}", duration=0)
+            return
+        except Exception as exc:
+            notify("error", f"Simulation failed: {type(exc).__name__}: {exc}", duration=0)
+            return
+        finally:
+            self.simulate.loading = False
+        self._guard(lambda: self.store.load_simulated(*args, cohort=cohort), "Simulation")
+        notify("success", f"Simulated {self.store.source.get('label')}", duration=3000)
+
+    # ------------------------------------------------------------------------------------
+    # roles <-> widgets
+    def _to_store(self, role, value) -> None:
+        if self._syncing:
+            return
+        if role in ("covariates", "strata", "event_codes"):
+            value = list(value or [])
+        elif value == NONE:
+            value = None
+        try:
+            setattr(self.store, role, value)
+        except Exception as exc:  # e.g. a value the store refuses
+            notify("error", f"{role}: {exc}")
+
+    def _sync_widgets(self, *events) -> None:
+        s = self.store
+        cols = list(s.columns)
+        optional = {NONE: None, **{c: c for c in cols}}
+        self._syncing = True
+        try:
+            simulated = s.simulated is not None
+            for role in ("time", "event"):
+                self.w[role].options = cols
+                self.w[role].disabled = simulated
+            for role in ("start", "treatment", "id", "weights"):
+                self.w[role].options = optional
+                self.w[role].disabled = simulated and role != "treatment"
+            codes = s.event_code_options()
+            self.w["event_codes"].options = {str(c): c for c in codes}
+            self.w["event_codes"].disabled = simulated or not codes
+            role_cols = {s.time, s.event, s.start, s.id, s.weights} - {None}
+            if simulated:
+                cov_options = list(s.simulated.names)
+                strata_options = ["strata"] if "strata" in cols else []
+            else:
+                cov_options = [c for c in cols if c not in role_cols]
+                strata_options = [c for c in cols if c not in role_cols]
+            self.w["covariates"].options = cov_options
+            self.w["strata"].options = strata_options
+            for role in ROLES:
+                value = getattr(s, role)
+                if role in ("covariates", "strata", "event_codes"):
+                    opts = self.w[role].options
+                    allowed = set(opts.values() if isinstance(opts, dict) else opts)
+                    self.w[role].value = [v for v in value if v in allowed]
+                else:
+                    self.w[role].value = value if value in cols else None
+        finally:
+            self._syncing = False
+        self.preview.value = s.preview()
+        src = s.source
+        self.about.object = (f"**{src.get('label', 'no data')}** — {s.n_rows:,} rows, "
+                             f"{len(cols):,} columns. {src.get('about', '')}")
+
+    # ------------------------------------------------------------------------------------
+    def _validate(self, *events) -> None:
+        try:
+            r = self.store.validation_report()
+        except Exception as exc:  # the report must never break the page
+            self.report.object = f"**Validation could not run:** {type(exc).__name__}: {exc}"
+            return
+        self.report.object = report_markdown(r)
+        self.problems.value = r["problems"]
+        self.problems.visible = len(r["problems"]) > 0
+
+    def __panel__(self):
+        s = self.w
+        roles = pn.Column(
+            "### Column roles",
+            pn.Row(s["time"], s["start"], s["event"]),
+            pn.Row(s["event_codes"], s["treatment"]),
+            s["covariates"],
+            pn.Row(s["strata"], s["id"], s["weights"]),
+        )
+        return pn.Column(
+            "## Data",
+            pn.Row(pn.Column("### Open data", self.sources, width=560),
+                   pn.Column("### Validation report", self.report, self.problems,
+                             sizing_mode="stretch_width")),
+            self.about,
+            roles,
+            "### Preview (first rows)",
+            self.preview,
+            sizing_mode="stretch_width",
+        )
+
+
+def _simulate_cohort(n, p, density, n_strata, seed):
+    return engine.simulate(int(n), int(p), density=float(density), n_strata=int(n_strata),
+                           seed=int(seed))
+
+
+def report_markdown(r: dict) -> str:
+    """The validation report as Markdown."""
+    lines = []
+    if r["ok"]:
+        lines.append("**Ready to fit.**")
+    else:
+        lines.append(f"**Not ready:** {r['error']}")
+    facts = [f"rows: **{r['rows']:,}**"]
+    if r["events"] is not None:
+        facts.append(f"events: **{r['events']:,}**")
+        facts.append(f"censored: **{r['censored']:,}** ({r['censored_pct']:.1f}%)")
+    if r.get("subjects"):
+        facts.append(f"subjects: **{r['subjects']:,}**")
+    if r.get("strata"):
+        facts.append(f"strata: **{r['strata']}**")
+    if r.get("covariates") is not None:
+        facts.append(f"model columns: **{r['covariates']}**")
+    lines.append(" · ".join(facts))
+    for w in r.get("warnings", []):
+        lines.append(f"Warning: {w}")
+    return "\n\n".join(lines)
+
+

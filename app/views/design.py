@@ -1,0 +1,110 @@
+"""Design view: strata, time-varying cut points, model, ties, penalty, backend and solver."""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from ..store import DataLoadError, Store, available_backends, detect_device, parse_cut_points
+from ._common import notify
+
+
+class DesignView(Viewer):
+    """Everything about the model that is not a column role."""
+
+    store = param.ClassSelector(class_=Store)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        s = self.store
+        self.strata = pn.widgets.MultiChoice(label="Strata columns (separate baseline hazards)")
+        self.cut_covariate = pn.widgets.Select(label="Covariate with a time-varying effect")
+        self.cut_times = pn.widgets.TextInput(label="Cut points (times, comma-separated)",
+                                              placeholder="e.g. 10, 30")
+        self.add_cut = pn.widgets.Button(label="Add cut points", color="primary")
+        self.add_cut.on_click(self._add_cut)
+        self.clear_cut = pn.widgets.Button(label="Clear cut points")
+        self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
+        self.cut_list = pn.pane.Markdown()
+        s.param.backend.objects = available_backends()
+        self.model = pn.widgets.Select.from_param(s.param.model, label="Model")
+        self.ties = pn.widgets.RadioButtonGroup.from_param(s.param.ties, label="Ties")
+        self.penalty = pn.widgets.RadioButtonGroup.from_param(s.param.penalty, label="Penalty")
+        self.strength = pn.widgets.FloatInput.from_param(s.param.strength,
+                                                         label="Penalty strength (lambda)",
+                                                         step=0.1)
+        self.unpenalized = pn.widgets.MultiChoice(label="Unpenalized covariates")
+        self.backend = pn.widgets.Select.from_param(s.param.backend, label="Backend")
+        self.solver = pn.widgets.Select.from_param(s.param.solver, label="Solver")
+        self.device = pn.pane.Markdown(f"Detected device: **{detect_device()}**")
+        self._syncing = False
+        self.strata.param.watch(lambda e: self._set("strata", e.new), "value")
+        self.unpenalized.param.watch(lambda e: self._set("unpenalized", e.new), "value")
+        s.param.watch(self._sync, ["columns", "covariates", "strata", "unpenalized", "cut_points",
+                                   "time", "event", "start", "id", "weights", "penalty"])
+        self._sync()
+
+    def _set(self, name, value) -> None:
+        if not self._syncing:
+            setattr(self.store, name, list(value or []))
+
+    def _sync(self, *events) -> None:
+        s = self.store
+        self._syncing = True
+        try:
+            used = {s.time, s.event, s.start, s.id, s.weights} - {None}
+            if s.simulated is not None:
+                strata_options = ["strata"] if "strata" in s.columns else []
+            else:
+                strata_options = [c for c in s.columns if c not in used]
+            self.strata.options = strata_options
+            self.strata.value = [c for c in s.strata if c in strata_options]
+            self.cut_covariate.options = list(s.covariates)
+            self.unpenalized.options = list(s.covariates)
+            self.unpenalized.value = [c for c in s.unpenalized if c in s.covariates]
+            self.unpenalized.disabled = s.penalty == "none"
+            self.strength.disabled = s.penalty == "none"
+        finally:
+            self._syncing = False
+        if s.cut_points:
+            self.cut_list.object = "\n".join(
+                f"- **{k}**: effect changes at {', '.join(f'{c:g}' for c in v)} → coefficients "
+                + ", ".join(f"`{n}`" for n in _interval_names(k, v))
+                for k, v in s.cut_points.items())
+        else:
+            self.cut_list.object = "No cut points: every effect is constant over time."
+
+    def _add_cut(self, event=None) -> None:
+        s = self.store
+        name = self.cut_covariate.value
+        try:
+            if not name:
+                raise DataLoadError("choose a covariate first")
+            cuts = parse_cut_points(self.cut_times.value)
+        except DataLoadError as exc:
+            notify("error", f"Cut points: {exc}", duration=0)
+            return
+        s.cut_points = {**s.cut_points, name: cuts}
+        self.cut_times.value = ""
+
+    def __panel__(self):
+        return pn.Column(
+            "## Design",
+            pn.Row(
+                pn.Column("### Strata", self.strata,
+                          "### Time-varying effects (step functions at cut points)",
+                          self.cut_covariate, self.cut_times,
+                          pn.Row(self.add_cut, self.clear_cut), self.cut_list, width=520),
+                pn.Column("### Model", self.model, "Ties", self.ties, "Penalty", self.penalty,
+                          self.strength, self.unpenalized, "### Compute", self.backend,
+                          self.device, self.solver, width=480),
+            ),
+            sizing_mode="stretch_width",
+        )
+
+
+def _interval_names(name, cuts):
+    edges = [0.0, *cuts]
+    out = [f"{name}[{edges[i]:g},{edges[i + 1]:g})" for i in range(len(cuts))]
+    return out + [f"{name}[{cuts[-1]:g},inf)"]

@@ -1,0 +1,123 @@
+"""Export view: tables as CSV, plots as standalone HTML, the analysis spec as JSON, and a Python
+script that reproduces the analysis with the engine API.
+
+PNG export of Bokeh plots needs a browser driver on the server (selenium + a webdriver), which
+the app does not assume; plots are offered as self-contained HTML (open it and use the Bokeh
+toolbar's save button for a PNG).
+"""
+
+from __future__ import annotations
+
+import io
+
+import holoviews as hv
+import panel as pn
+import param
+from bokeh.embed import file_html
+from bokeh.resources import INLINE
+from panel.viewable import Viewer
+
+from ..store import Store
+from ._common import notify
+from .results import ResultsView, forest_plot, hr_table
+
+
+def plot_html(obj, title: str) -> str:
+    """A HoloViews object as one self-contained HTML page (Bokeh JS inlined)."""
+    return file_html(hv.render(obj, backend="bokeh"), INLINE, title)
+
+
+def _text(s: str) -> io.StringIO:
+    return io.StringIO(s)
+
+
+class ExportView(Viewer):
+    store = param.ClassSelector(class_=Store)
+    results = param.ClassSelector(class_=ResultsView)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+
+        def download(label, filename, callback):
+            return pn.widgets.FileDownload(callback=self._safe(callback, label),
+                                           filename=filename, label=label,
+                                           color="primary", width=300)
+
+        self.hr_csv = download("Hazard ratios (CSV)", "hazard_ratios.csv", self.hr_text)
+        self.compare_csv = download("Comparison of fits (CSV)", "comparison.csv",
+                                    self.comparison_text)
+        self.risk_csv = download("At-risk table (CSV)", "at_risk.csv", self.risk_text)
+        self.km_html = download("Kaplan-Meier plot (HTML)", "kaplan_meier.html", self.km_text)
+        self.forest_html = download("Forest plot (HTML)", "forest.html", self.forest_text)
+        self.spec_json = download("Analysis spec (JSON)", "survscan_spec.json", self.spec_text)
+        self.script_py = download("Python script (.py)", "survscan_analysis.py", self.script_text)
+        self.script = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.store.param.watch(self._refresh, ["fits", "data_version", "time", "event",
+                                               "covariates", "strata", "cut_points", "ties",
+                                               "penalty", "strength", "solver", "backend",
+                                               "start", "id", "weights", "event_codes",
+                                               "unpenalized"])
+        self._refresh()
+
+    def _safe(self, callback, label):
+        def wrapped():
+            try:
+                return callback()
+            except Exception as exc:  # a download never shows a traceback
+                notify("error", f"{label}: {exc}", duration=0)
+                return _text(f"export failed: {exc}\n")
+        return wrapped
+
+    def _fit(self):
+        fit = self.store.get_fit(self.results.fit_select.value if self.results else None)
+        if fit is None:
+            raise ValueError("no fit yet: press Fit in the Fit tab first")
+        return fit
+
+    def hr_text(self):
+        return _text(hr_table(self._fit().summary).to_csv(index=False))
+
+    def comparison_text(self):
+        if not self.store.fits:
+            raise ValueError("no fit yet")
+        comp = self.store.comparison()
+        side = self.store.coefficient_comparison().T.add_prefix("HR ")
+        return _text(comp.join(side, on="fit").to_csv(index=False))
+
+    def risk_text(self):
+        return _text(self.results.risk_frame.to_csv(index=False))
+
+    def km_text(self):
+        if self.results.km.object is None:
+            raise ValueError("no Kaplan-Meier plot to export")
+        return _text(plot_html(self.results.km.object, "survscan Kaplan-Meier"))
+
+    def forest_text(self):
+        return _text(plot_html(forest_plot(self._fit().summary), "survscan forest plot"))
+
+    def spec_text(self):
+        return _text(self.store.spec_json())
+
+    def script_text(self):
+        return _text(self.store.python_script())
+
+    def _refresh(self, *events) -> None:
+        try:
+            code = self.store.python_script()
+        except Exception as exc:
+            code = f"# the script cannot be written yet: {exc}"
+        self.script.object = f"```python\n{code}\n```"
+
+    def __panel__(self):
+        return pn.Column(
+            "## Export",
+            pn.Row(pn.Column("### Tables", self.hr_csv, self.compare_csv, self.risk_csv),
+                   pn.Column("### Plots", self.km_html, self.forest_html,
+                             pn.pane.Markdown("PNG needs a browser driver on the server; the "
+                                              "HTML files carry a Bokeh toolbar whose save "
+                                              "button writes a PNG.", width=300)),
+                   pn.Column("### Analysis", self.spec_json, self.script_py)),
+            "### Python script that reproduces the current analysis",
+            self.script,
+            sizing_mode="stretch_width",
+        )

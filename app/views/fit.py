@@ -1,0 +1,152 @@
+"""Fit view: run engine.fit in a worker thread with progress, elapsed time and Cancel; keep fits."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+import engine
+
+from ..store import DataLoadError, FitCancelled, Store
+from ._common import in_thread, notify, number_formatters, table
+
+
+class FitView(Viewer):
+    """The Fit and Cancel buttons, a progress indicator, and the list of kept fits."""
+
+    store = param.ClassSelector(class_=Store)
+    running = param.Boolean(default=False)
+    last_outcome = param.String(default="", doc="done | cancelled | failed (for tests)")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.name_input = pn.widgets.TextInput(label="Fit name", placeholder="fit 1", width=220)
+        self.fit_button = pn.widgets.Button(label="Fit", color="primary", width=120)
+        self.fit_button.on_click(self._on_fit)
+        self.cancel_button = pn.widgets.Button(label="Cancel", color="danger", width=120,
+                                               disabled=True)
+        self.cancel_button.on_click(self._on_cancel)
+        self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
+                                               bar_color="primary")
+        self.status = pn.pane.Markdown("No fit yet.", sizing_mode="stretch_width")
+        self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.fits_table = table(height=220)
+        self.remove_select = pn.widgets.Select(label="Kept fit", width=220)
+        self.remove_button = pn.widgets.Button(label="Remove fit", width=120)
+        self.remove_button.on_click(self._remove)
+        self._cancel = threading.Event()
+        self.store.param.watch(self._refresh_fits, ["fits"])
+        self.store.param.watch(self._refresh_summary, ["data_version", "time", "event",
+                                                       "covariates", "strata", "cut_points",
+                                                       "ties", "penalty", "strength", "solver",
+                                                       "backend", "start"])
+        self._refresh_fits()
+        self._refresh_summary()
+
+    def _refresh_summary(self, *events) -> None:
+        s = self.store
+        opts = s.spec()["options"]
+        cuts = "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}" for k, v in s.cut_points.items())
+        penalty = "none" if s.penalty == "none" else f"{s.penalty}({s.strength:g})"
+        self.summary.object = (
+            f"**Data:** {s.source.get('label', 'none')} ({s.n_rows:,} rows) · "
+            f"**time** {s.time}{' (start ' + s.start + ')' if s.start else ''} · "
+            f"**event** {s.event} · **{len(s.covariates)} covariate(s)** · "
+            f"**strata** {', '.join(s.strata) or 'none'} · **cut points** {cuts or 'none'}  \n"
+            f"**Model** {opts['model']}, ties {opts['ties']}, penalty {penalty}, "
+            f"solver {opts['solver']}, backend {opts['backend']}")
+
+    def _refresh_fits(self, *events) -> None:
+        df = self.store.comparison()
+        self.fits_table.formatters = number_formatters(df, 4)
+        self.fits_table.value = df
+        names = [f.name for f in self.store.fits]
+        self.remove_select.options = names
+        self.remove_select.value = names[-1] if names else None
+        self.name_input.placeholder = self.store.next_fit_name()
+
+    def _remove(self, event=None) -> None:
+        if self.remove_select.value:
+            self.store.remove_fit(self.remove_select.value)
+
+    def _on_cancel(self, event=None) -> None:
+        self._cancel.set()
+        self.status.object = "Cancelling after the current iteration ..."
+
+    async def _on_fit(self, event=None) -> None:
+        await self.run_fit()
+
+    async def run_fit(self) -> None:
+        """Snapshot the store, fit in a new thread, poll its progress; keep the result."""
+        if self.running:
+            return
+        name = self.name_input.value.strip() or None
+        if name and any(f.name == name for f in self.store.fits):
+            notify("error", f"A fit named {name!r} is already kept; choose another name.")
+            return
+        try:
+            job = self.store.fit_job(name)
+        except (DataLoadError, engine.CohortError, ValueError) as exc:
+            self._finish("failed", f"Fit failed: {exc}")
+            notify("error", f"Cannot fit: {exc}", duration=0)
+            return
+        self._cancel = cancel = threading.Event()
+        iterations = [0]
+        self.running = True
+        self.fit_button.disabled = True
+        self.cancel_button.disabled = False
+        self.progress.param.update(active=True, value=-1)
+        t0 = time.monotonic()
+        task = asyncio.ensure_future(in_thread(job.run, cancel, lambda n: iterations.__setitem__(0, n),
+                                               name=f"survscan-fit-{job.name}"))
+        while not task.done():
+            if not cancel.is_set():
+                self.status.object = (f"Fitting **{job.name}** … iteration {iterations[0]}, "
+                                      f"elapsed {time.monotonic() - t0:.1f} s")
+            await asyncio.wait([task], timeout=0.25)
+        elapsed = time.monotonic() - t0
+        try:
+            kept = task.result()
+        except FitCancelled:
+            self._finish("cancelled", f"**{job.name}** cancelled after {iterations[0]} "
+                                      f"iteration(s), {elapsed:.1f} s.")
+            notify("warning", f"{job.name} cancelled", duration=4000)
+        except Exception as exc:  # a failed fit is a message; data and earlier fits stay
+            self._finish("failed", f"Fit failed ({job.name}): {exc}")
+            notify("error", f"{job.name} failed: {exc}", duration=0)
+        else:
+            res = kept.result
+            state = "converged" if res.converged else "did NOT converge"
+            self.store.keep(kept)
+            self._finish("done", f"**{kept.name}**: {state} after {res.n_iter} iterations in "
+                                 f"{elapsed:.2f} s; log partial likelihood {res.loglik:.4f}.")
+            for message in kept.warnings:
+                notify("warning", message, duration=0)
+            notify("success", f"{kept.name} done in {elapsed:.2f} s", duration=3000)
+
+    def _finish(self, outcome: str, message: str) -> None:
+        self.status.object = message
+        self.progress.param.update(active=False, value=0)
+        self.fit_button.disabled = False
+        self.cancel_button.disabled = True
+        self.name_input.value = ""
+        self.running = False
+        self.last_outcome = outcome
+
+    def __panel__(self):
+        return pn.Column(
+            "## Fit",
+            self.summary,
+            pn.Row(self.name_input, self.fit_button, self.cancel_button),
+            self.progress,
+            self.status,
+            "### Kept fits (compare them in Results)",
+            self.fits_table,
+            pn.Row(self.remove_select, self.remove_button),
+            sizing_mode="stretch_width",
+        )

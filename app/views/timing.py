@@ -1,0 +1,261 @@
+"""Timing view: the same model on each backend and solver, on lifelines, and a naive O(N^2)
+risk-set evaluation, live on the current data; and a scaling chart over N.
+
+The teaching story: a naive Cox log-likelihood sums exp(eta) over every risk set, O(N^2); the
+engine sorts by time once and gets every risk-set sum from one scan (prefix sum), O(N).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import warnings
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+import engine
+
+from ..store import DataLoadError, FitCancelled, Store, available_backends
+from ._common import in_thread, notify, number_formatters, table
+
+LIFELINES_MAX_ROWS = 20_000
+LIFELINES_MAX_COLS = 60
+NAIVE_MAX_ROWS = 6_000
+SCALING_NS = (250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
+
+
+def naive_loglik(time_, event, X, beta) -> float:
+    """TEACHING ONLY: the Breslow log partial likelihood by brute force, O(N^2) time and memory.
+
+    l = sum over events i of [eta_i - log sum_{j: t_j >= t_i} exp(eta_j)] (no strata, no entry
+    times). Timed beside the engine's scan to show why scans matter.
+    """
+    eta = np.asarray(X @ beta).ravel()
+    at_risk = time_[None, :] >= time_[:, None]            # N x N risk-set indicator
+    denom = at_risk.astype(float) @ np.exp(eta)
+    ev = event > 0
+    return float(np.sum(eta[ev] - np.log(denom[ev])))
+
+
+def lifelines_fit(cohort, ties_note: list) -> None:
+    """Fit the cohort with lifelines (CoxPHFitter, or CoxTimeVaryingFitter for start/stop)."""
+    from lifelines import CoxPHFitter, CoxTimeVaryingFitter
+
+    df = cohort.to_frame()
+    df["event"] = (df["event"] > 0).astype(int)
+    strata = ["strata"] if "strata" in df else None
+    if cohort.start is not None:
+        CoxTimeVaryingFitter().fit(df.drop(columns=[c for c in ("weights",) if c in df]),
+                                   id_col="id", event_col="event", start_col="start",
+                                   stop_col="time", strata=strata)
+    else:
+        df = df.drop(columns=[c for c in ("id",) if c in df])
+        CoxPHFitter().fit(df, duration_col="time", event_col="event", strata=strata,
+                          weights_col="weights" if "weights" in df else None)
+    ties_note.append("lifelines uses Efron ties, unpenalised")
+
+
+def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> pd.DataFrame:
+    """Time every backend x solver, lifelines and the naive evaluation on one cohort."""
+    rows = []
+    cohort = make_cohort()
+    n, p = cohort.n, cohort.p
+
+    def add(method, seconds, note=""):
+        rows.append({"method": method, "seconds": seconds, "note": note})
+        report(f"{method}: {'%.3f s' % seconds if seconds is not None else note}")
+
+    def stop_check(state):
+        if cancel.is_set():
+            raise FitCancelled("timing cancelled")
+
+    for backend in available_backends():
+        if backend == "auto" and "gpu" not in available_backends():
+            continue  # auto is the CPU here: timed as cpu
+        for solver in ("auto", "ccd", "newton"):
+            if cancel.is_set():
+                raise FitCancelled("timing cancelled")
+            label = f"engine {backend} / {solver}"
+            if solver == "newton" and options["penalty"] is not None and options["penalty"].l1 > 0:
+                add(label, None, "skipped: Newton needs a smooth penalty (L1 is not)")
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = engine.fit(cohort, **{**options, "backend": backend, "solver": solver},
+                                 progress=stop_check)
+            add(label, res.timings["total"], f"{res.n_iter} iterations"
+                + ("" if res.converged else ", not converged"))
+    if "gpu" not in available_backends():
+        add("engine gpu", None, "skipped: no GPU backend / CUDA device here")
+    if n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
+        t0 = time.perf_counter()
+        note = []
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lifelines_fit(cohort, note)
+            add("lifelines CoxPHFitter", time.perf_counter() - t0, "; ".join(note))
+        except Exception as exc:
+            add("lifelines CoxPHFitter", None, f"failed: {str(exc).splitlines()[0][:120]}")
+    else:
+        why = "cut points" if options.get("cut_points") else "too large"
+        add("lifelines CoxPHFitter", None, f"skipped: {why} (N={n:,}, P={p:,})")
+    beta = np.zeros(p)
+    t0 = time.perf_counter()
+    engine.loglik(cohort, beta, ties="breslow")
+    add("engine scan: one log-likelihood (Breslow)", time.perf_counter() - t0, "O(N) scan")
+    if n <= NAIVE_MAX_ROWS:
+        t0 = time.perf_counter()
+        naive_loglik(cohort.time, cohort.event, cohort.X, beta)
+        add("naive O(N²): one log-likelihood (pure NumPy)", time.perf_counter() - t0,
+            "teaching: every risk set summed separately")
+    else:
+        add("naive O(N²): one log-likelihood (pure NumPy)", None,
+            f"skipped: too large (N={n:,} > {NAIVE_MAX_ROWS:,})")
+    return pd.DataFrame(rows)
+
+
+def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
+                report) -> pd.DataFrame:
+    """Seconds over N for the engine fit, one engine scan, lifelines and naive O(N^2)."""
+    rows = []
+    ns = [n for n in SCALING_NS if n < max_n] + [max_n]
+    for n in ns:
+        if cancel.is_set():
+            raise FitCancelled("timing cancelled")
+        cohort = subsample(n)()
+        report(f"scaling: N = {cohort.n:,}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = engine.fit(cohort, **{**options, "solver": "auto"})
+        rows.append({"N": cohort.n, "method": "engine fit (auto)", "seconds": res.timings["total"]})
+        beta = np.zeros(cohort.p)
+        t0 = time.perf_counter()
+        engine.loglik(cohort, beta)
+        rows.append({"N": cohort.n, "method": "engine scan (1 log-lik)",
+                     "seconds": time.perf_counter() - t0})
+        if cohort.n <= NAIVE_MAX_ROWS:
+            t0 = time.perf_counter()
+            naive_loglik(cohort.time, cohort.event, cohort.X, beta)
+            rows.append({"N": cohort.n, "method": "naive O(N²) (1 log-lik)",
+                         "seconds": time.perf_counter() - t0})
+        if cohort.n <= 5_000 and cohort.p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
+            t0 = time.perf_counter()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    lifelines_fit(cohort, [])
+                rows.append({"N": cohort.n, "method": "lifelines fit",
+                             "seconds": time.perf_counter() - t0})
+            except Exception:
+                pass
+    return pd.DataFrame(rows)
+
+
+def timing_bars(df: pd.DataFrame) -> hv.Bars:
+    done = df.dropna(subset=["seconds"])
+    return hv.Bars(done, "method", "seconds").opts(
+        invert_axes=True, width=900, height=60 + 32 * max(len(done), 1), logx=False,
+        title="Seconds on the current data (shorter is faster)", color="#1f77b4",
+        show_grid=True, toolbar="above")
+
+
+def scaling_plot(df: pd.DataFrame) -> hv.Overlay:
+    curves = [hv.Curve(g, "N", "seconds", label=m) * hv.Scatter(g, "N", "seconds", label=m)
+              for m, g in df.groupby("method", sort=False)]
+    return hv.Overlay(curves).opts(
+        logx=True, logy=True, width=900, height=380, legend_position="top_left",
+        title="Scaling over N (log-log): naive O(N²) vs scans", show_grid=True, toolbar="above")
+
+
+class TimingView(Viewer):
+    store = param.ClassSelector(class_=Store)
+    running = param.Boolean(default=False)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.max_rows = pn.widgets.IntInput(label="Rows used (a random subsample when fewer)",
+                                            value=20_000, start=100, step=1000, width=300)
+        self.scaling = pn.widgets.Checkbox(label="Scaling chart over N", value=True)
+        self.run_button = pn.widgets.Button(label="Run timings", color="primary")
+        self.run_button.on_click(self._on_run)
+        self.cancel_button = pn.widgets.Button(label="Cancel timings", disabled=True)
+        self.cancel_button.on_click(lambda e: self._cancel.set())
+        self.status = pn.pane.Markdown("Times the current model (Design tab) on the current data.")
+        self.table = table(height=300)
+        self.bars = pn.pane.HoloViews(sizing_mode="fixed")
+        self.scale = pn.pane.HoloViews(sizing_mode="fixed")
+        self.results = pd.DataFrame()
+        self.scaling_results = pd.DataFrame()
+        self._cancel = threading.Event()
+
+    async def _on_run(self, event=None) -> None:
+        await self.run()
+
+    async def run(self) -> None:
+        s = self.store
+        if self.running:
+            return
+        try:
+            max_n = int(self.max_rows.value or 20_000)
+            make = s.subsample_factory(max_n)
+            subsample = (lambda n: s.subsample_factory(n, seed=1)) if self.scaling.value else None
+            options = {**s.fit_options()}
+        except (DataLoadError, engine.CohortError, ValueError) as exc:
+            notify("error", f"Cannot time: {exc}", duration=0)
+            return
+        self._cancel = cancel = threading.Event()
+        messages = ["starting"]
+        self.running = True
+        self.run_button.disabled = True
+        self.cancel_button.disabled = False
+        t0 = time.monotonic()
+
+        def work():
+            table_ = run_timings(make, options, cancel, messages.append)
+            scaling = (run_scaling(subsample, min(max_n, s.n_rows), options, cancel,
+                                   messages.append) if subsample else pd.DataFrame())
+            return table_, scaling
+
+        task = asyncio.ensure_future(in_thread(work, name="survscan-timing"))
+        while not task.done():
+            self.status.object = (f"Timing … {messages[-1]} ({time.monotonic() - t0:.1f} s)")
+            await asyncio.wait([task], timeout=0.3)
+        try:
+            timings, scaling = task.result()
+        except FitCancelled:
+            self.status.object = "Timings cancelled."
+        except Exception as exc:
+            self.status.object = f"Timing failed: {exc}"
+            notify("error", f"Timing failed: {exc}", duration=0)
+        else:
+            self.results, self.scaling_results = timings, scaling
+            self.table.formatters = number_formatters(timings, 4)
+            self.table.value = timings
+            self.bars.object = timing_bars(timings)
+            self.scale.object = scaling_plot(scaling) if len(scaling) else None
+            self.status.object = (f"Timed on {s.source.get('label')} "
+                                  f"(up to {max_n:,} rows) in {time.monotonic() - t0:.1f} s.")
+        finally:
+            self.running = False
+            self.run_button.disabled = False
+            self.cancel_button.disabled = True
+
+    def __panel__(self):
+        return pn.Column(
+            "## Timing",
+            pn.pane.Markdown(
+                "The same model on each backend and solver of the engine, on lifelines where "
+                "the data are small enough, and one log-likelihood evaluated naively "
+                "(**O(N²)**: every risk set summed separately, pure NumPy, teaching only) "
+                "versus the engine's **scan** (one prefix sum over rows sorted by time)."),
+            pn.Row(self.max_rows, self.scaling), pn.Row(self.run_button, self.cancel_button),
+            self.status, self.table, self.bars, self.scale,
+            sizing_mode="stretch_width",
+        )

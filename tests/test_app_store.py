@@ -1,0 +1,259 @@
+"""The app's data store without a browser: loading, roles, validation, fit jobs, spec, script."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("param")
+
+import engine  # noqa: E402
+from app.samples import SAMPLES  # noqa: E402
+from app.store import (  # noqa: E402
+    DataLoadError, FitCancelled, Store, detect_device, parse_cut_points, python_script,
+    read_upload,
+)
+
+ROSSI_FIN_EFRON = -0.3794222
+
+
+@pytest.fixture
+def store():
+    s = Store()
+    s.load_sample("rossi")
+    return s
+
+
+def run_script(text: str) -> dict:
+    """Execute a generated script; return its namespace (stdout swallowed)."""
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(text, "<survscan script>", "exec"), namespace)
+    return namespace
+
+
+def test_rossi_roles_and_validation_report(store):
+    assert (store.time, store.event, store.treatment) == ("week", "arrest", "fin")
+    r = store.validation_report()
+    assert r["ok"] and r["error"] == ""
+    assert (r["rows"], r["events"], r["censored"]) == (432, 114, 318)
+    assert r["covariates"] == 7 and r["strata"] == 1
+    assert r["problems"].empty
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_every_sample_validates(name):
+    s = Store()
+    s.load_sample(name)
+    assert s.validation_report()["ok"]
+
+
+def test_event_codes_count_chosen_causes():
+    s = Store()
+    s.load_sample("bmtcrr")
+    assert s.event_codes == [1, 2]
+    assert s.validation_report()["events"] == 131  # Status 1 (relapse) or 2 (death)
+    s.event_codes = [1]
+    r = s.validation_report()
+    assert r["ok"] and r["events"] == int((s.data["Status"] == 1).sum())
+
+
+def test_bad_roles_give_the_engines_message_not_an_exception(store):
+    store.data = store.data.assign(week=store.data["week"].astype(object))
+    store.data.loc[3, "week"] = "soon"
+    r = store.validation_report()
+    assert not r["ok"]
+    assert "column 'week'" in r["error"] and "not a number" in r["error"]
+    assert "week" in set(r["problems"]["column"])
+    store.time = None
+    assert "choose the time column" in store.validation_report()["error"]
+
+
+def test_read_upload_errors_are_readable():
+    with pytest.raises(DataLoadError, match="could not read 'bad.csv'"):
+        read_upload("bad.csv", b'a,b\n1,2\n3,4,5,6\n"x\n')
+    with pytest.raises(DataLoadError, match="is empty"):
+        read_upload("empty.csv", b"")
+    with pytest.raises(DataLoadError, match="open a .csv or .parquet"):
+        read_upload("data.xlsx", b"PK\x03\x04")
+
+
+def test_upload_csv_and_parquet_guess_roles(rossi):
+    s = Store()
+    frame = rossi.rename(columns={"week": "time", "arrest": "status"})
+    s.load_upload("prisoners.csv", frame.to_csv(index=False).encode())
+    assert (s.time, s.event, s.treatment) == ("time", "status", "fin")
+    assert set(s.covariates) == {"fin", "age", "race", "wexp", "mar", "paro", "prio"}
+    assert s.validation_report()["ok"]
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    s.load_upload("prisoners.parquet", buffer.getvalue())
+    assert s.source["kind"] == "parquet" and s.n_rows == 432
+
+
+def test_failed_load_keeps_the_data(store):
+    with pytest.raises(DataLoadError):
+        store.load_upload("bad.csv", b'a,b\n1,2\n3,4,5,6\n"x\n')
+    assert store.source["name"] == "rossi" and store.n_rows == 432
+
+
+def test_duckdb_samples_and_read_only_file(tmp_path, rossi):
+    import duckdb
+
+    s = Store()
+    s.load_duckdb("", "SELECT * FROM rossi WHERE age > 30")
+    assert s.n_rows == int((rossi["age"] > 30).sum())
+    assert s.time == "week" and s.event == "arrest"
+    path = tmp_path / "cohort.duckdb"
+    con = duckdb.connect(str(path))
+    con.register("rossi_df", rossi)
+    con.execute("CREATE TABLE cohort AS SELECT * FROM rossi_df")
+    con.close()
+    s.load_duckdb(str(path), "SELECT week, arrest, fin, age FROM cohort")
+    assert s.n_rows == 432 and s.covariates == ["fin", "age"]
+    with pytest.raises(DataLoadError, match="DuckDB query failed"):
+        s.load_duckdb(str(path), "DROP TABLE cohort")
+    with pytest.raises(DataLoadError, match="no DuckDB file"):
+        s.load_duckdb(str(tmp_path / "missing.duckdb"), "SELECT 1")
+    assert s.n_rows == 432  # still there
+
+
+def test_parse_cut_points():
+    assert parse_cut_points("30, 10;10 ") == [10.0, 30.0]
+    for bad in ("", "ten", "-1", "inf"):
+        with pytest.raises(DataLoadError):
+            parse_cut_points(bad)
+
+
+def test_fit_job_reproduces_the_engine(store):
+    kept = store.fit_job("a").run()
+    assert kept.summary.loc["fin", "coef"] == pytest.approx(ROSSI_FIN_EFRON, abs=1e-6)
+    assert kept.summary.loc["fin", "hr"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
+    assert kept.row()["treatment HR"] == "fin: 0.6843"
+
+
+def test_cut_points_give_interval_coefficients(store):
+    store.cut_points = {"fin": [10.0]}
+    kept = store.fit_job().run()
+    assert {"fin[0,10)", "fin[10,inf)"} <= set(kept.summary.index)
+    assert "fin" not in kept.summary.index
+    store.covariates = [c for c in store.covariates if c != "fin"]
+    with pytest.raises(DataLoadError, match="not covariates"):
+        store.fit_job()
+
+
+def test_cancel_from_the_progress_callback():
+    s = Store()
+    s.load_simulated(5_000, 40, seed=3)
+    s.solver = "ccd"
+    cancel, seen = threading.Event(), []
+
+    def progress(n):
+        seen.append(n)
+        if n >= 2:
+            cancel.set()
+
+    with pytest.raises(FitCancelled, match="cancelled after 2 iterations"):
+        s.fit_job().run(cancel, progress)
+    assert seen == [1, 2]
+
+
+def test_penalty_unpenalized_and_options(store):
+    store.param.update(penalty="L1", strength=5.0, unpenalized=["fin", "not-a-covariate"])
+    opts = store.fit_options()
+    assert isinstance(opts["penalty"], engine.L1) and opts["penalty"].lam == 5.0
+    assert opts["unpenalized"] == ["fin"]
+    kept = store.fit_job().run()
+    assert not kept.summary.loc["fin", "penalized"] and kept.summary.loc["age", "penalized"]
+    store.penalty = "none"
+    assert store.fit_options()["unpenalized"] == []
+
+
+def test_spec_is_json_and_script_reproduces_the_fit(store):
+    store.param.update(strata=["race"], cut_points={"fin": [10.0]}, penalty="L2", strength=2.0,
+                       unpenalized=["fin"], ties="breslow")
+    store.covariates = [c for c in store.covariates if c != "race"]
+    spec = json.loads(store.spec_json())
+    assert spec["design"]["cut_points"] == {"fin": [10.0]}
+    assert spec["roles"]["strata"] == ["race"]
+    kept = store.fit_job().run()
+    ns = run_script(store.python_script())
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
+    assert python_script(spec) == store.python_script()
+
+
+def test_script_with_event_codes_and_start_stop():
+    s = Store()
+    s.load_sample("bmtcrr")
+    kept = s.fit_job().run()
+    ns = run_script(s.python_script())
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
+    s.load_sample("stanford_heart")
+    kept = s.fit_job().run()
+    ns = run_script(s.python_script())
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
+
+
+def test_simulated_cohort_roles_subset_and_script():
+    s = Store()
+    s.load_simulated(3_000, 12, density=0.1, n_strata=4, seed=2)
+    assert s.columns[:3] == ["time", "event", "strata"] and s.strata == ["strata"]
+    assert s.build_cohort() is s.simulated  # no copy when every column is used
+    s.covariates = ["x0", "x3", "x5"]
+    cohort = s.build_cohort()
+    assert cohort.names == ["x0", "x3", "x5"] and cohort.n_strata == 4
+    kept = s.fit_job().run()
+    ns = run_script(s.python_script())
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
+    assert s.column("x3").isin([0.0, 1.0]).all()
+    assert s.preview(10).shape == (10, 3 + 12)
+    assert s.subsample_factory(500)().n == 500
+
+
+def test_load_simulated_rejects_bad_sizes(store):
+    with pytest.raises(DataLoadError, match="cannot simulate"):
+        store.load_simulated(100, 5, density=0)
+    assert store.source["name"] == "rossi"
+
+
+def test_subsample_keeps_whole_subjects():
+    s = Store()
+    s.load_sample("stanford_heart")
+    cohort = s.subsample_factory(60)()
+    ids = pd.Series(cohort.id)
+    full = s.data.groupby("id").size()
+    assert (ids.value_counts().sort_index() == full.loc[ids.unique()].sort_index()).all()
+
+
+def test_fits_comparison_and_sessions_are_separate(store):
+    other = Store()
+    other.load_sample("rossi")
+    store.keep(store.fit_job("base").run())
+    store.cut_points = {"fin": [10.0]}
+    store.keep(store.fit_job("cut").run())
+    assert other.fits == [] and store.get_fit("base").name == "base"
+    comp = store.comparison()
+    assert list(comp["fit"]) == ["base", "cut"]
+    assert comp.loc[1, "cut points"] == "fin at 10"
+    side = store.coefficient_comparison()
+    assert side.loc["fin", "base"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
+    assert np.isnan(side.loc["fin", "cut"]) and not np.isnan(side.loc["fin[0,10)", "cut"])
+    store.remove_fit("base")
+    assert [f.name for f in store.fits] == ["cut"]
+    assert store.next_fit_name() == "fit 2"
+
+
+def test_detect_device_says_cpu_without_cuda():
+    text = detect_device()
+    assert text.startswith("CPU") or text.startswith("GPU")
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        assert text == "CPU (no CUDA device)"
