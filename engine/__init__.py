@@ -4,7 +4,7 @@ The public surface is small (see ../shared/docs/design.md, "Public API"); everyt
 in private-by-convention modules: modeldata (sorted layout), backends (kernels), models
 (likelihoods), solvers (CCD, Newton) and priors (penalties).
 """
-from . import datasets
+from . import cdm, datasets
 from .bootstrap import bootstrap
 from .cohort import Cohort
 from .cross_validation import CrossValidationResult, cross_validate
@@ -16,7 +16,8 @@ from .result import FitResult
 from .simulate import simulate
 
 __all__ = [
-    "Cancelled", "CrossValidationResult", "bootstrap", "cross_validate", "cumulative_incidence",
-    "Cohort", "CohortError", "ConvergenceWarning", "DataWarning", "FitResult", "L1", "L2",
-    "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik", "simulate",
+    "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
+    "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
+    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik",
+    "simulate",
 ]

@@ -87,4 +87,4 @@ def test_bmtcrr_status():
 def test_sample_data_dir_holds_licences():
     folder = datasets.sample_data_dir()
     assert (folder / "README.md").is_file()
-    assert len(list(folder.glob("LICENSE_*.txt"))) == 3
+    assert len(list(folder.glob("LICENSE_*.txt"))) == 4

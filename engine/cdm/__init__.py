@@ -2,5 +2,9 @@
 covariates, and run the propensity-score adjusted study (CohortMethod's design)."""
 from .cohort import new_user_cohort
 from .connect import cache_dir, open_cdm, open_eunomia
+from .covariates import Covariates, baseline_covariates
+from .kaplan_meier import kaplan_meier_by_arm
+from .study import StudyResult, run_study
 
-__all__ = ["cache_dir", "new_user_cohort", "open_cdm", "open_eunomia"]
+__all__ = ["Covariates", "StudyResult", "baseline_covariates", "cache_dir",
+           "kaplan_meier_by_arm", "new_user_cohort", "open_cdm", "open_eunomia", "run_study"]

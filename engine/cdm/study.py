@@ -1,0 +1,158 @@
+"""A comparative new-user study from an OMOP CDM in one call (CohortMethod's analysis): the
+cohort and its attrition, baseline covariates, a large-scale propensity score, Cox hazard
+ratios unadjusted, stratified on PS strata and stratified on 1:k matched sets, covariate balance
+before and after, and Kaplan-Meier curves by arm."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..balance import balance_summary, covariate_balance, matched_weights, stratum_weights
+from ..cohort import Cohort
+from ..errors import DataWarning
+from ..fit import fit
+from ..matching import match_on_ps
+from ..ps import fit_propensity, stratify
+from .cohort import new_user_cohort
+from .covariates import baseline_covariates
+from .kaplan_meier import kaplan_meier_by_arm
+
+
+@dataclass
+class StudyResult:
+    """What ``run_study`` returns; every table is a DataFrame ready to show or export.
+
+    cohort : one row per person (person_id, treatment, dates, time, event) plus ps,
+        preference, ps_stratum and matched_set (-1 when unmatched)
+    attrition : persons per arm after each rule, the last row after matching
+    counts : persons, outcomes, person_days per population (all, matched) and arm
+    hazard_ratios : one row per analysis (unadjusted, PS stratified, PS matched): hr, lower,
+        upper, p, coef, se, persons, outcomes
+    balance_stratified, balance_matched : std differences before and after, per covariate
+    balance_summary : analysis -> max |std diff| and count above 0.1, before and after
+    km, km_matched : Kaplan-Meier by arm (all persons; matched persons)
+    propensity : engine.ps.PropensityScore (model, CV curve, non-zero coefficients)
+    covariates : engine.cdm.covariates.Covariates (X, names, ref); fits : name -> FitResult
+    """
+
+    cohort: pd.DataFrame
+    attrition: pd.DataFrame
+    counts: pd.DataFrame
+    hazard_ratios: pd.DataFrame
+    balance_stratified: pd.DataFrame
+    balance_matched: pd.DataFrame
+    balance_summary: pd.DataFrame
+    km: pd.DataFrame
+    km_matched: pd.DataFrame
+    propensity: object
+    covariates: object
+    fits: dict
+    spec: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        ps = self.propensity
+        return "\n\n".join([
+            "Attrition\n" + self.attrition.to_string(index=False),
+            "Counts\n" + self.counts.to_string(index=False),
+            f"Propensity score: {self.covariates.X.shape[1]} covariates, penalty {ps.penalty}, "
+            f"{len(ps.coefficients) - 1} non-zero; equipoise {ps.equipoise:.1%}",
+            "Hazard ratios (target vs comparator)\n" + self.hazard_ratios.to_string(
+                index=False, float_format=lambda v: f"{v:.4g}"),
+            "Balance\n" + self.balance_summary.to_string(float_format=lambda v: f"{v:.3f}")])
+
+
+def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio: int = 1,
+              caliper: float = 0.2, ps_penalty="cv", folds: int = 10, seed: int = 0,
+              windows=(365, 30), outcome_covariates: bool = False, outcome_penalty=None,
+              ties: str = "breslow", parallel=None, **cohort_rules) -> StudyResult:
+    """Run the study on a CDM connection (engine.cdm.open_eunomia / open_cdm).
+
+    target, comparator, outcome : concept ids (see engine.cdm.new_user_cohort, which takes the
+        ``cohort_rules`` keywords: prior_observation, risk_window_end, ...)
+    ps_strata : K PS strata; match_ratio : k of 1:k matching; caliper : SDs of the logit PS
+    ps_penalty : "cv" (L1, CV over ``folds`` folds) | engine.L1 / L2 | None
+    outcome_covariates : also put the baseline covariates in the outcome models, penalised by
+        ``outcome_penalty`` (e.g. engine.L1(lam)); the treatment is never penalised
+    """
+    targets = [target] if isinstance(target, int) else list(target)
+    comparators = [comparator] if isinstance(comparator, int) else list(comparator)
+    cohort = new_user_cohort(con, targets, comparators, outcome, **cohort_rules)
+    if cohort["treatment"].nunique() < 2:
+        raise ValueError("the cohort has persons in only one arm after the rules; see "
+                         f"the attrition:\n{cohort.attrs['attrition']}")
+    cov = baseline_covariates(con, cohort, windows=windows, exclude=targets + comparators)
+    z = cohort["treatment"].to_numpy()
+    ps = fit_propensity(cov.X, z, cov.names, penalty=ps_penalty, folds=folds, seed=seed,
+                        parallel=parallel)
+    cohort = cohort.assign(ps=ps.ps, preference=ps.preference,
+                           ps_stratum=stratify(ps.ps, ps_strata),
+                           matched_set=match_on_ps(ps.logit, z, match_ratio, caliper, seed))
+    matched = cohort["matched_set"].to_numpy() >= 0
+
+    design = dict(cov=cov if outcome_covariates else None, penalty=outcome_penalty, ties=ties)
+    fits = {"unadjusted": _outcome_fit(cohort, None, **design),
+            f"PS stratified ({ps_strata} strata)": _outcome_fit(cohort, "ps_stratum", **design),
+            f"PS matched (1:{match_ratio})": _outcome_fit(cohort, "matched_set", matched,
+                                                          **design)}
+    populations = {"unadjusted": np.ones(len(cohort), bool),
+                   f"PS stratified ({ps_strata} strata)": np.ones(len(cohort), bool),
+                   f"PS matched (1:{match_ratio})": matched}
+    balance_s = covariate_balance(cov.X, cov.names, z, stratum_weights(z, cohort["ps_stratum"]))
+    balance_m = covariate_balance(cov.X, cov.names, z, matched_weights(z, cohort["matched_set"]))
+    attrition = pd.concat([cohort.attrs["attrition"], pd.DataFrame({
+        "rule": [f"Matched on propensity score (1:{match_ratio}, caliper {caliper} SD logit)"],
+        "target_persons": [int(np.sum(matched & (z == 1)))],
+        "comparator_persons": [int(np.sum(matched & (z == 0)))]})], ignore_index=True)
+    return StudyResult(
+        cohort=cohort, attrition=attrition,
+        counts=pd.concat([_counts(cohort, "all"), _counts(cohort[matched], "matched")],
+                         ignore_index=True),
+        hazard_ratios=pd.DataFrame([_hazard_ratio(name, res, cohort[populations[name]])
+                                    for name, res in fits.items()]),
+        balance_stratified=balance_s, balance_matched=balance_m,
+        balance_summary=pd.DataFrame({"stratified": balance_summary(balance_s),
+                                      "matched": balance_summary(balance_m)}).T,
+        km=kaplan_meier_by_arm(cohort), km_matched=kaplan_meier_by_arm(cohort[matched]),
+        propensity=ps, covariates=cov, fits=fits,
+        spec={"target": targets, "comparator": comparators, "outcome": outcome,
+              "ps_strata": ps_strata, "match_ratio": match_ratio, "caliper": caliper,
+              "ps_penalty": str(ps.penalty), "folds": folds, "seed": seed,
+              "windows": list(windows), "outcome_covariates": outcome_covariates,
+              "outcome_penalty": str(outcome_penalty), "ties": ties, **cohort_rules})
+
+
+def _outcome_fit(cohort, strata, rows=None, cov=None, penalty=None, ties="breslow"):
+    """Cox model of the outcome on treatment (and covariates), stratified on ``strata``."""
+    rows = np.ones(len(cohort), bool) if rows is None else rows
+    part = cohort[rows]
+    X = part[["treatment"]].to_numpy(np.float64)
+    names = ["treatment"]
+    if cov is not None:
+        X = sp.hstack([sp.csc_matrix(X), cov.X[np.flatnonzero(rows)]], format="csc")
+        names += cov.names
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        c = Cohort.from_arrays(time=part["time"], event=part["event"], X=X, names=names,
+                               strata=None if strata is None else part[strata].to_numpy())
+        return fit(c, ties=ties, penalty=penalty, unpenalized=["treatment"])
+
+
+def _hazard_ratio(name, res, population) -> dict:
+    row = res.summary.loc["treatment"]
+    return {"analysis": name, "hr": row["hr"], "lower": row["hr_lower"],
+            "upper": row["hr_upper"], "p": row["p"], "coef": row["coef"], "se": row["se"],
+            "persons": len(population), "outcomes": int(population["event"].sum())}
+
+
+def _counts(population, label) -> pd.DataFrame:
+    """persons, outcomes and person-days per arm."""
+    out = []
+    for arm, value in (("target", 1), ("comparator", 0)):
+        rows = population[population["treatment"] == value]
+        out.append({"population": label, "arm": arm, "persons": len(rows),
+                    "outcomes": int(rows["event"].sum()), "person_days": float(rows["time"].sum())})
+    return pd.DataFrame(out)

@@ -1,0 +1,99 @@
+"""The OHDSI teaching study on the bundled Eunomia GiBleed CDM, end to end: celecoxib (1118084)
+vs diclofenac (1124300) new users, GI haemorrhage (192671 and descendants), CohortMethod's
+design; hazard ratios checked against statsmodels PHReg on the same rows."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from statsmodels.duration.hazard_regression import PHReg
+
+import engine
+from engine.cdm import new_user_cohort, open_cdm, open_eunomia, run_study
+
+CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
+
+
+@pytest.fixture(scope="module")
+def eunomia(tmp_path_factory):
+    return open_eunomia(tmp_path_factory.mktemp("cdm") / "eunomia.duckdb")
+
+
+@pytest.fixture(scope="module")
+def study(eunomia):
+    return run_study(eunomia, CELECOXIB, DICLOFENAC, GI_BLEED, ps_strata=5, match_ratio=1)
+
+
+def test_eunomia_tables(eunomia):
+    count = {t: eunomia.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+             for t in ("person", "observation_period", "drug_era", "condition_occurrence")}
+    # 5,343 observation periods, 2,649 of them naming persons not in person
+    assert count == {"person": 2694, "observation_period": 2694, "drug_era": 52508,
+                     "condition_occurrence": 65332}
+
+
+def test_cohort_sizes(study):
+    a = study.attrition
+    assert a["target_persons"].tolist() == [1844, 1844, 1800, 1800, 1800, 1800, 830]
+    assert a["comparator_persons"].tolist() == [850, 850, 830, 830, 830, 830, 830]
+    counts = study.counts.set_index(["population", "arm"])
+    assert counts.loc[("all", "target")].tolist() == [1800, 113, 54481.0]
+    assert counts.loc[("all", "comparator")].tolist() == [830, 46, 25102.0]
+    assert study.cohort["person_id"].is_unique
+
+
+def test_hazard_ratios_against_statsmodels(study):
+    c = study.cohort
+    hr = study.hazard_ratios.set_index("analysis")
+    plain = PHReg(c["time"], c[["treatment"]], status=c["event"], ties="breslow").fit()
+    assert np.log(hr.loc["unadjusted", "hr"]) == pytest.approx(plain.params[0], rel=1e-6)
+    assert hr.loc["unadjusted", "se"] == pytest.approx(plain.bse[0], rel=1e-5)
+    strat = PHReg(c["time"], c[["treatment"]], status=c["event"], strata=c["ps_stratum"],
+                  ties="breslow").fit()
+    assert np.log(hr.loc["PS stratified (5 strata)", "hr"]) == pytest.approx(strat.params[0],
+                                                                             rel=1e-6)
+    m = c[c["matched_set"] >= 0]
+    matched = PHReg(m["time"], m[["treatment"]], status=m["event"], strata=m["matched_set"],
+                    ties="breslow").fit()
+    assert np.log(hr.loc["PS matched (1:1)", "hr"]) == pytest.approx(matched.params[0], rel=1e-6)
+    assert (hr["lower"] < hr["hr"]).all() and (hr["hr"] < hr["upper"]).all()
+
+
+def test_propensity_and_balance(study):
+    ps = study.propensity
+    assert ps.cv is not None and len(ps.coefficients) > 1
+    assert 0 < ps.equipoise <= 1
+    summary = study.balance_summary
+    assert summary.loc["stratified", "imbalanced_before"] > 0
+    assert summary.loc["stratified", "max_abs_std_diff_after"] < \
+        summary.loc["stratified", "max_abs_std_diff_before"]
+    assert summary.loc["matched", "max_abs_std_diff_after"] < \
+        summary.loc["matched", "max_abs_std_diff_before"]
+    matched = study.cohort[study.cohort["matched_set"] >= 0]
+    assert matched.groupby("matched_set")["treatment"].agg(["size", "sum"]).eq([2, 1]).all().all()
+    assert "condition 365d: Diverticular disease" in set(study.balance_stratified["covariate"])
+    assert set(study.km["arm"]) == {"target", "comparator"}
+    assert study.km.groupby("arm")["survival"].apply(lambda s: s.is_monotonic_decreasing).all()
+
+
+def test_outcome_model_with_penalised_covariates(eunomia):
+    res = run_study(eunomia, CELECOXIB, DICLOFENAC, GI_BLEED, ps_penalty=engine.L1(5.0),
+                    outcome_covariates=True, outcome_penalty=engine.L1(5.0))
+    fit = res.fits["PS stratified (5 strata)"]
+    assert not fit.penalized["treatment"] and fit.penalized.drop("treatment").all()
+    assert np.isfinite(res.hazard_ratios["hr"]).all()
+
+
+def test_parquet_cdm_gives_the_same_cohort(eunomia, tmp_path):
+    for (table,) in eunomia.execute("SELECT table_name FROM information_schema.tables")\
+            .fetchall():
+        eunomia.execute(f"COPY {table} TO '{tmp_path / table}.parquet' (FORMAT parquet)")
+    con = open_cdm(tmp_path)
+    a = new_user_cohort(con, CELECOXIB, DICLOFENAC, GI_BLEED)
+    b = new_user_cohort(eunomia, CELECOXIB, DICLOFENAC, GI_BLEED)
+    assert a[["person_id", "treatment", "time", "event"]].equals(
+        b[["person_id", "treatment", "time", "event"]])
+
+
+def test_missing_tables_are_named(tmp_path):
+    with pytest.raises(engine.CohortError, match="lacks table"):
+        open_cdm(tmp_path)
