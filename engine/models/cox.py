@@ -1,8 +1,7 @@
 """The Cox partial likelihood (Breslow or Efron ties, strata, case weights, entry times).
 
-The model knows what the likelihood is; the backend knows how to scan.  Solvers talk to the
-model only through: ``grad_hess(j)``, ``update(j, delta)``, ``loglik()``, ``loglik_gradient()``,
-``information(cols)``, ``quadratic_step(...)`` and ``set_beta(beta)``.
+The model knows what the likelihood is; the backend knows how to scan (models.base gives the
+interface the solvers use).
 """
 from __future__ import annotations
 
@@ -11,9 +10,10 @@ import numpy as np
 from .. import modeldata
 from ..backends import get_backend
 from ..errors import CohortError
+from .base import BackendModel
 
 
-class CoxModel:
+class CoxModel(BackendModel):
     """Cox proportional hazards on one cohort, sorted once and held by a backend."""
 
     def __init__(self, cohort, ties: str = "breslow", backend: str = "cpu"):
@@ -35,9 +35,6 @@ class CoxModel:
     def p(self) -> int:
         return self.data.p
 
-    def set_beta(self, beta):
-        self.backend.set_beta(beta)
-
     def set_weights(self, w):
         """Replace the case weights (caller's row order), keeping the sorted layout: folds and
         bootstrap replicates differ only in weights.  Zero-weight rows leave every risk set and
@@ -46,24 +43,6 @@ class CoxModel:
         if w.shape != (self.data.n,):
             raise ValueError(f"weights must have {self.data.n} values, got shape {w.shape}")
         self.backend.set_weights(w[self.data.order])
-
-    def update(self, j, delta):
-        self.backend.update(j, delta)
-
-    def grad_hess(self, j):
-        return self.backend.grad_hess(j)
-
-    def loglik(self):
-        return self.backend.loglik()
-
-    def loglik_gradient(self):
-        return self.backend.loglik_gradient()
-
-    def information(self, cols):
-        return self.backend.information(cols)
-
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
 
 
 def _column_range(md) -> np.ndarray:

@@ -18,10 +18,11 @@ from ..backends.cpu import CpuBackend
 from ..backends.cpu_fine_gray_backend import FineGrayCpuBackend
 from ..censoring import left_limits
 from ..errors import CohortError
+from .base import BackendModel
 from .cox import _column_range
 
 
-class FineGrayModel:
+class FineGrayModel(BackendModel):
     """Fine-Gray regression of one cause on one cohort, sorted once and held by a backend.
 
     Parameters
@@ -77,27 +78,6 @@ class FineGrayModel:
         out = np.empty(self.data.n)
         out[self.data.order] = self.backend.gl
         return out
-
-    def set_beta(self, beta):
-        self.backend.set_beta(beta)
-
-    def update(self, j, delta):
-        self.backend.update(j, delta)
-
-    def grad_hess(self, j):
-        return self.backend.grad_hess(j)
-
-    def loglik(self):
-        return self.backend.loglik()
-
-    def loglik_gradient(self):
-        return self.backend.loglik_gradient()
-
-    def information(self, cols):
-        return self.backend.information(cols)
-
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
 
     def sandwich(self, cols):
         """(information, sum_i u_i u_i^T) over columns ``cols``; V = I^-1 middle I^-1."""

@@ -16,11 +16,12 @@ from ..backends import get_backend
 from ..backends.cpu import CpuBackend
 from ..backends.cpu_logistic import LogisticCpuBackend
 from ..errors import CohortError
+from .base import BackendModel
 
 INTERCEPT = "(intercept)"
 
 
-class LogisticModel:
+class LogisticModel(BackendModel):
     """Bernoulli log-likelihood of ``cohort.event`` given ``cohort.X`` and an intercept."""
 
     unpenalized = (INTERCEPT,)
@@ -56,9 +57,6 @@ class LogisticModel:
     def p(self) -> int:
         return len(self.names)
 
-    def set_beta(self, beta):
-        self.backend.set_beta(beta)
-
     def set_weights(self, w):
         """Replace the case weights (caller's row order): folds and bootstrap replicates."""
         w = np.asarray(w, dtype=np.float64)
@@ -66,24 +64,6 @@ class LogisticModel:
             raise ValueError(f"weights must have {self.backend.X.shape[0]} values, got shape "
                              f"{w.shape}")
         self.backend.set_weights(w)
-
-    def update(self, j, delta):
-        self.backend.update(j, delta)
-
-    def grad_hess(self, j):
-        return self.backend.grad_hess(j)
-
-    def loglik(self):
-        return self.backend.loglik()
-
-    def loglik_gradient(self):
-        return self.backend.loglik_gradient()
-
-    def information(self, cols):
-        return self.backend.information(cols)
-
-    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
-        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
 
     def linear_predictor(self) -> np.ndarray:
         """eta = logit P(y = 1) of every row at the current beta (caller's order)."""

@@ -1,0 +1,41 @@
+"""What every likelihood shares: solvers talk to a model, the model hands the scans to its
+backend.
+
+The interface: ``set_beta(beta)``, ``update(j, delta)``, ``grad_hess(j)``, ``loglik()``,
+``loglik_gradient()``, ``information(cols)``, ``quadratic_step(...)``, plus the attributes
+``names``, ``p`` and ``scale`` (the range of each column, to judge a diverging coefficient).
+"""
+from __future__ import annotations
+
+
+class BackendModel:
+    """A likelihood whose numbers come from ``self.backend`` (set by the subclass)."""
+
+    backend = None
+
+    def set_beta(self, beta):
+        """Recompute the linear predictor at ``beta``."""
+        self.backend.set_beta(beta)
+
+    def update(self, j, delta):
+        """beta_j += delta, updating the linear predictor sparsely."""
+        self.backend.update(j, delta)
+
+    def grad_hess(self, j):
+        """dl/dbeta_j and -d2l/dbeta_j^2: one coordinate of the papers' CCD."""
+        return self.backend.grad_hess(j)
+
+    def loglik(self):
+        return self.backend.loglik()
+
+    def loglik_gradient(self):
+        """Log-likelihood and its gradient over every coordinate."""
+        return self.backend.loglik_gradient()
+
+    def information(self, cols):
+        """Log-likelihood, gradient and observed information over the columns ``cols``."""
+        return self.backend.information(cols)
+
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        """The proximal-Newton step (see backends.cpu.CpuBackend.quadratic_step)."""
+        return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
