@@ -1,4 +1,4 @@
-"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep} [--n N --p P --density D --penalty l1|l2|none
+"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu} [--n N --p P --density D --penalty l1|l2|none
 --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
 [--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
 
@@ -7,17 +7,19 @@ point (time-varying coefficient) against the plain fit of the same subjects.  cv
 grid cross-validation serially, over a process pool and on a Dask LocalCluster.  fg: Fine-Gray
 against Cox on the same subjects, and the sandwich variance at N=10,000, P=10.  sweep: every
 tool over N (seed 001 Fig. 4, the scaling chart) or over K strata (seed 000 Fig. 2), with a
-log-log PNG; the survscan-ccd peer is the papers' exact CCD."""
+log-log PNG; the survscan-ccd peer is the papers' exact CCD.  gpu: CPU against GPU per CCD cycle
+and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device)."""
 import argparse
 import sys
 
-from bench import cross_validation, fine_gray, sweep, time_varying
+from bench import cross_validation, fine_gray, gpu, sweep, time_varying
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
-                 "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000)}
+                 "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
+                 "gpu": (100_000, 1_000)}
 
 
 def parse(argv):
@@ -72,6 +74,9 @@ def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
+    if args.command == "gpu":
+        return gpu.run(p=args.p, density=args.density, ratio=args.ratio, seed=args.seed,
+                       repeats=args.repeats, out=args.out)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "sweep":

@@ -20,16 +20,10 @@ from ..modeldata import EVENT, HEAD
 from .gpu_layout import GROUP_HEAD, STRATUM_TAIL
 
 
-def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, want):
-    """(ll, r, h) as cpu_kernels.risk_set_pass; r and h are empty unless ``want`` >= 1, 2.
-
-    lay, groups: gpu_layout.Layout and EventGroups with arrays already in ``xp``;
-    flags: the current flags (EVENT cleared for zero weights); start_order None without entry
-    times.
-    """
+def _denominators(xp, scan, lay, groups, D, flags, start_order):
+    """The event indicator per row and each Efron term's denominator R0 - S0 - c E0."""
     ev = ((flags & EVENT) != 0).astype(D.dtype)
-    ends = groups.ends
-    tg = groups.term_group
+    ends, tg = groups.ends, groups.term_group
     R0 = scan(D[None], lay.flags, HEAD, False)[0][ends]
     E0 = scan((ev * D)[None], lay.flags, GROUP_HEAD, False)[0][ends]
     a0 = R0
@@ -37,8 +31,19 @@ def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, w
         S = scan(D[start_order][None], lay.start_heads, HEAD, False)[0]
         late = lay.late[ends]
         a0 = R0 - xp.where(late >= 0, S[late], 0.0)
+    return ev, a0[tg] - groups.term_c * E0[tg]
+
+
+def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, want):
+    """(ll, r, h) as cpu_kernels.risk_set_pass; r and h are empty unless ``want`` >= 1, 2.
+
+    lay, groups: gpu_layout.Layout and EventGroups with arrays already in ``xp``;
+    flags: the current flags (EVENT cleared for zero weights); start_order None without entry
+    times.
+    """
+    ev, den = _denominators(xp, scan, lay, groups, D, flags, start_order)
+    ends = groups.ends
     c, wt = groups.term_c, groups.term_wt
-    den = a0[tg] - c * E0[tg]
     ll = float(xp.sum(w * ev * eta) - xp.sum(wt * (xp.log(den) + shift)))
     n = D.size
     if want < 1:
@@ -59,3 +64,32 @@ def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, w
     r = D * A
     h = r - D * D * G if want >= 2 else xp.empty(0, D.dtype)
     return ll, r, h
+
+
+def information_matrix(xp, scan, lay, groups, Xs, r, D, flags, start_order,
+                       chunk_bytes=2 ** 28):
+    """Observed information of the columns of Xs (CSC over the sorted rows, scipy.sparse or
+    cupyx.scipy.sparse) as cpu_kernels.information_matrix: sum_k r_k x_k x_k^T (one sparse
+    product) minus T T^T, T holding each Efron term's sqrt(wt) m, m = (R1 - S1 - c E1) / den the
+    risk-set mean of the columns (segmented scans of x D, chunks of columns at a time).
+    T is s x (Efron terms): memory grows with columns times events."""
+    ev, den = _denominators(xp, scan, lay, groups, D, flags, start_order)
+    ends, tg, c, wt = groups.ends, groups.term_group, groups.term_c, groups.term_wt
+    Xr = Xs.copy()
+    Xr.data = Xs.data * r[Xs.indices]
+    F = (Xs.T @ Xr).toarray()
+    s, n = Xs.shape[1], D.size
+    Xt = Xs.T.tocsr()
+    T = xp.empty((s, tg.size), D.dtype)
+    step = max(1, chunk_bytes // (8 * max(n, 1)))
+    scale = xp.sqrt(wt) / den
+    for a in range(0, s, step):
+        Z = Xt[a:a + step].toarray() * D
+        R1 = scan(Z, lay.flags, HEAD, False)[:, ends]
+        E1 = scan(Z * ev, lay.flags, GROUP_HEAD, False)[:, ends]
+        if start_order is not None:
+            S1 = scan(Z[:, start_order], lay.start_heads, HEAD, False)
+            late = lay.late[ends]
+            R1 = R1 - xp.where(late >= 0, S1[:, late], 0.0)
+        T[a:a + step] = scale * (R1[:, tg] - c * E1[:, tg])
+    return F - T @ T.T

@@ -1,0 +1,384 @@
+"""The GPU backend: CuPy device arrays and the CUDA kernels of cuda/*.cu (seed 001 sec. 2.7).
+
+Same methods and numbers as CpuBackend.  ModelData is uploaded once (CSC columns over the sorted
+rows with int32 row positions, binary columns without values; weights; flags); eta and
+D = w exp(eta - shift) live on the device.  What runs where:
+
+- grad_hess(j): scatter_column (column j into a dense scratch), the fused kernel of seed 001
+  Fig. 2 (grad_hess_reduce -> grad_hess_carry -> grad_hess_tiles -> grad_hess_finish: a
+  flag-value tuple scan, seed 000 eq. 18, of (D, x D, x^2 D) and the tied events' sums, reduced
+  to g and h in the same pass, Breslow or Efron), clear_column.  With entry times a segmented
+  scan of the start-ordered tuple (gather_start_rows + segmented_scan.cu) is read at positions
+  found once by searchsorted (gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
+- update(j, delta): update_coordinate (sparse, O(nnz_j), seed 001 Fig. 3).
+- loglik / loglik_gradient / information / quadratic_step: the log-likelihood pass of
+  gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
+  sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
+  the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
+- quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
+  the small s x s system on the host (the CPU's quadratic_cd_gram); more than 2,000 columns:
+  the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded.
+- ccd_cycle: the papers' CCD cycle with nothing crossing to the host per coordinate: per
+  coordinate the fused kernel leaves (g, h) on the device, ccd_step.cu (the conditional kernel of
+  seed 001 Fig. 3) takes the trust-region Newton step with the prior exactly as
+  engine/solvers/ccd.py and update_coordinate applies it only when non-zero.  beta, widths and
+  frozen flags go up and come back once per cycle.  Within a cycle the shift of exp(eta - shift)
+  stays fixed; a re-centre flagged by the update kernel is applied at the cycle's end.
+
+Precision: float64 by default; ``dtype=np.float32`` compiles the kernels with
+-DSURVSCAN_REAL=float (eta, D, the scans and their reductions in float32; beta and the CCD step
+stay float64).  Its rounding, measured with the NumPy emulation of the same kernels
+(tests/gpu_reference.py: the kernels' tiles and order of additions, in float32, against the
+float64 Numba kernel; tests/test_gpu_reference.py): largest relative error over coordinates of
+h about 1e-7 to 6e-7 and of g 1e-6 to 2e-6 on rossi, Stanford heart and K = N/2 strata, and of
+g about 3e-5 at N = 100,000 (K = 1 and K = 50,000; g relative to max(|g|, 1e-3 h), since g is a
+difference of large sums that vanishes at the optimum).  Coefficients are then good to a few
+significant digits at best: float32 is for screening, not for reported estimates.
+
+Verification status: nothing here has run on a GPU.  Every .cu source compiles with nvcc
+(tests/test_gpu_kernels_compile.py, float64 and float32); the scan operator, the tiling, the
+fused kernel's arithmetic, the host-side index arrays and the device log-likelihood pass are
+checked on the CPU against the Numba kernels through NumPy references
+(tests/test_gpu_reference.py); tests/test_gpu_backend.py compares this class with CpuBackend
+and is skipped where CuPy or a device is missing.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import fields, replace
+from pathlib import Path
+
+import numpy as np
+
+from . import cpu_kernels as k
+from .gpu_layout import event_groups, layout
+from .gpu_risk_set import information_matrix, risk_set_pass
+from ..modeldata import EVENT, HEAD, ModelData
+
+CUDA_DIR = Path(__file__).with_name("cuda")
+SOURCES = ("segmented_scan.cu", "coordinate_grad_hess.cu", "sparse_update.cu",
+           "column_dots.cu", "ccd_step.cu")
+THREADS = 256           # SCAN_THREADS of flag_scan.cuh
+TILE = 256 * 4          # SCAN_TILE
+_RESHIFT = 50.0         # as CpuBackend
+_GRAM_MAX = 2000
+
+
+def cupy_or_error():
+    """CuPy, or a ValueError that says how to get it."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise ValueError("backend='gpu' needs CuPy and a CUDA device: install the extra "
+                         "(pip install 'survscan[gpu]', i.e. cupy-cuda13x) or use "
+                         "backend='cpu' or 'auto'.") from err
+    return cupy
+
+
+def device_count() -> int:
+    """CUDA devices CuPy sees; 0 without CuPy, without a driver or on any CUDA error."""
+    try:
+        import cupy
+    except ImportError:
+        return 0
+    try:
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except (cupy.cuda.runtime.CUDARuntimeError, RuntimeError, OSError):
+        return 0
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels(real: str) -> dict:
+    """Every kernel of cuda/*.cu, compiled by NVRTC through cupy.RawModule for ``real``."""
+    cupy = cupy_or_error()
+    options = ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}")
+    out = {}
+    for name in SOURCES:
+        module = cupy.RawModule(code=(CUDA_DIR / name).read_text(), options=options)
+        for fn in _ENTRY_POINTS[name]:
+            out[fn] = module.get_function(fn)
+    return out
+
+
+_ENTRY_POINTS = {
+    "segmented_scan.cu": ("segscan_reduce", "segscan_carry", "segscan_apply"),
+    "coordinate_grad_hess.cu": ("grad_hess_reduce", "grad_hess_carry", "grad_hess_tiles",
+                                "grad_hess_finish", "gather_start_rows"),
+    "sparse_update.cu": ("scatter_column", "clear_column", "update_coordinate", "add_column"),
+    "column_dots.cu": ("column_dots",),
+    "ccd_step.cu": ("ccd_step",),
+}
+
+
+class GpuBackend:
+    """Risk-set scans on a CUDA device for one ModelData (see the module docstring)."""
+
+    name = "gpu"
+
+    def __init__(self, md: ModelData, efron: bool, dtype=np.float64):
+        cp = cupy_or_error()
+        if device_count() < 1:
+            raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu' or "
+                             "'auto'.")
+        if md.n >= 2 ** 31:
+            raise ValueError(f"backend='gpu' indexes rows with int32; {md.n:,} rows are too "
+                             "many, use backend='cpu'.")
+        self.cp, self.md, self.efron = cp, md, bool(efron)
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.float64, np.float32):
+            raise ValueError(f"dtype must be float64 or float32, got {self.dtype}")
+        self._k = _kernels("double" if self.dtype == np.float64 else "float")
+        self.has_start = md.start is not None
+        n, G = md.n, max(1, -(-md.n // TILE))
+        self._G = G
+        self._lay_host = layout(md)
+        self._lay = replace(self._lay_host, **{f.name: _up(cp, getattr(self._lay_host, f.name))
+                                               for f in fields(self._lay_host)})
+        self._start_order = cp.asarray(md.start_order) if self.has_start else None
+        self._late = self._lay.late if self.has_start else cp.zeros(1, np.int64)
+        self._indptr = cp.asarray(md.indptr, np.int64)
+        self._indices = cp.asarray(md.indices, np.int32)
+        self._values = cp.asarray(md.values, self.dtype)
+        self._vptr = cp.asarray(md.vptr, np.int64)
+        self._xs = cp.zeros(n, self.dtype)
+        self._agg_f, self._carry_f = cp.empty(G, np.uint8), cp.empty(G, np.uint8)
+        self._agg_v, self._carry_v = cp.empty(8 * G, self.dtype), cp.empty(8 * G, self.dtype)
+        self._partial = cp.empty(2 * G, self.dtype)
+        self._gh = cp.zeros(2, self.dtype)
+        self._start_in = cp.empty((3, n), self.dtype) if self.has_start else self._gh
+        self._step = cp.zeros(1, np.float64)
+        self._recentre_flag = cp.zeros(1, np.int32)
+        self._flags_built = md.flags.copy()
+        self._block_key, self._block, self._gram = None, None, None
+        self.set_weights(md.weights)
+        self.set_beta(np.zeros(md.p))
+
+    # -- state ---------------------------------------------------------------------------
+    def set_beta(self, beta: np.ndarray) -> None:
+        """eta = X beta from scratch, column by column (the CPU's order of additions)."""
+        self.eta = self.cp.zeros(self.md.n, self.dtype)
+        for j in np.flatnonzero(np.asarray(beta) != 0):
+            rows, vals, has_values, nnz = self._column(j)
+            if nnz:
+                self._k["add_column"]((_blocks(nnz),), (THREADS,),
+                                      (rows, vals, has_values, nnz, np.float64(beta[j]),
+                                       self.eta))
+        self._recentre()
+
+    def _recentre(self) -> None:
+        self.shift = float(self.eta.max()) if self.eta.size else 0.0
+        self.D = self._w * self.cp.exp(self.eta - self.dtype.type(self.shift))
+        self._recentre_flag.fill(0)
+
+    def set_weights(self, w_sorted: np.ndarray) -> None:
+        """As CpuBackend.set_weights: a zero-weight event loses its EVENT flag."""
+        cp, md = self.cp, self.md
+        md.weights = np.ascontiguousarray(w_sorted, dtype=np.float64)
+        md.flags = np.where(md.weights > 0, self._flags_built,
+                            self._flags_built & ~EVENT).astype(np.uint8)
+        lay_flags = np.where(md.weights > 0, self._lay_host.flags,
+                             self._lay_host.flags & ~EVENT).astype(np.uint8)
+        self._flags = cp.asarray(lay_flags)
+        self._w = cp.asarray(md.weights, self.dtype)
+        self._wev = cp.asarray(np.where((md.flags & EVENT) != 0, md.weights, 0.0), self.dtype)
+        groups = event_groups(md.flags, md.weights, self.efron)
+        self._groups = replace(groups, **{f.name: _up(cp, getattr(groups, f.name))
+                                          for f in fields(groups)})
+        self._groups.term_c = self._groups.term_c.astype(self.dtype)
+        self._groups.term_wt = self._groups.term_wt.astype(self.dtype)
+        if hasattr(self, "eta"):
+            self._recentre()
+
+    def update(self, j: int, delta: float) -> None:
+        """beta_j += delta: the sparse update kernel; re-centre as the CPU does."""
+        self._step.fill(delta)
+        self._launch_update(j)
+        if int(self._recentre_flag.get()[0]):
+            self._recentre()
+
+    def _launch_update(self, j):
+        rows, vals, has_values, nnz = self._column(j)
+        if nnz:
+            self._k["update_coordinate"](
+                (_blocks(nnz),), (THREADS,),
+                (rows, vals, has_values, nnz, self._step, self.eta, self.D, self._w,
+                 np.float64(self.shift), np.float64(_RESHIFT), self._recentre_flag))
+
+    def _column(self, j):
+        """Column j's device row positions and values (empty for binary), for the kernels."""
+        md = self.md
+        lo, hi, v0 = int(md.indptr[j]), int(md.indptr[j + 1]), int(md.vptr[j])
+        vals = self._values[v0:v0 + hi - lo] if v0 >= 0 else self._values[:0]
+        return self._indices[lo:hi], vals, np.int32(v0 >= 0), np.int64(hi - lo)
+
+    # -- scans ---------------------------------------------------------------------------
+    def grad_hess(self, j: int) -> tuple[float, float]:
+        """dl/dbeta_j and -d2l/dbeta_j^2: the fused kernel, two scalars back."""
+        self._grad_hess_on_device(j)
+        g, h = self._gh.get()
+        return float(g), float(h)
+
+    def _grad_hess_on_device(self, j):
+        """Leave (g, h) of coordinate j in self._gh (seed 001 Fig. 2); no host sync."""
+        n, G, kern = np.int64(self.md.n), np.int64(self._G), self._k
+        rows, vals, has_values, nnz = self._column(j)
+        if nnz:
+            kern["scatter_column"]((_blocks(nnz),), (THREADS,),
+                                   (rows, vals, has_values, nnz, self._xs))
+        start_sums = self._gh
+        if self.has_start:
+            kern["gather_start_rows"]((_blocks(n),), (THREADS,),
+                                      (self._start_order, self.D, self._xs, n, self._start_in))
+            start_sums = self.scan(self._start_in, self._lay.start_heads, HEAD, False)
+        kern["grad_hess_reduce"]((self._G,), (THREADS,),
+                                 (self.D, self._xs, self._w, self._flags, n, self._agg_f,
+                                  self._agg_v))
+        kern["grad_hess_carry"]((1,), (THREADS,),
+                                (self._agg_f, self._agg_v, G, self._carry_f, self._carry_v))
+        kern["grad_hess_tiles"]((self._G,), (THREADS,),
+                                (self.D, self._xs, self._w, self._flags, n, self._carry_f,
+                                 self._carry_v, np.int32(self.efron), np.int32(self.has_start),
+                                 start_sums, self._late, self._partial))
+        kern["grad_hess_finish"]((1,), (THREADS,), (self._partial, G, self._gh))
+        if nnz:
+            kern["clear_column"]((_blocks(nnz),), (THREADS,), (rows, nnz, self._xs))
+
+    def scan(self, cols, flags, bit, reverse):
+        """Inclusive segmented sums of the rows of cols (c x n), segments starting where
+        flags & bit (reverse: read from the end, suffix sums): segmented_scan.cu."""
+        cp = self.cp
+        cols = cp.ascontiguousarray(cols, dtype=self.dtype)
+        c, n = cols.shape
+        out = cp.empty_like(cols)
+        if n == 0 or c == 0:
+            return out
+        G = -(-n // TILE)
+        agg_f, carry_f = cp.empty((c, G), np.uint8), cp.empty((c, G), np.uint8)
+        agg_v, carry_v = cp.empty((c, G), self.dtype), cp.empty((c, G), self.dtype)
+        args = (cols, flags, np.int32(bit), np.int64(n), np.int32(reverse))
+        self._k["segscan_reduce"]((G, c), (THREADS,), args + (agg_f, agg_v))
+        self._k["segscan_carry"]((1, c), (THREADS,), (agg_f, agg_v, np.int64(G), carry_f,
+                                                      carry_v))
+        self._k["segscan_apply"]((G, c), (THREADS,), args + (carry_f, carry_v, out))
+        return out
+
+    def _pass(self, want: int):
+        return risk_set_pass(self.cp, self.scan, self._lay, self._groups, self.eta, self.D,
+                             self._w, self._flags, self.shift, self._start_order, want)
+
+    def loglik(self) -> float:
+        """Log partial likelihood at the current beta."""
+        return self._pass(0)[0]
+
+    def loglik_gradient(self) -> tuple[float, np.ndarray]:
+        """Log partial likelihood and its full gradient: X^T (w e - r) by column_dots.cu."""
+        ll, r, _ = self._pass(1)
+        return ll, self._column_dots(self._wev - r)
+
+    def _column_dots(self, v):
+        out = self.cp.empty(self.md.p, self.dtype)
+        if self.md.p:
+            self._k["column_dots"]((self.md.p,), (THREADS,),
+                                   (self._indptr, self._indices, self._values, self._vptr,
+                                    self.cp.ascontiguousarray(v, self.dtype), out))
+        return out.get().astype(np.float64)
+
+    def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Log-likelihood, gradient and observed information over columns ``cols``."""
+        cols = np.asarray(cols, np.int64)
+        ll, r, _ = self._pass(1)
+        Xs = self._device_block(cols)
+        g = Xs.T @ (self._wev - r)
+        info = information_matrix(self.cp, self.scan, self._lay, self._groups, Xs, r, self.D,
+                                  self._flags, self._start_order)
+        return ll, g.get().astype(np.float64), info.get().astype(np.float64)
+
+    def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        """As CpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
+        device, coordinate descent on the s x s system on the host (quadratic_cd_gram); above
+        2,000 columns the column-wise quadratic_cd on the host with v and h downloaded."""
+        md = self.md
+        coords = np.asarray(coords, np.int64)
+        ll, r, h = self._pass(2)
+        v = self._wev - r
+        g = np.zeros(md.p)
+        if coords.size > _GRAM_MAX:
+            delta, g = k.quadratic_cd(md.indptr, md.indices, md.values, md.vptr, coords,
+                                      v.get().astype(np.float64), h.get().astype(np.float64),
+                                      beta, lam1, lam2, tol, max_cycles)
+            return ll, g, delta
+        delta = np.zeros(md.p)
+        if coords.size == 0:
+            return ll, g, delta
+        Xs = self._gram_block(coords)
+        if fresh or self._gram is None:
+            Xh = Xs.copy()
+            Xh.data = Xs.data * h[Xs.indices]
+            xh = Xs.T @ h
+            total = float(h.sum())
+            Q = (Xs.T @ Xh).toarray()
+            if total > 0:
+                Q -= self.cp.outer(xh, xh) / total
+            self._gram = Q.get().astype(np.float64)
+        gs = (Xs.T @ v).get().astype(np.float64)
+        delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
+                                            lam2[coords], tol, max_cycles)
+        g[coords] = gs
+        return ll, g, delta
+
+    def _gram_block(self, coords):
+        key = coords.tobytes()
+        if self._block_key != key:
+            self._block_key, self._block, self._gram = key, self._device_block(coords), None
+        return self._block
+
+    def _device_block(self, cols):
+        """The chosen columns as a device CSC matrix over the sorted rows."""
+        from cupyx.scipy import sparse
+        md = self.md
+        parts_i, parts_v, ptr = [], [], [0]
+        for j in cols:
+            rows, vals = md.column(int(j))
+            parts_i.append(rows)
+            parts_v.append(vals)
+            ptr.append(ptr[-1] + rows.size)
+        idx = np.concatenate(parts_i) if parts_i else np.zeros(0, np.int32)
+        val = np.concatenate(parts_v) if parts_v else np.zeros(0)
+        return sparse.csc_matrix((self.cp.asarray(val, self.dtype),
+                                  self.cp.asarray(idx, np.int32),
+                                  self.cp.asarray(np.asarray(ptr), np.int32)),
+                                 shape=(md.n, len(cols)))
+
+    # -- the papers' CCD on the device ---------------------------------------------------------
+    def ccd_cycle(self, state, coords, diverged: float, scale: np.ndarray) -> float:
+        """One CCD cycle over ``coords`` (seed 001 Fig. 3): per coordinate the fused kernel,
+        the conditional step kernel and the sparse update, launched back to back with no host
+        round trip; state.beta, width and frozen are updated in place at the end.  Returns the
+        cycle's largest relative step, as engine/solvers/ccd.py's loop does."""
+        cp = self.cp
+        beta, width = cp.asarray(state.beta), cp.asarray(state.width)
+        lam1, lam2 = cp.asarray(state.lam1), cp.asarray(state.lam2)
+        frozen = cp.asarray(state.frozen.astype(np.uint8))
+        scale_d, biggest = cp.asarray(scale, np.float64), cp.zeros(1, np.float64)
+        for j in coords:
+            if state.frozen[j]:
+                continue
+            self._grad_hess_on_device(j)
+            self._k["ccd_step"]((1,), (1,), (np.int64(j), self._gh, beta, width, lam1, lam2,
+                                             frozen, scale_d, np.float64(diverged),
+                                             self._step, biggest))
+            self._launch_update(j)
+        state.beta[:] = beta.get()
+        state.width[:] = width.get()
+        state.frozen[:] = frozen.get().astype(bool)
+        if int(self._recentre_flag.get()[0]):
+            self._recentre()
+        return float(biggest.get()[0])
+
+
+def _up(cp, a):
+    return None if a is None else cp.asarray(a)
+
+
+def _blocks(count) -> int:
+    return max(1, -(-int(count) // THREADS))
