@@ -34,7 +34,7 @@ from .samples import ROLE_GUESSES, SAMPLES
 PENALTIES = ("none", "L1", "L2")
 TIES = ("efron", "breslow")
 SOLVERS = ("auto", "ccd", "newton")
-MODELS = ("cox",)  # Fine-Gray joins when engine.fit accepts model="fine_gray"
+SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
 SIMULATED_COLUMNS = ("time", "event", "strata")
 MAX_PREVIEW_ROWS = 200
 
@@ -62,6 +62,14 @@ def detect_device() -> str:
     if "gpu" not in BACKENDS:
         return f"CPU ({count} CUDA device(s) seen, but the engine's GPU backend has not landed)"
     return f"GPU ({count} CUDA device(s))"
+
+
+def available_models() -> list[str]:
+    """The survival models engine.fit accepts (Cox; Fine-Gray once the engine has it)."""
+    import sys
+
+    fitted = getattr(sys.modules.get("engine.fit"), "MODELS", ("cox",))
+    return [m for m in SURVIVAL_MODELS if m in fitted]
 
 
 def available_backends() -> list[str]:
@@ -167,6 +175,8 @@ class KeptFit:
         cuts = spec["design"]["cut_points"]
         return {
             "fit": self.name,
+            "model": spec["options"]["model"]
+            + (f" (cause {spec['options']['cause']})" if spec["options"].get("cause") else ""),
             "data": spec["data"]["label"],
             "n": res.n,
             "events": res.n_events,
@@ -238,7 +248,8 @@ class Store(param.Parameterized):
 
     # --- design and options ------------------------------------------------------------
     cut_points = param.Dict(default={}, doc="covariate -> sorted cut times")
-    model = param.Selector(objects=list(MODELS), default="cox")
+    model = param.Selector(objects=list(SURVIVAL_MODELS), default="cox")
+    cause = param.Integer(default=1, bounds=(1, None), doc="Fine-Gray: the cause of interest.")
     ties = param.Selector(objects=list(TIES), default="efron")
     penalty = param.Selector(objects=list(PENALTIES), default="none")
     strength = param.Number(default=1.0, bounds=(0, None))
@@ -367,9 +378,14 @@ class Store(param.Parameterized):
             return pd.DataFrame({name: self.column(name).iloc[:k] for name in shown})
         return pd.DataFrame() if self.data is None else self.data.head(rows)
 
+    @property
+    def competing_risks(self) -> bool:
+        """Fine-Gray reads the event column's codes as causes (0 censored, 1..k causes)."""
+        return self.model == "fine_gray"
+
     def event_column_name(self) -> str | None:
         """The event column the cohort uses: derived as ``<event>_event`` when codes are set."""
-        if self.event is None or not self.event_codes:
+        if self.event is None or not self.event_codes or self.competing_risks:
             return self.event
         name = f"{self.event}_event"
         while name in self.columns:
@@ -379,7 +395,7 @@ class Store(param.Parameterized):
     def event_indicator(self) -> pd.Series:
         """1 for rows with an event (one of the chosen codes, or non-zero), else 0."""
         values = self.column(self.event)
-        if self.event_codes:
+        if self.event_codes and not self.competing_risks:
             return values.isin(self.event_codes).astype(int)
         numeric = pd.to_numeric(values, errors="coerce")
         return (numeric.fillna(0) != 0).astype(int)
@@ -405,13 +421,16 @@ class Store(param.Parameterized):
     # building the cohort
     def role_kwargs(self) -> dict:
         """Keyword arguments of engine.Cohort.from_frame for the current roles."""
-        return {"time": self.time, "event": self.event_column_name(),
-                "covariates": list(self.covariates), "strata": list(self.strata) or None,
-                "start": self.start, "id": self.id, "weights": self.weights}
+        kwargs = {"time": self.time, "event": self.event_column_name(),
+                  "covariates": list(self.covariates), "strata": list(self.strata) or None,
+                  "start": self.start, "id": self.id, "weights": self.weights}
+        if self.competing_risks:
+            kwargs["competing_risks"] = True
+        return kwargs
 
     def cohort_frame(self) -> pd.DataFrame:
         """The data as the cohort reads it: with the derived event column when codes are set."""
-        if self.event_codes and self.event is not None:
+        if self.event_codes and self.event is not None and not self.competing_risks:
             return self.data.assign(**{self.event_column_name(): self.event_indicator()})
         return self.data
 
@@ -430,14 +449,18 @@ class Store(param.Parameterized):
         if self.simulated is not None:
             base, covs = self.simulated, list(self.covariates)
             strata = bool(self.strata)
-            if covs == base.names and strata == (base.strata is not None):
+            if (covs == base.names and strata == (base.strata is not None)
+                    and not self.competing_risks):
                 return lambda: base
+
+            competing = self.competing_risks
 
             def subset():
                 idx = [base.names.index(c) for c in covs]
                 return engine.Cohort.from_arrays(time=base.time, event=base.event,
                                                  X=base.X[:, idx], names=covs,
-                                                 strata=base.strata if strata else None)
+                                                 strata=base.strata if strata else None,
+                                                 competing_risks=competing)
             return subset
         frame, kwargs = self.cohort_frame(), self.role_kwargs()
         return lambda: engine.Cohort.from_frame(frame, **kwargs)
@@ -476,6 +499,9 @@ class Store(param.Parameterized):
         except (engine.CohortError, DataLoadError, ValueError, KeyError) as exc:
             report["error"] = str(exc)
             return report
+        if self.competing_risks:
+            counts = pd.Series(cohort.event[cohort.event > 0]).value_counts().sort_index()
+            report["causes"] = {int(k): int(v) for k, v in counts.items()}
         report.update(ok=True, events=cohort.n_events, censored=cohort.n - cohort.n_events,
                       censored_pct=100.0 * (cohort.n - cohort.n_events) / cohort.n,
                       strata=cohort.n_strata, covariates=cohort.p,
@@ -525,9 +551,24 @@ class Store(param.Parameterized):
     def fit_options(self) -> dict:
         """Keyword arguments of engine.fit (besides the cohort and progress)."""
         unpen = [u for u in self.unpenalized if u in self.covariates] if self.penalty != "none" else []
-        return {"model": self.model, "ties": self.ties, "penalty": self.penalty_object(),
-                "unpenalized": unpen, "cut_points": dict(self.cut_points) or None,
-                "backend": self.backend, "solver": self.solver}
+        options = {"model": self.model, "ties": self.effective_ties,
+                   "penalty": self.penalty_object(), "unpenalized": unpen,
+                   "cut_points": dict(self.cut_points) or None, "backend": self.backend,
+                   "solver": self.solver}
+        if self.competing_risks:
+            options["cause"] = int(self.cause)
+        return options
+
+    @property
+    def effective_ties(self) -> str:
+        """Fine-Gray uses Breslow ties (as cmprsk::crr); Cox the chosen ones."""
+        return "breslow" if self.model == "fine_gray" else self.ties
+
+    def cause_options(self) -> list[int]:
+        """Positive integer codes of the event column (the causes Fine-Gray can target)."""
+        return [int(c) for c in self.event_code_options()
+                if isinstance(c, (int, float, np.integer, np.floating)) and c > 0
+                and float(c).is_integer()]
 
     def spec(self) -> dict:
         """The whole analysis as JSON-able data: data source, roles, design, fit options."""
@@ -540,7 +581,8 @@ class Store(param.Parameterized):
                       "treatment": self.treatment, "covariates": list(self.covariates),
                       "strata": list(self.strata), "id": self.id, "weights": self.weights},
             "design": {"cut_points": {k: list(v) for k, v in self.cut_points.items()}},
-            "options": {"model": self.model, "ties": self.ties, "penalty": self.penalty,
+            "options": {"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
+                        "cause": int(self.cause) if self.competing_risks else None,
                         "strength": float(self.strength),
                         "unpenalized": list(self.fit_options()["unpenalized"]),
                         "backend": self.backend, "solver": self.solver},
@@ -645,12 +687,15 @@ def python_script(spec: dict) -> str:
         lines += ["", f"cohort = engine.simulate({data['n']}, {data['p']}, density={data['density']!r}, "
                       f"n_strata={data['n_strata']}, seed={data['seed']})"]
         all_names = [f"x{j}" for j in range(data["p"])]
-        if roles["covariates"] != all_names or (data["n_strata"] > 1) != bool(roles["strata"]):
+        competing = opts["model"] == "fine_gray"
+        if (roles["covariates"] != all_names or (data["n_strata"] > 1) != bool(roles["strata"])
+                or competing):
             lines += [f"covariates = {roles['covariates']!r}",
                       "cohort = engine.Cohort.from_arrays(",
                       "    time=cohort.time, event=cohort.event,",
                       "    X=cohort.X[:, [cohort.names.index(c) for c in covariates]], names=covariates,",
                       f"    strata={'cohort.strata' if roles['strata'] else 'None'},",
+                      *(["    competing_risks=True,"] if competing else []),
                       ")"]
     else:
         lines.insert(1, "import pandas as pd")
@@ -672,7 +717,8 @@ def python_script(spec: dict) -> str:
         else:
             lines += ["", "df = ...  # load your data here"]
         event = roles["event"]
-        if roles["event_codes"]:
+        competing = opts["model"] == "fine_gray"
+        if roles["event_codes"] and not competing:
             event = f"{roles['event']}_event"
             lines += [f"df[{event!r}] = df[{roles['event']!r}].isin({roles['event_codes']!r}).astype(int)"
                       "  # these codes count as events"]
@@ -683,12 +729,16 @@ def python_script(spec: dict) -> str:
             value = roles[role] or None
             if value:
                 lines.append(f"    {role}={value!r},")
+        if competing:
+            lines.append("    competing_risks=True,  # event codes: 0 censored, 1..k causes")
         lines.append(")")
     penalty = "None"
     if opts["penalty"] != "none":
         penalty = f"engine.{opts['penalty']}({opts['strength']!r})"
     lines += ["", "res = engine.fit(", "    cohort,", f"    model={opts['model']!r},",
               f"    ties={opts['ties']!r},", f"    penalty={penalty},"]
+    if opts.get("cause") is not None:
+        lines.append(f"    cause={opts['cause']!r},")
     if opts["unpenalized"]:
         lines.append(f"    unpenalized={opts['unpenalized']!r},")
     if design["cut_points"]:

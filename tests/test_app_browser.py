@@ -220,11 +220,11 @@ def test_rossi_fit_hazard_ratio_and_every_view(page):
     coef = float(fin.locator('.tabulator-cell[tabulator-field="coef"]').inner_text())
     assert coef == pytest.approx(ROSSI_FIN_EFRON, abs=1e-5)
     assert hr == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)  # 0.684257
-    expect(pg.locator(".tabulator-col", has_text="at risk").first).to_be_visible()
+    expect(pg.locator(".tabulator-cell", has_text=re.compile(r"^\s*at risk\s*$")).first).to_be_visible()
     expect(pg.locator(".bk-Canvas").first).to_be_visible()  # the Kaplan-Meier plot
     pg.get_by_role("button", name="First 30 time units").click()
-    expect(pg.locator(".tabulator-cell[tabulator-field='time']", has_text=re.compile(r"^30"))
-           .first).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"0 \.\. 30(\.0)?$"))).to_be_visible()
+    expect(pg.locator(".tabulator-col", has_text=re.compile(r"^\s*25\s*$")).first).to_be_visible()
     shot(pg, "results")
 
     tab(pg, "Timing")
@@ -268,6 +268,24 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin[0,10)")).to_have_count(1)
     expect(row_with(pg, "fin[10,inf)")).to_have_count(1)
     expect(row_with(pg, "fin")).to_have_count(0)
+
+
+def test_fine_gray_on_competing_risks(page):
+    from playwright.sync_api import expect
+
+    pg = page
+    open_sample(pg, "bmtcrr")
+    tab(pg, "Design")
+    select(pg, "Model", "fine_gray")
+    expect(pg.get_by_text("Fine-Gray uses Breslow ties")).to_be_visible()
+    tab(pg, "Data")
+    expect(pg.get_by_text(re.compile(r"by cause: 1: 56, 2: 75"))).to_be_visible()
+    fit(pg, "relapse (Fine-Gray)")
+    tab(pg, "Results")
+    expect(row_with(pg, "Source[PB]")).to_have_count(1)
+    expect(pg.get_by_text(re.compile(r"n = 177, events = 56"))).to_be_visible()
+    expect(pg.get_by_text("Cumulative incidence (competing risks)")).to_be_visible()
+    shot(pg, "results_fine_gray")
 
 
 def test_malformed_csv_is_a_message_and_the_app_stays_usable(page):

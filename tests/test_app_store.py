@@ -257,3 +257,23 @@ def test_detect_device_says_cpu_without_cuda():
         import cupy  # noqa: F401
     except ImportError:
         assert text == "CPU (no CUDA device)"
+
+
+def test_fine_gray_uses_causes_breslow_and_the_script_reproduces_it():
+    from app.store import available_models
+
+    if "fine_gray" not in available_models():
+        pytest.skip("the engine has no Fine-Gray yet")
+    s = Store()
+    s.load_sample("bmtcrr")
+    s.param.update(model="fine_gray", cause=1)
+    assert s.cause_options() == [1, 2]
+    r = s.validation_report()
+    assert r["ok"] and r["causes"] == {1: 56, 2: 75}
+    assert s.fit_options()["ties"] == "breslow" and s.fit_options()["cause"] == 1
+    kept = s.fit_job().run()
+    assert kept.result.n_events == 56 and kept.row()["model"] == "fine_gray (cause 1)"
+    ns = run_script(s.python_script())
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
+    s.model = "cox"  # back to Cox: codes 1 and 2 both count as events again
+    assert s.validation_report()["events"] == 131 and "cause" not in s.fit_options()

@@ -171,7 +171,8 @@ def test_design_view_cut_points(app):
     d._add_cut()
     assert app.store.cut_points == {"fin": [10.0]}
     assert "`fin[10,inf)`" in d.cut_list.object
-    assert app.store.model == "cox" and list(d.model.options) == ["cox"]
+    assert app.store.model == "cox" and "cox" in list(d.model.options)
+    assert "logistic" not in list(d.model.options)  # not a survival model
 
 
 def test_fit_view_cancel(app):
@@ -190,3 +191,16 @@ def test_fit_view_cancel(app):
     assert view.last_outcome == "cancelled", view.status.object
     assert "cancelled" in view.status.object
     assert app.store.fits == [] and not view.fit_button.disabled
+
+
+def test_cumulative_incidence_section_for_competing_risks(app):
+    app.data.sample.value = "bmtcrr"
+    app.data._open_sample()
+    section = app.results.cif_section
+    assert section.visible and app.results.cif.object is not None, app.results.cif_message.object
+    curves = results.cif_curves(app.store, "Source", 2)
+    assert set(curves["group"]) == {"Source = BM+PB", "Source = PB"}
+    assert curves.groupby("group")["cif"].apply(lambda c: (c.diff().dropna() >= -1e-12).all()).all()
+    app.data.sample.value = "rossi"
+    app.data._open_sample()
+    assert not section.visible  # a single cause: no competing risks to show

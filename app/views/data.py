@@ -77,7 +77,7 @@ class DataView(Viewer):
             widget.param.watch(lambda e, role=role: self._to_store(role, e.new), "value")
         self._syncing = False
         s.param.watch(self._sync_widgets, ["columns", "data_version", *ROLES])
-        s.param.watch(self._validate, ["data_version", *ROLES])
+        s.param.watch(self._validate, ["data_version", "model", *ROLES])
         # --- report and preview -----------------------------------------------------------
         self.report = pn.pane.Markdown(sizing_mode="stretch_width")
         self.problems = table(height=160, visible=False)
@@ -237,6 +237,8 @@ def report_markdown(r: dict) -> str:
     if r["events"] is not None:
         facts.append(f"events: **{r['events']:,}**")
         facts.append(f"censored: **{r['censored']:,}** ({r['censored_pct']:.1f}%)")
+    if r.get("causes"):
+        facts.append("by cause: " + ", ".join(f"{k}: **{v:,}**" for k, v in r["causes"].items()))
     if r.get("subjects"):
         facts.append(f"subjects: **{r['subjects']:,}**")
     if r.get("strata"):

@@ -6,7 +6,9 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..store import DataLoadError, Store, available_backends, detect_device, parse_cut_points
+from ..store import (
+    DataLoadError, Store, available_backends, available_models, detect_device, parse_cut_points,
+)
 from ._common import notify
 
 
@@ -28,7 +30,13 @@ class DesignView(Viewer):
         self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
         self.cut_list = pn.pane.Markdown()
         s.param.backend.objects = available_backends()
+        s.param.model.objects = available_models()
         self.model = pn.widgets.Select.from_param(s.param.model, label="Model")
+        self.cause = pn.widgets.Select(label="Cause of interest (Fine-Gray)", visible=False)
+        self.cause.param.watch(lambda e: e.new is not None and setattr(s, "cause", int(e.new)),
+                               "value")
+        self.ties_note = pn.pane.Markdown("Fine-Gray uses Breslow ties (as cmprsk::crr).",
+                                          visible=False)
         self.ties = pn.widgets.RadioButtonGroup.from_param(s.param.ties, label="Ties")
         self.penalty = pn.widgets.RadioButtonGroup.from_param(s.param.penalty, label="Penalty")
         self.strength = pn.widgets.FloatInput.from_param(s.param.strength,
@@ -42,7 +50,8 @@ class DesignView(Viewer):
         self.strata.param.watch(lambda e: self._set("strata", e.new), "value")
         self.unpenalized.param.watch(lambda e: self._set("unpenalized", e.new), "value")
         s.param.watch(self._sync, ["columns", "covariates", "strata", "unpenalized", "cut_points",
-                                   "time", "event", "start", "id", "weights", "penalty"])
+                                   "time", "event", "start", "id", "weights", "penalty",
+                                   "model", "data_version"])
         self._sync()
 
     def _set(self, name, value) -> None:
@@ -65,6 +74,14 @@ class DesignView(Viewer):
             self.unpenalized.value = [c for c in s.unpenalized if c in s.covariates]
             self.unpenalized.disabled = s.penalty == "none"
             self.strength.disabled = s.penalty == "none"
+            fine_gray = s.model == "fine_gray"
+            causes = s.cause_options()
+            self.cause.options = {str(c): c for c in causes}
+            if causes:
+                self.cause.value = s.cause if s.cause in causes else causes[0]
+            self.cause.visible = fine_gray
+            self.ties.disabled = fine_gray
+            self.ties_note.visible = fine_gray
         finally:
             self._syncing = False
         if s.cut_points:
@@ -96,7 +113,8 @@ class DesignView(Viewer):
                           "### Time-varying effects (step functions at cut points)",
                           self.cut_covariate, self.cut_times,
                           pn.Row(self.add_cut, self.clear_cut), self.cut_list, width=520),
-                pn.Column("### Model", self.model, "Ties", self.ties, "Penalty", self.penalty,
+                pn.Column("### Model", self.model, self.cause, "Ties", self.ties, self.ties_note,
+                          "Penalty", self.penalty,
                           self.strength, self.unpenalized, "### Compute", self.backend,
                           self.device, self.solver, width=480),
             ),

@@ -17,6 +17,8 @@ import param
 from lifelines import KaplanMeierFitter
 from panel.viewable import Viewer
 
+import engine
+
 from ..store import Store
 from ._common import notify, number_formatters, table
 
@@ -109,6 +111,7 @@ def km_plot(fitters: dict, window: tuple[float, float], time_label: str = "time"
     Returns the layout and the at-risk table (at ~6 time points within ``window``).
     """
     lo, hi = window
+    pad = 0.03 * (hi - lo) if hi > lo else 1.0
     curves = []
     for k, (level, kmf) in enumerate(fitters.items()):
         color = PALETTE[k % len(PALETTE)]
@@ -138,7 +141,7 @@ def km_plot(fitters: dict, window: tuple[float, float], time_label: str = "time"
     km = hv.Overlay(curves).opts(
         title="Kaplan-Meier (95% CI bands; ticks = censored)", ylim=(0, 1.02),
         ylabel="survival probability",
-        xlim=(lo, hi), show_grid=True, width=PLOT_WIDTH, height=380,
+        xlim=(lo - pad, hi + pad), show_grid=True, width=PLOT_WIDTH, height=380,
         legend_position="bottom_left", hooks=[_left_border], toolbar="above")
     ticks = nice_ticks(lo, hi)
     risk = at_risk_table(fitters, ticks)
@@ -150,12 +153,65 @@ def km_plot(fitters: dict, window: tuple[float, float], time_label: str = "time"
         for what in ("at risk", "events", "censored"):
             labels.append((r["time"], f"{r['group']}: {what}", str(int(r[what]))))
     table_el = hv.Labels(labels, [time_label, "row"], "count").opts(
-        width=PLOT_WIDTH, height=40 + 22 * len(names), xlim=(lo, hi), text_font_size="9pt",
+        width=PLOT_WIDTH, height=40 + 22 * len(names), xlim=(lo - pad, hi + pad),
+        text_font_size="9pt",
         title="Number at risk / events / censored (cumulative)", hooks=[_left_border],
         yaxis="left", show_grid=False, toolbar=None, invert_yaxis=True, ylabel="",
         xlabel=time_label, text_color="black")
     layout = (km + table_el).cols(1).opts(shared_axes=True)
     return layout, risk
+
+
+def at_risk_display(risk: pd.DataFrame) -> pd.DataFrame:
+    """The at-risk table as printed under a KM plot: one row per group and count, times across."""
+    if risk.empty:
+        return risk
+    long = risk.melt(id_vars=["group", "time"], value_vars=["at risk", "events", "censored"],
+                     var_name="count")
+    wide = long.pivot_table(index=["group", "count"], columns="time", values="value",
+                            sort=False).astype(int)
+    wide.columns = [f"{t:g}" for t in wide.columns]
+    return wide.reset_index()
+
+
+# ----------------------------------------------------------------------------------------
+# cumulative incidence (competing risks)
+def cif_curves(store: Store, group: str | None, cause: int) -> pd.DataFrame:
+    """engine.cumulative_incidence (Aalen-Johansen) of ``cause`` per group."""
+    if store.start:
+        raise ValueError("cumulative incidence needs one row per subject, not (start, stop] "
+                         "episodes")
+    codes = pd.to_numeric(store.column(store.event), errors="coerce")
+    if codes.isna().any():
+        raise ValueError(f"the event column {store.event!r} must hold numeric codes "
+                         "(0 censored, 1..k causes)")
+    frame = pd.DataFrame({"time": pd.to_numeric(store.column(store.time), errors="coerce"),
+                          "event": codes.astype(int).to_numpy(),
+                          "group": km_groups(store, group).to_numpy()})
+    return engine.cumulative_incidence(frame, cause=int(cause), by="group", time="time",
+                                       event="event")
+
+
+def cif_plot(curves: pd.DataFrame, cause: int, window: tuple[float, float],
+             time_label: str = "time") -> hv.Overlay:
+    lo, hi = window
+    pad = 0.03 * (hi - lo) if hi > lo else 1.0
+    parts = []
+    for k, (level, g) in enumerate(curves.groupby("group", sort=True)):
+        color = PALETTE[k % len(PALETTE)]
+        x = g["time"].to_numpy(float)
+        band = g[["lower", "upper"]].ffill().fillna(0.0)
+        xs, lower, upper = _steps(x, band["lower"].to_numpy(float), band["upper"].to_numpy(float))
+        parts.append(hv.Area((xs, lower, upper), time_label, ["lower", "upper"], label=str(level))
+                     .opts(color=color, alpha=0.15, line_alpha=0))
+        parts.append(hv.Curve((x, g["cif"].to_numpy(float)), time_label, "cumulative incidence",
+                              label=str(level))
+                     .opts(interpolation="steps-post", color=color, line_width=2))
+    return hv.Overlay(parts).opts(
+        title=f"Cumulative incidence of cause {cause} (Aalen-Johansen, 95% CI)",
+        ylim=(0, 1.02), xlim=(lo - pad, hi + pad), width=PLOT_WIDTH, height=340,
+        show_grid=True, legend_position="top_left", ylabel="cumulative incidence",
+        toolbar="above", hooks=[_left_border])
 
 
 # ----------------------------------------------------------------------------------------
@@ -209,6 +265,11 @@ class ResultsView(Viewer):
         self.km = pn.pane.HoloViews(linked_axes=False)
         self.risk = table(height=200)
         self.km_message = pn.pane.Markdown()
+        self.cif_cause = pn.widgets.Select(label="Cause", width=160)
+        self.cif = pn.pane.HoloViews()
+        self.cif_message = pn.pane.Markdown()
+        self.cif_section = pn.Column(self.cif_cause, self.cif_message, self.cif, visible=False)
+        self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = pn.pane.Markdown(sizing_mode="stretch_width")
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
@@ -220,9 +281,10 @@ class ResultsView(Viewer):
         self.ci.param.watch(self._draw_km, "value")
         self.fit_select.param.watch(self._draw_fit, "value")
         s.param.watch(self._on_data, ["data_version", "treatment", "time", "start", "event",
-                                      "event_codes"])
+                                      "event_codes", "model"])
         s.param.watch(self._on_fits, ["fits"])
         self.risk_frame = pd.DataFrame()
+        self._hold = False
         self._on_data()
         self._on_fits()
 
@@ -233,6 +295,7 @@ class ResultsView(Viewer):
             ("Kaplan-Meier", pn.Column(
                 pn.Row(self.group, self.ci), pn.Row(self.window, self.early, self.full),
                 self.km_message, self.km, "#### At-risk table", self.risk)),
+            ("Cumulative incidence (competing risks)", self.cif_section),
             ("Hazard ratios", pn.Column(self.fit_select, self.fit_info, self.hr, self.forest)),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.compare_hr)),
@@ -276,17 +339,18 @@ class ResultsView(Viewer):
         self._set_window(self.window.start, self.window.end)
 
     def _set_window(self, lo: float, hi: float, draw: bool = True) -> None:
-        """Move the zoom slider from code (a drag sets value_throttled itself)."""
-        with param.parameterized.discard_events(self.window):
+        """Move the zoom slider from code (a drag sets value_throttled itself, which redraws)."""
+        self._hold = not draw
+        try:
             self.window.value = (lo, hi)
             with param.edit_constant(self.window):
                 self.window.value_throttled = (lo, hi)
-        if draw:
-            self._draw_km()
+        finally:
+            self._hold = False
 
     def _draw_km(self, *events) -> None:
         s = self.store
-        if not s.loaded or s.time is None or s.event is None:
+        if self._hold or not s.loaded or s.time is None or s.event is None:
             return
         try:
             fitters = fit_km(s, self.group.value)
@@ -299,9 +363,36 @@ class ResultsView(Viewer):
             self.risk_frame = pd.DataFrame()
             return
         self.km_message.object = ""
+        self._draw_cif()
         self.km.object = layout
         self.risk_frame = risk
-        self.risk.value = risk
+        self.risk.value = at_risk_display(risk)
+
+    def _draw_cif(self, *events) -> None:
+        """Cumulative incidence when the event column has several causes (or Fine-Gray)."""
+        s = self.store
+        if self._hold or not s.loaded or s.event is None:
+            return
+        causes = s.cause_options() if s.simulated is None else []
+        show = len(causes) >= 2 or (s.model == "fine_gray" and causes)
+        self.cif_section.visible = bool(show)
+        if not show:
+            self.cif.object = None
+            return
+        self._hold = True
+        try:
+            self.cif_cause.options = {str(c): c for c in causes}
+            if self.cif_cause.value not in causes:
+                self.cif_cause.value = s.cause if s.cause in causes else causes[0]
+        finally:
+            self._hold = False
+        try:
+            curves = cif_curves(s, self.group.value, self.cif_cause.value)
+            self.cif.object = cif_plot(curves, self.cif_cause.value, self.window.value, s.time)
+            self.cif_message.object = ""
+        except Exception as exc:
+            self.cif.object = None
+            self.cif_message.object = f"Cumulative incidence is not available: {exc}"
 
     def _on_fits(self, *events) -> None:
         s = self.store

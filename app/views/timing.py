@@ -93,7 +93,9 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
                 + ("" if res.converged else ", not converged"))
     if "gpu" not in available_backends():
         add("engine gpu", None, "skipped: no GPU backend / CUDA device here")
-    if n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
+    if options.get("model") == "fine_gray":
+        add("lifelines CoxPHFitter", None, "skipped: lifelines has no Fine-Gray regression")
+    elif n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
         t0 = time.perf_counter()
         note = []
         try:
@@ -145,7 +147,8 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
             naive_loglik(cohort.time, cohort.event, cohort.X, beta)
             rows.append({"N": cohort.n, "method": "naive O(N²) (1 log-lik)",
                          "seconds": time.perf_counter() - t0})
-        if cohort.n <= 5_000 and cohort.p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
+        if (cohort.n <= 5_000 and cohort.p <= LIFELINES_MAX_COLS and not options.get("cut_points")
+                and options.get("model") != "fine_gray"):
             t0 = time.perf_counter()
             try:
                 with warnings.catch_warnings():
