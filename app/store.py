@@ -47,21 +47,46 @@ class FitCancelled(Exception):
     """Raised from inside engine.fit's progress callback when the user pressed Cancel."""
 
 
+def _cuda_devices() -> int:
+    """CUDA devices CuPy sees (0 without CuPy, a driver or a device)."""
+    try:
+        from engine.backends import device_count  # the engine's own probe, when it has one
+    except ImportError:
+        device_count = None
+    try:
+        if device_count is not None:
+            return int(device_count())
+        import cupy  # optional extra
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
 def detect_device() -> str:
     """The compute device the engine would use with backend="auto", in words."""
-    try:
-        import cupy  # noqa: F401  (optional extra)
-
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # no CuPy, or CuPy without a driver/device
-        return "CPU (no CUDA device)"
+    count = _cuda_devices()
     if count < 1:
         return "CPU (no CUDA device)"
     from engine.backends import BACKENDS
 
     if "gpu" not in BACKENDS:
-        return f"CPU ({count} CUDA device(s) seen, but the engine's GPU backend has not landed)"
-    return f"GPU ({count} CUDA device(s))"
+        return f"CPU ({count} CUDA device(s) seen, but the engine has no GPU backend)"
+    try:
+        import cupy
+
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        name = "CUDA device"
+    return f"GPU: {name}" + (f" (+{count - 1} more)" if count > 1 else "")
+
+
+def available_backends() -> list[str]:
+    """Backends a user may pick: cpu and auto always, gpu when the engine can use a device."""
+    from engine.backends import BACKENDS
+
+    return ["cpu", "auto"] + (["gpu"] if "gpu" in BACKENDS and _cuda_devices() > 0 else [])
 
 
 def available_models() -> list[str]:
@@ -70,13 +95,6 @@ def available_models() -> list[str]:
 
     fitted = getattr(sys.modules.get("engine.fit"), "MODELS", ("cox",))
     return [m for m in SURVIVAL_MODELS if m in fitted]
-
-
-def available_backends() -> list[str]:
-    """Backends a user may pick: cpu and auto always, gpu when the engine has one."""
-    from engine.backends import BACKENDS
-
-    return ["cpu", "auto"] + (["gpu"] if "gpu" in BACKENDS else [])
 
 
 def parse_cut_points(text: str) -> list[float]:
@@ -637,21 +655,25 @@ class Store(param.Parameterized):
         """A Python script that reproduces the analysis with the engine's public API."""
         return python_script(spec or self.spec())
 
-    def subsample_factory(self, n: int, seed: int = 0):
-        """A callable building a cohort of at most ``n`` rows (whole subjects with episodes)."""
+    def subsample_factory(self, n: int, seed: int = 0, replace: bool = False):
+        """A callable building a cohort of ``n`` rows drawn at random: without replacement (at
+        most all rows; whole subjects when there are ids), or with replacement when ``replace``
+        and ``n`` exceeds the data (rows only: data with subject ids are never duplicated)."""
         self._check_roles_set()
         if self.simulated is not None:
             base = self.simulated
-            covs, strata = list(self.covariates), bool(self.strata)
+            covs, strata, competing = list(self.covariates), bool(self.strata), self.competing_risks
 
             def sub():
                 rng = np.random.default_rng(seed)
-                rows = np.sort(rng.choice(base.n, size=min(n, base.n), replace=False))
+                with_replacement = replace and n > base.n
+                size = n if with_replacement else min(n, base.n)
+                rows = np.sort(rng.choice(base.n, size=size, replace=with_replacement))
                 idx = [base.names.index(c) for c in covs]
                 return engine.Cohort.from_arrays(
                     time=base.time[rows], event=base.event[rows], X=base.X[rows][:, idx],
                     names=covs, strata=None if base.strata is None or not strata
-                    else base.strata[rows])
+                    else base.strata[rows], competing_risks=competing)
             return sub
         frame, kwargs = self.cohort_frame(), self.role_kwargs()
         if len(frame) > n:
@@ -662,6 +684,8 @@ class Store(param.Parameterized):
                 frame = frame[frame[self.id].isin(keep)]
             else:
                 frame = frame.sample(n=n, random_state=seed).sort_index()
+        elif replace and len(frame) < n and not self.id:
+            frame = frame.sample(n=n, replace=True, random_state=seed)
         frame = frame.reset_index(drop=True)
 
         def build():

@@ -277,3 +277,11 @@ def test_fine_gray_uses_causes_breslow_and_the_script_reproduces_it():
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
     s.model = "cox"  # back to Cox: codes 1 and 2 both count as events again
     assert s.validation_report()["events"] == 131 and "cause" not in s.fit_options()
+
+
+def test_subsample_with_replacement_beyond_the_data(store):
+    assert store.subsample_factory(1_000, replace=True)().n == 1_000
+    assert store.subsample_factory(1_000)().n == 432
+    heart = Store()
+    heart.load_sample("stanford_heart")  # subject ids: never duplicated
+    assert heart.subsample_factory(1_000, replace=True)().n == 172

@@ -263,12 +263,13 @@ class ResultsView(Viewer):
         self.full.on_click(self._full)
         self.ci = pn.widgets.Checkbox(label="CI bands", value=True)
         self.km = pn.pane.HoloViews(linked_axes=False)
-        self.risk = table(height=200)
+        self.risk = table()
         self.km_message = pn.pane.Markdown()
         self.cif_cause = pn.widgets.Select(label="Cause", width=160)
         self.cif = pn.pane.HoloViews()
         self.cif_message = pn.pane.Markdown()
-        self.cif_section = pn.Column(self.cif_cause, self.cif_message, self.cif, visible=False)
+        self.cif_section = pn.Column("### Cumulative incidence (competing risks)", self.cif_cause,
+                                     self.cif_message, self.cif, visible=False)
         self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = pn.pane.Markdown(sizing_mode="stretch_width")
@@ -290,12 +291,12 @@ class ResultsView(Viewer):
 
     # sections: (title, panel). Cumulative incidence and the CV curve slot in here.
     @property
-    def sections(self) -> list[tuple[str, pn.viewable.Viewable]]:
+    def sections(self) -> list[tuple[str | None, pn.viewable.Viewable]]:
         return [
             ("Kaplan-Meier", pn.Column(
                 pn.Row(self.group, self.ci), pn.Row(self.window, self.early, self.full),
                 self.km_message, self.km, "#### At-risk table", self.risk)),
-            ("Cumulative incidence (competing risks)", self.cif_section),
+            (None, self.cif_section),  # titled inside: hidden without competing risks
             ("Hazard ratios", pn.Column(self.fit_select, self.fit_info, self.hr, self.forest)),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.compare_hr)),
@@ -436,5 +437,5 @@ class ResultsView(Viewer):
     def __panel__(self):
         parts = ["## Results"]
         for title, body in self.sections:
-            parts += [f"### {title}", body]
+            parts += [f"### {title}", body] if title else [body]
         return pn.Column(*parts, sizing_mode="stretch_width")
