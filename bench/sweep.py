@@ -15,7 +15,8 @@ from bench.report import machine_info, summarise
 
 def run(over, values, n, p, density, penalty, ratio, seed, tools, options, out):
     """Fit every tool on the problem of each value; write JSON, Markdown and a PNG chart."""
-    warmup = make_problem(500, p, density, 2, penalty, 0.5, seed)   # JIT warm-up, same P
+    # JIT warm-up at the same P, stratified only when strata are swept (peers skip strata)
+    warmup = make_problem(500, p, density, 2 if over == "strata" else 1, penalty, 0.5, seed)
     for tool in tools:
         run_tool(tool, warmup, **options)
     records = []
@@ -51,19 +52,18 @@ def run(over, values, n, p, density, penalty, ratio, seed, tools, options, out):
 def markdown(over, records):
     """One row per value: each tool's time, and its ratio to survscan where accuracy agrees."""
     tools = [t["tool"] for t in records[0]["tools"]]
-    head = "| " + over + " | " + " | ".join(f"{t} (s)" for t in tools) + " | " + \
-        " | ".join(f"{t} / survscan" for t in tools[1:]) + " |"
+    columns = [over] + [f"{t} (s)" for t in tools] + [f"{t} / survscan" for t in tools[1:]]
     lines = [f"# Sweep over {over}: P = {records[0]['problem']['p']:,}, "
              f"penalty {records[0]['problem']['penalty']} at {records[0]['problem']['ratio']} "
-             "x lambda_max", "", head, "|" + "---|" * (2 * len(tools))]
+             "x lambda_max", "", "| " + " | ".join(columns) + " |",
+             "|" + "---|" * len(columns)]
     for rec in records:
         times = [f"{t['wall_s']:.3f}" if t["status"] == "ok" else t["status"]
                  for t in rec["tools"]]
         ratios = [f"{t['ratio']:.1f}" if t.get("ratio") else
                   ("-" if t["status"] != "ok" else "accuracy differs")
                   for t in rec["tools"][1:]]
-        lines.append(f"| {rec['value']:,} | " + " | ".join(times) + " | " + " | ".join(ratios)
-                     + " |")
+        lines.append("| " + " | ".join([f"{rec['value']:,}", *times, *ratios]) + " |")
     skipped = {(t["tool"], t["reason"]) for rec in records for t in rec["tools"]
                if t["status"] != "ok"}
     lines += ["", *[f"- {tool}: {reason}" for tool, reason in sorted(skipped)]]
