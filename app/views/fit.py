@@ -32,7 +32,7 @@ class FitView(Viewer):
                                                disabled=True)
         self.cancel_button.on_click(self._on_cancel)
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
-                                               bar_color="primary")
+                                               bar_color="primary", visible=False)
         self.status = pn.pane.Markdown("No fit yet.", sizing_mode="stretch_width")
         self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
         self.fits_table = table(height=220)
@@ -100,7 +100,7 @@ class FitView(Viewer):
         self.running = True
         self.fit_button.disabled = True
         self.cancel_button.disabled = False
-        self.progress.param.update(active=True, value=-1)
+        self.progress.param.update(active=True, value=-1, visible=True)
         t0 = time.monotonic()
         task = asyncio.ensure_future(in_thread(job.run, cancel, lambda n: iterations.__setitem__(0, n),
                                                name=f"survscan-fit-{job.name}"))
@@ -131,7 +131,7 @@ class FitView(Viewer):
 
     def _finish(self, outcome: str, message: str) -> None:
         self.status.object = message
-        self.progress.param.update(active=False, value=0)
+        self.progress.param.update(active=False, value=0, visible=False)
         self.fit_button.disabled = False
         self.cancel_button.disabled = True
         self.name_input.value = ""

@@ -136,7 +136,7 @@ def km_plot(fitters: dict, window: tuple[float, float], time_label: str = "time"
             s_at = kmf.survival_function_at_times(censored_at).to_numpy(float)
             curves.append(hv.Scatter((censored_at, s_at), time_label, "survival",
                                      label=str(level))
-                          .opts(marker="dash", angle=math.pi / 2, size=9, color=color,
+                          .opts(marker="dash", angle=90, size=10, color=color, line_width=2,
                                 show_legend=False))
     km = hv.Overlay(curves).opts(
         title="Kaplan-Meier (95% CI bands; ticks = censored)", ylim=(0, 1.02),
