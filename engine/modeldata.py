@@ -64,6 +64,14 @@ class ModelData:
             return rows, np.ones(rows.size)
         return rows, self.values[self.vptr[j]:self.vptr[j] + rows.size]
 
+    def block(self, cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Columns ``cols`` as CSC arrays (values, sorted row positions, indptr)."""
+        parts = [self.column(int(j)) for j in cols]
+        ptr = np.concatenate(([0], np.cumsum([rows.size for rows, _ in parts]))).astype(np.int64)
+        rows = np.concatenate([r for r, _ in parts]) if parts else np.zeros(0, np.int64)
+        vals = np.concatenate([v for _, v in parts]) if parts else np.zeros(0)
+        return vals, rows, ptr
+
     def to_sorted(self, v: np.ndarray) -> np.ndarray:
         """A per-row array of the caller's order, in sorted order."""
         return np.asarray(v)[self.order]

@@ -157,13 +157,4 @@ class CpuBackend:
 
     def sorted_block(self, cols: np.ndarray) -> sp.csc_matrix:
         """The chosen columns as a CSC matrix over the sorted rows."""
-        md = self.md
-        parts_i, parts_v, ptr = [], [], [0]
-        for j in cols:
-            rows, vals = md.column(int(j))
-            parts_i.append(rows)
-            parts_v.append(vals)
-            ptr.append(ptr[-1] + rows.size)
-        idx = np.concatenate(parts_i) if parts_i else np.zeros(0, np.int64)
-        val = np.concatenate(parts_v) if parts_v else np.zeros(0)
-        return sp.csc_matrix((val, idx, np.asarray(ptr)), shape=(md.n, len(cols)))
+        return sp.csc_matrix(self.md.block(cols), shape=(self.md.n, len(cols)))

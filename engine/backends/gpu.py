@@ -336,14 +336,7 @@ class GpuBackend:
         """The chosen columns as a device CSC matrix over the sorted rows."""
         from cupyx.scipy import sparse
         md = self.md
-        parts_i, parts_v, ptr = [], [], [0]
-        for j in cols:
-            rows, vals = md.column(int(j))
-            parts_i.append(rows)
-            parts_v.append(vals)
-            ptr.append(ptr[-1] + rows.size)
-        idx = np.concatenate(parts_i) if parts_i else np.zeros(0, np.int32)
-        val = np.concatenate(parts_v) if parts_v else np.zeros(0)
+        val, idx, ptr = md.block(cols)
         return sparse.csc_matrix((self.cp.asarray(val, self.dtype),
                                   self.cp.asarray(idx, np.int32),
                                   self.cp.asarray(np.asarray(ptr), np.int32)),
