@@ -44,9 +44,10 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         interval named ``treat[0,10)``, ``treat[10,inf)`` (see engine.episodes).
     cause : fine_gray only: the cause of interest, one of ``cohort.causes``.
     backend : "cpu" | "gpu" | "auto"
-    solver : "auto" (CCD, then Newton on the active set) | "ccd" (the papers') | "newton"
+    solver : "auto" (proximal Newton, exact Newton where cheap, KKT check) | "ccd" (the
+        papers' cyclic coordinate descent) | "newton" | "prox_newton"; all reach one optimum.
     tol : relative change of the objective (and Newton decrement) that counts as converged.
-    max_iter : most CCD cycles (or Newton steps).
+    max_iter : most CCD cycles or outer (proximal) Newton steps.
     init : starting coefficients (array in ``cohort.names`` order); zeros by default.
     progress : callable(state) called after each cycle, for progress bars.
     tv_route : "auto" | "counting" | "strata": how cut-point episodes are scanned (both give

@@ -32,7 +32,7 @@ def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
     elif solver == "newton":
         if np.any(state.lam1 > 0):
             raise ValueError("solver='newton' needs a smooth objective and L1 is not smooth at "
-                             "zero; use solver='auto' (CCD, then Newton) or 'ccd'.")
+                             "zero; use solver='auto' (proximal Newton, then Newton) or 'ccd'.")
         newton.run(model, state, tol, max_iter, progress)
     elif solver == "prox_newton":
         prox_newton.run(model, state, tol, max_iter, progress)

@@ -1,9 +1,9 @@
 """Proximal Newton with a diagonal Hessian in the linear predictor (glmnet's Cox algorithm).
 
 Each outer step builds the quadratic model of -l(beta) whose Hessian in eta is replaced by its
-diagonal, minimises model + penalty by coordinate descent at O(nnz_j) per coordinate (the
-backend's ``quadratic_step``), and takes the longest step of 1, 1/2, 1/4 ... that lowers the
-true objective.  One O(N) risk-set pass per outer step instead of one per coordinate: this is
+diagonal, minimises model + penalty by coordinate descent (the backend's ``quadratic_step``:
+O(nnz_j) per coordinate, or O(s) through the Gram matrix of a sparse working set), and takes
+the longest step of 1, 1/2, 1/4 ... that lowers the true objective.  One O(N) risk-set pass per outer step instead of one per coordinate: this is
 what makes large sparse fits fast on the CPU.
 """
 from __future__ import annotations
