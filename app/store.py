@@ -181,6 +181,7 @@ class KeptFit:
     spec: dict              # the analysis as asked: data, roles, design, options
     elapsed: float          # wall seconds, cohort building included
     warnings: list = field(default_factory=list)
+    n_strata: int = 1       # strata of the cohort as the user defined them (before cut points)
 
     def row(self) -> dict:
         """One row of the comparison table."""
@@ -198,7 +199,7 @@ class KeptFit:
             "data": spec["data"]["label"],
             "n": res.n,
             "events": res.n_events,
-            "strata": res.spec.get("n_strata", 1),
+            "strata": self.n_strata,
             "cut points": "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}"
                                     for k, v in cuts.items()) or "none",
             "ties": spec["options"]["ties"],
@@ -239,7 +240,8 @@ class FitJob:
             res = engine.fit(cohort, progress=on_iteration, **self.options)
             summary = res.summary
         messages = list(dict.fromkeys(str(w.message) for w in caught))
-        return KeptFit(self.name, res, summary, self.spec, _time.perf_counter() - t0, messages)
+        return KeptFit(self.name, res, summary, self.spec, _time.perf_counter() - t0, messages,
+                       n_strata=int(cohort.n_strata))
 
 
 class Store(param.Parameterized):

@@ -192,8 +192,13 @@ def assert_no_traceback(pg):
 
 
 def shot(pg, name):
+    """Screenshot with a tall viewport: the template scrolls inside its main area."""
     ARTIFACTS.mkdir(exist_ok=True)
+    size = pg.viewport_size
+    pg.set_viewport_size({"width": 1400, "height": 3000})
+    pg.wait_for_timeout(500)
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    pg.set_viewport_size(size)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +217,8 @@ def test_rossi_fit_hazard_ratio_and_every_view(page):
     shot(pg, "design")
 
     fit(pg, "rossi efron")
+    tab(pg, "Fit")
+    expect(pg.locator(".tabulator-cell", has_text="rossi efron").first).to_be_visible()
     shot(pg, "fit")
     tab(pg, "Results")
     fin = row_with(pg, "fin")
@@ -258,6 +265,7 @@ def test_cut_point_gives_two_coefficients(page):
     from playwright.sync_api import expect
 
     pg = page
+    fit(pg, "no cut")
     tab(pg, "Design")
     select(pg, "Covariate with a time-varying effect", "fin")
     type_into(pg, "Cut points", "10")
@@ -268,6 +276,12 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin[0,10)")).to_have_count(1)
     expect(row_with(pg, "fin[10,inf)")).to_have_count(1)
     expect(row_with(pg, "fin")).to_have_count(0)
+    # both fits side by side in the comparison tables
+    compare = pg.locator(".compare-hr-table")
+    expect(compare.locator(".tabulator-col", has_text="no cut")).to_have_count(1)
+    expect(compare.locator(".tabulator-col", has_text="fin cut at 10")).to_have_count(1)
+    expect(row_with(pg, "fin[10,inf)", table=".compare-hr-table")).to_have_count(1)
+    shot(pg, "results_comparison")
 
 
 def test_fine_gray_on_competing_risks(page):

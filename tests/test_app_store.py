@@ -242,6 +242,7 @@ def test_fits_comparison_and_sessions_are_separate(store):
     comp = store.comparison()
     assert list(comp["fit"]) == ["base", "cut"]
     assert comp.loc[1, "cut points"] == "fin at 10"
+    assert list(comp["strata"]) == [1, 1]  # the user's strata, not the cut-point intervals
     side = store.coefficient_comparison()
     assert side.loc["fin", "base"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
     assert np.isnan(side.loc["fin", "cut"]) and not np.isnan(side.loc["fin[0,10)", "cut"])

@@ -275,8 +275,8 @@ class ResultsView(Viewer):
         self.fit_info = pn.pane.Markdown(sizing_mode="stretch_width")
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
-        self.compare = table(height=200)
-        self.compare_hr = table(height=240, css_classes=["compare-hr-table"])
+        self.compare = table(pagination="local", page_size=10)
+        self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
         self.ci.param.watch(self._draw_km, "value")
@@ -421,7 +421,7 @@ class ResultsView(Viewer):
         res = fit.result
         self.fit_info.object = (
             f"**{fit.name}** — {fit.spec['data']['label']}; n = {res.n:,}, events = "
-            f"{res.n_events:,}, strata = {res.spec.get('n_strata', 1)}, ties = "
+            f"{res.n_events:,}, strata = {fit.n_strata}, ties = "
             f"{res.spec['ties']}, penalty = {res.spec['penalty']}; "
             f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations. "
             "Penalised coefficients have no standard error (shown as NaN).")
