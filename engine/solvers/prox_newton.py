@@ -24,6 +24,9 @@ _SCREEN = 0.5
 # Check the screened coordinates once the objective has nearly settled (relative change below
 # _CHECK), so that late entrants join before the last digits are refined, and again at the end.
 _CHECK = 1e-6
+# Once the objective's relative change per step is below _REUSE the curvature barely moves:
+# the backend may keep the previous step's Gram matrix (the gradient is always recomputed).
+_REUSE = 1e-3
 # Converged when the objective's relative change is below tol and no coefficient moved by more
 # than _STEP * sqrt(tol) relative (1e-6 at tol = 1e-9): the steps shrink geometrically, so the
 # error left is of the order of the last step.
@@ -44,7 +47,7 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
     for _ in range(max_iter):
         coords = strong[~state.frozen[strong]]
         ll, _, delta = model.quadratic_step(coords, beta, state.lam1, state.lam2, inner_tol,
-                                            _INNER_CYCLES, fresh=change > _CHECK)
+                                            _INNER_CYCLES, fresh=change > _REUSE)
         f0 = state.objective(ll)
         t = 1.0
         old = beta.copy()
