@@ -17,13 +17,14 @@ from app.views.data import DataView
 from app.views.design import DesignView
 from app.views.export import ExportView
 from app.views.fit import FitView
+from app.views.omop import OmopView
 from app.views.results import ResultsView
 from app.views.timing import TimingView
 
 pn.extension("tabulator", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "Timing", "Export")
+TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")
 
 
 class App(param.Parameterized):
@@ -38,20 +39,27 @@ class App(param.Parameterized):
         self.design = DesignView(store=self.store)
         self.fit = FitView(store=self.store)
         self.results = ResultsView(store=self.store)
+        self.omop = OmopView(store=self.store)
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.timing, self.export)),
+                                        self.omop, self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width")
         self.store.param.watch(self._after_fit, ["fits"])
+        self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
                                                 "covariates", "strata", "cut_points"])
         self._describe()
 
     def _after_fit(self, event) -> None:
-        if len(event.new) > len(event.old):
+        """A new fit opens Results, except the OMOP tab's kept fit (its results are there)."""
+        if len(event.new) > len(event.old) and self.tabs.active != TABS.index("OMOP study"):
             self.tabs.active = TABS.index("Results")
+
+    async def _on_tab(self, event) -> None:
+        if event.new == TABS.index("OMOP study"):
+            await self.omop.on_show()
 
     def _describe(self, *events) -> None:
         s = self.store
@@ -67,7 +75,8 @@ class App(param.Parameterized):
             f"**Kept fits:** {len(s.fits)}",
             "",
             "Steps: **Data** → **Design** → **Fit** → **Results**; **Timing** compares "
-            "backends and lifelines; **Export** writes CSV, HTML, JSON and a Python script.",
+            "backends and lifelines; **Export** writes CSV, HTML, JSON and a Python script; "
+            "**OMOP study** runs a new-user study on an OMOP CDM (Eunomia by default).",
         ])
 
     def template(self) -> pn.template.BaseTemplate:

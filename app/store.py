@@ -37,6 +37,8 @@ SOLVERS = ("auto", "ccd", "newton")
 SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
 SIMULATED_COLUMNS = ("time", "event", "strata")
 MAX_PREVIEW_ROWS = 200
+CELECOXIB, DICLOFENAC, GI_HAEMORRHAGE = 1118084, 1124300, 192671  # the OHDSI teaching study
+STUDY_FIT_NAME = "OMOP: PS-stratified"
 
 
 class DataLoadError(ValueError):
@@ -244,6 +246,136 @@ class FitJob:
                        n_strata=int(cohort.n_strata))
 
 
+@dataclass
+class CrossValidationRun:
+    """A finished cross-validation: the engine's result and the name of its kept refit."""
+
+    name: str
+    penalty: str            # "L1" | "L2"
+    result: object          # engine.CrossValidationResult (.curve, .penalty, .fit, .lambda_max)
+
+    @property
+    def chosen(self) -> float:
+        return float(self.result.penalty.lam)
+
+
+@dataclass
+class CrossValidationJob:
+    """A snapshot for engine.cross_validate; ``run`` works in any thread."""
+
+    name: str
+    spec: dict
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.cross_validate
+
+    def run(self, cancel: threading.Event | None = None, progress=None):
+        """(CrossValidationRun, KeptFit of the refit); engine.Cancelled when ``cancel`` is set."""
+        t0 = _time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cohort = self.make_cohort()
+            cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
+            summary = cv.fit.summary
+        spec = json.loads(json.dumps(self.spec))
+        spec["options"].update(strength=float(cv.penalty.lam),
+                               cross_validated={"folds": self.options["folds"],
+                                                "grid": self.options["grid"]})
+        messages = list(dict.fromkeys(str(w.message) for w in caught))
+        kept = KeptFit(self.name, cv.fit, summary, spec, _time.perf_counter() - t0, messages,
+                       n_strata=int(cohort.n_strata))
+        return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
+
+
+def open_omop(path: str = ""):
+    """A read-only connection to the OMOP CDM at ``path`` (DuckDB file or Parquet folder), or to
+    the bundled Eunomia CDM when ``path`` is empty; DataLoadError with the reason otherwise."""
+    from engine import cdm
+
+    try:
+        return cdm.open_cdm(path.strip()) if path.strip() else cdm.open_eunomia()
+    except engine.CohortError as exc:
+        raise DataLoadError(str(exc)) from None
+    except Exception as exc:  # duckdb.Error: not a database, locked, ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DataLoadError(f"could not open the CDM at {path!r}: {first}") from None
+
+
+def concept_names(con, ids) -> dict:
+    """concept_id -> concept_name from the vocabulary's concept table (missing ids left out)."""
+    wanted = sorted({int(i) for i in ids})
+    if not wanted:
+        return {}
+    rows = con.execute("SELECT concept_id, concept_name FROM concept WHERE concept_id IN "
+                       f"({', '.join(str(i) for i in wanted)})").fetchall()
+    return {int(cid): str(name) for cid, name in rows}
+
+
+@dataclass
+class StudyRun:
+    """A finished OMOP study: engine.cdm's StudyResult, the concept names and its settings."""
+
+    result: object          # engine.cdm.StudyResult
+    names: dict             # concept_id -> name
+    settings: dict
+    elapsed: float
+
+    def label(self, concept_id: int) -> str:
+        return f"{self.names.get(int(concept_id), 'unknown concept')} ({concept_id})"
+
+    def stratified_fit(self) -> KeptFit:
+        """The PS-stratified outcome model as a kept fit (covariate: treatment, target = 1)."""
+        s = self.settings
+        key = next(k for k in self.result.fits if k.startswith("PS stratified"))
+        res = self.result.fits[key]
+        label = (f"OMOP {s['database']}: {self.label(s['target'])} vs "
+                 f"{self.label(s['comparator'])}, outcome {self.label(s['outcome'])}")
+        spec = {"survscan": 1,
+                "data": {"kind": "omop", "label": label, **s},
+                "roles": {"time": "time", "start": None, "event": "event", "event_codes": [],
+                          "treatment": "treatment", "covariates": ["treatment"],
+                          "strata": ["ps_stratum"], "id": None, "weights": None},
+                "design": {"cut_points": {}},
+                "options": {"model": "cox", "ties": res.spec.get("ties", "breslow"),
+                            "penalty": "none", "cause": None, "strength": 0.0,
+                            "unpenalized": [], "backend": "cpu", "solver": "auto"}}
+        return KeptFit(STUDY_FIT_NAME, res, res.summary, spec, self.elapsed,
+                       n_strata=int(self.result.cohort["ps_stratum"].nunique()))
+
+
+@dataclass
+class StudyJob:
+    """A snapshot of the OMOP tab's settings; ``run`` works in any thread."""
+
+    path: str
+    settings: dict
+
+    def concept_names(self) -> dict:
+        con = open_omop(self.path)
+        try:
+            return concept_names(con, [self.settings[k] for k in ("target", "comparator",
+                                                                   "outcome")])
+        finally:
+            con.close()
+
+    def run(self) -> StudyRun:
+        from engine.cdm import run_study
+
+        t0 = _time.perf_counter()
+        s = self.settings
+        con = open_omop(self.path)
+        try:
+            names = concept_names(con, [s["target"], s["comparator"], s["outcome"]])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = run_study(con, s["target"], s["comparator"], s["outcome"],
+                                   ps_strata=s["ps_strata"], match_ratio=s["match_ratio"],
+                                   caliper=s["caliper"], prior_observation=s["prior_observation"],
+                                   risk_window_end=s["risk_window_end"])
+        finally:
+            con.close()
+        return StudyRun(result, names, dict(s), _time.perf_counter() - t0)
+
+
 class Store(param.Parameterized):
     """Data, roles, design, options and kept fits of one browser session."""
 
@@ -277,8 +409,26 @@ class Store(param.Parameterized):
     backend = param.Selector(objects=["cpu", "auto", "gpu"], default="cpu")
     solver = param.Selector(objects=list(SOLVERS), default="auto")
 
+    # --- cross-validation of the penalty strength -----------------------------------------
+    cv_folds = param.Integer(default=10, bounds=(2, None))
+    cv_grid = param.Integer(default=10, bounds=(2, None), doc="Points of the lambda grid.")
+
+    # --- OMOP study (engine.cdm.run_study) ---------------------------------------------
+    omop_path = param.String(default="", doc="DuckDB file or Parquet folder of an OMOP CDM; "
+                                             "empty: the bundled Eunomia GiBleed CDM.")
+    omop_target = param.Integer(default=CELECOXIB)
+    omop_comparator = param.Integer(default=DICLOFENAC)
+    omop_outcome = param.Integer(default=GI_HAEMORRHAGE)
+    omop_prior_observation = param.Integer(default=183, bounds=(0, None), doc="days")
+    omop_risk_window_end = param.Integer(default=30, bounds=(0, None), doc="days")
+    omop_ps_strata = param.Integer(default=5, bounds=(1, 20))
+    omop_match_ratio = param.Integer(default=1, bounds=(1, 10))
+    omop_caliper = param.Number(default=0.2, bounds=(0, None), doc="SDs of the logit PS")
+
     # --- results -----------------------------------------------------------------------
     fits = param.List(default=[], doc="KeptFit records, oldest first.")
+    cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
+    study = param.Parameter(default=None, doc="The last StudyRun of the OMOP tab.")
 
     # ------------------------------------------------------------------------------------
     # loading
@@ -632,6 +782,48 @@ class Store(param.Parameterized):
 
     def keep(self, fit: KeptFit) -> None:
         self.fits = [*self.fits, fit]
+
+    def keep_replacing(self, fit: KeptFit) -> None:
+        """Keep ``fit``, dropping an earlier fit of the same name (a rerun study)."""
+        self.fits = [*(f for f in self.fits if f.name != fit.name), fit]
+
+    # ------------------------------------------------------------------------------------
+    # cross-validation and the OMOP study
+    def cv_job(self, name: str | None = None) -> CrossValidationJob:
+        """Snapshot for engine.cross_validate of the current L1/L2 penalty's strength."""
+        if self.penalty == "none":
+            raise DataLoadError("choose an L1 or L2 penalty in the Design tab; "
+                                "cross-validation chooses its strength")
+        if self.model != "cox":
+            raise DataLoadError("cross-validation of the penalty is for the Cox model")
+        if self.cut_points:
+            raise DataLoadError("cross-validation does not take cut points; clear them in "
+                                "the Design tab")
+        factory = self.make_cohort_factory()
+        options = {"model": "cox", "penalty": self.penalty.lower(), "folds": int(self.cv_folds),
+                   "grid": int(self.cv_grid), "seed": 0, "ties": self.effective_ties,
+                   "unpenalized": list(self.fit_options()["unpenalized"]),
+                   "backend": self.backend}
+        name = name or f"{self.next_fit_name()} (CV {self.penalty})"
+        return CrossValidationJob(name, self.spec(), factory, options)
+
+    def study_settings(self) -> dict:
+        return {"database": self.omop_path.strip() or "Eunomia GiBleed",
+                "target": int(self.omop_target), "comparator": int(self.omop_comparator),
+                "outcome": int(self.omop_outcome),
+                "prior_observation": int(self.omop_prior_observation),
+                "risk_window_end": int(self.omop_risk_window_end),
+                "ps_strata": int(self.omop_ps_strata), "match_ratio": int(self.omop_match_ratio),
+                "caliper": float(self.omop_caliper)}
+
+    def study_job(self) -> StudyJob:
+        """Snapshot of the OMOP settings; DataLoadError for settings a study cannot use."""
+        s = self.study_settings()
+        if s["target"] == s["comparator"]:
+            raise DataLoadError("the target and the comparator must be different concepts")
+        if self.omop_path.strip() and not Path(self.omop_path.strip()).exists():
+            raise DataLoadError(f"no DuckDB file or Parquet folder at {self.omop_path!r}")
+        return StudyJob(self.omop_path, s)
 
     def remove_fit(self, name: str) -> None:
         self.fits = [f for f in self.fits if f.name != name]

@@ -1,4 +1,8 @@
-"""Fit view: run engine.fit in a worker thread with progress, elapsed time and Cancel; keep fits."""
+"""Fit view: run engine.fit in a worker thread with progress, elapsed time and Cancel; keep fits.
+
+"Cross-validate penalty" runs engine.cross_validate (L1/L2) the same way; Results draws its
+curve, and its refit at the chosen lambda is kept as a fit.
+"""
 
 from __future__ import annotations
 
@@ -39,6 +43,12 @@ class FitView(Viewer):
         self.remove_select = pn.widgets.Select(label="Kept fit", width=220)
         self.remove_button = pn.widgets.Button(label="Remove fit", width=120)
         self.remove_button.on_click(self._remove)
+        self.cv_folds = pn.widgets.IntInput.from_param(self.store.param.cv_folds, name="CV folds",
+                                                       width=110)
+        self.cv_grid = pn.widgets.IntInput.from_param(self.store.param.cv_grid,
+                                                      name="Lambda grid points", width=140)
+        self.cv_button = pn.widgets.Button(label="Cross-validate penalty", width=200)
+        self.cv_button.on_click(self._on_cv)
         self._cancel = threading.Event()
         self.store.param.watch(self._refresh_fits, ["fits"])
         self.store.param.watch(self._refresh_summary, ["data_version", "time", "event",
@@ -81,6 +91,67 @@ class FitView(Viewer):
     async def _on_fit(self, event=None) -> None:
         await self.run_fit()
 
+    async def _on_cv(self, event=None) -> None:
+        await self.run_cv()
+
+    def _start(self, cancel: threading.Event) -> None:
+        self._cancel = cancel
+        self.running = True
+        self.fit_button.disabled = self.cv_button.disabled = True
+        self.cancel_button.disabled = False
+
+    async def run_cv(self) -> None:
+        """engine.cross_validate in a new thread with fold progress and Cancel; keep the refit."""
+        if self.running:
+            return
+        name = self.name_input.value.strip() or None
+        if name and any(f.name == name for f in self.store.fits):
+            notify("error", f"A fit named {name!r} is already kept; choose another name.")
+            return
+        try:
+            job = self.store.cv_job(name)
+        except (DataLoadError, engine.CohortError, ValueError) as exc:
+            self._finish("failed", f"Cross-validation failed: {exc}")
+            notify("error", f"Cannot cross-validate: {exc}", duration=0)
+            return
+        cancel = threading.Event()
+        done = [0, job.options["folds"]]
+        self._start(cancel)
+        self.progress.param.update(active=True, value=0, max=done[1], visible=True)
+        t0 = time.monotonic()
+
+        def progress(k, total):
+            done[:] = [k, total]
+
+        task = asyncio.ensure_future(in_thread(job.run, cancel, progress,
+                                               name=f"survscan-cv-{job.name}"))
+        while not task.done():
+            if not cancel.is_set():
+                self.progress.param.update(max=max(done[1], 1), value=min(done[0], done[1]))
+                self.status.object = (f"Cross-validating **{job.name}** … fold {done[0]} of "
+                                      f"{done[1]}, elapsed {time.monotonic() - t0:.1f} s")
+            await asyncio.wait([task], timeout=0.25)
+        elapsed = time.monotonic() - t0
+        try:
+            run, kept = task.result()
+        except engine.Cancelled:
+            self._finish("cancelled", f"**{job.name}** cross-validation cancelled after "
+                                      f"{done[0]} fold(s), {elapsed:.1f} s.")
+            notify("warning", f"{job.name} cancelled", duration=4000)
+            return
+        except Exception as exc:  # a failed run is a message; data and earlier fits stay
+            self._finish("failed", f"Cross-validation failed ({job.name}): {exc}")
+            notify("error", f"{job.name} failed: {exc}", duration=0)
+            return
+        self.store.cv = run
+        self.store.keep(kept)
+        self._finish("done", f"**{kept.name}**: cross-validated {run.penalty} over "
+                             f"{job.options['folds']} folds in {elapsed:.2f} s; chosen lambda "
+                             f"{run.chosen:.4g} (refit kept; the curve is in Results).")
+        for message in kept.warnings:
+            notify("warning", message, duration=0)
+        notify("success", f"{kept.name} done in {elapsed:.2f} s", duration=3000)
+
     async def run_fit(self) -> None:
         """Snapshot the store, fit in a new thread, poll its progress; keep the result."""
         if self.running:
@@ -95,11 +166,9 @@ class FitView(Viewer):
             self._finish("failed", f"Fit failed: {exc}")
             notify("error", f"Cannot fit: {exc}", duration=0)
             return
-        self._cancel = cancel = threading.Event()
+        cancel = threading.Event()
         iterations = [0]
-        self.running = True
-        self.fit_button.disabled = True
-        self.cancel_button.disabled = False
+        self._start(cancel)
         self.progress.param.update(active=True, value=-1, visible=True)
         t0 = time.monotonic()
         task = asyncio.ensure_future(in_thread(job.run, cancel, lambda n: iterations.__setitem__(0, n),
@@ -132,7 +201,7 @@ class FitView(Viewer):
     def _finish(self, outcome: str, message: str) -> None:
         self.status.object = message
         self.progress.param.update(active=False, value=0, visible=False)
-        self.fit_button.disabled = False
+        self.fit_button.disabled = self.cv_button.disabled = False
         self.cancel_button.disabled = True
         self.name_input.value = ""
         self.running = False
@@ -145,6 +214,8 @@ class FitView(Viewer):
             pn.Row(self.name_input, self.fit_button, self.cancel_button),
             self.progress,
             self.status,
+            "### Cross-validate the L1/L2 strength (the penalty chosen in Design)",
+            pn.Row(self.cv_folds, self.cv_grid, self.cv_button),
             "### Kept fits (compare them in Results)",
             self.fits_table,
             pn.Row(self.remove_select, self.remove_button),

@@ -215,6 +215,32 @@ def cif_plot(curves: pd.DataFrame, cause: int, window: tuple[float, float],
 
 
 # ----------------------------------------------------------------------------------------
+# cross-validation of the penalty
+def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> hv.Overlay:
+    """The CV score (mean +/- sd over folds) against lambda on a log axis; the chosen lambda
+    marked by a dashed line."""
+    lam, mean, sd = (curve[c].to_numpy(float) for c in ("lambda", "mean", "sd"))
+    score = "CV partial log-likelihood"
+    band = hv.Spread((lam, mean, sd), "lambda", [score, "sd"], label="mean ± sd over folds") \
+        .opts(color=PALETTE[0], alpha=0.2, line_alpha=0)
+    line = hv.Curve((lam, mean), "lambda", score, label="mean").opts(color=PALETTE[0],
+                                                                     line_width=2)
+    points = hv.Scatter((lam, mean), "lambda", score).opts(color=PALETTE[0], size=7)
+    mark = hv.VLine(chosen).opts(color=PALETTE[1], line_dash="dashed", line_width=2)
+    return (band * line * points * mark).opts(
+        title=f"Cross-validated {penalty} strength (dashed: chosen lambda = {chosen:.4g})",
+        logx=True, padding=0.05, width=PLOT_WIDTH, height=340, show_grid=True,
+        legend_position="bottom_left",
+        toolbar="above", hooks=[_left_border])
+
+
+def cv_table(curve: pd.DataFrame, chosen: float) -> pd.DataFrame:
+    table_ = curve[["lambda", "mean", "sd"]].copy()
+    table_["chosen"] = np.where(table_["lambda"] == chosen, "◀ chosen", "")
+    return table_
+
+
+# ----------------------------------------------------------------------------------------
 # hazard ratios
 def hr_table(summary: pd.DataFrame) -> pd.DataFrame:
     cols = ["coef", "hr", "hr_lower", "hr_upper", "se", "p", "penalized"]
@@ -277,6 +303,12 @@ class ResultsView(Viewer):
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
         self.compare = table(pagination="local", page_size=10)
         self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
+        self.cv_info = pn.pane.Markdown(css_classes=["cv-info"], sizing_mode="stretch_width")
+        self.cv = pn.pane.HoloViews()
+        self.cv_curve = table()
+        self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,
+                                    self.cv, self.cv_curve, visible=False)
+        s.param.watch(self._draw_cv, ["cv"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
         self.ci.param.watch(self._draw_km, "value")
@@ -297,6 +329,7 @@ class ResultsView(Viewer):
                 pn.Row(self.group, self.ci), pn.Row(self.window, self.early, self.full),
                 self.km_message, self.km, "#### At-risk table", self.risk)),
             (None, self.cif_section),  # titled inside: hidden without competing risks
+            (None, self.cv_section),   # titled inside: hidden until a cross-validation ran
             ("Hazard ratios", pn.Column(self.fit_select, self.fit_info, self.hr, self.forest)),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.compare_hr)),
@@ -394,6 +427,22 @@ class ResultsView(Viewer):
         except Exception as exc:
             self.cif.object = None
             self.cif_message.object = f"Cumulative incidence is not available: {exc}"
+
+    def _draw_cv(self, *events) -> None:
+        run = self.store.cv
+        self.cv_section.visible = run is not None
+        if run is None:
+            self.cv.object = None
+            return
+        res = run.result
+        self.cv_info.object = (
+            f"**{run.name}**: {run.penalty}, chosen lambda = **{run.chosen:.4g}** "
+            f"(lambda_max {res.lambda_max:.4g}; {len(res.curve)} grid points; the refit at the "
+            "chosen lambda is kept as this fit).")
+        self.cv.object = cv_plot(res.curve, run.chosen, run.penalty)
+        df = cv_table(res.curve, run.chosen)
+        self.cv_curve.formatters = number_formatters(df, 4)
+        self.cv_curve.value = df
 
     def _on_fits(self, *events) -> None:
         s = self.store

@@ -1,0 +1,270 @@
+"""OMOP study view: a comparative new-user study on an OMOP CDM (engine.cdm.run_study).
+
+Choose the CDM (the bundled Eunomia GiBleed by default), the target, comparator and outcome
+concepts and the study windows; Run study works in a thread. The page then shows the
+attrition, counts, hazard ratios, the preference-score distribution, covariate balance and
+Kaplan-Meier by arm. The PS-stratified outcome model is kept as the fit "OMOP: PS-stratified",
+so it joins the Results comparison and the exports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from ..store import STUDY_FIT_NAME, DataLoadError, Store
+from ._common import in_thread, notify, number_formatters, table
+from .results import PALETTE, PLOT_WIDTH, _steps
+
+ARMS = (("target", 1), ("comparator", 0))
+IMBALANCE = 0.1  # |standardized difference| above this counts as imbalanced
+
+
+# ----------------------------------------------------------------------------------------
+# tables and plots of a StudyResult (no numerics: the engine computed everything)
+def hazard_ratio_table(hazard_ratios: pd.DataFrame) -> pd.DataFrame:
+    """analysis, HR (95% CI) as text, and the numbers."""
+    df = hazard_ratios[["analysis", "hr", "lower", "upper", "p", "persons", "outcomes"]].copy()
+    df.insert(1, "HR (95% CI)", [f"{r.hr:.3f} ({r.lower:.3f} to {r.upper:.3f})"
+                                 for r in df.itertuples()])
+    return df
+
+
+def preference_plot(cohort: pd.DataFrame, bins: int = 40) -> hv.Overlay:
+    """Preference-score distribution by arm (density histograms, overlaid)."""
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    parts = []
+    for k, (arm, value) in enumerate(ARMS):
+        density, _ = np.histogram(cohort.loc[cohort["treatment"] == value, "preference"],
+                                  bins=edges, density=True)
+        parts.append(hv.Histogram((edges, density), kdims=["preference score"], vdims=["density"],
+                                  label=arm)
+                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
+    return hv.Overlay(parts).opts(
+        title="Preference score by arm", width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
+        legend_position="top_left", show_grid=True, toolbar="above")
+
+
+def balance_plot(stratified: pd.DataFrame, matched: pd.DataFrame) -> hv.Overlay:
+    """|std diff| before (x) against after (y) adjustment, one point per covariate."""
+    parts = []
+    for k, (label, df) in enumerate((("PS stratified", stratified), ("PS matched", matched))):
+        before, after = df["std_diff_before"].abs(), df["std_diff_after"].abs()
+        parts.append(hv.Scatter((before, after, df["covariate"]), "|std diff| before",
+                                ["|std diff| after", "covariate"], label=label)
+                     .opts(color=PALETTE[k], size=6, alpha=0.6, tools=["hover"]))
+    top = max(float(np.nanmax(stratified["std_diff_before"].abs())), 2 * IMBALANCE)
+    parts += [hv.VLine(IMBALANCE).opts(color="gray", line_dash="dashed"),
+              hv.HLine(IMBALANCE).opts(color="gray", line_dash="dashed")]
+    return hv.Overlay(parts).opts(
+        title="Covariate balance (dashed: 0.1)", width=PLOT_WIDTH // 2, height=320,
+        xlim=(0, top * 1.05), ylim=(0, top * 1.05), legend_position="top_left",
+        show_grid=True, toolbar="above")
+
+
+def km_by_arm_plot(km: pd.DataFrame, title: str) -> hv.Overlay:
+    """Kaplan-Meier by arm from engine.cdm.kaplan_meier_by_arm's table (95% CI bands)."""
+    parts = []
+    for k, (arm, _) in enumerate(ARMS):
+        g = km[km["arm"] == arm]
+        if g.empty:
+            continue
+        x = g["time"].to_numpy(float)
+        xs, lower, upper = _steps(x, g["lower"].to_numpy(float), g["upper"].to_numpy(float))
+        parts.append(hv.Area((xs, lower, upper), "days", ["lower", "upper"], label=arm)
+                     .opts(color=PALETTE[k], alpha=0.15, line_alpha=0))
+        parts.append(hv.Curve((x, g["survival"].to_numpy(float)), "days", "survival",
+                              label=arm)
+                     .opts(interpolation="steps-post", color=PALETTE[k], line_width=2))
+    return hv.Overlay(parts).opts(title=title, width=PLOT_WIDTH // 2, height=320,
+                                  show_grid=True, legend_position="bottom_left",
+                                  ylabel="outcome-free survival", toolbar="above")
+
+
+class OmopView(Viewer):
+    """Settings, Run study, and the study's tables and plots."""
+
+    store = param.ClassSelector(class_=Store)
+    running = param.Boolean(default=False)
+    last_outcome = param.String(default="", doc="done | failed (for tests)")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        sp = self.store.param
+        self.path = pn.widgets.TextInput.from_param(
+            sp.omop_path, name="CDM: DuckDB file or Parquet folder (empty: Eunomia GiBleed)",
+            placeholder="empty: the bundled Eunomia GiBleed CDM", width=460)
+        self.concepts = {
+            "target": pn.widgets.IntInput.from_param(sp.omop_target, name="Target concept id"),
+            "comparator": pn.widgets.IntInput.from_param(sp.omop_comparator,
+                                                         name="Comparator concept id"),
+            "outcome": pn.widgets.IntInput.from_param(sp.omop_outcome, name="Outcome concept id"),
+        }
+        for w in self.concepts.values():
+            w.width = 200
+        self.names = pn.pane.Markdown("Concept names are looked up in the CDM's vocabulary.",
+                                      sizing_mode="stretch_width")
+        self.lookup_button = pn.widgets.Button(label="Look up concepts", width=160)
+        self.lookup_button.on_click(self._on_lookup)
+        windows = [
+            pn.widgets.IntInput.from_param(sp.omop_prior_observation,
+                                           name="Prior observation (days)"),
+            pn.widgets.IntInput.from_param(sp.omop_risk_window_end,
+                                           name="Risk window end (days)"),
+            pn.widgets.IntInput.from_param(sp.omop_ps_strata, name="PS strata"),
+            pn.widgets.IntInput.from_param(sp.omop_match_ratio, name="Match ratio (1:k)"),
+            pn.widgets.FloatInput.from_param(sp.omop_caliper, name="Caliper (SD of logit PS)",
+                                             step=0.05),
+        ]
+        for w in windows:
+            w.width = 170
+        self.windows = pn.Row(*windows)
+        self.run_button = pn.widgets.Button(label="Run study", color="primary", width=140)
+        self.run_button.on_click(self._on_run)
+        self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
+                                               bar_color="primary", visible=False)
+        self.status = pn.pane.Markdown("No study yet: press **Run study**.",
+                                       sizing_mode="stretch_width")
+        self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.hr = table(css_classes=["omop-hr-table"])
+        self.attrition = table()
+        self.counts = table()
+        self.balance_summary = table()
+        self.preference = pn.pane.HoloViews()
+        self.balance = pn.pane.HoloViews()
+        self.km = pn.pane.HoloViews()
+        self.km_matched = pn.pane.HoloViews()
+        self.results = pn.Column(
+            self.summary,
+            "### Hazard ratios (target vs comparator)", self.hr,
+            "### Attrition (persons per arm after each rule)", self.attrition,
+            "### Counts", self.counts,
+            pn.Row(self.preference, self.balance),
+            "#### Balance summary", self.balance_summary,
+            pn.Row(self.km, self.km_matched),
+            sizing_mode="stretch_width", visible=False)
+        self._named = False  # names are looked up when the tab is first shown (App)
+        self.store.param.watch(self._on_ids, ["omop_path", "omop_target", "omop_comparator",
+                                              "omop_outcome"])
+
+    # ------------------------------------------------------------------------------------
+    async def _on_lookup(self, event=None) -> None:
+        await self.lookup_names()
+
+    async def _on_ids(self, *events) -> None:
+        await self.lookup_names()
+
+    async def on_show(self) -> None:
+        """The tab was opened: look up the concept names once."""
+        if not self._named:
+            await self.lookup_names()
+
+    async def lookup_names(self) -> None:
+        """Concept names of the three ids, by a read-only query in a thread."""
+        try:
+            job = self.store.study_job()
+            names = await in_thread(job.concept_names, name="survscan-concepts")
+        except Exception as exc:  # a bad path or a CDM without a vocabulary: a message
+            self.names.object = f"Concept names not available: {exc}"
+            return
+        self.show_names(names)
+
+    def show_names(self, names: dict) -> None:
+        s = self.store
+        self._named = True
+        self.names.object = " · ".join(
+            f"**{role}** {names.get(cid, '(not in the concept table)')} ({cid})"
+            for role, cid in (("target", s.omop_target), ("comparator", s.omop_comparator),
+                              ("outcome", s.omop_outcome)))
+
+    async def _on_run(self, event=None) -> None:
+        await self.run_study()
+
+    async def run_study(self) -> None:
+        """Snapshot the settings, run engine.cdm.run_study in a thread, show the result."""
+        if self.running:
+            return
+        try:
+            job = self.store.study_job()
+        except DataLoadError as exc:
+            self._finish("failed", f"Study not run: {exc}")
+            notify("error", f"Cannot run the study: {exc}", duration=0)
+            return
+        self.running = True
+        self.run_button.disabled = True
+        self.progress.param.update(active=True, value=-1, visible=True)
+        t0 = time.monotonic()
+        task = asyncio.ensure_future(in_thread(job.run, name="survscan-omop-study"))
+        while not task.done():
+            self.status.object = (f"Running the study on {job.settings['database']} … "
+                                  f"{time.monotonic() - t0:.0f} s")
+            await asyncio.wait([task], timeout=0.25)
+        try:
+            run = task.result()
+            self.show(run)
+        except Exception as exc:  # a failed study is a message; the page stays usable
+            self._finish("failed", f"Study failed: {exc}")
+            notify("error", f"The study failed: {exc}", duration=0)
+            return
+        self.store.study = run
+        self.store.keep_replacing(run.stratified_fit())
+        self._finish("done", f"Study done in {time.monotonic() - t0:.1f} s. The PS-stratified "
+                             f"model is kept as the fit **{STUDY_FIT_NAME}** (Results, Export).")
+        notify("success", "Study done", duration=3000)
+
+    def show(self, run) -> None:
+        """Fill the tables and plots from a StudyRun."""
+        res = run.result
+        self.show_names(run.names)
+        ps = res.propensity
+        self.summary.object = (
+            f"**{run.label(run.settings['target'])}** vs "
+            f"**{run.label(run.settings['comparator'])}**, outcome "
+            f"**{run.label(run.settings['outcome'])}** on {run.settings['database']}.  \n"
+            f"Propensity model: {res.covariates.X.shape[1]} baseline covariates, penalty "
+            f"{ps.penalty}, {len(ps.coefficients) - 1} non-zero; equipoise "
+            f"{ps.equipoise:.1%} (preference score 0.3–0.7).")
+        hr = hazard_ratio_table(res.hazard_ratios)
+        self.hr.formatters = number_formatters(hr, 4)
+        self.hr.value = hr
+        self.attrition.value = res.attrition
+        self.counts.formatters = number_formatters(res.counts, 0)
+        self.counts.value = res.counts
+        bal = res.balance_summary.reset_index(names="analysis")
+        self.balance_summary.formatters = number_formatters(bal, 3)
+        self.balance_summary.value = bal
+        cohort = res.cohort[["treatment", "preference"]]
+        self.preference.object = preference_plot(cohort)
+        self.balance.object = balance_plot(res.balance_stratified, res.balance_matched)
+        self.km.object = km_by_arm_plot(res.km, "Kaplan-Meier by arm (all persons)")
+        self.km_matched.object = km_by_arm_plot(res.km_matched,
+                                                "Kaplan-Meier by arm (matched persons)")
+        self.results.visible = True
+
+    def _finish(self, outcome: str, message: str) -> None:
+        self.status.object = message
+        self.progress.param.update(active=False, value=0, visible=False)
+        self.run_button.disabled = False
+        self.running = False
+        self.last_outcome = outcome
+
+    def __panel__(self):
+        return pn.Column(
+            "## OMOP study (comparative new users, CohortMethod's design)",
+            self.path,
+            pn.Row(*self.concepts.values(), self.lookup_button),
+            self.names,
+            self.windows,
+            pn.Row(self.run_button),
+            self.progress,
+            self.status,
+            self.results,
+            sizing_mode="stretch_width",
+        )

@@ -1,0 +1,194 @@
+"""The OMOP study tab and the cross-validation action without a browser: store jobs, view
+logic, plots, and bad settings as messages."""
+
+from __future__ import annotations
+
+import asyncio
+
+import holoviews as hv
+import pandas as pd
+import pytest
+
+pytest.importorskip("panel")
+
+import engine  # noqa: E402
+from app import main  # noqa: E402
+from app.store import (  # noqa: E402
+    STUDY_FIT_NAME, DataLoadError, Store, concept_names, open_omop,
+)
+from app.views import omop, results  # noqa: E402
+
+CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
+
+
+@pytest.fixture
+def app():
+    import panel as pn
+
+    yield main.build_app()
+    pn.state.reset()
+
+
+@pytest.fixture(scope="module")
+def study():
+    """engine.cdm.run_study with the tab's defaults, as the engine gives it."""
+    from engine.cdm import open_eunomia, run_study
+
+    con = open_eunomia()
+    try:
+        return run_study(con, CELECOXIB, DICLOFENAC, GI_BLEED, ps_strata=5, match_ratio=1,
+                         caliper=0.2, prior_observation=183, risk_window_end=30)
+    finally:
+        con.close()
+
+
+def test_study_defaults_are_the_teaching_study():
+    s = Store().study_settings()
+    assert s == {"database": "Eunomia GiBleed", "target": CELECOXIB, "comparator": DICLOFENAC,
+                 "outcome": GI_BLEED, "prior_observation": 183, "risk_window_end": 30,
+                 "ps_strata": 5, "match_ratio": 1, "caliper": 0.2}
+
+
+def test_concept_names_from_the_vocabulary():
+    con = open_omop("")
+    try:
+        names = concept_names(con, [CELECOXIB, DICLOFENAC, GI_BLEED, 42])
+    finally:
+        con.close()
+    assert names == {CELECOXIB: "celecoxib", DICLOFENAC: "Diclofenac",
+                     GI_BLEED: "Gastrointestinal hemorrhage"}
+
+
+def test_bad_study_settings_are_messages(tmp_path):
+    s = Store()
+    s.omop_comparator = CELECOXIB
+    with pytest.raises(DataLoadError, match="must be different"):
+        s.study_job()
+    s.omop_comparator = DICLOFENAC
+    s.omop_path = str(tmp_path / "nothing.duckdb")
+    with pytest.raises(DataLoadError, match="no DuckDB file"):
+        s.study_job()
+    with pytest.raises(DataLoadError, match="lacks table"):
+        open_omop(str(tmp_path))  # an empty folder: no CDM tables
+
+
+def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
+    app.tabs.active = main.TABS.index("OMOP study")
+    asyncio.run(app.omop.run_study())
+    assert app.omop.last_outcome == "done", app.omop.status.object
+    shown = app.omop.hr.value.set_index("analysis")
+    expected = study.hazard_ratios.set_index("analysis")
+    pd.testing.assert_series_equal(shown["hr"], expected["hr"])
+    assert shown.loc["PS stratified (5 strata)", "HR (95% CI)"].startswith("0.982 (")
+    pd.testing.assert_frame_equal(app.omop.attrition.value, study.attrition)
+    assert "celecoxib (1118084)" in app.omop.names.object
+    kept = app.store.get_fit(STUDY_FIT_NAME)
+    assert kept.name == STUDY_FIT_NAME and kept.n_strata == 5
+    assert kept.summary.loc["treatment", "hr"] == pytest.approx(expected.loc[
+        "PS stratified (5 strata)", "hr"], rel=1e-12)
+    assert app.tabs.active == main.TABS.index("OMOP study")  # the study's kept fit stays put
+    row = app.store.comparison().set_index("fit").loc[STUDY_FIT_NAME]
+    assert row["strata"] == 5 and row["treatment HR"] == "treatment: 0.9824"
+    # a rerun replaces the kept fit rather than adding a second one
+    asyncio.run(app.omop.run_study())
+    assert [f.name for f in app.store.fits] == [STUDY_FIT_NAME]
+
+
+def test_study_plots(study):
+    pref = omop.preference_plot(study.cohort[["treatment", "preference"]])
+    assert [h.label for h in pref.Histogram] == ["target", "comparator"]
+    bal = omop.balance_plot(study.balance_stratified, study.balance_matched)
+    assert len(bal.Scatter) == 2 and len(bal.VLine) == 1 and len(bal.HLine) == 1
+    km = omop.km_by_arm_plot(study.km, "KM")
+    assert len(km.Curve) == 2 and len(km.Area) == 2
+    for element in (pref, bal, km):
+        hv.render(element)
+
+
+def test_failed_study_is_a_message(app, monkeypatch):
+    def broken(self):
+        raise ValueError("the cohort has persons in only one arm")
+
+    monkeypatch.setattr("app.store.StudyJob.run", broken)
+    asyncio.run(app.omop.run_study())
+    assert app.omop.last_outcome == "failed"
+    assert app.omop.status.object == "Study failed: the cohort has persons in only one arm"
+    assert not app.omop.run_button.disabled and not app.omop.results.visible
+    assert app.store.fits == []
+
+
+# ------------------------------------------------------------------------------------------
+# cross-validation of the penalty
+def test_cv_job_needs_a_penalty_and_no_cut_points():
+    s = Store()
+    s.load_sample("rossi")
+    with pytest.raises(DataLoadError, match="L1 or L2"):
+        s.cv_job()
+    s.penalty = "L1"
+    s.cut_points = {"fin": [10.0]}
+    with pytest.raises(DataLoadError, match="cut points"):
+        s.cv_job()
+
+
+def test_cv_job_equals_engine_cross_validate(rossi):
+    s = Store()
+    s.load_sample("rossi")
+    s.param.update(penalty="L1", cv_folds=3, cv_grid=4, unpenalized=["fin"])
+    run, kept = s.cv_job("cv").run()
+    cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest",
+                                      covariates=list(s.covariates))
+    direct = engine.cross_validate(cohort, penalty="l1", folds=3, grid=4, seed=0,
+                                   ties="efron", unpenalized=["fin"])
+    pd.testing.assert_frame_equal(run.result.curve, direct.curve)
+    assert run.chosen == direct.penalty.lam
+    assert kept.spec["options"]["strength"] == run.chosen
+    assert kept.summary.loc["fin", "penalized"] == False  # noqa: E712
+
+
+def test_cv_in_the_fit_view_draws_the_curve_and_keeps_the_refit(app):
+    app.store.param.update(penalty="L2", cv_folds=3, cv_grid=4)
+    asyncio.run(app.fit.run_cv())
+    assert app.fit.last_outcome == "done", app.fit.status.object
+    run = app.store.cv
+    assert app.store.fits[-1].name == run.name == "fit 1 (CV L2)"
+    assert app.results.cv_section.visible
+    assert f"chosen lambda = **{run.chosen:.4g}**" in app.results.cv_info.object
+    table = app.results.cv_curve.value
+    assert len(table) == 4 and (table["chosen"] != "").sum() == 1
+    plot = app.results.cv.object
+    assert plot.VLine.I.data == run.chosen
+    hv.render(plot)
+    assert app.tabs.active == main.TABS.index("Results")
+
+
+def test_cv_cancel_and_failure_are_messages(app, monkeypatch):
+    def cancelled(self, cancel=None, progress=None):
+        progress(1, 3)
+        raise engine.Cancelled("cancelled")
+
+    app.store.penalty = "L1"
+    monkeypatch.setattr("app.store.CrossValidationJob.run", cancelled)
+    asyncio.run(app.fit.run_cv())
+    assert app.fit.last_outcome == "cancelled" and app.store.fits == []
+    app.store.penalty = "none"
+    asyncio.run(app.fit.run_cv())
+    assert app.fit.last_outcome == "failed"
+    assert "L1 or L2" in app.fit.status.object
+    assert not app.fit.cv_button.disabled and not app.fit.fit_button.disabled
+
+
+def test_cv_plot_marks_the_chosen_lambda():
+    curve = pd.DataFrame({"lambda": [10.0, 1.0, 0.1], "mean": [-5.0, -4.0, -4.5],
+                          "sd": [0.5, 0.4, 0.6]})
+    plot = results.cv_plot(curve, 1.0, "L1")
+    assert plot.VLine.I.data == 1.0 and plot.opts.get().kwargs["logx"]
+    assert results.cv_table(curve, 1.0)["chosen"].tolist() == ["", "◀ chosen", ""]
+
+
+def test_opening_the_tab_looks_up_the_concept_names(app):
+    assert "celecoxib" not in app.omop.names.object
+    asyncio.run(app.omop.on_show())
+    assert app.omop.names.object.startswith("**target** celecoxib (1118084)")
+    app.store.omop_outcome = 42
+    asyncio.run(app.omop.lookup_names())
+    assert "(not in the concept table) (42)" in app.omop.names.object
