@@ -8,6 +8,8 @@ and lifelines.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import holoviews as hv
 import panel as pn
 import param
@@ -25,6 +27,7 @@ pn.extension("tabulator", notifications=True)
 hv.extension("bokeh")
 
 TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")
+LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
 class App(param.Parameterized):
@@ -82,7 +85,7 @@ class App(param.Parameterized):
     def template(self) -> pn.template.BaseTemplate:
         return pn.template.BootstrapTemplate(
             title="survscan", sidebar=[self.sidebar], main=[self.tabs], sidebar_width=260,
-            header_background="#2f4f6f")
+            header_background="#2f4f6f", logo=str(LOGO) if LOGO.exists() else None)
 
 
 def build_app(sample: str | None = "rossi") -> App:

@@ -64,3 +64,10 @@ def test_failed_fit_becomes_a_message_and_keeps_data_and_fits(app, monkeypatch):
     assert not app.fit.fit_button.disabled
     assert len(app.store.fits) == 1 and app.store.source["name"] == "rossi"
     assert isinstance(app.results.hr.value, pd.DataFrame) and len(app.results.hr.value) == 7
+
+
+def test_header_shows_the_logo_from_assets():
+    from app.main import LOGO, build_app
+
+    assert LOGO.exists() and LOGO.read_text().lstrip().startswith("<svg")
+    assert build_app(sample=None).template().logo == str(LOGO)
