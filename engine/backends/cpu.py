@@ -10,15 +10,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import cpu_kernels as k
+from .diagonal_step import DiagonalStep
 from ..modeldata import EVENT, ModelData
 
 # Re-centre exp(eta - shift) when eta has grown this far above the shift (exp(50) is far from
 # overflow, and the re-centring is rare).
 _RESHIFT = 50.0
-# Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
-# non-zeros within rows, the Gram cost, at most this many per non-zero, the column-wise cost).
-_GRAM_MAX = 2000
-_GRAM_PAIRS_PER_NNZ = 20.0
 
 
 class CpuBackend:
@@ -35,7 +32,8 @@ class CpuBackend:
         self._event = (md.flags & EVENT).astype(bool)
         self._wev = np.where(self._event, md.weights, 0.0)
         self._scratch = np.zeros(md.n)
-        self._block_key, self._block, self._gram = None, None, None
+        self._inner = DiagonalStep(self.sorted_block, md.indptr, md.indices, md.values,
+                                   md.vptr)
         self._flags = md.flags.copy()     # as built, before any weights cleared an event
         self.set_beta(np.zeros(md.p))
 
@@ -98,44 +96,13 @@ class CpuBackend:
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Log-likelihood, the gradient on ``coords`` and the minimiser of the penalised
         quadratic model in which the Hessian in eta is replaced by its diagonal (glmnet's
-        approximation), by coordinate descent over ``coords``: through their Gram matrix when
-        the rows hold few of them (sparse designs), else column by column at O(nnz_j).
-        ``fresh=False`` lets the Gram matrix of the previous step stand in (near the optimum the
-        curvature barely moves; the gradient is always exact)."""
-        md = self.md
-        coords = np.asarray(coords, np.int64)
+        approximation), over ``coords`` (see diagonal_step).  ``fresh=False`` lets the Gram
+        matrix of the previous step stand in (near the optimum the curvature barely moves; the
+        gradient is always exact)."""
         ll, r, h = self._pass(2)
-        v = self._wev - r
-        block = self._row_block(coords)
-        g = np.zeros(md.p)
-        delta = np.zeros(md.p)
-        if block is not None:
-            rp, rc, rv = block.indptr, block.indices, block.data
-            if fresh or self._gram is None:
-                self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
-            gs = k.block_dots(rp, rc, rv, coords.size, v)
-            delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
-                                                lam2[coords], tol, max_cycles)
-            g[coords] = gs
-        else:
-            delta, g = k.quadratic_cd(md.indptr, md.indices, md.values, md.vptr, coords, v, h,
-                                      beta, lam1, lam2, tol, max_cycles)
+        delta, g = self._inner.solve(coords, self._wev - r, h, beta, lam1, lam2, tol,
+                                     max_cycles, fresh)
         return ll, g, delta
-
-    def _row_block(self, coords):
-        """The chosen columns as CSR over the sorted rows, kept while the choice stays, or
-        None when the Gram matrix would cost more than column-wise updates."""
-        key = coords.tobytes()
-        if self._block_key != key:
-            block = None
-            if 0 < coords.size <= _GRAM_MAX:
-                csr = self.sorted_block(coords).tocsr()
-                pairs = float(np.sum(np.diff(csr.indptr).astype(np.float64) ** 2))
-                if pairs <= _GRAM_PAIRS_PER_NNZ * max(csr.nnz, 1):
-                    block = sp.csr_matrix((csr.data, csr.indices.astype(np.int64),
-                                           csr.indptr.astype(np.int64)), shape=csr.shape)
-            self._block_key, self._block, self._gram = key, block, None
-        return self._block
 
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Log-likelihood, gradient and observed information (-Hessian) over columns ``cols``.

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import cpu_kernels as k
-from .cpu import _GRAM_MAX, _GRAM_PAIRS_PER_NNZ
+from .diagonal_step import DiagonalStep
 
 
 @njit(cache=True)
@@ -81,7 +81,8 @@ class LogisticCpuBackend:
         self.w = np.asarray(w, np.float64)
         self.r = np.zeros(X.shape[0])
         self.h = np.zeros(X.shape[0])
-        self._block_key, self._block, self._gram = None, None, None
+        self._inner = DiagonalStep(lambda cols: X[:, cols], self._indptr, self._indices,
+                                   self._values, self._vptr)
         self.set_beta(np.zeros(X.shape[1]))
 
     def set_beta(self, beta: np.ndarray) -> None:
@@ -134,18 +135,7 @@ class LogisticCpuBackend:
         sum_h = float(h.sum())
         c = float(r.sum()) / sum_h if sum_h > 0 else 0.0
         v = r - c * h
-        delta = np.zeros(beta.size)
-        block = self._row_block(others)
-        if block is not None:
-            rp, rc, rv = block.indptr, block.indices, block.data
-            if fresh or self._gram is None:
-                self._gram = k.gram_matrix(rp, rc, rv, others.size, h)
-            gs = k.block_dots(rp, rc, rv, others.size, v)
-            delta[others] = k.quadratic_cd_gram(self._gram, gs, beta[others], lam1[others],
-                                                lam2[others], tol, max_cycles)
-        else:
-            delta = k.quadratic_cd(self._indptr, self._indices, self._values, self._vptr,
-                                   others, v, h, beta, lam1, lam2, tol, max_cycles)[0]
+        delta = self._inner.solve(others, v, h, beta, lam1, lam2, tol, max_cycles, fresh)[0]
         Xo = self.X[:, others]
         g = np.zeros(beta.size)
         g[others] = Xo.T @ r
@@ -153,19 +143,3 @@ class LogisticCpuBackend:
             g[0] = r.sum()
             delta[0] = c - float(h @ (Xo @ delta[others])) / sum_h if sum_h > 0 else 0.0
         return ll, g, delta
-
-    def _row_block(self, coords):
-        """The chosen columns as CSR (int64 indices), kept while the choice stays, or None
-        when their Gram matrix would cost more than column-wise updates (as the Cox backend)."""
-        key = coords.tobytes()
-        if self._block_key != key:
-            block = None
-            if 0 < coords.size <= _GRAM_MAX:
-                csr = self.X[:, coords].tocsr()
-                pairs = float(np.sum(np.diff(csr.indptr).astype(np.float64) ** 2))
-                if pairs <= _GRAM_PAIRS_PER_NNZ * max(csr.nnz, 1):
-                    block = sp.csr_matrix((csr.data.astype(np.float64),
-                                           csr.indices.astype(np.int64),
-                                           csr.indptr.astype(np.int64)), shape=csr.shape)
-            self._block_key, self._block, self._gram = key, block, None
-        return self._block

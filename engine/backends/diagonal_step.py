@@ -1,0 +1,68 @@
+"""The inner solve of proximal Newton on the CPU, shared by the Cox, Fine-Gray and logistic
+backends: minimise the penalised quadratic model with a diagonal Hessian in eta (see
+cpu_kernels.quadratic_cd) over a working set of columns.
+
+Through the Gram matrix of the working set when its rows hold few of the chosen columns (sparse
+designs: O(s) per coordinate), else column by column at O(nnz_j).  The Gram matrix is kept
+while the working set stays, and reused when the caller says the curvature barely moved.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import cpu_kernels as k
+
+# Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
+# non-zeros within rows, the Gram cost, at most this many per non-zero, the column-wise cost).
+GRAM_MAX = 2000
+GRAM_PAIRS_PER_NNZ = 20.0
+
+
+class DiagonalStep:
+    """One backend's inner solver.
+
+    Parameters
+    ----------
+    columns : callable, coords -> scipy.sparse matrix of those columns (the backend's rows)
+    indptr, indices, values, vptr : the backend's CSC arrays (see modeldata.ModelData)
+    """
+
+    def __init__(self, columns, indptr, indices, values, vptr):
+        self._columns = columns
+        self._arrays = (indptr, indices, values, vptr)
+        self._key = self._block = self._gram = None
+
+    def solve(self, coords, v, h, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        """(delta, g): the step over every coordinate (zero off ``coords``) and g = X'v on
+        ``coords``.  ``fresh=False`` lets the previous Gram matrix stand in."""
+        coords = np.asarray(coords, np.int64)
+        block = self._row_block(coords)
+        if block is None:
+            return k.quadratic_cd(*self._arrays, coords, v, h, beta, lam1, lam2, tol, max_cycles)
+        rp, rc, rv = block.indptr, block.indices, block.data
+        if fresh or self._gram is None:
+            self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
+        gs = k.block_dots(rp, rc, rv, coords.size, v)
+        delta = np.zeros(beta.size)
+        g = np.zeros(beta.size)
+        delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
+                                            lam2[coords], tol, max_cycles)
+        g[coords] = gs
+        return delta, g
+
+    def _row_block(self, coords):
+        """The chosen columns as CSR, kept while the choice stays, or None when their Gram
+        matrix would cost more than column-wise updates."""
+        key = coords.tobytes()
+        if self._key != key:
+            block = None
+            if 0 < coords.size <= GRAM_MAX:
+                csr = sp.csr_matrix(self._columns(coords))
+                pairs = float(np.sum(np.diff(csr.indptr).astype(np.float64) ** 2))
+                if pairs <= GRAM_PAIRS_PER_NNZ * max(csr.nnz, 1):
+                    block = sp.csr_matrix((csr.data.astype(np.float64),
+                                           csr.indices.astype(np.int64),
+                                           csr.indptr.astype(np.int64)), shape=csr.shape)
+            self._key, self._block, self._gram = key, block, None
+        return self._block
