@@ -94,44 +94,56 @@ class FitView(Viewer):
     async def _on_cv(self, event=None) -> None:
         await self.run_cv()
 
-    def _start(self, cancel: threading.Event) -> None:
+    def _new_job(self, make_job, failed: str, cannot: str):
+        """The job for the typed name (or None, with the reason shown): a kept name is refused,
+        and a design the engine rejects is a message, never a traceback."""
+        if self.running:
+            return None
+        name = self.name_input.value.strip() or None
+        if name and any(f.name == name for f in self.store.fits):
+            notify("error", f"A fit named {name!r} is already kept; choose another name.")
+            return None
+        try:
+            return make_job(name)
+        except (DataLoadError, engine.CohortError, ValueError) as exc:
+            self._finish("failed", f"{failed}: {exc}")
+            notify("error", f"{cannot}: {exc}", duration=0)
+            return None
+
+    async def _in_worker(self, run, progress, thread: str, describe):
+        """Run ``run(cancel, progress)`` in a new thread; until it ends, refresh the status
+        line with ``describe(elapsed)`` every 0.25 s.  Returns (finished task, elapsed)."""
+        cancel = threading.Event()
         self._cancel = cancel
         self.running = True
         self.fit_button.disabled = self.cv_button.disabled = True
         self.cancel_button.disabled = False
+        t0 = time.monotonic()
+        task = asyncio.ensure_future(in_thread(run, cancel, progress, name=thread))
+        while not task.done():
+            if not cancel.is_set():
+                describe(time.monotonic() - t0)
+            await asyncio.wait([task], timeout=0.25)
+        return task, time.monotonic() - t0
 
     async def run_cv(self) -> None:
         """engine.cross_validate in a new thread with fold progress and Cancel; keep the refit."""
-        if self.running:
+        job = self._new_job(self.store.cv_job, "Cross-validation failed", "Cannot cross-validate")
+        if job is None:
             return
-        name = self.name_input.value.strip() or None
-        if name and any(f.name == name for f in self.store.fits):
-            notify("error", f"A fit named {name!r} is already kept; choose another name.")
-            return
-        try:
-            job = self.store.cv_job(name)
-        except (DataLoadError, engine.CohortError, ValueError) as exc:
-            self._finish("failed", f"Cross-validation failed: {exc}")
-            notify("error", f"Cannot cross-validate: {exc}", duration=0)
-            return
-        cancel = threading.Event()
         done = [0, job.options["folds"]]
-        self._start(cancel)
         self.progress.param.update(active=True, value=0, max=done[1], visible=True)
-        t0 = time.monotonic()
 
         def progress(k, total):
             done[:] = [k, total]
 
-        task = asyncio.ensure_future(in_thread(job.run, cancel, progress,
-                                               name=f"survscan-cv-{job.name}"))
-        while not task.done():
-            if not cancel.is_set():
-                self.progress.param.update(max=max(done[1], 1), value=min(done[0], done[1]))
-                self.status.object = (f"Cross-validating **{job.name}** … fold {done[0]} of "
-                                      f"{done[1]}, elapsed {time.monotonic() - t0:.1f} s")
-            await asyncio.wait([task], timeout=0.25)
-        elapsed = time.monotonic() - t0
+        def describe(elapsed):
+            self.progress.param.update(max=max(done[1], 1), value=min(done[0], done[1]))
+            self.status.object = (f"Cross-validating **{job.name}** … fold {done[0]} of "
+                                  f"{done[1]}, elapsed {elapsed:.1f} s")
+
+        task, elapsed = await self._in_worker(job.run, progress, f"survscan-cv-{job.name}",
+                                              describe)
         try:
             run, kept = task.result()
         except engine.Cancelled:
@@ -154,31 +166,18 @@ class FitView(Viewer):
 
     async def run_fit(self) -> None:
         """Snapshot the store, fit in a new thread, poll its progress; keep the result."""
-        if self.running:
+        job = self._new_job(self.store.fit_job, "Fit failed", "Cannot fit")
+        if job is None:
             return
-        name = self.name_input.value.strip() or None
-        if name and any(f.name == name for f in self.store.fits):
-            notify("error", f"A fit named {name!r} is already kept; choose another name.")
-            return
-        try:
-            job = self.store.fit_job(name)
-        except (DataLoadError, engine.CohortError, ValueError) as exc:
-            self._finish("failed", f"Fit failed: {exc}")
-            notify("error", f"Cannot fit: {exc}", duration=0)
-            return
-        cancel = threading.Event()
         iterations = [0]
-        self._start(cancel)
         self.progress.param.update(active=True, value=-1, visible=True)
-        t0 = time.monotonic()
-        task = asyncio.ensure_future(in_thread(job.run, cancel, lambda n: iterations.__setitem__(0, n),
-                                               name=f"survscan-fit-{job.name}"))
-        while not task.done():
-            if not cancel.is_set():
-                self.status.object = (f"Fitting **{job.name}** … iteration {iterations[0]}, "
-                                      f"elapsed {time.monotonic() - t0:.1f} s")
-            await asyncio.wait([task], timeout=0.25)
-        elapsed = time.monotonic() - t0
+
+        def describe(elapsed):
+            self.status.object = (f"Fitting **{job.name}** … iteration {iterations[0]}, "
+                                  f"elapsed {elapsed:.1f} s")
+
+        task, elapsed = await self._in_worker(job.run, lambda n: iterations.__setitem__(0, n),
+                                              f"survscan-fit-{job.name}", describe)
         try:
             kept = task.result()
         except FitCancelled:
