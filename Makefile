@@ -12,6 +12,7 @@ PY          := $(VENV)/bin/python
 PORT        ?= 5006
 PYTEST_ARGS ?= -q -n 2
 CHROMIUM    := /usr/bin/chromium
+GXX         := /usr/bin/g++
 SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 
@@ -20,7 +21,7 @@ APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 run: $(VENV)/.stamp-app
 	$(VENV)/bin/panel serve app/main.py --port $(PORT) --address 0.0.0.0 --allow-websocket-origin='*'
 
-test: $(VENV)/.stamp $(CHROMIUM)
+test: $(VENV)/.stamp $(CHROMIUM) $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.stamp-bench
@@ -48,6 +49,11 @@ $(VENV)/.stamp-bench: pyproject.toml | $(PY)
 $(CHROMIUM):
 	$(SUDO) apt-get update
 	$(APT_INSTALL) chromium
+
+# The GPU backend's kernels also run on the CPU in the tests (tests/cuda_emulator), built by g++.
+$(GXX):
+	$(SUDO) apt-get update
+	$(APT_INSTALL) g++
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .hypothesis $(VENV)/.stamp*

@@ -1,9 +1,17 @@
 """GPU backend = CPU backend (float64: 1e-8 relative), per kernel and per fit.
 
-Marked ``gpu``: skipped, with the reason, where CuPy or a CUDA device is missing (everywhere
-this project's CI has run so far: these tests have not yet run on a GPU).
+Every test runs twice:
+- ``device``: real CuPy on a CUDA device, marked ``gpu``, skipped with the reason where CuPy or a
+  device is missing;
+- ``emulator``: the unchanged GpuBackend with the CuPy stand-in of tests/cuda_emulator, whose
+  kernels are the real sources of engine/backends/cuda/ compiled for the CPU (threads of a block
+  as fibers with real barriers, kernel arguments checked against the C parameter types, device
+  arrays that refuse implicit conversion to NumPy).  It runs everywhere; it proves the kernels'
+  indexing, tiling, carries and arithmetic and the host code around them, not the device's
+  memory model or speed.
 """
 import importlib.util
+import shutil
 
 import numpy as np
 import pytest
@@ -14,22 +22,41 @@ from engine.backends.cpu import CpuBackend
 from engine.backends.gpu import device_count
 
 if importlib.util.find_spec("cupy") is None:
-    _SKIP = "CuPy is not installed (pip install 'survscan[gpu]'): the GPU backend cannot run"
+    _NO_DEVICE = "CuPy is not installed (pip install 'survscan[gpu]'): the GPU backend cannot run"
 elif device_count() < 1:
-    _SKIP = "CuPy is installed but sees no CUDA device: the GPU backend cannot run"
+    _NO_DEVICE = "CuPy is installed but sees no CUDA device: the GPU backend cannot run"
 else:
-    _SKIP = None
-
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
+    _NO_DEVICE = None
 
 COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 RTOL = 1e-8
+NAMES = ["rossi", "rossi strata", "rossi weights", "heart", "K = N/2", "sparse"]
 
 
-def _cohorts():
+@pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
+                                        "emulator"])
+def where(request):
+    """Where the GPU backend runs: the CUDA device or the CPU emulator of its kernels."""
+    if request.param == "device":
+        if _NO_DEVICE:
+            pytest.skip(_NO_DEVICE)
+        yield "device"
+        return
+    if shutil.which("g++") is None:
+        pytest.fail("the CUDA emulator needs g++ (make test installs it)")
+    from cuda_emulator.cupy_on_cpu import installed
+    with installed():
+        yield "emulator"
+
+
+@pytest.fixture(scope="module")
+def cohorts(where):
+    """The foundation tests' Cox cases; the emulator's multi-tile cases are smaller (it runs
+    every thread of every block on the CPU) but still span several tiles and carries."""
     df = engine.datasets.load_rossi()
     heart = engine.datasets.load_stanford_heart()
     rng = np.random.default_rng(5)
+    big = where == "device"
     return {
         "rossi": engine.Cohort.from_frame(df, time="week", event="arrest", covariates=COVARIATES),
         "rossi strata": engine.Cohort.from_frame(df, time="week", event="arrest",
@@ -40,20 +67,17 @@ def _cohorts():
         "heart": engine.Cohort.from_frame(heart, time="stop", event="event", start="start",
                                           id="id", covariates=["age", "year", "surgery",
                                                                "transplant"]),
-        "K = N/2": engine.simulate(4000, 30, n_strata=2000, seed=2),
-        "sparse": engine.simulate(20_000, 200, density=0.05, seed=3),
+        "K = N/2": engine.simulate(4000 if big else 2600, 30 if big else 12,
+                                   n_strata=2000 if big else 1300, seed=2),
+        "sparse": engine.simulate(20_000 if big else 3000, 200 if big else 25, density=0.05,
+                                  seed=3),
     }
 
 
-COHORTS = _cohorts() if _SKIP is None else {}
-NAMES = ["rossi", "rossi strata", "rossi weights", "heart", "K = N/2", "sparse"]
-
-
-def _pair(name, efron):
+def _pair(cohort, efron, **gpu_options):
     from engine.backends.gpu import GpuBackend
-    md = modeldata.build(COHORTS[name])
-    md2 = modeldata.build(COHORTS[name])
-    cpu, gpu = CpuBackend(md, efron), GpuBackend(md2, efron)
+    md = modeldata.build(cohort)
+    cpu, gpu = CpuBackend(md, efron), GpuBackend(modeldata.build(cohort), efron, **gpu_options)
     beta = np.random.default_rng(1).normal(size=md.p) * 0.1
     cpu.set_beta(beta)
     gpu.set_beta(beta)
@@ -62,8 +86,8 @@ def _pair(name, efron):
 
 @pytest.mark.parametrize("efron", [False, True])
 @pytest.mark.parametrize("name", NAMES)
-def test_kernels_equal_cpu(name, efron):
-    md, cpu, gpu = _pair(name, efron)
+def test_kernels_equal_cpu(cohorts, name, efron):
+    md, cpu, gpu = _pair(cohorts[name], efron)
     for j in range(min(md.p, 50)):
         np.testing.assert_allclose(gpu.grad_hess(j), cpu.grad_hess(j), rtol=RTOL, atol=1e-12)
     assert gpu.loglik() == pytest.approx(cpu.loglik(), rel=RTOL)
@@ -83,41 +107,62 @@ def test_kernels_equal_cpu(name, efron):
     np.testing.assert_allclose(gpu.grad_hess(1), cpu.grad_hess(1), rtol=RTOL, atol=1e-12)
 
 
-def test_weights_after_construction_equal_cpu():
-    md, cpu, gpu = _pair("rossi", True)
+@pytest.mark.parametrize("name", ["rossi strata", "heart", "sparse"])
+def test_quadratic_step_equals_cpu(cohorts, name):
+    """The proximal-Newton step of solver='auto': Gram matrix on the device, both branches
+    (s x s system; the column-wise pass used above 2,000 columns, forced here)."""
+    from engine.backends import gpu as gpu_module
+    md, cpu, gpu = _pair(cohorts[name], True)
+    coords = np.arange(md.p)
+    lam1, lam2 = np.full(md.p, 0.5), np.zeros(md.p)
+    beta = np.random.default_rng(1).normal(size=md.p) * 0.1
+    want = cpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
+    for gram_max in (gpu_module._GRAM_MAX, 0):
+        gpu_module._GRAM_MAX, saved = gram_max, gpu_module._GRAM_MAX
+        try:
+            got = gpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
+        finally:
+            gpu_module._GRAM_MAX = saved
+        assert got[0] == pytest.approx(want[0], rel=RTOL)
+        np.testing.assert_allclose(got[1], want[1], rtol=RTOL, atol=1e-10 * np.abs(want[1]).max())
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-7, atol=1e-10)
+
+
+def test_weights_after_construction_equal_cpu(cohorts):
+    md, cpu, gpu = _pair(cohorts["rossi"], True)
     w = np.random.default_rng(7).integers(0, 3, md.n).astype(float)
     cpu.set_weights(w.copy())
     gpu.set_weights(w.copy())
     assert gpu.loglik() == pytest.approx(cpu.loglik(), rel=RTOL)
-    np.testing.assert_allclose(gpu.grad_hess(2), cpu.grad_hess(2), rtol=RTOL, atol=1e-12)
+    for j in range(md.p):
+        np.testing.assert_allclose(gpu.grad_hess(j), cpu.grad_hess(j), rtol=RTOL, atol=1e-12)
 
 
 @pytest.mark.parametrize("solver", ["auto", "ccd"])
 @pytest.mark.parametrize("penalty", [None, "l1", "l2"])
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 @pytest.mark.parametrize("name", NAMES)
-def test_fit_equals_cpu(name, ties, penalty, solver):
-    cohort = COHORTS[name]
+def test_fit_equals_cpu(cohorts, name, ties, penalty, solver):
+    cohort = cohorts[name]
     pen = {None: None, "l1": engine.L1(5.0), "l2": engine.L2(5.0)}[penalty]
     fits = [engine.fit(cohort, ties=ties, penalty=pen, solver=solver, tol=1e-12, backend=b)
             for b in ("cpu", "gpu")]
+    assert [f.spec["backend"] for f in fits] == ["cpu", "gpu"]
     a, b = (f.coef.to_numpy() for f in fits)
     np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-9)
     assert fits[1].loglik == pytest.approx(fits[0].loglik, rel=RTOL)
 
 
-def test_auto_takes_the_gpu():
+def test_auto_takes_the_gpu(where):
     from engine.backends import get_backend
     from engine.backends.gpu import GpuBackend
     assert get_backend("auto") is GpuBackend
 
 
-def test_float32_close_to_float64():
-    from engine.backends.gpu import GpuBackend
-    md = modeldata.build(COHORTS["sparse"])
-    cpu, gpu32 = CpuBackend(md, False), GpuBackend(modeldata.build(COHORTS["sparse"]), False,
-                                                   dtype=np.float32)
-    for j in range(20):
+def test_float32_close_to_float64(cohorts):
+    """The float32 kernels against the float64 CPU: the bounds engine/backends/gpu.py states."""
+    md, cpu, gpu32 = _pair(cohorts["sparse"], False, dtype=np.float32)
+    for j in range(min(md.p, 20)):
         g, h = cpu.grad_hess(j)
         g32, h32 = gpu32.grad_hess(j)
         assert abs(g32 - g) <= 1e-3 * max(abs(g), 1e-3 * h) and abs(h32 - h) <= 1e-4 * h

@@ -36,11 +36,13 @@ difference of large sums that vanishes at the optimum).  Coefficients are then g
 significant digits at best: float32 is for screening, not for reported estimates.
 
 Verification status: nothing here has run on a GPU.  Every .cu source compiles with nvcc
-(tests/test_gpu_kernels_compile.py, float64 and float32); the scan operator, the tiling, the
-fused kernel's arithmetic, the host-side index arrays and the device log-likelihood pass are
-checked on the CPU against the Numba kernels through NumPy references
-(tests/test_gpu_reference.py); tests/test_gpu_backend.py compares this class with CpuBackend
-and is skipped where CuPy or a device is missing.
+(tests/test_gpu_kernels_compile.py, float64 and float32).  tests/test_gpu_backend.py compares
+this class with CpuBackend twice: on a device (marked gpu, skipped without one) and, everywhere,
+unchanged on the CPU emulator of tests/cuda_emulator (the kernel sources built by g++, a block's
+threads as fibers with real barriers, arguments checked against the C types, device arrays that
+refuse implicit conversion, as CuPy's do); tests/test_cuda_emulator.py runs the kernels over
+more than 256 tiles and in three thread orders to expose races.  The scan's tiling and the
+float32 rounding are also pinned by NumPy references (tests/test_gpu_reference.py).
 """
 from __future__ import annotations
 
