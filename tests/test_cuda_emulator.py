@@ -170,3 +170,23 @@ def test_kernels_have_no_race(cp):
                 numbers += [gpu.grad_hess(1), gpu.loglik()]
             seen.add(repr(numbers))
         assert len(seen) == 1
+
+
+def test_a_captured_graph_keeps_its_pointers(cp):
+    """As a CUDA graph does: replay reads the arrays of the capture, so host code that rebinds
+    an array after capture is caught by wrong numbers."""
+    kernel = cp.RawModule(code=TOY).get_function("reverse_block")
+    x, out = cp.asarray(np.arange(4.0)), cp.zeros(4, np.float64)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        kernel((1,), (4,), (x, out, np.int64(4)))
+        with pytest.raises(RuntimeError, match="during a stream capture"):
+            out.get()
+        graph = stream.end_capture()
+    assert out.get().tolist() == [0, 0, 0, 0]           # captured, not run
+    x.fill(1.0)                                         # same array, new values: seen
+    x_rebound = cp.asarray(np.full(4, 7.0))             # a new array: not seen
+    assert x_rebound is not x
+    graph.launch()
+    assert out.get().tolist() == [1, 1, 1, 1]

@@ -2,7 +2,9 @@
 
 Same methods and numbers as CpuBackend.  ModelData is uploaded once (CSC columns over the sorted
 rows with int32 row positions, binary columns without values; weights; flags); eta and
-D = w exp(eta - shift) live on the device.  What runs where:
+D = w exp(eta - shift) live on the device, in buffers allocated once and rewritten in place
+(set_beta, set_weights, re-centring), so a captured CUDA graph's pointers stay valid.  What runs
+where:
 
 - grad_hess(j): scatter_column (column j into a dense scratch), the fused kernel of seed 001
   Fig. 2 (grad_hess_reduce -> grad_hess_carry -> grad_hess_tiles -> grad_hess_finish: a
@@ -23,7 +25,9 @@ D = w exp(eta - shift) live on the device.  What runs where:
   seed 001 Fig. 3) takes the trust-region Newton step with the prior exactly as
   engine/solvers/ccd.py and update_coordinate applies it only when non-zero.  beta, widths and
   frozen flags go up and come back once per cycle.  Within a cycle the shift of exp(eta - shift)
-  stays fixed; a re-centre flagged by the update kernel is applied at the cycle's end.
+  stays fixed; a re-centre flagged by the update kernel is applied at the cycle's end.  The
+  cycle's ~8 P launches are captured once into a CUDA graph and replayed with one launch per
+  cycle (graphs=False, or entry times, launch them one by one; cycle_mode says which ran).
 
 Precision: float64 by default; ``dtype=np.float32`` compiles the kernels with
 -DSURVSCAN_REAL=float (eta, D, the scans and their reductions in float32; beta and the CCD step
@@ -117,7 +121,7 @@ class GpuBackend:
 
     name = "gpu"
 
-    def __init__(self, md: ModelData, efron: bool, dtype=np.float64):
+    def __init__(self, md: ModelData, efron: bool, dtype=np.float64, graphs: bool = True):
         cp = cupy_or_error()
         if device_count() < 1:
             raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu' or "
@@ -143,6 +147,12 @@ class GpuBackend:
         self._values = cp.asarray(md.values, self.dtype)
         self._vptr = cp.asarray(md.vptr, np.int64)
         self._xs = cp.zeros(n, self.dtype)
+        # device state lives in buffers allocated once: a captured CUDA graph holds pointers
+        self.eta, self.D = cp.zeros(n, self.dtype), cp.empty(n, self.dtype)
+        self._w, self._wev = cp.empty(n, self.dtype), cp.empty(n, self.dtype)
+        self._flags = cp.empty(n, np.uint8)
+        self._shift = cp.zeros(1, np.float64)
+        self.shift = 0.0
         self._agg_f, self._carry_f = cp.empty(G, np.uint8), cp.empty(G, np.uint8)
         self._agg_v, self._carry_v = cp.empty(8 * G, self.dtype), cp.empty(8 * G, self.dtype)
         self._partial = cp.empty(2 * G, self.dtype)
@@ -152,13 +162,17 @@ class GpuBackend:
         self._recentre_flag = cp.zeros(1, np.int32)
         self._flags_built = md.flags.copy()
         self._block_key, self._block, self._gram = None, None, None
+        self._cycle_state = None
+        self.use_graphs = bool(graphs) and not self.has_start
+        self.cycle_mode = "graph" if self.use_graphs else "launches"
+        self._graphs, self._capture_stream = {}, None
         self.set_weights(md.weights)
         self.set_beta(np.zeros(md.p))
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
         """eta = X beta from scratch, column by column (the CPU's order of additions)."""
-        self.eta = self.cp.zeros(self.md.n, self.dtype)
+        self.eta.fill(0)
         for j in np.flatnonzero(np.asarray(beta) != 0):
             rows, vals, has_values, nnz = self._column(j)
             if nnz:
@@ -169,7 +183,8 @@ class GpuBackend:
 
     def _recentre(self) -> None:
         self.shift = float(self.eta.max()) if self.eta.size else 0.0
-        self.D = self._w * self.cp.exp(self.eta - self.dtype.type(self.shift))
+        self._shift.fill(self.shift)
+        self.cp.multiply(self._w, self.cp.exp(self.eta - self.dtype.type(self.shift)), out=self.D)
         self._recentre_flag.fill(0)
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
@@ -180,16 +195,15 @@ class GpuBackend:
                             self._flags_built & ~EVENT).astype(np.uint8)
         lay_flags = np.where(md.weights > 0, self._lay_host.flags,
                              self._lay_host.flags & ~EVENT).astype(np.uint8)
-        self._flags = cp.asarray(lay_flags)
-        self._w = cp.asarray(md.weights, self.dtype)
-        self._wev = cp.asarray(np.where((md.flags & EVENT) != 0, md.weights, 0.0), self.dtype)
+        self._flags.set(lay_flags)
+        self._w.set(md.weights.astype(self.dtype))
+        self._wev.set(np.where((md.flags & EVENT) != 0, md.weights, 0.0).astype(self.dtype))
         groups = event_groups(md.flags, md.weights, self.efron)
         self._groups = replace(groups, **{f.name: _up(cp, getattr(groups, f.name))
                                           for f in fields(groups)})
         self._groups.term_c = self._groups.term_c.astype(self.dtype)
         self._groups.term_wt = self._groups.term_wt.astype(self.dtype)
-        if hasattr(self, "eta"):
-            self._recentre()
+        self._recentre()
 
     def update(self, j: int, delta: float) -> None:
         """beta_j += delta: the sparse update kernel; re-centre as the CPU does."""
@@ -204,7 +218,7 @@ class GpuBackend:
             self._k["update_coordinate"](
                 (_blocks(nnz),), (THREADS,),
                 (rows, vals, has_values, nnz, self._step, self.eta, self.D, self._w,
-                 np.float64(self.shift), np.float64(_RESHIFT), self._recentre_flag))
+                 self._shift, np.float64(_RESHIFT), self._recentre_flag))
 
     def _column(self, j):
         """Column j's device row positions and values (empty for binary), for the kernels."""
@@ -349,26 +363,76 @@ class GpuBackend:
         """One CCD cycle over ``coords`` (seed 001 Fig. 3): per coordinate the fused kernel,
         the conditional step kernel and the sparse update, launched back to back with no host
         round trip; state.beta, width and frozen are updated in place at the end.  Returns the
-        cycle's largest relative step, as engine/solvers/ccd.py's loop does."""
-        cp = self.cp
-        beta, width = cp.asarray(state.beta), cp.asarray(state.width)
-        lam1, lam2 = cp.asarray(state.lam1), cp.asarray(state.lam2)
-        frozen = cp.asarray(state.frozen.astype(np.uint8))
-        scale_d, biggest = cp.asarray(scale, np.float64), cp.zeros(1, np.float64)
-        for j in coords:
-            if state.frozen[j]:
-                continue
-            self._grad_hess_on_device(j)
-            self._k["ccd_step"]((1,), (1,), (np.int64(j), self._gh, beta, width, lam1, lam2,
-                                             frozen, scale_d, np.float64(diverged),
-                                             self._step, biggest))
-            self._launch_update(j)
-        state.beta[:] = beta.get()
-        state.width[:] = width.get()
-        state.frozen[:] = frozen.get().astype(bool)
+        cycle's largest relative step, as engine/solvers/ccd.py's loop does.
+
+        The cycle's launches (about 8 per coordinate) are captured once into a CUDA graph and
+        replayed, one launch per cycle instead of P x 8 from Python (seed 001 sec. 2.7); the
+        graph is kept per set of active coordinates.  Without entry times only (their scan
+        allocates); if capture fails the launches run one by one and ``cycle_mode`` says so."""
+        cs = self._cycle_buffers(state, scale)
+        active = np.array([j for j in coords if not state.frozen[j]], np.int64)
+        diverged = np.float64(diverged)
+        graph = self._cycle_graph(active, diverged) if self.use_graphs else None
+        if graph is not None:
+            graph.launch()
+        else:
+            self._cycle_launches(active, diverged)
+        state.beta[:] = cs["beta"].get()
+        state.width[:] = cs["width"].get()
+        state.frozen[:] = cs["frozen"].get().astype(bool)
         if int(self._recentre_flag.get()[0]):
             self._recentre()
-        return float(biggest.get()[0])
+        return float(cs["biggest"].get()[0])
+
+    def _cycle_buffers(self, state, scale) -> dict:
+        """The solver state on the device, in buffers kept between cycles (graph pointers)."""
+        p = self.md.p
+        if self._cycle_state is None:
+            self._cycle_state = {name: self.cp.zeros(p, np.float64)
+                                 for name in ("beta", "width", "lam1", "lam2", "scale")}
+            self._cycle_state["frozen"] = self.cp.zeros(p, np.uint8)
+            self._cycle_state["biggest"] = self.cp.zeros(1, np.float64)
+        cs = self._cycle_state
+        for name, host in (("beta", state.beta), ("width", state.width), ("lam1", state.lam1),
+                           ("lam2", state.lam2), ("scale", scale)):
+            cs[name].set(np.ascontiguousarray(host, np.float64))
+        cs["frozen"].set(state.frozen.astype(np.uint8))
+        cs["biggest"].fill(0)
+        return cs
+
+    def _cycle_launches(self, active, diverged) -> None:
+        cs = self._cycle_state
+        for j in active:
+            self._grad_hess_on_device(j)
+            self._k["ccd_step"]((1,), (1,), (np.int64(j), self._gh, cs["beta"], cs["width"],
+                                             cs["lam1"], cs["lam2"], cs["frozen"], cs["scale"],
+                                             diverged, self._step, cs["biggest"]))
+            self._launch_update(j)
+
+    def _cycle_graph(self, active, diverged):
+        """The cycle over ``active`` as a CUDA graph (captured on first use), or None."""
+        key = (active.tobytes(), float(diverged))
+        if key in self._graphs:
+            return self._graphs[key]
+        cp = self.cp
+        if self._capture_stream is None:
+            self._capture_stream = cp.cuda.Stream(non_blocking=True)
+        stream = self._capture_stream
+        try:
+            with stream:
+                stream.begin_capture()
+                try:
+                    self._cycle_launches(active, diverged)
+                finally:
+                    graph = stream.end_capture()
+        except Exception as err:    # a driver or CuPy without capture: launch one by one
+            self.use_graphs = False
+            self.cycle_mode = f"launches (graph capture failed: {type(err).__name__}: {err})"
+            return None
+        if len(self._graphs) >= 8:
+            self._graphs.clear()
+        self._graphs[key] = graph
+        return graph
 
 
 def _up(cp, a):

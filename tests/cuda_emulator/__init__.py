@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -68,7 +69,7 @@ def _build(code: str, options: tuple[str, ...]) -> tuple[ctypes.CDLL, list[str]]
             f"return s.c_str(); }}\n" for n in names)
         src = _CACHE / f"{key}.cpp"
         src.write_text(code + "\n" + wrappers)
-        tmp = lib.with_suffix(f".{id(code)}.tmp")
+        tmp = lib.with_suffix(f".{os.getpid()}.tmp")
         cmd = [CXX, "-std=c++17", "-O1", "-g0", "-U_FORTIFY_SOURCE", "-fPIC", "-shared", "-fvisibility=hidden",
                "-x", "c++", "-include", str(HEADER), *flags, "-o", str(tmp), str(src)]
         done = subprocess.run(cmd, capture_output=True, text=True)
@@ -104,15 +105,19 @@ class Kernel:
         self.params = sig().decode().split()
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
-        if len(args) != len(self.params):
-            raise TypeError(f"{self.name}: {len(args)} arguments for {len(self.params)} "
-                            "parameters")
-        keep = [self._argument(i, code, a) for i, (code, a) in enumerate(zip(self.params, args))]
+        keep = self.check(args)
         pointers = (ctypes.c_void_p * len(keep))(*[ctypes.addressof(k) for k in keep])
         g, b = _dim3(grid), _dim3(block)
         error = self._launch(*g, *b, pointers, _schedule[0])
         if error:
             raise EmulatorError(f"{self.name}: {error.decode()}")
+
+    def check(self, args) -> list:
+        """The arguments as ctypes objects, or TypeError where one does not fit its parameter."""
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name}: {len(args)} arguments for {len(self.params)} "
+                            "parameters")
+        return [self._argument(i, code, a) for i, (code, a) in enumerate(zip(self.params, args))]
 
     def _argument(self, i, code, a):
         """A ctypes object holding argument i as the kernel reads it (value or pointer)."""

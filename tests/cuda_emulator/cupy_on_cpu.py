@@ -10,7 +10,12 @@ code that only works on a CPU fails here too:
   use ``.get()``;
 - a NumPy array mixed into device arithmetic or device functions raises TypeError;
 - reductions return 0-d device arrays; float() / int() of a one-element array are allowed;
-- kernel arguments are checked against the kernels' C parameter types (cuda_emulator.Kernel).
+- kernel arguments are checked against the kernels' C parameter types (cuda_emulator.Kernel);
+- stream capture (cupy.cuda.Stream.begin_capture / end_capture -> Graph.launch) records the
+  kernel launches with their arguments as a CUDA graph does, device pointers and scalar values
+  fixed at capture, and replays them: host code that rebinds an array or changes a scalar after
+  capture gets stale results here as on a device.  Any other device operation during a capture
+  raises (stricter than CuPy, which would capture element-wise kernels and refuse transfers).
 Everything else is NumPy's arithmetic, so results equal the GPU's up to the order of additions.
 """
 from __future__ import annotations
@@ -27,6 +32,13 @@ from . import Module
 
 _IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
              "construct a NumPy array explicitly.")
+_capturing: list = []            # the launches recorded by the capture in progress, if any
+
+
+def _not_capturing(what):
+    if _capturing:
+        raise RuntimeError(f"emulator: {what} during a stream capture (only kernel launches "
+                           "may be captured)")
 
 
 class ndarray(NDArrayOperatorsMixin):
@@ -43,11 +55,13 @@ class ndarray(NDArrayOperatorsMixin):
 
     # -- NumPy protocols: device in, device out ------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _not_capturing(f"{ufunc.__name__}")
         if "out" in kwargs:
             kwargs["out"] = tuple(_unwrap(o) for o in kwargs["out"])
         return _wrap(getattr(ufunc, method)(*(_unwrap(x) for x in inputs), **kwargs))
 
     def __array_function__(self, func, types_, args, kwargs):
+        _not_capturing(func.__name__)
         return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
 
     # -- attributes and methods used by the backend ------------------------------------------------
@@ -59,12 +73,21 @@ class ndarray(NDArrayOperatorsMixin):
     T = property(lambda self: ndarray(self._a.T))
 
     def get(self) -> np.ndarray:
+        _not_capturing("a device-to-host copy")
         return self._a.copy()
+
+    def set(self, host):
+        """Copy a host array of the same shape into this device array."""
+        _not_capturing("a host-to-device copy")
+        if isinstance(host, ndarray) or host.shape != self.shape:
+            raise ValueError("set() takes a NumPy array of the same shape")
+        self._a[...] = host
 
     def __getitem__(self, key):
         return _wrap(self._a[_index(key)])
 
     def __setitem__(self, key, value):
+        _not_capturing("an assignment")
         self._a[_index(key)] = _unwrap(value)
 
     def __len__(self):
@@ -92,6 +115,7 @@ class ndarray(NDArrayOperatorsMixin):
         return ndarray(self._a.copy())
 
     def fill(self, value):
+        _not_capturing("fill")
         self._a.fill(value)
 
     def reshape(self, *shape):
@@ -141,6 +165,7 @@ def _index(key):
 
 # -- the cupy module -----------------------------------------------------------------------------
 def asarray(a, dtype=None):
+    _not_capturing("asarray")
     if isinstance(a, ndarray):
         return a if dtype is None or a.dtype == dtype else a.astype(dtype)
     return ndarray(np.array(a, dtype=dtype, copy=True))
@@ -158,6 +183,7 @@ def _device_function(name):
     fn = getattr(np, name)
 
     def call(*args, **kwargs):
+        _not_capturing(name)
         return _wrap(fn(*_unwrap(args), **_unwrap(kwargs)))
     call.__name__ = name
     return call
@@ -171,6 +197,10 @@ class _Runtime:
     def getDeviceCount() -> int:
         return 1
 
+    @staticmethod
+    def getDeviceProperties(device: int) -> dict:
+        return {"name": b"CPU emulator (tests/cuda_emulator)"}
+
 
 class RawModule:
     """cupy.RawModule: the source compiled by the CPU emulator."""
@@ -179,7 +209,65 @@ class RawModule:
         self._module = Module(code, options)
 
     def get_function(self, name):
-        return self._module.get_function(name)
+        return _CapturableKernel(self._module.get_function(name))
+
+
+class _CapturableKernel:
+    """A kernel whose launches a stream capture records instead of running."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+        if _capturing:
+            self._kernel.check(args)
+            _capturing[-1].append((self._kernel, grid, block, tuple(args)))
+        else:
+            self._kernel(grid, block, args)
+
+
+class Graph:
+    """cupy.cuda.Graph: the captured launches, replayed in order with the captured arguments."""
+
+    def __init__(self, launches):
+        self._launches = launches
+
+    def launch(self, stream=None):
+        _not_capturing("a graph launch")
+        for kernel, grid, block, args in self._launches:
+            kernel(grid, block, args)
+
+
+class Stream:
+    """cupy.cuda.Stream: work runs at once (synchronously); capture records launches."""
+
+    def __init__(self, null=False, non_blocking=False, ptds=False):
+        self._recording = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def begin_capture(self, mode=None):
+        if self._recording is not None:
+            raise RuntimeError("the stream is already capturing")
+        self._recording = []
+        _capturing.append(self._recording)
+
+    def end_capture(self) -> Graph:
+        if self._recording is None:
+            raise RuntimeError("the stream is not capturing")
+        _capturing.remove(self._recording)
+        graph, self._recording = Graph(self._recording), None
+        return graph
+
+    def is_capturing(self) -> bool:
+        return self._recording is not None
+
+    def synchronize(self):
+        _not_capturing("a stream synchronisation")
 
 
 def _cupy_module():
@@ -187,10 +275,11 @@ def _cupy_module():
     mod.__doc__ = __doc__
     mod.ndarray = ndarray
     mod.asarray, mod.array, mod.asnumpy, mod.RawModule = asarray, array, asnumpy, RawModule
-    mod.cuda = types.SimpleNamespace(runtime=_Runtime)
+    mod.cuda = types.SimpleNamespace(runtime=_Runtime, Stream=Stream, Graph=Graph)
     for name in ("zeros", "empty", "ones", "full", "arange"):
-        setattr(mod, name, (lambda f: lambda *a, **k: ndarray(f(*a, **k)))(getattr(np, name)))
+        setattr(mod, name, _device_function(name))
     for name in ("empty_like", "zeros_like", "ascontiguousarray", "exp", "log", "sqrt", "where",
+                 "multiply", "add", "subtract",
                  "stack", "concatenate", "sum", "outer", "abs", "maximum", "minimum", "cumsum",
                  "searchsorted", "dot", "isfinite", "all", "any"):
         setattr(mod, name, _device_function(name))

@@ -26,13 +26,14 @@ extern "C" __global__ void clear_column(const int* rows, long long nnz, real* xs
 // beta_j += *step: eta_i += x_ij step (seed 000 eq. 27), D_i = w_i exp(eta_i - shift)
 // (eq. 24).  The step is read from device memory, so the conditional CCD kernel can decide it
 // without a host round trip; a zero step returns at once (seed 001 Fig. 3's conditional update).
-// *recentre is set when some eta_i - shift exceeds reshift (the host then re-centres D).
+// *recentre is set when some eta_i - shift exceeds reshift (the host then re-centres D).  Step
+// and shift are read through pointers, so a captured CUDA graph of a cycle stays valid.
 extern "C" __global__ void update_coordinate(const int* rows, const real* vals, int has_values,
                                              long long nnz, const double* step, real* eta,
-                                             real* D, const real* w, double shift,
+                                             real* D, const real* w, const double* shift_at,
                                              double reshift, int* recentre)
 {
-    const double delta = *step;
+    const double delta = *step, shift = *shift_at;
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (delta == 0.0 || k >= nnz) return;
     const int i = rows[k];
