@@ -22,12 +22,15 @@ from .solvers import SolverState, solve
 _ALIAS_CHECK_BUDGET = 5e8
 
 MODELS = ("cox", "fine_gray", "logistic")
+PRECISIONS = ("float64", "float32")
+FLOAT32_TOL = 1e-6
 
 
 def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenalized=(),
         cut_points=None, cause: int = 1, backend: str = "cpu", solver: str = "auto",
         tol: float = 1e-9, max_iter: int = 1000, init=None, progress=None,
-        tv_route: str = "auto", censoring_strata: bool = False) -> FitResult:
+        tv_route: str = "auto", censoring_strata: bool = False,
+        precision: str = "float64") -> FitResult:
     """Fit a Cox-family model to a validated cohort.
 
     Parameters
@@ -54,6 +57,10 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         the same fit; "strata" needs entry at time 0).
     censoring_strata : fine_gray only: one censoring Kaplan-Meier per stratum (default: one
         for all rows).
+    precision : "float64" | "float32" (Cox on the GPU only: the scans in single precision,
+        for screening; coefficients then agree with float64 to about 1e-5 relative, see
+        engine/backends/gpu.py, and ``tol`` is raised to at least 1e-6, below which single
+        precision cannot settle).
 
     Returns
     -------
@@ -63,9 +70,13 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         raise ValueError(f"model={model!r} is not available; survscan fits {MODELS} so far.")
     if not (isinstance(tol, float | int) and 0 < tol < 1):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision == "float32":
+        tol = max(tol, FLOAT32_TOL)
     t0 = time.perf_counter()
     prepared = _prepare(cohort, model, ties, unpenalized, cut_points, backend, tv_route, cause,
-                        censoring_strata)
+                        censoring_strata, precision)
     return _fit_prepared(prepared, penalty, init=init, solver=solver, tol=tol,
                          max_iter=max_iter, progress=progress, t0=t0)
 
@@ -83,7 +94,8 @@ class _Prepared:
 
 
 def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=None,
-             backend="cpu", tv_route="auto", cause=1, censoring_strata=False) -> _Prepared:
+             backend="cpu", tv_route="auto", cause=1, censoring_strata=False,
+             precision="float64") -> _Prepared:
     """Split at cut points and sort: the part of ``fit`` that does not depend on the penalty."""
     n_rows, n_events = cohort.n, cohort.n_events
     if cut_points:
@@ -97,10 +109,10 @@ def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=Non
         unpenalized = _expand_split_names(unpenalized, cut_points, cohort.names)
     elif isinstance(unpenalized, str):
         unpenalized = [unpenalized]
-    m = _make_model(cohort, model, ties, backend, cause, censoring_strata)
+    m = _make_model(cohort, model, ties, backend, cause, censoring_strata, precision)
     unpenalized = list(dict.fromkeys([*getattr(m, "unpenalized", ()), *unpenalized]))
     spec = {"model": model, "ties": ties, "unpenalized": list(unpenalized),
-            "cut_points": cut_points or {}}
+            "cut_points": cut_points or {}, "precision": precision}
     if model == "fine_gray":
         n_events = m.n_events
         spec.update(cause=m.cause, censoring_strata=m.censoring_strata, variance="sandwich")
@@ -154,7 +166,8 @@ def _fit_prepared(prepared, penalty, init=None, solver="auto", tol=1e-9, max_ite
     spec = {
         "model": prepared.spec["model"], "ties": prepared.spec["ties"],
         "penalty": _describe(penalty), "unpenalized": list(prepared.spec["unpenalized"]),
-        "backend": m.backend.name, "solver": solver,
+        "backend": m.backend.name, "precision": prepared.spec.get("precision", "float64"),
+        "solver": solver,
         "tol": tol, "strata": list(getattr(cohort, "strata_columns", ()) or ()),
         "n_strata": int(getattr(cohort, "n_strata", 1) or 1),
         "source": dict(getattr(cohort, "source", {}) or {}),
@@ -214,15 +227,18 @@ def gradient(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int
     return m.loglik_gradient()[1]
 
 
-def _make_model(cohort, model, ties, backend, cause, censoring_strata):
+def _make_model(cohort, model, ties, backend, cause, censoring_strata, precision="float64"):
     if model not in MODELS:
         raise ValueError(f"model={model!r} is not available; survscan fits {MODELS} so far.")
+    if precision != "float64" and model != "cox":
+        raise ValueError(f"precision={precision!r} is available for model='cox' on the GPU "
+                         "only; use precision='float64'.")
     if model == "fine_gray":
         return FineGrayModel(cohort, cause=cause, ties=ties, backend=backend,
                              censoring_strata=censoring_strata)
     if model == "logistic":
         return LogisticModel(cohort, backend=backend)
-    return CoxModel(cohort, ties=ties, backend=backend)
+    return CoxModel(cohort, ties=ties, backend=backend, precision=precision)
 
 
 def _model_at(cohort, beta, ties, model, cause=1, censoring_strata=False):

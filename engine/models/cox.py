@@ -16,9 +16,20 @@ from .base import BackendModel
 class CoxModel(BackendModel):
     """Cox proportional hazards on one cohort, sorted once and held by a backend."""
 
-    def __init__(self, cohort, ties: str = "breslow", backend: str = "cpu"):
+    def __init__(self, cohort, ties: str = "breslow", backend: str = "cpu",
+                 precision: str = "float64"):
         if ties not in ("breslow", "efron"):
             raise ValueError(f"ties must be 'breslow' or 'efron', got {ties!r}")
+        backend_class = get_backend(backend)
+        options = {}
+        if precision == "float32":
+            if backend_class.name != "gpu":
+                raise ValueError("precision='float32' runs the scans on the GPU in single "
+                                 f"precision; backend={backend!r} has no GPU here. Use "
+                                 "precision='float64', or backend='gpu' on a CUDA machine.")
+            options["dtype"] = np.float32
+        elif precision != "float64":
+            raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
         causes = getattr(cohort, "causes", [1])
         if len(causes) > 1 or (len(causes) == 1 and causes[0] != 1):
             raise CohortError(
@@ -28,7 +39,7 @@ class CoxModel(BackendModel):
         self.ties = ties
         self.names = list(cohort.names)
         self.data = modeldata.build(cohort)
-        self.backend = get_backend(backend)(self.data, efron=(ties == "efron"))
+        self.backend = backend_class(self.data, efron=(ties == "efron"), **options)
         self.scale = _column_range(self.data)
 
     @property

@@ -81,6 +81,8 @@ class ndarray(NDArrayOperatorsMixin):
         _not_capturing("a host-to-device copy")
         if isinstance(host, ndarray) or host.shape != self.shape:
             raise ValueError("set() takes a NumPy array of the same shape")
+        if host.dtype != self.dtype:
+            raise TypeError(f"set(): a {host.dtype} array into a {self.dtype} one")
         self._a[...] = host
 
     def __getitem__(self, key):
