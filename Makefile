@@ -16,7 +16,7 @@ GXX         := /usr/bin/g++
 SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 
-.PHONY: run test bench clean distclean
+.PHONY: run test bench device-wheels clean distclean
 
 run: $(VENV)/.stamp-app
 	$(VENV)/bin/panel serve app/main.py --port $(PORT) --address 0.0.0.0 --allow-websocket-origin='*'
@@ -44,6 +44,14 @@ $(VENV)/.stamp-app: pyproject.toml | $(PY)
 $(VENV)/.stamp-bench: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	touch $@
+
+# Wheels of the engine's dependencies that the lent GPU machines' image lacks (it has no network),
+# for bench/on_device.sh: carry .device-wheels with the device tool's run.
+DEVICE_WHEELS := duckdb lifelines autograd autograd-gamma
+device-wheels: | $(PY)
+	$(PY) -m pip download --quiet --only-binary=:all: --no-deps --python-version 3.12 \
+		--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+		--platform manylinux2014_x86_64 -d .device-wheels $(DEVICE_WHEELS)
 
 # Browser tests drive Debian's Chromium through Playwright (never `playwright install`).
 $(CHROMIUM):

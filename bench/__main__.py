@@ -54,6 +54,8 @@ def parse(argv):
                         help="sweep: what varies")
     parser.add_argument("--values", default="10000,30000,100000,300000,1000000",
                         help="sweep: comma-separated values of N or K")
+    parser.add_argument("--sizes", default="100000,1000000",
+                        help="gpu: comma-separated values of N")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -75,8 +77,9 @@ def main(argv=None):
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":
-        return gpu.run(p=args.p, density=args.density, ratio=args.ratio, seed=args.seed,
-                       repeats=args.repeats, out=args.out)
+        sizes = tuple(int(float(v)) for v in args.sizes.split(","))
+        return gpu.run(sizes=sizes, p=args.p, density=args.density, ratio=args.ratio,
+                       seed=args.seed, repeats=args.repeats, out=args.out)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "sweep":

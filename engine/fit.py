@@ -58,9 +58,9 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     censoring_strata : fine_gray only: one censoring Kaplan-Meier per stratum (default: one
         for all rows).
     precision : "float64" | "float32" (Cox on the GPU only: the scans in single precision,
-        for screening; coefficients then agree with float64 to about 1e-5 relative, see
-        engine/backends/gpu.py, and ``tol`` is raised to at least 1e-6, below which single
-        precision cannot settle).
+        for screening; coefficients then agree with float64 to within 2e-4 of max |beta|,
+        typically 1e-6, see engine/backends/gpu.py; ``tol`` is raised to at least 1e-6,
+        below which single precision cannot settle).
 
     Returns
     -------

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The GPU checks of the project on a lent CUDA machine, in one call (device time is scarce).
+#
+# Here, once:   make device-wheels            (wheels the device image lacks -> .device-wheels/)
+# There:        the device tool's run with carry [".device-wheels"] and the command
+#               bash bench/on_device.sh [quick]
+# It installs the carried wheels into a folder beside the image's own packages (no network
+# there), prints the device, runs every gpu-marked test (GPU = CPU to 1e-8) and the CPU-vs-GPU
+# benchmark (bench/gpu.py; "quick": N = 100,000 only), and leaves the logs and results in $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/results/device}
+mkdir -p "$OUT"
+SITE=$(mktemp -d)
+python3 -m pip install --quiet --no-index --no-deps --target "$SITE" .device-wheels/*.whl
+export PYTHONPATH="$PWD:$SITE${PYTHONPATH:+:$PYTHONPATH}"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
+python3 -c "import cupy, numpy, numba; print('cupy', cupy.__version__, 'numpy', numpy.__version__, 'numba', numba.__version__)" | tee -a "$OUT/device.txt"
+python3 -m pytest -q -m gpu -p no:cacheprovider tests/ 2>&1 | tee "$OUT/gpu_tests.log" | tail -15
+tests=${PIPESTATUS[0]}
+sizes=()
+[ "${1:-}" = quick ] && sizes=(--sizes 100000)
+python3 -m bench gpu --out "$OUT" "${sizes[@]}" 2>&1 | tee "$OUT/bench_gpu.log" | tail -25
+exit "$tests"
