@@ -190,3 +190,26 @@ def test_a_captured_graph_keeps_its_pointers(cp):
     assert x_rebound is not x
     graph.launch()
     assert out.get().tolist() == [1, 1, 1, 1]
+
+
+def test_launch_limits_are_a_devices(toy, cp):
+    kernel = toy.get_function("reverse_block")
+    x, out = cp.zeros(4, np.float64), cp.zeros(4, np.float64)
+    with pytest.raises(EmulatorError, match="exceed the device"):
+        kernel((1, 65536), (4,), (x, out, np.int64(4)))
+    with pytest.raises(EmulatorError, match="more than 1024 threads"):
+        kernel((1,), (64, 32), (x, out, np.int64(4)))
+
+
+def test_scan_of_more_columns_than_one_launch_takes(cp, monkeypatch):
+    """More columns than gridDim.y allows are scanned in several launches (the limit lowered
+    here so the test stays small)."""
+    from engine.backends import gpu as gpu_module
+    from engine.backends.gpu import GpuBackend
+    cohort = engine.simulate(1500, 2, n_strata=7, seed=1)
+    gpu = GpuBackend(modeldata.build(cohort), False)
+    values = np.random.default_rng(2).integers(-3, 4, size=(5, 1500)).astype(float)
+    flags = cp.asarray(gpu.md.flags)
+    whole = gpu.scan(cp.asarray(values), flags, HEAD, False).get()
+    monkeypatch.setattr(gpu_module, "_GRID_Y", 2)
+    np.testing.assert_array_equal(gpu.scan(cp.asarray(values), flags, HEAD, False).get(), whole)

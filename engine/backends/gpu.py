@@ -74,6 +74,7 @@ THREADS = 256           # SCAN_THREADS of flag_scan.cuh
 TILE = 256 * 4          # SCAN_TILE
 _RESHIFT = 50.0         # as CpuBackend
 _GRAM_MAX = 2000
+_GRID_Y = 65535         # CUDA's limit on gridDim.y: the columns one segmented-scan launch takes
 
 
 def cupy_or_error():
@@ -273,6 +274,10 @@ class GpuBackend:
         c, n = cols.shape
         out = cp.empty_like(cols)
         if n == 0 or c == 0:
+            return out
+        if c > _GRID_Y:
+            for a in range(0, c, _GRID_Y):
+                out[a:a + _GRID_Y] = self.scan(cols[a:a + _GRID_Y], flags, bit, reverse)
             return out
         G = -(-n // TILE)
         agg_f, carry_f = cp.empty((c, G), np.uint8), cp.empty((c, G), np.uint8)

@@ -107,7 +107,9 @@ class Kernel:
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
         keep = self.check(args)
         pointers = (ctypes.c_void_p * len(keep))(*[ctypes.addressof(k) for k in keep])
-        g, b = _dim3(grid), _dim3(block)
+        g, b = _dim3(grid, GRID_MAX), _dim3(block, BLOCK_MAX)
+        if b[0] * b[1] * b[2] > THREADS_MAX:
+            raise EmulatorError(f"{self.name}: {b} is more than {THREADS_MAX} threads a block")
         error = self._launch(*g, *b, pointers, _schedule[0])
         if error:
             raise EmulatorError(f"{self.name}: {error.decode()}")
@@ -148,9 +150,16 @@ def _check_dtype(name, i, code, dtype, what):
                         f"got a {what} of {dtype}")
 
 
-def _dim3(d):
+GRID_MAX = (2 ** 31 - 1, 65535, 65535)     # a CUDA device's limits (compute capability 9.0)
+BLOCK_MAX = (1024, 1024, 64)
+THREADS_MAX = 1024
+
+
+def _dim3(d, limits=None):
     d = (d,) if np.isscalar(d) else tuple(d)
     d = tuple(int(v) for v in d) + (1,) * (3 - len(d))
     if min(d) < 1:
         raise EmulatorError(f"launch dimensions must be positive, got {d}")
+    if limits is not None and any(v > m for v, m in zip(d, limits)):
+        raise EmulatorError(f"launch dimensions {d} exceed the device's {limits}")
     return d

@@ -7,7 +7,8 @@
 // (static here, one copy, reused by the next block) are shared by exactly those threads.  Every
 // thread gets its own copy of the kernel's arguments, as on a device.
 //
-// What it checks besides the arithmetic: a barrier that not every thread of a block reaches
+// What it checks besides the arithmetic: launch dimensions within a device's limits (in the
+// Python launcher); a barrier that not every thread of a block reaches
 // (divergence, undefined on a GPU) fails the launch; emu_signature_<kernel> describes the
 // kernel's parameters so the Python side can refuse an argument whose C type does not match
 // (a float64 array for a float*, an int64 scalar for an int).
