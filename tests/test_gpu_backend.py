@@ -222,3 +222,22 @@ def test_float32_needs_the_gpu_backend(rossi):
     with pytest.raises(ValueError, match="model='cox' on the GPU only"):
         engine.fit(cohort, model="logistic", precision="float32")
     assert engine.fit(cohort).spec["precision"] == "float64"
+
+
+def test_cut_points_cross_validation_and_bootstrap_equal_cpu(cohorts):
+    """The engine's other entry points on backend='gpu': step-function coefficients by both
+    episode routes, cross-validation (fold weights, warm starts) and the bootstrap (count
+    weights) give the CPU's numbers."""
+    cohort = cohorts["rossi"]
+    for route in ("counting", "strata"):
+        fits = [engine.fit(cohort, cut_points={"fin": [20.0, 40.0]}, ties="efron",
+                           tv_route=route, backend=b) for b in ("cpu", "gpu")]
+        np.testing.assert_allclose(fits[1].coef, fits[0].coef, rtol=RTOL)
+        np.testing.assert_allclose(fits[1].se, fits[0].se, rtol=RTOL)
+    cvs = [engine.cross_validate(cohort, penalty="l1", folds=4, grid=5, seed=1, backend=b)
+           for b in ("cpu", "gpu")]
+    assert cvs[1].penalty.lam == pytest.approx(cvs[0].penalty.lam, rel=RTOL)
+    np.testing.assert_allclose(cvs[1].curve["mean"], cvs[0].curve["mean"], rtol=RTOL)
+    boots = [engine.bootstrap(cohort, replicates=4, seed=1, backend=b) for b in ("cpu", "gpu")]
+    np.testing.assert_allclose(boots[1].summary[["coef", "lower", "upper"]],
+                               boots[0].summary[["coef", "lower", "upper"]], rtol=RTOL)
