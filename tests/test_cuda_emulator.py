@@ -1,12 +1,19 @@
 """The CPU emulator of the CUDA kernels (tests/cuda_emulator) is itself sound: barriers and
 shared memory behave as on a device, bad launches are refused, CuPy's host/device rules hold,
 and the real kernels agree with plain definitions across many tiles (more than 256 tiles, so the
-carry scan runs several rounds)."""
+carry scan runs several rounds).  Under AddressSanitizer (the kernels built with
+-fsanitize=address, in a child process with libasan preloaded: compute-sanitizer's memcheck on a
+device) the backend's kernels read and write only inside their arrays."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import engine
-from cuda_emulator import SCHEDULES, EmulatorError, Module, schedule
+from cuda_emulator import CXX, SCHEDULES, EmulatorError, Module, schedule
 from cuda_emulator.cupy_on_cpu import installed
 from engine import modeldata
 from engine.backends.cpu import CpuBackend
@@ -213,3 +220,48 @@ def test_scan_of_more_columns_than_one_launch_takes(cp, monkeypatch):
     whole = gpu.scan(cp.asarray(values), flags, HEAD, False).get()
     monkeypatch.setattr(gpu_module, "_GRID_Y", 2)
     np.testing.assert_array_equal(gpu.scan(cp.asarray(values), flags, HEAD, False).get(), whole)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+OVERFLOW = '''
+import sys
+sys.path[:0] = ["tests", "."]
+import numpy as np
+from cuda_emulator.cupy_on_cpu import installed
+SRC = r"""
+extern "C" __global__ void write_past(double* out, long long n)
+{
+    const long long i = threadIdx.x;
+    if (i <= n) out[i] = 1.0;            // i == n: one past the end
+}
+"""
+with installed() as cp:
+    out = cp.zeros(8, np.float64)
+    cp.RawModule(code=SRC).get_function("write_past")((1,), (32,), (out, np.int64(8)))
+'''
+
+
+def _under_asan(args, timeout=600):
+    libasan = subprocess.run([CXX, "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    env = {**os.environ, "SURVSCAN_EMULATOR_ASAN": "1", "LD_PRELOAD": libasan,
+           "ASAN_OPTIONS": "detect_leaks=0"}
+    return subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_address_sanitizer_catches_a_planted_overflow():
+    done = _under_asan(["-c", OVERFLOW], timeout=120)
+    assert done.returncode != 0
+    assert "heap-buffer-overflow" in done.stderr and "write_past" in done.stderr
+
+
+def test_kernels_stay_inside_their_arrays():
+    """Every Cox case's kernels (fused scan, updates, scans, dots, quadratic step) and the
+    300,000-row runs over many tiles, with every access checked."""
+    done = _under_asan(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                        "tests/test_gpu_backend.py", "tests/test_cuda_emulator.py", "-k",
+                        "emulator and (kernels_equal or quadratic) or many_tiles"])
+    assert "AddressSanitizer" not in done.stderr + done.stdout, done.stderr[-3000:]
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout

@@ -51,7 +51,9 @@ this class with CpuBackend twice: on a device (marked gpu, skipped without one) 
 unchanged on the CPU emulator of tests/cuda_emulator (the kernel sources built by g++, a block's
 threads as fibers with real barriers, arguments checked against the C types, device arrays that
 refuse implicit conversion, as CuPy's do); tests/test_cuda_emulator.py runs the kernels over
-more than 256 tiles and in three thread orders to expose races.  The scan's tiling and the
+more than 256 tiles, in three thread orders to expose races, and under AddressSanitizer to
+catch any access outside an array (memcheck's job on a device); the compile test has ptxas
+check that every kernel's registers and shared memory fit a 256-thread block.  The scan's tiling and the
 float32 rounding are also pinned by NumPy references (tests/test_gpu_reference.py).
 """
 from __future__ import annotations

@@ -11,7 +11,9 @@ addition to what a GPU would do): arrays must be C-contiguous with the pointee's
 scalars must be NumPy scalars of the parameter's exact type.  A mismatch raises TypeError
 naming the kernel and the parameter.  ``schedule(name)`` sets the order in which a block's
 threads run between barriers ("forward", "reverse", "interleaved"): a kernel whose results
-change with it has a data race.  See cuda_on_cpu.h for what the emulation does not model.
+change with it has a data race.  With SURVSCAN_EMULATOR_ASAN=1 the kernels are built with
+AddressSanitizer (the process must preload libasan; tests/test_cuda_emulator.py does).  See
+cuda_on_cpu.h for what the emulation does not model.
 """
 from __future__ import annotations
 
@@ -54,6 +56,8 @@ def _build(code: str, options: tuple[str, ...]) -> tuple[ctypes.CDLL, list[str]]
     if CXX is None:
         raise EmulatorError("no C++ compiler (g++) to build the CUDA emulator")
     flags = [o for o in options if o.startswith(("-I", "-D"))]
+    if os.environ.get("SURVSCAN_EMULATOR_ASAN") == "1":      # see test_cuda_emulator.py
+        flags += ["-fsanitize=address", "-fno-omit-frame-pointer"]
     names = _ENTRY.findall(code)
     key = hashlib.sha256("\0".join([code, *flags, HEADER.read_text()]).encode()).hexdigest()[:20]
     lib = _CACHE / f"{key}.so"

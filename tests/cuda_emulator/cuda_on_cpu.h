@@ -27,6 +27,10 @@
 #include <stdint.h>
 #include <ucontext.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -58,11 +62,33 @@ inline unsigned arrived = 0, finished = 0, order = 0;
 inline unsigned long long generation = 0;
 constexpr size_t STACK_BYTES = 256 * 1024;
 
+// AddressSanitizer builds (tests/cuda_emulator: SURVSCAN_EMULATOR_ASAN=1) are told of every
+// switch between the scheduler's stack and a fiber's, so its stack bookkeeping stays right.
+#if defined(__SANITIZE_ADDRESS__)
+inline void* fake_stack = nullptr;
+inline const void* main_bottom = nullptr;
+inline size_t main_size = 0;
+inline void to_fiber(Fiber& f)
+{
+    __sanitizer_start_switch_fiber(&fake_stack, f.stack.data(), f.stack.size());
+}
+inline void to_scheduler() { __sanitizer_start_switch_fiber(nullptr, main_bottom, main_size); }
+inline void arrived_in_fiber() { __sanitizer_finish_switch_fiber(nullptr, &main_bottom, &main_size); }
+inline void arrived_in_scheduler() { __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr); }
+#else
+inline void to_fiber(Fiber&) {}
+inline void to_scheduler() {}
+inline void arrived_in_fiber() {}
+inline void arrived_in_scheduler() {}
+#endif
+
 inline void fiber_entry()
 {
+    arrived_in_fiber();
     (*body)();
     current->done = true;
     ++finished;
+    to_scheduler();
     _longjmp(scheduler, 1);
 }
 
@@ -76,8 +102,13 @@ inline void syncthreads()
         ++generation;
         return;
     }
-    while (generation == mine)
-        if (_setjmp(current->resume) == 0) _longjmp(scheduler, 1);
+    while (generation == mine) {
+        if (_setjmp(current->resume) == 0) {
+            to_scheduler();
+            _longjmp(scheduler, 1);
+        }
+        arrived_in_fiber();
+    }
 }
 
 // Run fiber f until it waits at a barrier or returns.
@@ -85,7 +116,11 @@ inline void resume(Fiber& f)
 {
     current = &f;
     thread_idx = f.idx;
-    if (_setjmp(scheduler) != 0) return;
+    if (_setjmp(scheduler) != 0) {
+        arrived_in_scheduler();
+        return;
+    }
+    to_fiber(f);
     if (f.started) _longjmp(f.resume, 1);
     f.started = true;
     swapcontext(&start_from, &f.context);
