@@ -241,3 +241,18 @@ def test_cut_points_cross_validation_and_bootstrap_equal_cpu(cohorts):
     boots = [engine.bootstrap(cohort, replicates=4, seed=1, backend=b) for b in ("cpu", "gpu")]
     np.testing.assert_allclose(boots[1].summary[["coef", "lower", "upper"]],
                                boots[0].summary[["coef", "lower", "upper"]], rtol=RTOL)
+
+
+def test_too_big_for_the_device_is_a_clear_error(cohorts, monkeypatch):
+    """A cohort the device cannot hold is refused before any upload, with the sizes and the
+    ways out, instead of CuPy's OutOfMemoryError halfway through."""
+    import cupy
+
+    from engine.backends.gpu import device_bytes
+    md = modeldata.build(cohorts["sparse"])
+    need = device_bytes(md, 8)
+    assert need > md.indices.size * 12 + md.n * 8 * 5          # at least X, eta, D, w, wev, xs
+    monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (need // 2, 2 * need))
+    with pytest.raises(ValueError, match=r"needs about .* GiB on the device, which has .* "
+                                         r"free .* Use backend='cpu', precision='float32'"):
+        engine.fit(cohorts["sparse"], backend="gpu")

@@ -142,8 +142,9 @@ class GpuBackend:
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.float64, np.float32):
             raise ValueError(f"dtype must be float64 or float32, got {self.dtype}")
-        self._k = _kernels("double" if self.dtype == np.float64 else "float")
         self.has_start = md.start is not None
+        _check_device_memory(cp, md, self.dtype.itemsize)
+        self._k = _kernels("double" if self.dtype == np.float64 else "float")
         n, G = md.n, max(1, -(-md.n // TILE))
         self._G = G
         self._lay_host = layout(md)
@@ -446,6 +447,26 @@ class GpuBackend:
             self._graphs.clear()
         self._graphs[key] = graph
         return graph
+
+
+def device_bytes(md: ModelData, itemsize: int) -> int:
+    """About what GpuBackend holds on the device for ``md`` at its peak: the CSC columns, the
+    per-row state and index arrays, and the log-likelihood pass's scans and temporaries."""
+    per_row = 60 + 20 * itemsize + (25 + 3 * itemsize if md.start is not None else 0)
+    return int(md.indices.size * 4 + md.values.size * itemsize + 16 * (md.p + 1) + md.n * per_row)
+
+
+def _check_device_memory(cp, md, itemsize) -> None:
+    """A clear error instead of CuPy's OutOfMemoryError halfway through the upload."""
+    need = device_bytes(md, itemsize)
+    free, total = cp.cuda.runtime.memGetInfo()
+    if need > free:
+        raise ValueError(
+            f"backend='gpu': this cohort ({md.n:,} rows, {md.p:,} covariates, "
+            f"{md.indices.size:,} non-zeros) needs about {need / 2**30:.1f} GiB on the device, "
+            f"which has {free / 2**30:.1f} GiB free of {total / 2**30:.1f} GiB. Use "
+            "backend='cpu'" + (", precision='float32'" if itemsize == 8 else "")
+            + " or fewer covariates.")
 
 
 def _up(cp, a):

@@ -200,6 +200,11 @@ class _Runtime:
         return 1
 
     @staticmethod
+    def memGetInfo() -> tuple[int, int]:
+        """(free, total) bytes of a pretend 80 GiB device (the arrays live in host memory)."""
+        return 64 * 2 ** 30, 80 * 2 ** 30
+
+    @staticmethod
     def getDeviceProperties(device: int) -> dict:
         return {"name": b"CPU emulator (tests/cuda_emulator)"}
 
