@@ -32,8 +32,7 @@ class CpuBackend:
         self._event = (md.flags & EVENT).astype(bool)
         self._wev = np.where(self._event, md.weights, 0.0)
         self._scratch = np.zeros(md.n)
-        self._inner = DiagonalStep(self.sorted_block, md.indptr, md.indices, md.values,
-                                   md.vptr)
+        self._inner = DiagonalStep(md.indptr, md.indices, md.values, md.vptr, md.n)
         self._flags = md.flags.copy()     # as built, before any weights cleared an event
         self.set_beta(np.zeros(md.p))
 

@@ -81,8 +81,8 @@ class LogisticCpuBackend:
         self.w = np.asarray(w, np.float64)
         self.r = np.zeros(X.shape[0])
         self.h = np.zeros(X.shape[0])
-        self._inner = DiagonalStep(lambda cols: X[:, cols], self._indptr, self._indices,
-                                   self._values, self._vptr)
+        self._inner = DiagonalStep(self._indptr, self._indices, self._values, self._vptr,
+                                   X.shape[0])
         self.set_beta(np.zeros(X.shape[1]))
 
     def set_beta(self, beta: np.ndarray) -> None:

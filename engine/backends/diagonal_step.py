@@ -9,7 +9,6 @@ while the working set stays, and reused when the caller says the curvature barel
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import cpu_kernels as k
 
@@ -24,13 +23,13 @@ class DiagonalStep:
 
     Parameters
     ----------
-    columns : callable, coords -> scipy.sparse matrix of those columns (the backend's rows)
     indptr, indices, values, vptr : the backend's CSC arrays (see modeldata.ModelData)
+    n : rows
     """
 
-    def __init__(self, columns, indptr, indices, values, vptr):
-        self._columns = columns
+    def __init__(self, indptr, indices, values, vptr, n: int):
         self._arrays = (indptr, indices, values, vptr)
+        self._n = int(n)
         self._key = self._block = self._gram = None
 
     def solve(self, coords, v, h, beta, lam1, lam2, tol, max_cycles, fresh=True):
@@ -40,7 +39,7 @@ class DiagonalStep:
         block = self._row_block(coords)
         if block is None:
             return k.quadratic_cd(*self._arrays, coords, v, h, beta, lam1, lam2, tol, max_cycles)
-        rp, rc, rv = block.indptr, block.indices, block.data
+        rp, rc, rv = block
         if fresh or self._gram is None:
             self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
         gs = k.block_dots(rp, rc, rv, coords.size, v)
@@ -52,17 +51,15 @@ class DiagonalStep:
         return delta, g
 
     def _row_block(self, coords):
-        """The chosen columns as CSR, kept while the choice stays, or None when their Gram
-        matrix would cost more than column-wise updates."""
+        """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None
+        when their Gram matrix would cost more than column-wise updates."""
         key = coords.tobytes()
         if self._key != key:
             block = None
             if 0 < coords.size <= GRAM_MAX:
-                csr = sp.csr_matrix(self._columns(coords))
-                pairs = float(np.sum(np.diff(csr.indptr).astype(np.float64) ** 2))
-                if pairs <= GRAM_PAIRS_PER_NNZ * max(csr.nnz, 1):
-                    block = sp.csr_matrix((csr.data.astype(np.float64),
-                                           csr.indices.astype(np.int64),
-                                           csr.indptr.astype(np.int64)), shape=csr.shape)
+                block = k.row_block(*self._arrays, coords, self._n)
+                row_nnz = np.diff(block[0]).astype(np.float64)
+                if float(row_nnz @ row_nnz) > GRAM_PAIRS_PER_NNZ * max(block[0][-1], 1):
+                    block = None
             self._key, self._block, self._gram = key, block, None
         return self._block
