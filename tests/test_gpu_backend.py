@@ -108,7 +108,7 @@ def test_kernels_equal_cpu(cohorts, name, efron):
 
 
 @pytest.mark.parametrize("name", ["rossi strata", "heart", "sparse"])
-def test_quadratic_step_equals_cpu(cohorts, name):
+def test_quadratic_step_equals_cpu(cohorts, name, monkeypatch):
     """The proximal-Newton step of solver='auto': Gram matrix on the device, both branches
     (s x s system; the column-wise pass used above 2,000 columns, forced here)."""
     from engine.backends import gpu as gpu_module
@@ -118,11 +118,8 @@ def test_quadratic_step_equals_cpu(cohorts, name):
     beta = np.random.default_rng(1).normal(size=md.p) * 0.1
     want = cpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
     for gram_max in (gpu_module._GRAM_MAX, 0):
-        gpu_module._GRAM_MAX, saved = gram_max, gpu_module._GRAM_MAX
-        try:
-            got = gpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
-        finally:
-            gpu_module._GRAM_MAX = saved
+        monkeypatch.setattr(gpu_module, "_GRAM_MAX", gram_max)
+        got = gpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
         assert got[0] == pytest.approx(want[0], rel=RTOL)
         np.testing.assert_allclose(got[1], want[1], rtol=RTOL, atol=1e-10 * np.abs(want[1]).max())
         np.testing.assert_allclose(got[2], want[2], rtol=1e-7, atol=1e-10)
