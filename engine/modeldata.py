@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 # Bit flags packed into one byte per sorted row.
 EVENT = np.uint8(1)  # the row ends with the event of interest
@@ -135,36 +135,60 @@ def _sorted_columns(X, order, binary):
                     -1).astype(np.int64)
     index_type = np.int32 if order.size < 2 ** 31 else np.int64
     column_type = np.int16 if X.shape[1] < 2 ** 15 else np.int32
+    n_values = int(counts[nonbinary].sum())
     indices, values = _scatter_sorted(indptr, X.indices, X.data.astype(np.float64, copy=False),
-                                      pos, vptr, np.zeros(1, index_type), np.zeros(1, column_type),
+                                      pos, vptr, n_values, _chunks(indptr, 4 * get_num_threads()),
+                                      np.zeros(1, index_type), np.zeros(1, column_type),
                                       bool(nonbinary.any()))
     return indptr, indices, values, vptr
 
 
-@njit(cache=True)
-def _scatter_sorted(indptr, rows, data, pos, vptr, index_like, column_like, with_values):
-    """Columns re-indexed to sorted positions, ascending within each column.
+def _chunks(indptr, parts):
+    """Column boundaries splitting the non-zeros into ``parts`` nearly equal runs."""
+    targets = np.linspace(0, indptr[-1], parts + 1)
+    bounds = np.searchsorted(indptr, targets).astype(np.int64)
+    bounds[0], bounds[-1] = 0, indptr.size - 1
+    return np.unique(bounds)
 
-    Entries go first into buckets of 4,096 consecutive positions (few write streams, so the
-    caches hold them), then each bucket is counting-sorted by position and appended to its
-    columns in order: every pass reads and writes memory nearly sequentially.
-    """
-    n = pos.size
-    p = indptr.size - 1
+
+@njit(cache=True, parallel=True)
+def _scatter_sorted(indptr, rows, data, pos, vptr, n_values, chunks, index_like, column_like,
+                    with_values):
+    """Columns re-indexed to sorted positions, ascending within each column: the column chunks
+    (disjoint runs of columns, so of output) sorted in parallel, each by _scatter_chunk."""
     nnz = rows.size
-    shift = 12
-    n_buckets = (n >> shift) + 1
-    bucket_start = np.zeros(n_buckets + 1, np.int64)
-    for k in range(nnz):
-        bucket_start[(pos[rows[k]] >> shift) + 1] += 1
-    for b in range(n_buckets):
-        bucket_start[b + 1] += bucket_start[b]
-    fill = bucket_start[:-1].copy()
+    indices = np.empty(nnz, index_like.dtype)
+    values = np.empty(n_values)
     at = np.empty(nnz, index_like.dtype)
     col_of = np.empty(nnz, column_like.dtype)
     val_of = np.empty(nnz if with_values else 0)
-    n_values = 0
-    for j in range(p):
+    for c in prange(chunks.size - 1):
+        _scatter_chunk(indptr, rows, data, pos, vptr, chunks[c], chunks[c + 1], at, col_of,
+                       val_of, indices, values, with_values)
+    return indices, values
+
+
+@njit(cache=True)
+def _scatter_chunk(indptr, rows, data, pos, vptr, j0, j1, at, col_of, val_of, indices, values,
+                   with_values):
+    """Columns j0..j1-1 re-indexed to sorted positions, ascending within each column.
+
+    Entries go first into buckets of 4,096 consecutive positions (few write streams, so the
+    caches hold them), then each bucket is counting-sorted by position and appended to its
+    columns in order: every pass reads and writes memory nearly sequentially.  at, col_of and
+    val_of are scratch, used only over this chunk's non-zeros.
+    """
+    n = pos.size
+    shift = 12
+    n_buckets = (n >> shift) + 1
+    base_k = indptr[j0]
+    bucket_start = np.zeros(n_buckets + 1, np.int64)
+    for k in range(base_k, indptr[j1]):
+        bucket_start[(pos[rows[k]] >> shift) + 1] += 1
+    for b in range(n_buckets):
+        bucket_start[b + 1] += bucket_start[b]
+    fill = bucket_start[:-1] + base_k
+    for j in range(j0, j1):
         for k in range(indptr[j], indptr[j + 1]):
             i = pos[rows[k]]
             t = fill[i >> shift]
@@ -173,16 +197,12 @@ def _scatter_sorted(indptr, rows, data, pos, vptr, index_like, column_like, with
             if with_values:
                 val_of[t] = data[k]
             fill[i >> shift] += 1
-        if vptr[j] >= 0:
-            n_values += indptr[j + 1] - indptr[j]
-    indices = np.empty(nnz, index_like.dtype)
-    values = np.empty(n_values)
-    col_fill = indptr[:-1].copy()
+    col_fill = indptr[j0:j1].copy()
     width = 1 << shift
     local = np.zeros(width + 1, np.int64)
     order = np.empty(0, np.int64)
     for b in range(n_buckets):
-        lo, hi = bucket_start[b], bucket_start[b + 1]
+        lo, hi = base_k + bucket_start[b], base_k + bucket_start[b + 1]
         if hi == lo:
             continue
         local[:] = 0
@@ -200,9 +220,8 @@ def _scatter_sorted(indptr, rows, data, pos, vptr, index_like, column_like, with
         for u in range(hi - lo):
             t = order[u]
             j = col_of[t]
-            k = col_fill[j]
+            k = col_fill[j - j0]
             indices[k] = at[t]
             if vptr[j] >= 0:
                 values[vptr[j] + k - indptr[j]] = val_of[t]
-            col_fill[j] += 1
-    return indices, values
+            col_fill[j - j0] += 1
