@@ -8,8 +8,11 @@ indicator columns store no values.
 """
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import get_num_threads, njit, prange
@@ -122,7 +125,7 @@ def build(cohort, event: np.ndarray | None = None) -> ModelData:
 def _sorted_columns(X, order, binary):
     """CSC columns with row indices replaced by sorted positions (ascending within a column).
 
-    Bucketed counting sorts (see _scatter_sorted), O(nnz) with no intermediate copy of the whole
+    Bucketed counting sorts (see _scatter_chunk), O(nnz) with no intermediate copy of the whole
     matrix; ascending positions keep the kernels' memory access a forward stream.
     """
     X = sp.csc_matrix(X)
@@ -135,12 +138,33 @@ def _sorted_columns(X, order, binary):
                     -1).astype(np.int64)
     index_type = np.int32 if order.size < 2 ** 31 else np.int64
     column_type = np.int16 if X.shape[1] < 2 ** 15 else np.int32
-    n_values = int(counts[nonbinary].sum())
-    indices, values = _scatter_sorted(indptr, X.indices, X.data.astype(np.float64, copy=False),
-                                      pos, vptr, n_values, _chunks(indptr, 4 * get_num_threads()),
-                                      np.zeros(1, index_type), np.zeros(1, column_type),
-                                      bool(nonbinary.any()))
+    nnz, with_values = X.indices.size, bool(nonbinary.any())
+    indices, values = np.empty(nnz, index_type), np.empty(int(counts[nonbinary].sum()))
+    scratch = (np.empty(nnz, index_type), np.empty(nnz, column_type),    # at, col_of, val_of
+               np.empty(nnz if with_values else 0))
+    args = (indptr, X.indices, X.data.astype(np.float64, copy=False), pos, vptr)
+    if _threadsafe_parallel():
+        _scatter_parallel(*args, _chunks(indptr, 4 * get_num_threads()), *scratch, indices,
+                          values, with_values)
+    else:
+        _scatter_chunk(*args, 0, X.shape[1], *scratch, indices, values, with_values)
     return indptr, indices, values, vptr
+
+
+@functools.cache
+def _threadsafe_parallel() -> bool:
+    """Numba has a thread-safe threading layer here (TBB or OpenMP), so parallel kernels may run
+    from several app sessions at once; its fallback, workqueue, aborts the process when two
+    threads enter a parallel region together, so without one the build stays serial."""
+    if numba.config.THREADING_LAYER == "workqueue":
+        return False
+    for pool in ("tbbpool", "omppool"):
+        try:
+            importlib.import_module(f"numba.np.ufunc.{pool}")
+            return True
+        except ImportError:
+            continue
+    return False
 
 
 def _chunks(indptr, parts):
@@ -152,20 +176,13 @@ def _chunks(indptr, parts):
 
 
 @njit(cache=True, parallel=True)
-def _scatter_sorted(indptr, rows, data, pos, vptr, n_values, chunks, index_like, column_like,
-                    with_values):
-    """Columns re-indexed to sorted positions, ascending within each column: the column chunks
-    (disjoint runs of columns, so of output) sorted in parallel, each by _scatter_chunk."""
-    nnz = rows.size
-    indices = np.empty(nnz, index_like.dtype)
-    values = np.empty(n_values)
-    at = np.empty(nnz, index_like.dtype)
-    col_of = np.empty(nnz, column_like.dtype)
-    val_of = np.empty(nnz if with_values else 0)
+def _scatter_parallel(indptr, rows, data, pos, vptr, chunks, at, col_of, val_of, indices, values,
+                      with_values):
+    """_scatter_chunk over the column chunks in parallel: disjoint runs of columns, so disjoint
+    runs of every output and scratch array."""
     for c in prange(chunks.size - 1):
         _scatter_chunk(indptr, rows, data, pos, vptr, chunks[c], chunks[c + 1], at, col_of,
                        val_of, indices, values, with_values)
-    return indices, values
 
 
 @njit(cache=True)

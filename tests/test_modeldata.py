@@ -3,11 +3,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from engine import modeldata
 from engine.modeldata import EVENT, GROUP_END, HEAD, _sorted_columns
 
 
+@pytest.mark.parametrize("parallel", [True, False])
 @pytest.mark.parametrize("n", [1, 50, 4096, 10_001])
-def test_sorted_columns_equal_scipy_row_permutation(n):
+def test_sorted_columns_equal_scipy_row_permutation(n, parallel, monkeypatch):
+    """Both builds (parallel over column chunks, and the serial one used where Numba has no
+    thread-safe threading layer) give scipy's row permutation."""
+    monkeypatch.setattr(modeldata, "_threadsafe_parallel", lambda: parallel)
     rng = np.random.default_rng(n)
     dense = sp.random(n, 9, density=0.3, random_state=n).toarray()
     dense = np.where(dense != 0, np.round(dense * 3) + 1.0, 0.0)
@@ -26,6 +31,21 @@ def test_sorted_columns_equal_scipy_row_permutation(n):
             assert vptr[j] == -1 and np.all(seg == 1.0)
         else:
             np.testing.assert_array_equal(values[vptr[j]:vptr[j] + seg.size], seg)
+
+
+def test_builds_from_several_threads_at_once():
+    """App sessions build their cohorts concurrently: the parallel build must neither abort
+    (Numba's workqueue layer would) nor mix the threads' outputs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import engine
+    cohorts = [engine.simulate(30_000, 40, seed=s) for s in range(4)]
+    serial = [modeldata.build(c) for c in cohorts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(modeldata.build, cohorts))
+    for a, b in zip(serial, together):
+        np.testing.assert_array_equal(a.indices, b.indices)
+        np.testing.assert_array_equal(a.values, b.values)
 
 
 def test_flags_mark_strata_heads_tie_blocks_and_events():
