@@ -21,9 +21,10 @@ import numpy as np
 import engine
 from bench.problems import make_problem
 from bench.report import machine_info
-from engine.backends.gpu import device_count
+from engine.device import device_count
 from engine.models.cox import CoxModel
-from engine.solvers.ccd import SolverState, cycle
+from engine.solvers.ccd import cycle
+from engine.solvers.state import SolverState
 
 SIZES = (100_000, 1_000_000)
 STRATA = (1, 10, 50_000, "N/2")

@@ -1,23 +1,38 @@
 """survscan's engine: validated cohorts and Cox-family regression by scans, on CPU or GPU.
 
-The public surface is small (see ../shared/docs/design.md, "Public API"); everything else lives
-in private-by-convention modules: modeldata (sorted layout), backends (kernels), models
-(likelihoods), solvers (CCD, Newton) and priors (penalties).
+The public surface is what this module exports (docs/architecture.md draws the floors beneath
+it).  ``engine.cdm`` (OMOP on DuckDB) and ``engine.comparative`` are sub-packages imported on
+first use, so ``import engine`` loads neither DuckDB nor lifelines.
 """
-from . import cdm, datasets
-from .bootstrap import bootstrap
+import importlib
+
+from . import datasets, device
+from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
 from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
-from .fit import fit, gradient, loglik
+from .fit import fit, fit_problem, gradient, loglik
+from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .priors import L1, L2
+from .problem import Problem
 from .result import FitResult
 from .simulate import simulate
 
+_LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
+
+
+def __getattr__(name):
+    """Sub-packages with heavy imports (DuckDB, lifelines), loaded on first use."""
+    if name in _LAZY:
+        return importlib.import_module(_LAZY[name], __name__)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
+
 __all__ = [
-    "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
-    "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik",
-    "simulate",
+    "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
+    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "L1", "L2", "MODELS",
+    "MonotoneLikelihoodWarning", "PRECISIONS", "Problem", "SOLVERS", "TIES", "TV_ROUTES",
+    "bootstrap", "cdm", "comparative", "cross_validate", "cumulative_incidence", "datasets",
+    "device", "fit", "fit_problem", "gradient", "loglik", "simulate",
 ]

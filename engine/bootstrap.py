@@ -18,7 +18,8 @@ import pandas as pd
 
 from . import parallel as par
 from .errors import ConvergenceWarning
-from .fit import _fit_prepared, fit
+from .fit import fit, fit_problem
+from .options import FitOptions
 from .priors import L1, L2
 from .resampling import WeightedRefits, bootstrap_counts, subjects
 
@@ -51,14 +52,13 @@ class _ReplicateFits(WeightedRefits):
         self.penalty, self.seed, self.init = penalty, seed, init
 
     def __call__(self, b):
-        prep = self.prepared()
+        problem = self.problem()
         codes, n_subjects = self.cache.get("subjects", lambda: subjects(self.cohort))
         counts = bootstrap_counts(n_subjects, self.seed, b)
-        prep.model.set_weights(self.base_weights() * counts[codes])
+        problem.set_weights(self.base_weights() * counts[codes])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = _fit_prepared(prep, self.penalty, init=self.init, tol=self.tol,
-                                max_iter=self.max_iter)
+            res = fit_problem(problem, self.penalty, init=self.init)
         return res.coef.to_numpy(), res.converged
 
 
@@ -89,8 +89,9 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     full = fit(cohort, ties=ties, penalty=penalty, unpenalized=unpenalized, backend=backend,
                tol=tol, max_iter=max_iter)
     t1 = time.perf_counter()
-    task = _ReplicateFits(cohort, penalty, seed, full._beta, ties=ties, backend=backend,
-                          unpenalized=full.spec["unpenalized"], tol=tol, max_iter=max_iter)
+    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
+    task = _ReplicateFits(cohort, penalty, seed, full.beta, options=options,
+                          unpenalized=full.spec["unpenalized"])
     out = par.run(task, range(replicates), parallel, n_jobs, progress, cancel)
     t2 = time.perf_counter()
 

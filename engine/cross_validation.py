@@ -28,8 +28,10 @@ from scipy.optimize import minimize_scalar
 
 from . import parallel as par
 from .errors import ConvergenceWarning
-from .fit import _fit_prepared, _penalty_vectors, _prepare, _solve_model, fit
+from .fit import fit, fit_problem
+from .options import FitOptions
 from .priors import L1, L2
+from .problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
 
 PENALTIES = {"l1": L1, "l2": L2}
@@ -71,24 +73,21 @@ class _FoldFits(WeightedRefits):
 
     def __call__(self, item):
         repeat, k, lambdas, beta = item
-        prep = self.prepared()
-        m = prep.model
+        problem = self.problem()
         fold = self.cache.get(("fold", repeat),
                               lambda: fold_of_rows(self.cohort, self.folds, self.seed, repeat))
         full = self.base_weights()
         train = np.where(fold == k, 0.0, full)
         scores, unconverged = [], 0
         for lam in lambdas:
-            m.set_weights(train)
+            problem.set_weights(train)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = _fit_prepared(prep, PENALTIES[self.kind](float(lam)), init=beta,
-                                    tol=self.tol, max_iter=self.max_iter)
-            beta = res._beta
+                res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=beta)
+            beta = res.beta
             unconverged += not res.converged
-            m.set_weights(full)
-            m.set_beta(beta)
-            scores.append(m.loglik() - res.loglik)
+            problem.set_weights(full)
+            scores.append(problem.loglik(beta) - res.loglik)
         return np.array(scores), beta, unconverged
 
 
@@ -116,16 +115,17 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     """
     t0 = time.perf_counter()
     kind = _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs)
-    prep = _prepare(cohort, model=model, ties=ties, unpenalized=unpenalized, backend=backend)
-    lam1, _ = _penalty_vectors(prep.model.names, L1(1.0), prep.spec["unpenalized"])
+    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
+    problem = Problem.from_cohort(cohort, options, unpenalized)
+    lam1, _ = problem.penalty_vectors(L1(1.0))
     penalized = lam1 > 0
     if not penalized.any():
         raise ValueError("every covariate is in unpenalized: there is no penalty to choose.")
-    lambda_max = _lambda_max(prep, penalized, tol, max_iter)
+    lambda_max = _lambda_max(problem, penalized)
     t1 = time.perf_counter()
 
-    task = _FoldFits(cohort, kind, folds, seed, model=model, ties=ties, backend=backend,
-                     unpenalized=prep.spec["unpenalized"], tol=tol, max_iter=max_iter)
+    task = _FoldFits(cohort, kind, folds, seed, options=options,
+                     unpenalized=problem.unpenalized)
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:
@@ -142,7 +142,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
     refit = fit(cohort, model=model, ties=ties, penalty=chosen,
-                unpenalized=prep.spec["unpenalized"], backend=backend, tol=tol,
+                unpenalized=problem.unpenalized, backend=backend, tol=tol,
                 max_iter=max_iter)
     t3 = time.perf_counter()
     if unconverged:
@@ -154,7 +154,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
                  "total": t3 - t0},
         not_converged=int(unconverged),
         spec={"model": model, "penalty": kind, "folds": folds, "repeats": repeats, "seed": seed,
-              "auto": auto, "ties": ties, "unpenalized": prep.spec["unpenalized"],
+              "auto": auto, "ties": ties, "unpenalized": problem.unpenalized,
               "parallel": parallel if isinstance(parallel, str | None) else "client",
               "score": "Verweij-van Houwelingen cross-validated partial likelihood"})
 
@@ -184,14 +184,13 @@ def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> st
     return kind
 
 
-def _lambda_max(prep, penalized, tol, max_iter) -> float:
+def _lambda_max(problem: Problem, penalized) -> float:
     """max |dl/dbeta_j| over the penalised j, at the fit of the unpenalised coefficients."""
-    m = prep.model
-    zero = np.zeros(m.p)
+    zero = np.zeros(problem.p)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _solve_model(m, zero, zero, None, penalized, "auto", tol, max_iter, prep.n_events)
-    g = m.loglik_gradient()[1]
+        problem.solve(zero, zero, None, penalized, solver="auto")
+    g = problem.gradient()
     lambda_max = float(np.max(np.abs(g[penalized])))
     if not lambda_max > 0:
         raise ValueError("the penalised covariates have zero gradient at the null fit (no "

@@ -1,7 +1,7 @@
 """NumPy references of the GPU backend's device passes, beside the CUDA sources they mirror.
 
 ``grad_hess`` is cuda/coordinate_grad_hess.cu written with the NumPy flag-value scan of
-engine/backends/flag_scan_reference.py: the same tiles, the same two-flag tuple (risk-set sums
+tests/flag_scan_reference.py: the same tiles, the same two-flag tuple (risk-set sums
 restarting at stratum heads, tied events' sums at tie-group heads), the same entry-time merge
 through gpu_layout.late and the same fixed-order reductions (per thread, per block, over
 blocks), in any dtype, so a float32 run of it estimates the float32 kernels' rounding.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.backends.flag_scan_reference import IPT, THREADS, segmented_scan
-from engine.backends.gpu_layout import GROUP_HEAD
+from flag_scan_reference import IPT, THREADS, segmented_scan
+from engine.row_flags import GROUP_HEAD
 from engine.modeldata import EVENT, GROUP_END, HEAD
 
 

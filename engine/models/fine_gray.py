@@ -14,12 +14,9 @@ import numpy as np
 
 from .. import modeldata
 from ..backends import get_backend
-from ..backends.cpu import CpuBackend
-from ..backends.cpu_fine_gray_backend import FineGrayCpuBackend
 from ..censoring import left_limits
 from ..errors import CohortError
 from .base import BackendModel
-from .cox import _column_range
 
 
 class FineGrayModel(BackendModel):
@@ -29,16 +26,12 @@ class FineGrayModel(BackendModel):
     ----------
     cohort : engine.Cohort, event codes 0 (censored) and 1..m (causes)
     cause : int, the cause of interest (one of ``cohort.causes``)
-    ties : "breslow" (the only choice: crr's)
     backend : "cpu" | "auto" (the CPU until a GPU backend has Fine-Gray kernels)
     censoring_strata : bool, one censoring Kaplan-Meier per stratum instead of one for all
     """
 
-    def __init__(self, cohort, cause: int = 1, ties: str = "breslow", backend: str = "cpu",
+    def __init__(self, cohort, cause: int = 1, backend: str = "cpu",
                  censoring_strata: bool = False):
-        if ties != "breslow":
-            raise ValueError(f"Fine-Gray uses Breslow ties (as cmprsk::crr); got ties={ties!r}. "
-                             "Pass ties='breslow'.")
         causes = tuple(getattr(cohort, "causes", ()))
         if cause not in causes:
             raise CohortError(
@@ -47,10 +40,9 @@ class FineGrayModel(BackendModel):
         if cohort.start is not None:
             raise CohortError("Fine-Gray needs one row per subject: this cohort has entry "
                               "times (start=). Fit without start=, or use model='cox'.")
-        if backend != "auto" and get_backend(backend) is not CpuBackend:
-            raise ValueError(f"backend={backend!r} has no Fine-Gray kernels yet; use 'cpu'.")
+        backend_class = get_backend("fine_gray", backend)
         self.cause = int(cause)
-        self.ties = ties
+        self.ties = "breslow"
         self.censoring_strata = bool(censoring_strata)
         self.names = list(cohort.names)
         event = np.asarray(cohort.event)
@@ -63,8 +55,8 @@ class FineGrayModel(BackendModel):
             group = np.repeat(np.arange(md.strata_bounds.size - 1), np.diff(md.strata_bounds))
         gl = left_limits(md.stop, censored, md.weights, group)
         omega = np.where(competing, 1.0 / gl, 0.0)
-        self.backend = FineGrayCpuBackend(md, omega, gl, censored, self.censoring_strata)
-        self.scale = _column_range(md)
+        self.backend = backend_class(md, omega, gl, censored, self.censoring_strata)
+        self.scale = modeldata.column_range(md)
         self.n_events = int(np.count_nonzero(event == cause))
 
     @property

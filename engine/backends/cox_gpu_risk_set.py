@@ -16,8 +16,7 @@ flags & bit.
 """
 from __future__ import annotations
 
-from ..modeldata import EVENT, HEAD
-from .gpu_layout import GROUP_HEAD, STRATUM_TAIL
+from ..row_flags import EVENT, GROUP_HEAD, HEAD, STRATUM_TAIL
 
 
 def _denominators(xp, scan, lay, groups, D, flags, start_order):

@@ -1,6 +1,6 @@
 """The GPU backend: CuPy device arrays and the CUDA kernels of cuda/*.cu (seed 001 sec. 2.7).
 
-Same methods and numbers as CpuBackend.  ModelData is uploaded once (CSC columns over the sorted
+Same methods and numbers as CoxCpuBackend.  ModelData is uploaded once (CSC columns over the sorted
 rows with int32 row positions, binary columns without values; weights; flags); eta and
 D = w exp(eta - shift) live on the device, in buffers allocated once and rewritten in place
 (set_beta, set_weights, re-centring), so a captured CUDA graph's pointers stay valid.  What runs
@@ -11,10 +11,10 @@ where:
   flag-value tuple scan, seed 000 eq. 18, of (D, x D, x^2 D) and the tied events' sums, reduced
   to g and h in the same pass, Breslow or Efron), clear_column.  With entry times a segmented
   scan of the start-ordered tuple (gather_start_rows + segmented_scan.cu) is read at positions
-  found once by searchsorted (gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
+  found once by searchsorted (cox_gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
 - update(j, delta): update_coordinate (sparse, O(nnz_j), seed 001 Fig. 3).
 - loglik / loglik_gradient / information / quadratic_step: the log-likelihood pass of
-  gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
+  cox_gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
   sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
   the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
 - quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
@@ -47,7 +47,7 @@ screening many models, not for reported estimates.
 
 Verification status: nothing here has run on a GPU.  Every .cu source compiles with nvcc
 (tests/test_gpu_kernels_compile.py, float64 and float32).  tests/test_gpu_backend.py compares
-this class with CpuBackend twice: on a device (marked gpu, skipped without one) and, everywhere,
+this class with CoxCpuBackend twice: on a device (marked gpu, skipped without one) and, everywhere,
 unchanged on the CPU emulator of tests/cuda_emulator (the kernel sources built by g++, a block's
 threads as fibers with real barriers, arguments checked against the C types, device arrays that
 refuse implicit conversion, as CuPy's do); tests/test_cuda_emulator.py runs the kernels over
@@ -64,42 +64,21 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cpu_kernels as k
-from .gpu_layout import event_groups, layout
-from .gpu_risk_set import information_matrix, risk_set_pass
-from ..modeldata import EVENT, HEAD, ModelData
+from . import diagonal_step_kernels as k
+from .cox_gpu_layout import event_groups, layout
+from .cox_gpu_risk_set import information_matrix, risk_set_pass
+from ..device import cupy_or_error, device_count
+from ..modeldata import ModelData
+from ..row_flags import EVENT, HEAD
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCES = ("segmented_scan.cu", "coordinate_grad_hess.cu", "sparse_update.cu",
            "column_dots.cu", "ccd_step.cu")
 THREADS = 256           # SCAN_THREADS of flag_scan.cuh
 TILE = 256 * 4          # SCAN_TILE
-_RESHIFT = 50.0         # as CpuBackend
+_RESHIFT = 50.0         # as CoxCpuBackend
 _GRAM_MAX = 2000
 _GRID_Y = 65535         # CUDA's limit on gridDim.y: the columns one segmented-scan launch takes
-
-
-def cupy_or_error():
-    """CuPy, or a ValueError that says how to get it."""
-    try:
-        import cupy
-    except ImportError as err:
-        raise ValueError("backend='gpu' needs CuPy and a CUDA device: install the extra "
-                         "(pip install 'survscan[gpu]', i.e. cupy-cuda13x) or use "
-                         "backend='cpu' or 'auto'.") from err
-    return cupy
-
-
-def device_count() -> int:
-    """CUDA devices CuPy sees; 0 without CuPy, without a driver or on any CUDA error."""
-    try:
-        import cupy
-    except ImportError:
-        return 0
-    try:
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except (cupy.cuda.runtime.CUDARuntimeError, RuntimeError, OSError):
-        return 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +104,7 @@ _ENTRY_POINTS = {
 }
 
 
-class GpuBackend:
+class CoxGpuBackend:
     """Risk-set scans on a CUDA device for one ModelData (see the module docstring)."""
 
     name = "gpu"
@@ -198,7 +177,7 @@ class GpuBackend:
         self._recentre_flag.fill(0)
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
-        """As CpuBackend.set_weights: a zero-weight event loses its EVENT flag."""
+        """As CoxCpuBackend.set_weights: a zero-weight event loses its EVENT flag."""
         cp, md = self.cp, self.md
         md.weights = np.ascontiguousarray(w_sorted, dtype=np.float64)
         md.flags = np.where(md.weights > 0, self._flags_built,
@@ -324,7 +303,7 @@ class GpuBackend:
         return ll, g.get().astype(np.float64), info.get().astype(np.float64)
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
-        """As CpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
+        """As CoxCpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
         device, coordinate descent on the s x s system on the host (quadratic_cd_gram); above
         2,000 columns the column-wise quadratic_cd on the host with v and h downloaded."""
         md = self.md
@@ -450,7 +429,7 @@ class GpuBackend:
 
 
 def device_bytes(md: ModelData, itemsize: int) -> int:
-    """About what GpuBackend holds on the device for ``md`` at its peak: the CSC columns, the
+    """About what CoxGpuBackend holds on the device for ``md`` at its peak: the CSC columns, the
     per-row state and index arrays, and the log-likelihood pass's scans and temporaries."""
     per_row = 60 + 20 * itemsize + (25 + 3 * itemsize if md.start is not None else 0)
     return int(md.indices.size * 4 + md.values.size * itemsize + 16 * (md.p + 1) + md.n * per_row)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-EVENT, HEAD, GROUP_END = 1, 2, 4
+from ..row_flags import EVENT, GROUP_END, HEAD
 
 
 @njit(cache=True)

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..modeldata import EVENT, GROUP_END, HEAD, ModelData
-
-GROUP_HEAD = np.uint8(8)
-STRATUM_TAIL = np.uint8(16)
+from ..modeldata import ModelData
+from ..row_flags import EVENT, GROUP_END, GROUP_HEAD, HEAD, STRATUM_TAIL
 
 
 @dataclass

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-EVENT, HEAD, GROUP_END = 1, 2, 4
+from ..row_flags import EVENT, GROUP_END, HEAD
 
 
 @njit(cache=True)
