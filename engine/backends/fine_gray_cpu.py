@@ -50,6 +50,11 @@ class FineGrayCpuBackend:
     def update(self, j: int, delta: float) -> None:
         self.state.update(j, delta)
 
+    def set_censoring(self, omega: np.ndarray, gl: np.ndarray) -> None:
+        """New censoring weights (sorted order), after the case weights changed."""
+        self.omega = np.ascontiguousarray(omega, np.float64)
+        self.gl = np.ascontiguousarray(gl, np.float64)
+
     # -- scans ---------------------------------------------------------------------------
     def grad_hess(self, j: int) -> tuple[float, float]:
         """dl/dbeta_j and -d2l/dbeta_j^2: one backward and one forward O(N) scan."""

@@ -48,20 +48,39 @@ class FineGrayModel(BackendModel):
         event = np.asarray(cohort.event)
         self.data = md = modeldata.build(cohort, event=event == cause)
         code = event[md.order]
-        censored = code == 0
-        competing = (code > 0) & (code != cause)
-        group = np.zeros(md.n, np.int64)
+        self._censored = code == 0
+        self._competing = (code > 0) & (code != cause)
+        self._group = np.zeros(md.n, np.int64)
         if self.censoring_strata:
-            group = np.repeat(np.arange(md.strata_bounds.size - 1), np.diff(md.strata_bounds))
-        gl = left_limits(md.stop, censored, md.weights, group)
-        omega = np.where(competing, 1.0 / gl, 0.0)
-        self.backend = backend_class(md, omega, gl, censored, self.censoring_strata)
+            self._group = np.repeat(np.arange(md.strata_bounds.size - 1),
+                                    np.diff(md.strata_bounds))
+        omega, gl = self._censoring_weights()
+        self.backend = backend_class(md, omega, gl, self._censored, self.censoring_strata)
         self.scale = modeldata.column_range(md)
         self.n_events = int(np.count_nonzero(event == cause))
 
     @property
     def p(self) -> int:
         return self.data.p
+
+    def _censoring_weights(self):
+        """(omega, gl) in sorted order: G(y_r-) from the censoring Kaplan-Meier of the current
+        case weights, and 1/G(y_r-) on competing rows."""
+        md = self.data
+        gl = left_limits(md.stop, self._censored, md.weights, self._group)
+        safe = self._competing & (gl > 0)
+        omega = np.where(safe, 1.0 / np.where(safe, gl, 1.0), 0.0)
+        return omega, gl
+
+    def set_weights(self, w):
+        """Replace the case weights (caller's row order), keeping the sorted layout.  The
+        censoring distribution G is re-estimated with them, so a zero-weight row leaves the
+        pseudo-likelihood exactly as if deleted (folds, bootstrap replicates)."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.data.n,):
+            raise ValueError(f"weights must have {self.data.n} values, got shape {w.shape}")
+        self.backend.set_weights(w[self.data.order])
+        self.backend.set_censoring(*self._censoring_weights())
 
     @property
     def censoring_left_limits(self) -> np.ndarray:
