@@ -1,5 +1,5 @@
 """Cross-validation of the penalty strength: k folds by subject, repeats, a warm-started grid
-or an automatic search, fanned out over ``parallel`` (seed 001 sec. 2.8 and 3.2; seed 002).
+or an automatic search, fanned out over ``parallel`` (Yang2022 sec. 2.8 and 3.2; Suchard2013).
 
 The score is the cross-validated partial likelihood of Verweij & van Houwelingen (1993):
 fold k contributes ``cvl_k = l(beta_-k) - l_-k(beta_-k)``, the log partial likelihood of all
@@ -7,7 +7,9 @@ the data minus that of the training data, both at the training fit beta_-k.  Unl
 partial likelihood of the held-out rows alone, it is well defined for Cox (a held-out event's
 risk set includes training subjects) and it is what Cyclops and R's penalized use.  The curve
 reports its mean and sd over the folds x repeats; the chosen lambda maximises the mean.
-For logistic regression (rows independent) the same score is the held-out log-likelihood.
+For logistic regression (rows independent) the same score is the held-out log-likelihood; for
+Fine-Gray it is the same difference of log pseudo-likelihoods, each with the censoring weights
+of its own rows.
 
 The default grid is ``grid`` (10) points log-spaced from lambda_max down to 1e-3 lambda_max,
 where lambda_max = max |dl/dbeta_j| over the penalised j at the fit of the unpenalised ones
@@ -29,7 +31,7 @@ from scipy.optimize import minimize_scalar
 from . import parallel as par
 from .errors import ConvergenceWarning
 from .fit import fit, fit_problem
-from .options import FitOptions
+from .options import MODELS, FitOptions
 from .priors import L1, L2
 from .problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
@@ -100,9 +102,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : "cox" | "logistic"; penalty : "l1" | "l2"
+    cohort : engine.Cohort; model : one of engine.MODELS; penalty : "l1" | "l2"
     folds : k >= 2 folds of subjects (``cohort.id``, else rows), within strata
-    repeats : independent fold assignments (seed 001 uses 10 x 10)
+    repeats : independent fold assignments (Yang2022 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
     seed : fixes the folds; the same seed gives the same result for every ``parallel``
     parallel, n_jobs : where the folds run (engine.parallel): None/"serial", "processes",
@@ -161,9 +163,8 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
 def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
     """Validate the arguments; return the penalty kind."""
-    if model not in ("cox", "logistic"):
-        raise ValueError(f"model={model!r}: cross_validate supports model='cox' and "
-                         "'logistic' so far.")
+    if model not in MODELS:
+        raise ValueError(f"model={model!r}: cross_validate takes one of {MODELS}.")
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")

@@ -1,8 +1,8 @@
 """ModelData: a cohort laid out for the risk-set scans.
 
 Rows are sorted by stratum, then by follow-up (stop) time descending, so every risk-set sum of
-the Cox partial likelihood is a prefix sum (seed 001 eqs 13-17) and K strata are one scan whose
-segments start at the head flags (seed 000 sec. 2.6-2.7).  The covariates are re-indexed to the
+the Cox partial likelihood is a prefix sum (Yang2022 eqs 13-17) and K strata are one scan whose
+segments start at the head flags (Yang2024 sec. 2.6-2.7).  The covariates are re-indexed to the
 sorted row positions, column by column (CSC), so a coordinate touches only its non-zeros; binary
 indicator columns store no values.
 """

@@ -19,7 +19,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class L1:
-    """Lasso penalty lam * sum |beta_j| (seed 000 sec. 2.4; Cyclops' Laplace prior)."""
+    """Lasso penalty lam * sum |beta_j| (Yang2024 sec. 2.4; Cyclops' Laplace prior)."""
 
     lam: float
 
@@ -95,8 +95,8 @@ def penalty_value(beta: np.ndarray, lam1: np.ndarray, lam2: np.ndarray) -> float
 
 
 def coordinate_step(g: float, h: float, b: float, lam1: float, lam2: float) -> float:
-    """Newton step for one coordinate of f = -l + lam1 |b| + lam2/2 b^2 (seed 000 sec. 2.4;
-    seed 002 Algorithm 1).
+    """Newton step for one coordinate of f = -l + lam1 |b| + lam2/2 b^2 (Yang2024 sec. 2.4;
+    Suchard2013 Algorithm 1).
 
     ``g`` is dl/db and ``h`` is -d2l/db2 at the current b.  L1 at b = 0 compares the two
     directional derivatives; a step that would cross zero stops at zero.  L2 adds lam2 to the

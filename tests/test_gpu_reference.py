@@ -1,6 +1,6 @@
 """The GPU backend's algorithms pinned on the CPU (no device needed).
 
-- flag_scan_reference (seed 000 eq. 18, with the CUDA kernels' tiles and order) against a
+- flag_scan_reference (Yang2024 eq. 18, with the CUDA kernels' tiles and order) against a
   straightforward segmented cumsum, including hypothesis tests;
 - gpu_layout + gpu_risk_set (the device log-likelihood pass and information matrix, run here
   with NumPy and SciPy for CuPy) against the Numba kernels of CoxCpuBackend;

@@ -1,4 +1,4 @@
-"""The GPU backend: CuPy device arrays and the CUDA kernels of cuda/*.cu (seed 001 sec. 2.7).
+"""The GPU backend: CuPy device arrays and the CUDA kernels of cuda/*.cu (Yang2022 sec. 2.7).
 
 Same methods and numbers as CoxCpuBackend.  ModelData is uploaded once (CSC columns over the sorted
 rows with int32 row positions, binary columns without values; weights; flags); eta and
@@ -6,13 +6,13 @@ D = w exp(eta - shift) live on the device, in buffers allocated once and rewritt
 (set_beta, set_weights, re-centring), so a captured CUDA graph's pointers stay valid.  What runs
 where:
 
-- grad_hess(j): scatter_column (column j into a dense scratch), the fused kernel of seed 001
+- grad_hess(j): scatter_column (column j into a dense scratch), the fused kernel of Yang2022
   Fig. 2 (grad_hess_reduce -> grad_hess_carry -> grad_hess_tiles -> grad_hess_finish: a
-  flag-value tuple scan, seed 000 eq. 18, of (D, x D, x^2 D) and the tied events' sums, reduced
+  flag-value tuple scan, Yang2024 eq. 18, of (D, x D, x^2 D) and the tied events' sums, reduced
   to g and h in the same pass, Breslow or Efron), clear_column.  With entry times a segmented
   scan of the start-ordered tuple (gather_start_rows + segmented_scan.cu) is read at positions
   found once by searchsorted (cox_gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
-- update(j, delta): update_coordinate (sparse, O(nnz_j), seed 001 Fig. 3).
+- update(j, delta): update_coordinate (sparse, O(nnz_j), Yang2022 Fig. 3).
 - loglik / loglik_gradient / information / quadratic_step: the log-likelihood pass of
   cox_gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
   sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
@@ -22,7 +22,7 @@ where:
   the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded.
 - ccd_cycle: the papers' CCD cycle with nothing crossing to the host per coordinate: per
   coordinate the fused kernel leaves (g, h) on the device, ccd_step.cu (the conditional kernel of
-  seed 001 Fig. 3) takes the trust-region Newton step with the prior exactly as
+  Yang2022 Fig. 3) takes the trust-region Newton step with the prior exactly as
   engine/solvers/ccd.py and update_coordinate applies it only when non-zero.  beta, widths and
   frozen flags go up and come back once per cycle.  Within a cycle the shift of exp(eta - shift)
   stays fixed; a re-centre flagged by the update kernel is applied at the cycle's end.  The
@@ -224,7 +224,7 @@ class CoxGpuBackend:
         return float(g), float(h)
 
     def _grad_hess_on_device(self, j):
-        """Leave (g, h) of coordinate j in self._gh (seed 001 Fig. 2); no host sync."""
+        """Leave (g, h) of coordinate j in self._gh (Yang2022 Fig. 2); no host sync."""
         n, G, kern = np.int64(self.md.n), np.int64(self._G), self._k
         rows, vals, has_values, nnz = self._column(j)
         if nnz:
@@ -353,13 +353,13 @@ class CoxGpuBackend:
 
     # -- the papers' CCD on the device ---------------------------------------------------------
     def ccd_cycle(self, state, coords, diverged: float, scale: np.ndarray) -> float:
-        """One CCD cycle over ``coords`` (seed 001 Fig. 3): per coordinate the fused kernel,
+        """One CCD cycle over ``coords`` (Yang2022 Fig. 3): per coordinate the fused kernel,
         the conditional step kernel and the sparse update, launched back to back with no host
         round trip; state.beta, width and frozen are updated in place at the end.  Returns the
         cycle's largest relative step, as engine/solvers/ccd.py's loop does.
 
         The cycle's launches (about 8 per coordinate) are captured once into a CUDA graph and
-        replayed, one launch per cycle instead of P x 8 from Python (seed 001 sec. 2.7); the
+        replayed, one launch per cycle instead of P x 8 from Python (Yang2022 sec. 2.7); the
         graph is kept per set of active coordinates.  Without entry times only (their scan
         allocates); if capture fails the launches run one by one and ``cycle_mode`` says so."""
         cs = self._cycle_buffers(state, scale)

@@ -9,7 +9,7 @@ beta, so it is computed here once, uploaded, and the device passes become gather
   the backward, suffix scans start there);
 - group_end_of[i]: the last row of row i's tie group;
 - late[i] (entry times): the position in start order up to which the rows of i's stratum have
-  start >= stop[i], or -1 (the scan over start order is read there: seed 001's risk set
+  start >= stop[i], or -1 (the scan over start order is read there: Yang2022's risk set
   {start < t <= stop} as the difference of two scans, merged by searchsorted on the times);
 - entered_after[k] (entry times): the first row of k's stratum with stop <= start[k], or -1
   (the risk sets that do not hold k: a suffix of its stratum);

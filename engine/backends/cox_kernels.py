@@ -1,9 +1,9 @@
 """Numba kernels of the CPU backend: fused transform -> scan -> reduce over the sorted rows.
 
-Notation (seed 001 eqs 13-17, seed 000 eqs 15-16): D_i = w_i exp(eta_i - shift); for coordinate j
+Notation (Yang2022 eqs 13-17, Yang2024 eqs 15-16): D_i = w_i exp(eta_i - shift); for coordinate j
 N1_i = x_ij D_i and N2_i = x_ij^2 D_i.  Rows are sorted by stratum then time descending, so the
 risk-set sums at the end of each block of tied times are running (prefix) sums that restart at
-each stratum head (the flag-value scan of seed 000 eq. 18, serial here).  With entry times the
+each stratum head (the flag-value scan of Yang2024 eq. 18, serial here).  With entry times the
 risk set {start < t <= stop} is the stop-ordered prefix minus the rows with start >= t, found by
 a second pointer walking the rows in start order.
 
@@ -26,7 +26,7 @@ from ..row_flags import EVENT, GROUP_END, HEAD
 
 @njit(cache=True)
 def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift):
-    """Sparse update after beta_j += delta (seed 001 sec. 2.7): O(nnz_j).  Returns max new eta."""
+    """Sparse update after beta_j += delta (Yang2022 sec. 2.7): O(nnz_j).  Returns max new eta."""
     top = -np.inf
     v0 = vptr[j]
     for k in range(indptr[j], indptr[j + 1]):
@@ -42,7 +42,7 @@ def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift)
 @njit(cache=True)
 def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efron,
                          has_start, stop, start, start_order, bounds):
-    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 in one fused pass (seed 001 Fig. 2).
+    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 in one fused pass (Yang2022 Fig. 2).
 
     ``xs`` is an all-zero scratch of length n: column j is scattered into it and cleared again.
     """

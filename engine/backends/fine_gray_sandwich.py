@@ -31,7 +31,7 @@ from ..row_flags import EVENT, GROUP_END, HEAD
 @njit(cache=True)
 def group_means(X, D, w, flags, omega, gl, bounds, suf):
     """alpha_g at each group end (n,) and the risk-set means m_g, one row per group end
-    (n_group_ends, s), in sorted order (seed 001 eq. 19 for all s columns at once).
+    (n_group_ends, s), in sorted order (Yang2022 eq. 19 for all s columns at once).
 
     A backward scan writes the suffix S_suf[omega x D] of each group end into its row of the
     output, then the forward scan turns it into the mean: exact suffix sums, no subtraction.

@@ -1,6 +1,6 @@
-"""The Fine-Gray proportional subdistribution hazards model (Fine & Gray 1999; seed 001 sec. 2.2).
+"""The Fine-Gray proportional subdistribution hazards model (Fine & Gray 1999; Yang2022 sec. 2.2).
 
-The log pseudo-likelihood of cause k (seed 001 eq. 7) with cmprsk::crr's censoring weights:
+The log pseudo-likelihood of cause k (Yang2022 eq. 7) with cmprsk::crr's censoring weights:
 a subject r with a competing event at y_r stays in the risk set at a cause-k event time t > y_r
 with weight G(t-)/G(y_r-), G the Kaplan-Meier estimate of the censoring distribution
 (engine.censoring); rows with y_r >= t are in it with weight 1.  Ties Breslow (as crr), case

@@ -1,8 +1,8 @@
-"""Cyclic coordinate descent as in the papers (seed 000 sec. 2.4; seed 002 Algorithm 1).
+"""Cyclic coordinate descent as in the papers (Yang2024 sec. 2.4; Suchard2013 Algorithm 1).
 
 Each coordinate takes one Newton step on the penalised objective f = -l(beta) + penalty
 (priors.coordinate_step), limited by a trust region whose half-width starts at 1 and becomes
-max(2|step|, width/2) (priors.trust_region; seed 000 eq. 17).
+max(2|step|, width/2) (priors.trust_region; Yang2024 eq. 17).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
 def cycle(model, state: SolverState, coords) -> float:
     """One sweep over ``coords``; returns the largest relative step.  A backend with a
     ``ccd_cycle`` method (the GPU's: the same steps with nothing crossing to the host per
-    coordinate, seed 001 Fig. 3) runs the sweep itself instead."""
+    coordinate, Yang2022 Fig. 3) runs the sweep itself instead."""
     b = state.beta
     biggest = 0.0
     for j in coords:
