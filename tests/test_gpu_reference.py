@@ -2,7 +2,7 @@
 
 - flag_scan_reference (Yang2024 eq. 18, with the CUDA kernels' tiles and order) against a
   straightforward segmented cumsum, including hypothesis tests;
-- gpu_layout + gpu_risk_set (the device log-likelihood pass and information matrix, run here
+- cox_gpu_layout + cox_gpu_risk_set (the device log-likelihood pass and information matrix, run here
   with NumPy and SciPy for CuPy) against the Numba kernels of CoxCpuBackend;
 - tests/gpu_reference.grad_hess (cuda/coordinate_grad_hess.cu in NumPy) against
   CoxCpuBackend.grad_hess, and its float32 run: the error documented in engine/backends/cox_gpu.py.

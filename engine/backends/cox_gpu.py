@@ -67,6 +67,7 @@ import numpy as np
 from . import diagonal_step_kernels as k
 from .cox_gpu_layout import event_groups, layout
 from .cox_gpu_risk_set import information_matrix, risk_set_pass
+from .hazard_state import RESHIFT
 from ..device import cupy_or_error, device_count
 from ..modeldata import ModelData
 from ..row_flags import EVENT, HEAD
@@ -76,7 +77,6 @@ SOURCES = ("segmented_scan.cu", "coordinate_grad_hess.cu", "sparse_update.cu",
            "column_dots.cu", "ccd_step.cu")
 THREADS = 256           # SCAN_THREADS of flag_scan.cuh
 TILE = 256 * 4          # SCAN_TILE
-_RESHIFT = 50.0         # as CoxCpuBackend
 _GRAM_MAX = 2000
 _GRID_Y = 65535         # CUDA's limit on gridDim.y: the columns one segmented-scan launch takes
 
@@ -207,7 +207,7 @@ class CoxGpuBackend:
             self._k["update_coordinate"](
                 (_blocks(nnz),), (THREADS,),
                 (rows, vals, has_values, nnz, self._step, self.eta, self.D, self._w,
-                 self._shift, np.float64(_RESHIFT), self._recentre_flag))
+                 self._shift, np.float64(RESHIFT), self._recentre_flag))
 
     def _column(self, j):
         """Column j's device row positions and values (empty for binary), for the kernels."""

@@ -4,7 +4,7 @@
 
 eta_i the subject's score residual and psi_i the term from estimating G, as cmprsk::crr
 computes them (its Fortran crrvv does it in O(N^2)).  Same sorted layout, omega and gl as in
-cpu_fine_gray; X is a dense (n, s) block of the chosen columns over the sorted rows.  Case
+fine_gray_kernels; X is a dense (n, s) block of the chosen columns over the sorted rows.  Case
 weights multiply each subject's terms (sampling weights, as coxph's robust variance).
 
 With the group means m_g = N1_g/den_g and alpha_g = W_g/den_g (the Breslow increment of the
