@@ -13,6 +13,7 @@ from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, fit_problem, gradient, loglik
+from .path import PathResult, path
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .priors import L1, L2
 from .problem import Problem
@@ -32,7 +33,7 @@ def __getattr__(name):
 __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "L1", "L2", "MODELS",
-    "MonotoneLikelihoodWarning", "PRECISIONS", "Problem", "SOLVERS", "TIES", "TV_ROUTES",
+    "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "Problem", "SOLVERS", "TIES", "TV_ROUTES",
     "bootstrap", "cdm", "comparative", "cross_validate", "cumulative_incidence", "datasets",
-    "device", "fit", "fit_problem", "gradient", "loglik", "simulate",
+    "device", "fit", "fit_problem", "gradient", "loglik", "path", "simulate",
 ]

@@ -32,13 +32,11 @@ from . import parallel as par
 from .errors import ConvergenceWarning
 from .fit import fit, fit_problem
 from .options import MODELS, FitOptions
-from .priors import L1, L2
+from .path import PENALTIES, check_grid, lambda_grid, lambda_max
+from .priors import L1
 from .problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
 
-PENALTIES = {"l1": L1, "l2": L2}
-_GRID_POINTS = 10
-_GRID_SPAN = 1e-3
 _STEP = 0.5          # decades of lambda per bracketing step
 _XATOL = 0.01        # decades: the automatic search's resolution
 _MAX_DECADES = 6.0   # the search stays within [1e-6, 1e+2] x lambda_max
@@ -123,7 +121,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     penalized = lam1 > 0
     if not penalized.any():
         raise ValueError("every covariate is in unpenalized: there is no penalty to choose.")
-    lambda_max = _lambda_max(problem, penalized)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        top = lambda_max(problem, penalized)
     t1 = time.perf_counter()
 
     task = _FoldFits(cohort, kind, folds, seed, options=options,
@@ -131,10 +131,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:
-            lambdas, scores, unconverged = _search(runner, pairs, lambda_max, kind, progress,
-                                                   cancel)
+            lambdas, scores, unconverged = _search(runner, pairs, top, kind, progress, cancel)
         else:
-            lambdas = _grid(grid, lambda_max)
+            lambdas = lambda_grid(grid, top)
             out = runner.map([(r, k, tuple(lambdas), None) for r, k in pairs], progress, cancel)
             scores = np.column_stack([s for s, _, _ in out])
             unconverged = sum(u for _, _, u in out)
@@ -151,7 +150,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
                       f"tol={tol}; their scores are kept.", ConvergenceWarning, stacklevel=2)
     return CrossValidationResult(
-        penalty=chosen, curve=curve, fit=refit, lambda_max=lambda_max,
+        penalty=chosen, curve=curve, fit=refit, lambda_max=top,
         timings={"lambda_max": t1 - t0, "folds": t2 - t1, "refit": t3 - t2,
                  "total": t3 - t0},
         not_converged=int(unconverged),
@@ -174,37 +173,9 @@ def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> st
                          f"({n_subjects}), got {folds!r}")
     if not (isinstance(repeats, int | np.integer) and repeats >= 1):
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    if isinstance(grid, int | np.integer):
-        if grid < 2:
-            raise ValueError(f"grid as a number of points must be at least 2, got {grid}")
-    elif grid is not None:
-        g = np.asarray(grid, dtype=np.float64)
-        if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
-            raise ValueError(f"grid must hold positive, finite penalty strengths, got {grid!r}")
+    check_grid(grid)
     par.check(parallel, n_jobs)
     return kind
-
-
-def _lambda_max(problem: Problem, penalized) -> float:
-    """max |dl/dbeta_j| over the penalised j, at the fit of the unpenalised coefficients."""
-    zero = np.zeros(problem.p)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        problem.solve(zero, zero, None, penalized, solver="auto")
-    g = problem.gradient()
-    lambda_max = float(np.max(np.abs(g[penalized])))
-    if not lambda_max > 0:
-        raise ValueError("the penalised covariates have zero gradient at the null fit (no "
-                         "events, or constant columns): there is no penalty path.")
-    return lambda_max
-
-
-def _grid(grid, lambda_max) -> np.ndarray:
-    """The lambdas in decreasing order (the order of the warm-started path)."""
-    if grid is None or isinstance(grid, int | np.integer):
-        points = _GRID_POINTS if grid is None else int(grid)
-        return lambda_max * np.logspace(0.0, np.log10(_GRID_SPAN), points)
-    return np.sort(np.asarray(grid, dtype=np.float64))[::-1]
 
 
 def _search(runner, pairs, lambda_max, kind, progress, cancel):
