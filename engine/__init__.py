@@ -6,13 +6,14 @@ first use, so ``import engine`` loads neither DuckDB nor lifelines.
 """
 import importlib
 
-from . import datasets, device
+from . import concordance, datasets, device
 from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
 from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, fit_problem, gradient, loglik
+from .global_tests import global_tests
 from .path import PathResult, path
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .priors import L1, L2
@@ -34,6 +35,6 @@ __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "L1", "L2", "MODELS",
     "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "Problem", "SOLVERS", "TIES", "TV_ROUTES",
-    "bootstrap", "cdm", "comparative", "cross_validate", "cumulative_incidence", "datasets",
-    "device", "fit", "fit_problem", "gradient", "loglik", "path", "simulate",
+    "bootstrap", "cdm", "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
+    "device", "fit", "fit_problem", "global_tests", "gradient", "loglik", "path", "simulate",
 ]
