@@ -14,6 +14,7 @@ from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, fit_problem, gradient, loglik
 from .global_tests import global_tests
+from .lr_test import lr_test
 from .path import PathResult, path
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .priors import L1, L2
@@ -36,5 +37,5 @@ __all__ = [
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "L1", "L2", "MODELS",
     "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "Problem", "SOLVERS", "TIES", "TV_ROUTES",
     "bootstrap", "cdm", "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
-    "device", "fit", "fit_problem", "global_tests", "gradient", "loglik", "path", "simulate",
+    "device", "fit", "fit_problem", "global_tests", "gradient", "loglik", "lr_test", "path", "simulate",
 ]

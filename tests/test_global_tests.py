@@ -102,3 +102,28 @@ def test_refusals_are_clear(rossi):
                                   covariates=["age", "surgery"])
     with pytest.raises(ValueError, match="one row per subject"):
         engine.fit(tv).concordance()
+
+
+def test_lr_test_of_a_cut_point_model_and_of_added_covariates(rossi):
+    """2 (l_big - l_small) on the difference in coefficients; the cut-point split of fin into
+    two periods against the plain fin, and the full model against fin + age (R's anova)."""
+    from scipy import stats
+
+    def fit(covariates, **kw):
+        cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest",
+                                          covariates=covariates)
+        return engine.fit(cohort, ties="efron", tol=1e-12, **kw)
+
+    small, big = fit(["fin", "age"]), fit(COVARIATES)
+    t = engine.lr_test(small, big)
+    assert t["df"] == 5
+    assert t["statistic"] == pytest.approx(2 * (big.loglik - small.loglik), rel=1e-12)
+    assert t["p"] == pytest.approx(stats.chi2.sf(t["statistic"], 5), rel=1e-12)
+    split = fit(["fin", "age"], cut_points={"fin": [26.0]})
+    t = engine.lr_test(small, split)
+    assert t["df"] == 1 and t["statistic"] >= 0
+    with pytest.raises(ValueError, match="not nested"):
+        engine.lr_test(fit(["prio"]), small)
+    with pytest.raises(ValueError, match="same subjects"):
+        engine.lr_test(small, engine.fit(engine.Cohort.from_frame(
+            rossi.iloc[:300], time="week", event="arrest", covariates=COVARIATES)))
