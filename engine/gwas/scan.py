@@ -1,0 +1,262 @@
+"""``gwas.scan``: mixed-model association of every tested SNP with every trait (seed 004).
+
+The steps: match phenotypes and covariates to the .fam; for each kinship (one for "all", one per
+chromosome for "loco") one eigendecomposition in the covariates' complement, h2 of every trait
+(``heritability``), then SNP blocks (read one ahead, ``blocks``) x trait blocks through
+Algorithm 5 as GEMMs (``gls``), results kept in memory or streamed to Parquet (``output``) with
+per-trait summaries.  Numbers are FaST-LMM ``single_snp``'s.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CohortError
+from . import blocks, gls, heritability
+from .genotypes import Genotypes
+from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
+from .output import FrameSink, ParquetSink
+from .phenotypes import match, read_table
+from .summaries import Summaries
+
+BACKENDS = ("cpu", "gpu", "dask")
+KINSHIPS = ("loco", "all")
+
+
+@dataclass
+class GwasResult:
+    """What ``scan`` found.
+
+    ``frame``: one row per (trait, SNP), FaST-LMM's columns (read back from Parquet when the
+    scan streamed to ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
+    ``summary``: per trait tests, hits, min_p, lambda_gc, h2; ``top_hits``; ``timings``.
+    """
+
+    h2: pd.DataFrame
+    sigma2: pd.DataFrame
+    summary: pd.DataFrame
+    top_hits: pd.DataFrame
+    individuals: pd.MultiIndex
+    output: Path | None
+    timings: dict = field(default_factory=dict)
+    spec: dict = field(default_factory=dict)
+    _frame: pd.DataFrame | None = None
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        if self._frame is None:
+            self._frame = ParquetSink.read(self.output, list(self.h2.index))
+        return self._frame
+
+
+def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, backend="cpu",
+         memory="4GB", output=None, *, h2_method="reml", pvalue_threshold=None, top=10,
+         scheduler=None, n_workers=2) -> GwasResult:
+    """Test every SNP of ``bed`` (or ``snps``: a slice, positions or SNP ids) against every
+    trait of ``pheno`` with covariates ``covar`` (an intercept is added) under a linear mixed
+    model whose kinship is built from the tested SNPs ("loco", "all"), given as an n x n array
+    (individuals in .fam order), or built from all SNPs of another PLINK prefix.
+
+    ``memory`` bounds the working set ('4GB'); ``output`` streams rows to a Parquet dataset
+    partitioned by trait (only rows with p <= ``pvalue_threshold`` when given); ``h2_method``
+    "reml" (FaST-LMM's objective) or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
+    as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
+    """
+    clock = {"start": time.perf_counter()}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: choose from {BACKENDS}.")
+    if h2_method not in heritability.METHODS:
+        raise ValueError(f"h2_method={h2_method!r}: choose from {heritability.METHODS}.")
+    genotypes = Genotypes.open(bed, count_A1=count_A1)
+    tested = genotypes.select(_snp_positions(genotypes, snps))
+    traits = read_table(pheno, "pheno")
+    covariates = None if covar is None else read_table(covar, "covar")
+    rows, Y, C = match(genotypes.ids(), traits, covariates)
+    tested = tested.keep(rows)
+    X = np.column_stack([C, np.ones(len(rows))])
+    complement = covariate_complement(X)
+    dof = complement.shape[1] - 1
+    names = [str(c) for c in traits.columns]
+    budget = blocks.parse_memory(memory)
+    m_block, t_block = blocks.block_sizes(budget, len(rows), tested.m, len(names))
+    groups = _kinship_groups(kinship, tested, genotypes, rows)
+    sink = FrameSink() if output is None else ParquetSink(output)
+    summaries = Summaries(names, top=top, threshold=pvalue_threshold)
+    snp_table = _snp_table(tested)
+    h2_cols, s2_cols = {}, {}
+    runner = _runner(backend, scheduler, n_workers)
+    clock["prepare"] = time.perf_counter()
+    for label, positions, K in groups:
+        K = scale_to_n(K() if callable(K) else K)
+        basis = Eigenbasis.of(K, complement)
+        UY = basis.U.T @ Y
+        terms = heritability.MlTerms(K, X) if h2_method == "ml" else None
+        n_eff = len(rows) if h2_method == "ml" else complement.shape[1]
+        h2, sigma2 = heritability.estimate(basis.S, UY, n_eff, terms)
+        h2_cols[label], s2_cols[label] = h2, sigma2
+        problem = _Problem(tested.select(positions), positions, basis, UY, h2, dof, t_block)
+        for start, beta, var in runner(problem, m_block):
+            p = gls.p_value(beta, var, dof)
+            se = np.sqrt(var)
+            snp_rows = positions[start:start + beta.shape[0]]
+            summaries.add(p, beta, se, slice(None), snp_rows)
+            sink.write(snp_table.iloc[snp_rows], names, h2, p, beta, se, pvalue_threshold)
+    clock["scan"] = time.perf_counter()
+    h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
+    result = GwasResult(
+        h2=h2_frame, sigma2=pd.DataFrame(s2_cols, index=h2_frame.index),
+        summary=summaries.table(h2_frame), top_hits=summaries.top_hits(snp_table),
+        individuals=genotypes.ids()[rows], output=None if output is None else Path(output),
+        spec={"bed": str(genotypes.path), "kinship": kinship if isinstance(kinship, str)
+              else "array", "count_A1": count_A1, "backend": backend, "memory": budget,
+              "h2_method": h2_method, "pvalue_threshold": pvalue_threshold,
+              "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names)},
+        _frame=sink.frame(names) if output is None else None)
+    sink.close(result)
+    clock["write"] = time.perf_counter()
+    result.timings = {"prepare": clock["prepare"] - clock["start"],
+                      "scan": clock["scan"] - clock["prepare"],
+                      "write": clock["write"] - clock["scan"]}
+    return result
+
+
+@dataclass
+class _Problem:
+    """What every SNP block of one kinship needs (picklable: a Dask task carries it)."""
+
+    genotypes: Genotypes
+    positions: np.ndarray
+    basis: Eigenbasis
+    UY: np.ndarray
+    h2: np.ndarray
+    dof: int
+    t_block: int
+
+    def weights(self, xp):
+        """W = 1 / d_j (n' x t), Y' o W, y'Ky (t,) on the backend's device."""
+        d = self.basis.S[:, None] * self.h2[None, :] + (1.0 - self.h2[None, :])
+        W = 1.0 / d
+        YW = self.UY * W
+        return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
+
+    def compute(self, G, xp, device) -> tuple[np.ndarray, np.ndarray]:
+        """beta, Var(beta) (m_b x t) of one standardised genotype block G (n x m_b)."""
+        UT, W, YW, yKy = device
+        X = gls.rotate(UT, xp.asarray(G), xp)
+        t = W.shape[1]
+        beta = np.empty((G.shape[1], t))
+        var = np.empty((G.shape[1], t))
+        for j in range(0, t, self.t_block):
+            cols = slice(j, j + self.t_block)
+            b, v = gls.association(X, W[:, cols], YW[:, cols], yKy[cols], self.dof, xp)
+            beta[:, cols], var[:, cols] = _host(b), _host(v)
+        return beta, var
+
+    def __call__(self, start_stop):
+        """A Dask task: read, standardise and test SNPs start:stop (NumPy on the worker)."""
+        start, stop = start_stop
+        device = (self.basis.U.T.copy(), *self.weights(np))
+        return (start, *self.compute(self.genotypes.read(start, stop), np, device))
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else a
+
+
+def _runner(backend, scheduler, n_workers):
+    """A generator factory: (problem, m_block) -> (start, beta, var) per SNP block."""
+    if backend == "dask":
+        from .distributed import dask_blocks
+
+        return lambda problem, m_block: dask_blocks(problem, m_block, scheduler, n_workers)
+    if backend == "gpu":
+        import cupy as xp
+    else:
+        xp = np
+
+    def run(problem, m_block):
+        device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
+        for start, G in blocks.prefetched(problem.genotypes.read, range(0, problem.genotypes.m,
+                                                                        m_block), m_block):
+            yield (start, *problem.compute(G, xp, device))
+
+    return run
+
+
+def _kinship_groups(kinship, tested: Genotypes, genotypes: Genotypes, rows):
+    """[(label, tested SNP positions, K or a K builder)] for each kinship of the scan."""
+    everything = np.arange(tested.m)
+    if isinstance(kinship, np.ndarray):
+        n = len(rows)
+        K = np.asarray(kinship, dtype=float)
+        if K.shape == (len(genotypes.iid), len(genotypes.iid)) and K.shape != (n, n):
+            K = K[np.ix_(rows, rows)]
+        if K.shape != (n, n) or not np.allclose(K, K.T):
+            raise CohortError(f"kinship: expected a symmetric {n} x {n} array (the analysed "
+                              f"individuals in .fam order), got shape {K.shape}.")
+        return [("all", everything, K)]
+    if kinship == "all":
+        return [("all", everything, lambda: gram(tested))]
+    if kinship == "loco":
+        chroms = pd.unique(tested.chrom)
+        if len(chroms) < 2:
+            raise CohortError(f"kinship='loco': the tested SNPs are all on chromosome "
+                              f"{chroms[0]}; LOCO needs two or more; use kinship='all'.")
+        total = {}
+
+        def loco(c):
+            def build():
+                if "K" not in total:
+                    total["K"] = gram(tested)
+                return total["K"] - gram(tested.select(tested.chrom == c))
+            return build
+        return [(_chrom_label(c), np.flatnonzero(tested.chrom == c), loco(c)) for c in chroms]
+    if isinstance(kinship, (str, Path)):
+        other = Genotypes.open(kinship, count_A1=tested.count_A1)
+        position = pd.Series(np.arange(len(other.iid)), index=other.ids())
+        ids = genotypes.ids()[rows]
+        missing = ids.difference(position.index, sort=False)
+        if len(missing):
+            raise CohortError(f"kinship: {len(missing)} analysed individuals are not in "
+                              f"{other.path.with_suffix('.fam')}, e.g. {list(missing[:5])}.")
+        other = other.keep(position[ids].to_numpy())
+        return [("all", everything, lambda: gram(other))]
+    raise ValueError(f"kinship={kinship!r}: use 'loco', 'all', an n x n array or a PLINK prefix.")
+
+
+def _chrom_label(c):
+    try:
+        return int(c)
+    except ValueError:
+        return str(c)
+
+
+def _snp_positions(genotypes: Genotypes, snps) -> np.ndarray:
+    """Positions of the tested SNPs among the .bim rows: all, a slice, ints, or SNP ids."""
+    everything = np.arange(genotypes.m)
+    if snps is None:
+        return everything
+    if isinstance(snps, slice):
+        return everything[snps]
+    snps = np.asarray(snps)
+    if snps.dtype.kind in "iu":
+        if snps.size and (snps.min() < 0 or snps.max() >= genotypes.m):
+            raise CohortError(f"snps: positions must lie in 0..{genotypes.m - 1}.")
+        return snps
+    lookup = pd.Series(everything, index=genotypes.sid)
+    unknown = [s for s in snps if s not in lookup.index]
+    if unknown:
+        raise CohortError(f"snps: {unknown[:5]} are not in {genotypes.path.with_suffix('.bim')}.")
+    return lookup[snps].to_numpy()
+
+
+def _snp_table(tested: Genotypes) -> pd.DataFrame:
+    """sid_index, SNP, Chr, ChrPos of the tested SNPs (Chr numeric when it can be)."""
+    chrom = pd.to_numeric(pd.Series(tested.chrom), errors="coerce")
+    chrom = chrom if not chrom.isna().any() else pd.Series(tested.chrom)
+    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": tested.sid,
+                         "Chr": chrom.to_numpy(), "ChrPos": tested.pos.astype(float)})
