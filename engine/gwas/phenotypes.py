@@ -39,10 +39,10 @@ def read_table(source, what: str) -> pd.DataFrame:
     frame = frame.set_index(_ID)
     if frame.shape[1] == 0:
         raise CohortError(f"{what}: no value columns beside FID and IID.")
-    duplicated = frame.index[frame.index.duplicated(keep=False)]
+    duplicated = frame.index[frame.index.duplicated()].unique()
     if len(duplicated):
-        raise CohortError(f"{what}: (FID, IID) {list(duplicated[:5])} appear more than once; "
-                          "keep one row per individual.")
+        raise CohortError(f"{what}: {len(duplicated)} (FID, IID) appear more than once, e.g. "
+                          f"{list(duplicated[:5])}; keep one row per individual.")
     try:
         return frame.astype("float64")
     except (TypeError, ValueError) as exc:
