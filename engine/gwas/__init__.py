@@ -9,5 +9,6 @@ Not imported by ``import engine``.
 """
 from .genotypes import Genotypes
 from .scan import BACKENDS, KINSHIPS, GwasResult, scan
+from .simulate import simulate_traits
 
-__all__ = ["BACKENDS", "Genotypes", "GwasResult", "KINSHIPS", "scan"]
+__all__ = ["BACKENDS", "Genotypes", "GwasResult", "KINSHIPS", "scan", "simulate_traits"]

@@ -8,6 +8,7 @@ per-trait summaries.  Numbers are FaST-LMM ``single_snp``'s.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,23 +89,17 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     summaries = Summaries(names, top=top, threshold=pvalue_threshold)
     snp_table = _snp_table(tested)
     h2_cols, s2_cols = {}, {}
-    runner = _runner(backend, scheduler, n_workers)
     clock["prepare"] = time.perf_counter()
-    for label, positions, K in groups:
-        K = scale_to_n(K() if callable(K) else K)
-        basis = Eigenbasis.of(K, complement)
-        UY = basis.U.T @ Y
-        terms = heritability.MlTerms(K, X) if h2_method == "ml" else None
-        n_eff = len(rows) if h2_method == "ml" else complement.shape[1]
-        h2, sigma2 = heritability.estimate(basis.S, UY, n_eff, terms)
-        h2_cols[label], s2_cols[label] = h2, sigma2
-        problem = _Problem(tested.select(positions), positions, basis, UY, h2, dof, t_block)
-        for start, beta, var in runner(problem, m_block):
-            p = gls.p_value(beta, var, dof)
-            se = np.sqrt(var)
-            snp_rows = positions[start:start + beta.shape[0]]
-            summaries.add(p, beta, se, slice(None), snp_rows)
-            sink.write(snp_table.iloc[snp_rows], names, h2, p, beta, se, pvalue_threshold)
+    with _backend(backend, scheduler, n_workers) as run:
+        for label, positions, K in groups:
+            basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
+            h2_cols[label], s2_cols[label] = h2, sigma2
+            problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
+            for start, beta, var in run(problem, m_block):
+                p, se = gls.p_value(beta, var, dof), np.sqrt(var)
+                snp_rows = positions[start:start + beta.shape[0]]
+                summaries.add(p, beta, se, slice(None), snp_rows)
+                sink.write(snp_table.iloc[snp_rows], names, h2, p, beta, se, pvalue_threshold)
     clock["scan"] = time.perf_counter()
     h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
     result = GwasResult(
@@ -124,12 +119,24 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     return result
 
 
+def _null_model(K, complement, X, Y, h2_method):
+    """The kinship's eigenbasis (Algorithm 5 line 2), the rotated traits (line 5) and every
+    trait's h2 and sigma2 under the null model."""
+    K = scale_to_n(K() if callable(K) else K)
+    basis = Eigenbasis.of(K, complement)
+    UY = basis.U.T @ Y
+    if h2_method == "ml":
+        h2, sigma2 = heritability.estimate(basis.S, UY, len(Y), heritability.MlTerms(K, X))
+    else:
+        h2, sigma2 = heritability.estimate(basis.S, UY, complement.shape[1])
+    return basis, UY, h2, sigma2
+
+
 @dataclass
 class _Problem:
     """What every SNP block of one kinship needs (picklable: a Dask task carries it)."""
 
     genotypes: Genotypes
-    positions: np.ndarray
     basis: Eigenbasis
     UY: np.ndarray
     h2: np.ndarray
@@ -167,12 +174,15 @@ def _host(a):
     return a.get() if hasattr(a, "get") else a
 
 
-def _runner(backend, scheduler, n_workers):
-    """A generator factory: (problem, m_block) -> (start, beta, var) per SNP block."""
+@contextlib.contextmanager
+def _backend(backend, scheduler, n_workers):
+    """Yield ``run(problem, m_block)``: a generator of (start, beta, var) per SNP block."""
     if backend == "dask":
-        from .distributed import dask_blocks
+        from .distributed import DaskBlocks
 
-        return lambda problem, m_block: dask_blocks(problem, m_block, scheduler, n_workers)
+        with DaskBlocks(scheduler, n_workers) as run:
+            yield run
+        return
     if backend == "gpu":
         import cupy as xp
     else:
@@ -180,11 +190,11 @@ def _runner(backend, scheduler, n_workers):
 
     def run(problem, m_block):
         device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
-        for start, G in blocks.prefetched(problem.genotypes.read, range(0, problem.genotypes.m,
-                                                                        m_block), m_block):
+        starts = range(0, problem.genotypes.m, m_block)
+        for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
             yield (start, *problem.compute(G, xp, device))
 
-    return run
+    yield run
 
 
 def _kinship_groups(kinship, tested: Genotypes, genotypes: Genotypes, rows):
