@@ -17,26 +17,33 @@ COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", 
 
 
 def block_frame(snps: pd.DataFrame, names, h2, p, beta, se, threshold) -> pd.DataFrame:
-    """Rows of one block, trait-major (FaST-LMM's order); only p <= threshold when given."""
+    """Rows of one block, trait-major (FaST-LMM's order); only p <= threshold when given.
+    Pheno is categorical over ``names`` (in their order)."""
     m_b, t = p.shape
-    frame = pd.DataFrame({"Pheno": np.repeat(np.asarray(names, dtype=object), m_b)})
+    if threshold is None:
+        snp, trait = np.tile(np.arange(m_b), t), np.repeat(np.arange(t), m_b)
+        values = [a.T.ravel() for a in (p, beta, se)]
+    else:
+        trait, snp = np.nonzero(p.T <= threshold)
+        values = [a[snp, trait] for a in (p, beta, se)]
+    frame = pd.DataFrame({"Pheno": pd.Categorical.from_codes(trait, categories=names)})
     for column in ("sid_index", "SNP", "Chr", "ChrPos"):
-        frame[column] = np.tile(snps[column].to_numpy(), t)
-    frame["PValue"], frame["SnpWeight"] = p.T.ravel(), beta.T.ravel()
-    frame["SnpWeightSE"], frame["Nullh2"] = se.T.ravel(), np.repeat(h2, m_b)
-    if threshold is not None:
-        frame = frame[frame["PValue"].to_numpy() <= threshold]
+        frame[column] = snps[column].to_numpy()[snp]
+    frame["PValue"], frame["SnpWeight"], frame["SnpWeightSE"] = values
+    frame["Nullh2"] = np.asarray(h2)[trait]
     return frame
 
 
 def ordered(frame: pd.DataFrame, names) -> pd.DataFrame:
-    """Rows by trait (in ``names`` order), then by tested SNP."""
-    rank = pd.Series(np.arange(len(names)), index=names)
-    key = rank[frame["Pheno"].astype(str)].to_numpy() * (1 + frame["sid_index"].max()) \
-        + frame["sid_index"].to_numpy() if len(frame) else np.zeros(0)
-    out = frame.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
-    out["Pheno"] = out["Pheno"].astype(str).astype(object)
-    return out[COLUMNS]
+    """Rows by trait (in ``names`` order), then by tested SNP; Pheno categorical over names."""
+    pheno = frame["Pheno"].astype("category").cat.set_categories(names)
+    key = pheno.cat.codes.to_numpy().astype(np.int64) * (1 + int(frame["sid_index"].max())) \
+        + frame["sid_index"].to_numpy() if len(frame) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    out = frame.assign(Pheno=pheno)[COLUMNS]
+    if not (np.diff(order) == 1).all():
+        out = out.iloc[order]
+    return out.reset_index(drop=True)
 
 
 class FrameSink:
@@ -88,5 +95,6 @@ class ParquetSink:
         """The whole dataset back as one frame, in ``FrameSink``'s order."""
         dataset = Path(output) / "associations"
         if not any(dataset.iterdir()):
-            return pd.DataFrame({c: [] for c in COLUMNS})
+            return ordered(block_frame(pd.DataFrame({c: [] for c in COLUMNS}), names, [],
+                                       np.zeros((0, len(names))), None, None, 1.0), names)
         return ordered(pd.read_parquet(dataset), names)
