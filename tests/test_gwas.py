@@ -66,7 +66,7 @@ def random_problem(tmp_path_factory):
 @pytest.mark.parametrize("kin", ["all", "loco"])
 def test_blocked_algorithm_equals_naive_cholesky_gls(random_problem, kin):
     prefix, G, pheno, covar = random_problem
-    res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship=kin, memory=120_000)
+    res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship=kin, memory=450_000)
     assert res.spec["block"][0] < G.shape[1] and res.spec["block"][1] < 4   # several blocks
     C = covar[["c0", "c1"]].to_numpy()
     chrom = res.frame.Chr.to_numpy()[: G.shape[1]]
@@ -148,3 +148,27 @@ def test_f_tail_table_equals_scipy_fdtrc(dof):
     got = f_tail(dof)(F)
     np.testing.assert_allclose(got, want, rtol=2e-12, atol=1e-300)
     assert got[0] == 1.0 and got[6] == 0.0
+
+
+def test_gwas_is_lazy_and_imports_only_the_allowed_layers():
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = "import engine, sys; print('engine.gwas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert out.stdout.strip() == "False"
+    allowed = {"numpy", "scipy", "pandas", "pyarrow", "bed_reader", "distributed", "dask", "cupy"}
+    for path in (Path(gwas.__file__).parent).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 2:
+                assert node.module in ("errors", "parallel"), (path.name, node.module)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                top = node.module.split(".")[0]
+                assert top in allowed or top in sys.stdlib_module_names, (path.name, top)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    top = alias.name.split(".")[0]
+                    assert top in allowed or top in sys.stdlib_module_names, (path.name, top)

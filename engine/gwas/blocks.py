@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 
+from .summaries import BINS
+
 _UNITS = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
 _BYTES_PER_TEST = 160        # beta, Var, F, p and the output row of one (SNP, trait) pair
 
@@ -26,11 +28,12 @@ def parse_memory(memory) -> int:
 def block_sizes(budget: int, n: int, m: int, t: int) -> tuple[int, int]:
     """(SNPs per block, traits per block) so that the working set fits ``budget`` bytes.
 
-    Held throughout: U (n x n), the rotated traits, W and Y' o W (3 n x t).  Per SNP of a block:
-    two raw blocks (the one computing, the one prefetched) and X', X' o X' (4 n doubles).
-    Per (SNP, trait) pair: ``_BYTES_PER_TEST``.
+    Held throughout: the kinship, its eigenvectors and the eigensolver's work space (4 n x n),
+    the rotated traits, W and Y' o W (3 n x t) and the p-value histograms (``BINS`` x t).  Per
+    SNP of a block: two raw blocks (the one computing, the one prefetched) and X', X' o X'
+    (4 n doubles).  Per (SNP, trait) pair: ``_BYTES_PER_TEST``.
     """
-    fixed = 8 * (n * n + 3 * n * t)
+    fixed = 8 * (4 * n * n + 3 * n * t + BINS * t)
     if fixed >= budget:
         raise ValueError(f"memory={budget:,} bytes cannot hold the kinship's eigenvectors and "
                          f"{t:,} rotated traits ({fixed:,} bytes); raise memory=.")

@@ -15,7 +15,7 @@ _IN_FLIGHT = 2
 
 class DaskBlocks:
     """``with DaskBlocks(scheduler, n_workers) as run: run(problem, m_block)`` yields
-    (start, beta, var) per SNP block in order."""
+    (start, beta, se, p) per SNP block in order."""
 
     def __init__(self, scheduler=None, n_workers=2):
         self.scheduler, self.n_workers = scheduler, n_workers

@@ -32,14 +32,15 @@ def rotate(UT, G, xp):
 
 
 def association(X, W, YW, yKy, dof, xp):
-    """beta and Var(beta), each m_b x t_b, for rotated SNPs X (n' x m_b), W (n' x t_b),
-    YW = Y' o W and yKy (t_b,).  A SNP with no variation left gets beta 0, Var inf (p = 1)."""
-    sKs = (X * X).T @ W
-    sKy = X.T @ YW
+    """beta and Var(beta), each t_b x m_b (trait-major, the output's row order), for rotated
+    SNPs X (n' x m_b), W (n' x t_b), YW = Y' o W and yKy (t_b,).  A SNP with no variation left
+    gets beta 0, Var inf (p = 1)."""
+    sKs = W.T @ (X * X)
+    sKy = YW.T @ X
     tested = sKs > 0
     safe = xp.where(tested, sKs, 1.0)
     beta = xp.where(tested, sKy / safe, 0.0)
-    r2 = yKy[None, :] - sKy * beta
+    r2 = yKy[:, None] - sKy * beta
     var = xp.where(tested, r2 / dof / safe, xp.inf)
     return beta, var
 
@@ -72,13 +73,22 @@ def f_tail(dof: int):
     coef = np.stack([g0, s0, 3 * (g1 - g0) - 2 * s0 - s1, 2 * (g0 - g1) + s0 + s1], axis=1)
     nodes = len(coef)
 
+    c0, c1, c2, c3 = (np.ascontiguousarray(c) for c in coef.T)
+
     def sf(F):
         F = np.asarray(F, dtype=float)
-        u = np.minimum(np.sqrt(F) / h, float(nodes))
-        i = np.minimum(u.astype(np.int64), nodes - 1)
-        u = np.minimum(u - i, 1.0)
-        c = coef[i]
-        p = np.exp(c[..., 0] + u * (c[..., 1] + u * (c[..., 2] + u * c[..., 3])))
+        u = np.sqrt(F)
+        u *= 1.0 / h
+        np.minimum(u, float(nodes), out=u)
+        i = u.astype(np.int64)
+        np.minimum(i, nodes - 1, out=i)
+        u -= i
+        np.minimum(u, 1.0, out=u)
+        p = c3.take(i)                                    # Horner: ((c3 u + c2) u + c1) u + c0
+        for c in (c2, c1, c0):
+            p *= u
+            p += c.take(i)
+        np.exp(p, out=p)
         beyond = F > t[-1] ** 2
         if beyond.any():
             p[beyond] = special.fdtrc(1.0, dof, F[beyond])

@@ -14,24 +14,48 @@ import pandas as pd
 
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
            "Nullh2"]
+_FLOATS = COLUMNS[4:]
 
 
-def block_frame(snps: pd.DataFrame, names, h2, p, beta, se, threshold) -> pd.DataFrame:
-    """Rows of one block, trait-major (FaST-LMM's order); only p <= threshold when given.
-    Pheno is categorical over ``names`` (in their order)."""
-    m_b, t = p.shape
-    if threshold is None:
-        snp, trait = np.tile(np.arange(m_b), t), np.repeat(np.arange(t), m_b)
-        values = [a.T.ravel() for a in (p, beta, se)]
-    else:
-        trait, snp = np.nonzero(p.T <= threshold)
-        values = [a[snp, trait] for a in (p, beta, se)]
-    frame = pd.DataFrame({"Pheno": pd.Categorical.from_codes(trait, categories=names)})
-    for column in ("sid_index", "SNP", "Chr", "ChrPos"):
-        frame[column] = snps[column].to_numpy()[snp]
-    frame["PValue"], frame["SnpWeight"], frame["SnpWeightSE"] = values
-    frame["Nullh2"] = np.asarray(h2)[trait]
+def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
+    """The output frame of rows (trait codes; SNP indices into ``snps``, or None for every SNP
+    of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
+    here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float block without a copy."""
+    def column(name):
+        a = snps[name].to_numpy()
+        return np.tile(a, len(names)) if snp is None else a[snp]
+
+    values[0] = column("ChrPos")
+    frame = pd.DataFrame(values.T, columns=_FLOATS, copy=False)
+    frame.insert(0, "Pheno", pd.Categorical.from_codes(trait, categories=names))
+    for k, name in enumerate(("sid_index", "SNP", "Chr"), start=1):
+        frame.insert(k, name, column(name))
     return frame
+
+
+def empty_frame(names) -> pd.DataFrame:
+    """No rows (every p above the threshold), with the output's columns and types."""
+    snps = pd.DataFrame({"sid_index": np.zeros(0, dtype=np.int64), "SNP": np.zeros(0, object),
+                         "Chr": np.zeros(0), "ChrPos": np.zeros(0)})
+    none = np.zeros(0, dtype=np.int64)
+    return frame_of(names, snps, none, none, np.empty((5, 0)))
+
+
+def block_frame(names, snps, snp_rows, h2, p, beta, se, threshold) -> pd.DataFrame:
+    """Rows of one block (t x m_b arrays, trait-major as FaST-LMM orders them); only
+    p <= threshold when given.  Pheno is categorical over ``names`` (in their order)."""
+    t, m_b = p.shape
+    if threshold is None:
+        trait, snp = np.repeat(np.arange(t), m_b), np.tile(snp_rows, t)
+        values = np.empty((5, t * m_b))
+        values[1], values[2], values[3] = p.ravel(), beta.ravel(), se.ravel()
+    else:
+        trait, column = np.nonzero(p <= threshold)
+        snp = snp_rows[column]
+        values = np.empty((5, len(trait)))
+        values[1], values[2], values[3] = p[trait, column], beta[trait, column], se[trait, column]
+    values[4] = np.asarray(h2)[trait]
+    return frame_of(names, snps, trait, snp, values)
 
 
 def ordered(frame: pd.DataFrame, names) -> pd.DataFrame:
@@ -47,16 +71,34 @@ def ordered(frame: pd.DataFrame, names) -> pd.DataFrame:
 
 
 class FrameSink:
-    """Keep every block's rows; ``frame()`` concatenates them in order."""
+    """Keep the rows in memory.  Without a threshold every (trait, SNP) row is known in
+    advance: each block's values go straight to their place in the final arrays."""
 
-    def __init__(self):
+    def __init__(self, names, snps, threshold):
+        self.names, self.snps, self.threshold = names, snps, threshold
+        m, t = len(snps), len(names)
+        self.values = np.empty((5, t * m)) if threshold is None else None
         self.parts = []
 
-    def write(self, snps, names, h2, p, beta, se, threshold):
-        self.parts.append(block_frame(snps, names, h2, p, beta, se, threshold))
+    def write(self, snp_rows, h2, p, beta, se):
+        if self.values is None:
+            self.parts.append(block_frame(self.names, self.snps, snp_rows, h2, p, beta, se,
+                                          self.threshold))
+            return
+        t, m = p.shape[0], len(self.snps)
+        contiguous = bool((np.diff(snp_rows) == 1).all())
+        place = slice(snp_rows[0], snp_rows[-1] + 1) if contiguous else snp_rows
+        for row, a in zip((1, 2, 3), (p, beta, se)):
+            self.values[row].reshape(t, m)[:, place] = a
+        self.values[4].reshape(t, m)[:, place] = np.asarray(h2)[:, None]
 
-    def frame(self, names) -> pd.DataFrame:
-        return ordered(pd.concat(self.parts, ignore_index=True), names)
+    def frame(self) -> pd.DataFrame:
+        if self.values is None:
+            if not self.parts:
+                return empty_frame(self.names)
+            return ordered(pd.concat(self.parts, ignore_index=True), self.names)
+        m, t = len(self.snps), len(self.names)
+        return frame_of(self.names, self.snps, np.repeat(np.arange(t), m), None, self.values)
 
     def close(self, result):
         """Nothing to flush in memory."""
@@ -65,20 +107,21 @@ class FrameSink:
 class ParquetSink:
     """Stream every block's rows to ``<output>/associations`` partitioned by trait."""
 
-    def __init__(self, output):
+    def __init__(self, output, names, snps, threshold):
         self.root = Path(output)
         self.dataset = self.root / "associations"
         if self.dataset.exists() and any(self.dataset.iterdir()):
             raise FileExistsError(f"output: {self.dataset} already holds results; remove it or "
                                   "choose another output folder.")
         self.dataset.mkdir(parents=True, exist_ok=True)
+        self.names, self.snps, self.threshold = names, snps, threshold
         self.blocks = 0
 
-    def write(self, snps, names, h2, p, beta, se, threshold):
+    def write(self, snp_rows, h2, p, beta, se):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        frame = block_frame(snps, names, h2, p, beta, se, threshold)
+        frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
         if len(frame):
             pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
                                 partition_cols=["Pheno"],
@@ -95,6 +138,5 @@ class ParquetSink:
         """The whole dataset back as one frame, in ``FrameSink``'s order."""
         dataset = Path(output) / "associations"
         if not any(dataset.iterdir()):
-            return ordered(block_frame(pd.DataFrame({c: [] for c in COLUMNS}), names, [],
-                                       np.zeros((0, len(names))), None, None, 1.0), names)
+            return empty_frame(names)
         return ordered(pd.read_parquet(dataset), names)

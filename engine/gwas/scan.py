@@ -26,6 +26,7 @@ from .summaries import Summaries
 
 BACKENDS = ("cpu", "gpu", "dask")
 KINSHIPS = ("loco", "all")
+_TILE_SNPS, _TILE_TRAITS = 1024, 512       # CPU tiles of the GEMM outputs (a few MB: in cache)
 
 
 @dataclass
@@ -85,9 +86,10 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     budget = blocks.parse_memory(memory)
     m_block, t_block = blocks.block_sizes(budget, len(rows), tested.m, len(names))
     groups = _kinship_groups(kinship, tested, genotypes, rows)
-    sink = FrameSink() if output is None else ParquetSink(output)
-    summaries = Summaries(names, top=top, threshold=pvalue_threshold)
     snp_table = _snp_table(tested)
+    sink = FrameSink(names, snp_table, pvalue_threshold) if output is None else \
+        ParquetSink(output, names, snp_table, pvalue_threshold)
+    summaries = Summaries(names, top=top, threshold=pvalue_threshold)
     h2_cols, s2_cols = {}, {}
     clock["prepare"] = time.perf_counter()
     with _backend(backend, scheduler, n_workers) as run:
@@ -95,11 +97,10 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
             basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
             h2_cols[label], s2_cols[label] = h2, sigma2
             problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
-            for start, beta, var in run(problem, m_block):
-                p, se = gls.p_value(beta, var, dof), np.sqrt(var)
-                snp_rows = positions[start:start + beta.shape[0]]
-                summaries.add(p, beta, se, slice(None), snp_rows)
-                sink.write(snp_table.iloc[snp_rows], names, h2, p, beta, se, pvalue_threshold)
+            for start, beta, se, p in run(problem, m_block):
+                snp_rows = positions[start:start + beta.shape[1]]
+                summaries.add(p, beta, se, snp_rows)
+                sink.write(snp_rows, h2, p, beta, se)
     clock["scan"] = time.perf_counter()
     h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
     result = GwasResult(
@@ -110,7 +111,7 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
               else "array", "count_A1": count_A1, "backend": backend, "memory": budget,
               "h2_method": h2_method, "pvalue_threshold": pvalue_threshold,
               "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names)},
-        _frame=sink.frame(names) if output is None else None)
+        _frame=sink.frame() if output is None else None)
     sink.close(result)
     clock["write"] = time.perf_counter()
     result.timings = {"prepare": clock["prepare"] - clock["start"],
@@ -150,18 +151,25 @@ class _Problem:
         YW = self.UY * W
         return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
 
-    def compute(self, G, xp, device) -> tuple[np.ndarray, np.ndarray]:
-        """beta, Var(beta) (m_b x t) of one standardised genotype block G (n x m_b)."""
+    def compute(self, G, xp, device, tile=None):
+        """beta, SE and p (each t x m_b, trait-major, on the host) of a standardised genotype
+        block G (n x m_b), in tiles of (traits, SNPs) that keep the GEMM outputs in cache."""
         UT, W, YW, yKy = device
         X = gls.rotate(UT, xp.asarray(G), xp)
-        t = W.shape[1]
-        beta = np.empty((G.shape[1], t))
-        var = np.empty((G.shape[1], t))
-        for j in range(0, t, self.t_block):
-            cols = slice(j, j + self.t_block)
-            b, v = gls.association(X, W[:, cols], YW[:, cols], yKy[cols], self.dof, xp)
-            beta[:, cols], var[:, cols] = _host(b), _host(v)
-        return beta, var
+        m_b, t = G.shape[1], W.shape[1]
+        m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
+        beta, se, p = (np.empty((t, m_b)) for _ in range(3))
+        for j in range(0, t, t_tile):
+            traits = slice(j, j + t_tile)
+            for i in range(0, m_b, m_tile):
+                snps = slice(i, i + m_tile)
+                b, v = gls.association(X[:, snps], W[:, traits], YW[:, traits], yKy[traits],
+                                       self.dof, xp)
+                b, v = _host(b), _host(v)
+                beta[traits, snps] = b
+                p[traits, snps] = gls.p_value(b, v, self.dof)
+                np.sqrt(v, out=se[traits, snps])
+        return beta, se, p
 
     def __call__(self, start_stop):
         """A Dask task: read, standardise and test SNPs start:stop (NumPy on the worker)."""
@@ -176,7 +184,7 @@ def _host(a):
 
 @contextlib.contextmanager
 def _backend(backend, scheduler, n_workers):
-    """Yield ``run(problem, m_block)``: a generator of (start, beta, var) per SNP block."""
+    """Yield ``run(problem, m_block)``: a generator of (start, beta, se, p) per SNP block."""
     if backend == "dask":
         from .distributed import DaskBlocks
 
@@ -190,9 +198,10 @@ def _backend(backend, scheduler, n_workers):
 
     def run(problem, m_block):
         device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
+        tile = None if xp is np else (m_block, problem.t_block)   # a GPU takes whole blocks
         starts = range(0, problem.genotypes.m, m_block)
         for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
-            yield (start, *problem.compute(G, xp, device))
+            yield (start, *problem.compute(G, xp, device, tile))
 
     yield run
 

@@ -24,43 +24,36 @@ class Summaries:
         self.counts = np.zeros((t, BINS), dtype=np.int64)
         self.tests = np.zeros(t, dtype=np.int64)
         self.hits = np.zeros(t, dtype=np.int64)
-        # running top hits per trait (rows: rank): p, SNP index (-1: none yet), beta, SE
-        self.best = [np.full((0, t), np.inf), np.full((0, t), -1, dtype=np.int64),
-                     np.full((0, t), np.nan), np.full((0, t), np.nan)]
+        # running top hits, t x (at most top): p, SNP index, beta, SE
+        self.best = [np.zeros((t, 0)), np.zeros((t, 0), dtype=np.int64), np.zeros((t, 0)),
+                     np.zeros((t, 0))]
 
-    def add(self, p, beta, se, traits: slice, snp_rows: np.ndarray) -> None:
-        """p, beta, se: m_b x t_b for traits ``traits``; ``snp_rows``: (m_b,) SNP indices."""
-        t_b = p.shape[1]
-        bins = np.minimum((p * BINS).astype(np.int64), BINS - 1)
-        flat = bins + BINS * np.arange(t_b)[None, :]
-        self.counts[traits] += np.bincount(flat.ravel(), minlength=t_b * BINS).reshape(t_b, BINS)
-        self.tests[traits] += p.shape[0]
+    def add(self, p, beta, se, snp_rows: np.ndarray) -> None:
+        """p, beta, se: t x m_b of one SNP block (trait-major); ``snp_rows``: (m_b,) SNPs."""
+        t, m_b = p.shape
+        bins = (p * BINS).astype(np.int64)
+        np.minimum(bins, BINS - 1, out=bins)
+        bins += (BINS * np.arange(t))[:, None]
+        self.counts += np.bincount(bins.ravel(), minlength=t * BINS).reshape(t, BINS)
+        self.tests += m_b
         if self.threshold is not None:
-            self.hits[traits] += (p <= self.threshold).sum(axis=0)
-        k = min(self.top, p.shape[0])
-        pick = np.argpartition(p, k - 1, axis=0)[:k]
-        rows = np.broadcast_to(snp_rows[:, None], p.shape)
-        cand = [np.take_along_axis(a, pick, axis=0) for a in (p, rows, beta, se)]
-        kept = [a[:, traits] for a in self.best]
-        both = [np.vstack([a, b]) for a, b in zip(kept, cand)]
-        order = np.argsort(both[0], axis=0, kind="stable")[: self.top]
-        merged = [np.take_along_axis(a, order, axis=0) for a in both]
-        if merged[0].shape[0] > self.best[0].shape[0]:
-            grow = merged[0].shape[0] - self.best[0].shape[0]
-            self.best = [np.vstack([a, np.full((grow, a.shape[1]), f, dtype=a.dtype)])
-                         for a, f in zip(self.best, (np.inf, -1, np.nan, np.nan))]
-        for a, b in zip(self.best, merged):
-            a[: b.shape[0], traits] = b
+            self.hits += (p <= self.threshold).sum(axis=1)
+        k = min(self.top, m_b)
+        pick = np.argpartition(p, k - 1, axis=1)[:, :k]
+        rows = np.broadcast_to(snp_rows[None, :], p.shape)
+        candidates = [np.take_along_axis(a, pick, axis=1) for a in (p, rows, beta, se)]
+        both = [np.hstack([a, b]) for a, b in zip(self.best, candidates)]
+        order = np.argsort(both[0], axis=1, kind="stable")[:, : self.top]
+        self.best = [np.take_along_axis(a, order, axis=1) for a in both]
 
     def top_hits(self, snps: pd.DataFrame) -> pd.DataFrame:
         """The ``top`` smallest p-values of each trait: Pheno, SNP, Chr, ChrPos, PValue,
         SnpWeight, SnpWeightSE; ``snps`` holds SNP, Chr, ChrPos by SNP index."""
-        p, rows, beta, se = self.best
-        keep = rows >= 0
-        trait = np.broadcast_to(np.arange(len(self.traits))[None, :], p.shape)[keep]
-        frame = snps.iloc[rows[keep]].reset_index(drop=True)
+        p, rows, beta, se = (a.ravel() for a in self.best)
+        trait = np.repeat(np.arange(len(self.traits)), self.best[0].shape[1])
+        frame = snps.iloc[rows].reset_index(drop=True)
         frame.insert(0, "Pheno", np.asarray(self.traits, dtype=object)[trait])
-        frame["PValue"], frame["SnpWeight"], frame["SnpWeightSE"] = p[keep], beta[keep], se[keep]
+        frame["PValue"], frame["SnpWeight"], frame["SnpWeightSE"] = p, beta, se
         return frame.sort_values(["Pheno", "PValue"], kind="stable").reset_index(drop=True)
 
     def median_p(self) -> np.ndarray:
@@ -77,7 +70,7 @@ class Summaries:
         """One row per trait: tests, hits (p <= threshold), min_p, lambda_gc, h2 (mean over the
         kinships of a LOCO scan)."""
         lam = stats.chi2.isf(self.median_p(), 1) / stats.chi2.ppf(0.5, 1)
-        frame = pd.DataFrame({"tests": self.tests, "min_p": self.best[0].min(axis=0, initial=1.0),
+        frame = pd.DataFrame({"tests": self.tests, "min_p": self.best[0].min(axis=1, initial=1.0),
                               "lambda_gc": lam, "h2": h2.mean(axis=1).to_numpy()},
                              index=pd.Index(self.traits, name="Pheno"))
         if self.threshold is not None:
