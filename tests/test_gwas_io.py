@@ -67,6 +67,11 @@ def test_snps_by_ids_or_positions(reference):
                        covar=TOY / "toydata.cov", kinship="all",
                        snps=np.arange(10_000)[SNPS])
     pd.testing.assert_frame_equal(by_pos.frame, reference)
+    mask = np.zeros(10_000, dtype=bool)
+    mask[SNPS] = True
+    by_mask = gwas.scan(bed=TOY / "toydata.5chrom", pheno=TOY / "toydata.phe",
+                        covar=TOY / "toydata.cov", kinship="all", snps=mask)
+    pd.testing.assert_frame_equal(by_mask.frame, reference)
 
 
 def test_unphenotyped_individuals_are_left_out_and_reported():
@@ -109,6 +114,8 @@ def test_errors_name_the_ids_and_the_fix():
         _scan(pheno, snps=["null_0", "rs_nowhere"])
     with pytest.raises(CohortError, match="not found"):
         _scan(TOY / "missing.phe")
+    with pytest.raises(ValueError, match="use 'loco', 'all'"):
+        _scan(pheno, kinship="LOCO")
 
 
 def test_kinship_from_another_fileset_matches_individuals_by_id(tmp_path):

@@ -124,7 +124,7 @@ class ParquetSink:
         frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
         if len(frame):
             pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
-                                partition_cols=["Pheno"],
+                                partition_cols=["Pheno"], max_partitions=len(self.names) + 1,
                                 basename_template=f"block{self.blocks:06d}-{{i}}.parquet")
         self.blocks += 1
 

@@ -35,7 +35,9 @@ class GwasResult:
 
     ``frame``: one row per (trait, SNP), FaST-LMM's columns (read back from Parquet when the
     scan streamed to ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
-    ``summary``: per trait tests, hits, min_p, lambda_gc, h2; ``top_hits``; ``timings``.
+    ``summary``: per trait tests, hits, min_p, lambda_gc, h2; ``top_hits``; ``timings``
+    (seconds: prepare = reading and matching, null_model = kinships, eigendecompositions and
+    h2, scan = the SNP blocks, write = assembling or flushing the output).
     """
 
     h2: pd.DataFrame
@@ -92,9 +94,12 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     summaries = Summaries(names, top=top, threshold=pvalue_threshold)
     h2_cols, s2_cols = {}, {}
     clock["prepare"] = time.perf_counter()
+    null_s = 0.0
     with _backend(backend, scheduler, n_workers) as run:
         for label, positions, K in groups:
+            null_start = time.perf_counter()
             basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
+            null_s += time.perf_counter() - null_start
             h2_cols[label], s2_cols[label] = h2, sigma2
             problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
             for start, beta, se, p in run(problem, m_block):
@@ -114,8 +119,8 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
         _frame=sink.frame() if output is None else None)
     sink.close(result)
     clock["write"] = time.perf_counter()
-    result.timings = {"prepare": clock["prepare"] - clock["start"],
-                      "scan": clock["scan"] - clock["prepare"],
+    result.timings = {"prepare": clock["prepare"] - clock["start"], "null_model": null_s,
+                      "scan": clock["scan"] - clock["prepare"] - null_s,
                       "write": clock["write"] - clock["scan"]}
     return result
 
@@ -234,7 +239,8 @@ def _kinship_groups(kinship, tested: Genotypes, genotypes: Genotypes, rows):
                 return total["K"] - gram(tested.select(tested.chrom == c))
             return build
         return [(_chrom_label(c), np.flatnonzero(tested.chrom == c), loco(c)) for c in chroms]
-    if isinstance(kinship, (str, Path)):
+    if isinstance(kinship, (str, Path)) and (Path(f"{kinship}.bed").exists()
+                                             or str(kinship).endswith(".bed")):
         other = Genotypes.open(kinship, count_A1=tested.count_A1)
         position = pd.Series(np.arange(len(other.iid)), index=other.ids())
         ids = genotypes.ids()[rows]
@@ -244,7 +250,8 @@ def _kinship_groups(kinship, tested: Genotypes, genotypes: Genotypes, rows):
                               f"{other.path.with_suffix('.fam')}, e.g. {list(missing[:5])}.")
         other = other.keep(position[ids].to_numpy())
         return [("all", everything, lambda: gram(other))]
-    raise ValueError(f"kinship={kinship!r}: use 'loco', 'all', an n x n array or a PLINK prefix.")
+    raise ValueError(f"kinship={kinship!r}: use 'loco', 'all', an n x n array or the prefix of "
+                     "an existing PLINK fileset.")
 
 
 def _chrom_label(c):
@@ -255,13 +262,17 @@ def _chrom_label(c):
 
 
 def _snp_positions(genotypes: Genotypes, snps) -> np.ndarray:
-    """Positions of the tested SNPs among the .bim rows: all, a slice, ints, or SNP ids."""
+    """Positions of the tested SNPs among the .bim rows: all, a slice, ints, a mask or ids."""
     everything = np.arange(genotypes.m)
     if snps is None:
         return everything
     if isinstance(snps, slice):
         return everything[snps]
     snps = np.asarray(snps)
+    if snps.dtype.kind == "b":
+        if snps.shape != (genotypes.m,):
+            raise CohortError(f"snps: a boolean mask needs {genotypes.m} values, one per SNP.")
+        return everything[snps]
     if snps.dtype.kind in "iu":
         if snps.size and (snps.min() < 0 or snps.max() >= genotypes.m):
             raise CohortError(f"snps: positions must lie in 0..{genotypes.m - 1}.")
