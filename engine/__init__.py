@@ -11,6 +11,7 @@ from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, gradient, loglik
+from .kaplan_meier import KaplanMeier, kaplan_meier
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
@@ -18,6 +19,6 @@ from .simulate import simulate
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik",
-    "simulate",
+    "FitResult", "KaplanMeier", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "kaplan_meier",
+    "loglik", "simulate",
 ]
