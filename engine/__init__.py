@@ -12,6 +12,7 @@ from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, gradient, loglik
 from .kaplan_meier import KaplanMeier, kaplan_meier
+from .logrank import LogrankResult, logrank_test
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
@@ -19,6 +20,6 @@ from .simulate import simulate
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "KaplanMeier", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "kaplan_meier",
-    "loglik", "simulate",
+    "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
+    "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "simulate",
 ]

@@ -22,7 +22,8 @@ import pandas as pd
 from scipy import stats
 
 from .cohort import Cohort
-from .errors import CohortError
+from .groups import group_rows
+from .risk_set import risk_set_sums
 
 CONF_TYPES = ("log", "log-log", "plain")
 _TOL = np.sqrt(np.finfo(float).eps)     # R's quantile.survfit tolerance
@@ -37,7 +38,8 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log",
     cohort : engine.Cohort; its weights and (start, stop] entry times are honoured, and any
         event code > 0 counts as an event (all-cause survival).
     by : None, a strata column, a covariate (a one-hot encoded text column by its own name),
-        or an array of group labels, one per row.
+        or an array of group labels, one per row (see engine.groups); groups with no rows
+        are left out.
     conf_type : "log-log" (default of ``table``, as lifelines and the app draw bands) | "log" |
         "plain"; ``at`` and ``quantile`` take R's default "log" unless told otherwise.
     level : confidence level of the limits.
@@ -46,13 +48,15 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log",
         raise TypeError(f"kaplan_meier needs an engine.Cohort, got {type(cohort).__name__}. "
                         "Build one with engine.Cohort.from_frame.")
     _check_conf(conf_type, level)
-    groups = _group_labels(cohort, by)
+    groups = group_rows(cohort, by)
     start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
     weights = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
-    leaves = _leaves_risk_set(cohort, groups)
+    leaves = _leaves_risk_set(cohort, groups.codes)
     curves = {}
-    for label in pd.unique(groups):
-        rows = groups == label
+    for code, label in enumerate(groups.labels):
+        rows = groups.codes == code
+        if not rows.any():
+            continue
         curves[label] = _curve(start[rows], np.asarray(cohort.time)[rows], weights[rows],
                                np.asarray(cohort.event)[rows] > 0, leaves[rows])
     return KaplanMeier(curves=curves, conf_type=conf_type, level=level,
@@ -185,52 +189,13 @@ def _check_conf(conf_type, level):
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
 
 
-def _group_labels(cohort, by):
-    """One label per row: "all", or "<by>=<value>" for a strata column or covariate."""
-    if by is None:
-        return np.full(cohort.n, "all", dtype=object)
-    if not isinstance(by, str):
-        labels = np.asarray(by, dtype=object)
-        if labels.shape != (cohort.n,):
-            raise CohortError(f"by has shape {labels.shape}; pass a column name or one group "
-                              f"label per row ({cohort.n} rows).")
-        if pd.isna(labels).any():
-            raise CohortError("by holds missing labels; give every row a group.")
-        return labels
-    if by in cohort.strata_columns:
-        if len(cohort.strata_columns) == 1:
-            text = np.asarray(cohort.strata_labels, dtype=object)
-            return np.asarray([f"{by}={t}" for t in text], dtype=object)[cohort.strata]
-        raise CohortError(f"by={by!r} is one of several strata columns "
-                          f"{list(cohort.strata_columns)}; pass the group labels as an array.")
-    if by in cohort.names:
-        values = cohort.X[:, cohort.names.index(by)].toarray().ravel()
-        if np.unique(values).size > 20:
-            raise CohortError(f"by={by!r} has {np.unique(values).size} distinct values; a "
-                              "Kaplan-Meier curve per value is not useful. Group it first "
-                              "(e.g. pd.qcut) and pass the labels.")
-        text = {v: f"{by}={v:g}" for v in np.unique(values)}
-        return np.asarray([text[v] for v in values], dtype=object)
-    if by in cohort.reference_levels:
-        labels = np.full(cohort.n, f"{by}={cohort.reference_levels[by]}", dtype=object)
-        prefix = f"{by}["
-        for j, name in enumerate(cohort.names):
-            if name.startswith(prefix) and name.endswith("]"):
-                rows = cohort.X[:, j].toarray().ravel() != 0
-                labels[rows] = f"{by}={name[len(prefix):-1]}"
-        return labels
-    raise CohortError(f"by={by!r} is neither a strata column nor a covariate of this cohort "
-                      f"(covariates: {cohort.names[:20]}). Name one of them, or pass labels.")
-
-
-def _leaves_risk_set(cohort, groups):
+def _leaves_risk_set(cohort, group_codes):
     """True where a row's end takes its subject out of the group's risk set (R's survflag):
     without entry times every row; with them a subject's last episode, or one followed by a
     gap, or by an episode in another group."""
     if cohort.start is None or cohort.id is None:
         return np.ones(cohort.n, dtype=bool)
     ids = pd.factorize(cohort.id)[0]
-    group_codes = pd.factorize(groups)[0]
     order = np.lexsort((cohort.time, ids, group_codes))
     ids, group_codes = ids[order], group_codes[order]
     same = (ids[1:] == ids[:-1]) & (group_codes[1:] == group_codes[:-1])
@@ -246,7 +211,7 @@ def _curve(start, stop, w, event, leaves):
     died = np.bincount(np.searchsorted(times, stop[event]), w[event], len(times))
     out = ~event & leaves
     censored = np.bincount(np.searchsorted(times, stop[out]), w[out], len(times))
-    at_risk = _risk_set_sums(start, stop, w, times)
+    at_risk = risk_set_sums(start, stop, w, times)
     # differences of running sums of fractional weights carry rounding: snap n = d exactly
     at_risk = np.where(np.abs(at_risk - died) <= 1e-12 * w.sum(), died, at_risk)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -255,17 +220,6 @@ def _curve(start, stop, w, event, leaves):
     var_log = np.cumsum(term)       # +inf once the curve reaches zero (R: NaN std.err)
     return pd.DataFrame({"time": times, "at_risk": at_risk, "events": died,
                          "censored": censored, "survival": survival, "var_log": var_log})
-
-
-def _risk_set_sums(start, stop, w, times):
-    """sum of w over rows with start < t <= stop, for each t in ``times``."""
-    by_stop = np.argsort(stop)
-    by_start = np.argsort(start)
-    w_stop = np.concatenate(([0.0], np.cumsum(w[by_stop])))
-    w_start = np.concatenate(([0.0], np.cumsum(w[by_start])))
-    ended = w_stop[np.searchsorted(stop[by_stop], times, side="left")]       # stop < t
-    entered = w_start[np.searchsorted(start[by_start], times, side="left")]  # start < t
-    return entered - ended
 
 
 def _limits(s, var_log, conf_type, level):
