@@ -13,6 +13,7 @@ from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, Mon
 from .fit import fit, gradient, loglik
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
+from .ph_test import ph_test, scaled_schoenfeld
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
@@ -21,5 +22,6 @@ __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
     "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
-    "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "simulate",
+    "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "ph_test",
+    "scaled_schoenfeld", "simulate",
 ]
