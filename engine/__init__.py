@@ -17,11 +17,12 @@ from .ph_test import ph_test, scaled_schoenfeld
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
+from .table_one import TableOne, table_one
 
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
     "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
     "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "ph_test",
-    "scaled_schoenfeld", "simulate",
+    "scaled_schoenfeld", "simulate", "TableOne", "table_one",
 ]
