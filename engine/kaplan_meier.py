@@ -60,7 +60,8 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log",
         curves[label] = _curve(start[rows], np.asarray(cohort.time)[rows], weights[rows],
                                np.asarray(cohort.event)[rows] > 0, leaves[rows])
     return KaplanMeier(curves=curves, conf_type=conf_type, level=level,
-                       weighted=cohort.weights is not None)
+                       weighted=cohort.weights is not None, dropped=dict(cohort.dropped),
+                       n_dropped=cohort.n_dropped)
 
 
 @dataclass
@@ -69,12 +70,15 @@ class KaplanMeier:
 
     curves : dict, group label -> DataFrame (time, at_risk, events, censored, survival,
         var_log) at each time with an event or a censoring
+    dropped, n_dropped : the cohort's rows dropped for missing values, per column and in all
     """
 
     curves: dict
     conf_type: str
     level: float
     weighted: bool
+    dropped: dict
+    n_dropped: int
 
     @property
     def table(self) -> pd.DataFrame:

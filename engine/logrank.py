@@ -37,7 +37,8 @@ class LogrankResult:
     variance : DataFrame k x k, V of O - E
     trend_statistic, trend_p : the one-degree-of-freedom test for trend over ``scores``
     scores : Series, group -> score used for the trend test
-    spec : dict, group, strata, rho, gamma
+    spec : dict, group, strata, rho, gamma, and the cohort's rows dropped for missing values
+        (dropped per column, n_dropped)
     """
 
     statistic: float
@@ -108,7 +109,8 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
         scores=pd.Series(s, index=groups.labels, name="score"),
         spec={"group": group if isinstance(group, str) else "labels",
               "strata": strata if strata is None or isinstance(strata, str) else "labels",
-              "rho": rho, "gamma": gamma})
+              "rho": rho, "gamma": gamma, "dropped": dict(cohort.dropped),
+              "n_dropped": cohort.n_dropped})
 
 
 def _stratum(start, stop, died, w, codes, k, rho, gamma):
