@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import collinearity
+from .arguments import check_fit_arguments
 from .episodes import interval_names, split_at_cut_points
 from .errors import ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .models.cox import CoxModel
@@ -68,6 +69,7 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     """
     if model not in MODELS:
         raise ValueError(f"model={model!r} is not available; survscan fits {MODELS} so far.")
+    check_fit_arguments(cohort, init, max_iter)
     if not (isinstance(tol, float | int) and 0 < tol < 1):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     if precision not in PRECISIONS:

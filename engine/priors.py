@@ -6,6 +6,7 @@ L1(lam) adds lam * sum |beta_j| to -l(beta) (Laplace prior); L2(lam) adds lam/2 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 
@@ -16,7 +17,7 @@ class L1:
     lam: float
 
     def __post_init__(self):
-        _check(self.lam, "L1")
+        object.__setattr__(self, "lam", _check(self.lam, "L1"))
 
     @classmethod
     def from_variance(cls, variance: float) -> "L1":
@@ -39,7 +40,7 @@ class L2:
     lam: float
 
     def __post_init__(self):
-        _check(self.lam, "L2")
+        object.__setattr__(self, "lam", _check(self.lam, "L2"))
 
     @classmethod
     def from_variance(cls, variance: float) -> "L2":
@@ -56,5 +57,8 @@ class L2:
 
 
 def _check(lam, kind):
-    if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam >= 0):
+    """lam as a float: any real number type (int, float, NumPy scalars), finite and >= 0."""
+    if not (isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(lam)
+            and lam >= 0):
         raise ValueError(f"{kind} penalty strength must be a finite number >= 0, got {lam!r}")
+    return float(lam)
