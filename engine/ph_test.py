@@ -23,7 +23,7 @@ from scipy.stats import rankdata
 
 from .cohort import Cohort
 from .fit import loglik
-from .risk_set import risk_set_sums
+from .risk_set import RiskSets, risk_set_sums
 
 TRANSFORMS = ("km", "identity", "rank", "log")
 
@@ -111,8 +111,8 @@ class _Zph:
         self.names = [cohort.names[j] for j in keep]
         self.beta = coef[keep]
         self.terms = _terms(self.names, cohort.reference_levels)
-        X = cohort.X[:, keep].toarray()
-        X = X - X.mean(axis=0)
+        X = np.asfortranarray(cohort.X[:, keep].toarray())     # contiguous columns
+        X -= X.mean(axis=0)
         eta = X @ self.beta
         eta -= eta.mean()
         time = np.asarray(cohort.time)
@@ -140,25 +140,32 @@ class _Zph:
             t_event = np.unique(stop[rows][dead])
             if t_event.size == 0:
                 continue
-            rr = r[rows]
-            moments = np.column_stack([rr, rr[:, None] * x,
-                                       (rr[:, None, None] * x[:, :, None] * x[:, None, :])
-                                       .reshape(len(rows), p * p)])
-            at_risk = np.column_stack([risk_set_sums(start[rows], stop[rows], moments[:, q],
-                                                     t_event) for q in range(moments.shape[1])])
+            risk = RiskSets(start[rows], stop[rows], t_event)
             slot = np.searchsorted(t_event, stop[rows][dead])
-            died = np.zeros((t_event.size, moments.shape[1]))
-            np.add.at(died, slot, moments[dead])
-            m = np.bincount(slot, minlength=t_event.size).astype(float)
+            rr = r[rows]
+
+            def at_event_times(values):
+                """Risk-set sums and sums over the deaths, at each event time."""
+                return risk.sums(values), np.bincount(slot, values[dead], t_event.size)
+
+            when, share, frac, s0, xbar = self._terms_per_time(at_event_times, rr, x, slot,
+                                                               t_event.size, efron)
             dead_w = np.bincount(slot, w[rows][dead], minlength=t_event.size)
             g_t = np.zeros(t_event.size)
             g_t[slot] = g[rows][dead]
-            info, mean_x = self._time_terms(at_risk, died, m, dead_w, p, efron)
+            mean_x = np.column_stack([np.bincount(when, share * xbar[:, a], t_event.size)
+                                      for a in range(p)])    # Efron: the mean of the means
             self.u += (g[rows][dead] * w[rows][dead]) @ x[dead] - (g_t * dead_w) @ mean_x
-            for a, b, power in ((0, 0, 0), (0, 1, 1), (1, 1, 2)):
-                block = np.tensordot(g_t ** power, info, axes=1)
-                self.imat[a * p:(a + 1) * p, b * p:(b + 1) * p] = \
-                    self.imat[a * p:(a + 1) * p, b * p:(b + 1) * p] + block
+            for a in range(p):
+                for b in range(a, p):
+                    s2, d2 = at_event_times(rr * x[:, a] * x[:, b])
+                    s2_k = s2[when] - (1 - frac) * d2[when]
+                    info = np.bincount(when, dead_w[when] * share
+                                       * (s2_k / s0 - xbar[:, a] * xbar[:, b]), t_event.size)
+                    for i, j in {(a, b), (b, a)}:
+                        self.imat[i, j] += info.sum()
+                        self.imat[i, p + j] += g_t @ info
+                        self.imat[p + i, p + j] += (g_t ** 2) @ info
             order = np.argsort(stop[rows][dead], kind="stable")
             schoenfeld.append((x[dead] - mean_x[slot])[order])
             times.append(stop[rows][dead][order])
@@ -173,24 +180,25 @@ class _Zph:
         self.weight = sum(np.minimum.outer(used, used) for used in self.used)
 
     @staticmethod
-    def _time_terms(at_risk, died, m, dead_w, p, efron):
-        """Per event time: information I_t (T, p, p) times the dead weight, and the mean of x
-        over the risk set (Efron: the mean of the means over the tied deaths), (T, p)."""
-        T = at_risk.shape[0]
-        info = np.zeros((T, p, p))
-        mean_x = np.zeros((T, p))
-        steps = int(m.max()) if efron else 1
-        for k in range(1, steps + 1):
-            active = m >= k
-            frac = np.where(efron, k / m, 1.0)[active]            # Efron: k/m of the deaths
-            sums = at_risk[active] - (1 - frac)[:, None] * died[active]
-            s0, s1 = sums[:, 0], sums[:, 1:1 + p]
-            s2 = sums[:, 1 + p:].reshape(-1, p, p)
-            xbar = s1 / s0[:, None]
-            share = (dead_w[active] / (m[active] if efron else 1.0))[:, None, None]
-            info[active] += share * (s2 / s0[:, None, None] - xbar[:, :, None] * xbar[:, None, :])
-            mean_x[active] += xbar / (m[active][:, None] if efron else 1.0)
-        return info, mean_x
+    def _terms_per_time(at_event_times, rr, x, slot, size, efron):
+        """The terms of each event time's likelihood contribution, flattened: one per time
+        (Breslow), or one per tied death k = 1..m with k/m of the deaths' risk left in the risk
+        set (Efron).  Returns, per term: its time, share of the dead weight (1 or 1/m), k/m,
+        S0 and the mean of x, shape (E, p)."""
+        s0_all, d0_all = at_event_times(rr)
+        moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
+        s1_all = np.column_stack([m[0] for m in moments])
+        d1_all = np.column_stack([m[1] for m in moments])
+        m = np.bincount(slot, minlength=size)
+        if efron:
+            time = np.repeat(np.arange(size), m)
+            k = np.arange(time.size) - np.repeat(np.cumsum(m) - m, m) + 1.0
+            frac, share = k / m[time], 1.0 / m[time]
+        else:
+            time, frac, share = np.arange(size), np.ones(size), np.ones(size)
+        s0 = s0_all[time] - (1 - frac) * d0_all[time]
+        xbar = (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]
+        return time, share, frac, s0, xbar
 
 
 def _transform(transform, start, stop, event):

@@ -179,3 +179,39 @@ def test_refusals(rossi):
     penalised = engine.fit(cohort, penalty=engine.L2(1.0))
     with pytest.raises(ValueError, match="unpenalised"):
         engine.ph_test(penalised, cohort)
+
+
+def _split(rossi, cuts):
+    rows = []
+    for i, r in rossi.iterrows():
+        bounds = [0, *[c for c in cuts if c < r["week"]], r["week"]]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            rows.append({"id": i, "start": a, "stop": b, "fin": r["fin"], "age": r["age"],
+                         "prio": r["prio"], "arrest": int(r["arrest"] and b == r["week"])})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_split_episodes_give_the_unsplit_test(rossi, ties):
+    """(start, stop] rows without covariate change: the same risk sets, so the same test (R's
+    zph2 against zph1)."""
+    names = ["fin", "age", "prio"]
+    plain = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=names)
+    split = engine.Cohort.from_frame(_split(rossi, (10, 25, 40)), "stop", "arrest",
+                                     covariates=names, start="start", id="id")
+    for transform in ("km", "identity"):
+        a = engine.ph_test(engine.fit(plain, ties=ties), plain, transform=transform)
+        b = engine.ph_test(engine.fit(split, ties=ties), split, transform=transform)
+        np.testing.assert_allclose(b["chisq"], a["chisq"], rtol=1e-7)
+
+
+def test_integer_weights_are_repeated_rows_with_breslow(rossi):
+    w = 1 + np.arange(len(rossi)) % 3
+    names = ["fin", "age", "prio"]
+    weighted = engine.Cohort.from_frame(rossi.assign(w=w), "week", "arrest", covariates=names,
+                                        weights="w")
+    repeated = engine.Cohort.from_frame(rossi.loc[rossi.index.repeat(w)].reset_index(drop=True),
+                                        "week", "arrest", covariates=names)
+    a = engine.ph_test(engine.fit(weighted), weighted, transform="identity")
+    b = engine.ph_test(engine.fit(repeated), repeated, transform="identity")
+    np.testing.assert_allclose(a["chisq"], b["chisq"], rtol=1e-7)
