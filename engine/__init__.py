@@ -13,7 +13,8 @@ from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, Mon
 from .fit import fit, gradient, loglik
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
-from .ph_test import ph_test, scaled_schoenfeld
+from .ph_test import information, ph_test, scaled_schoenfeld
+from .residuals import residuals
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
@@ -23,6 +24,6 @@ __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
     "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
-    "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "ph_test",
-    "scaled_schoenfeld", "simulate", "TableOne", "table_one",
+    "datasets", "fit", "gradient", "kaplan_meier", "information", "loglik", "logrank_test", "ph_test",
+    "residuals", "scaled_schoenfeld", "simulate", "TableOne", "table_one",
 ]

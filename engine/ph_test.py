@@ -23,7 +23,7 @@ from scipy.stats import rankdata
 
 from .cohort import Cohort
 from .fit import loglik
-from .risk_set import RiskSets, risk_set_sums
+from .risk_set import RiskSets, event_time_terms, risk_set_sums
 
 TRANSFORMS = ("km", "identity", "rank", "log")
 
@@ -80,36 +80,53 @@ def scaled_schoenfeld(res, cohort: Cohort, transform: str = "km") -> pd.DataFram
     return out
 
 
+def information(res, cohort) -> pd.DataFrame:
+    """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
+    Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
+    coxph ``var``.  The same risk-set moments as the PH test's beta block."""
+    z = _Zph(res, cohort, "identity")
+    p = len(z.names)
+    return pd.DataFrame(z.imat[:p, :p], index=z.names, columns=z.names)
+
+
+def check_cox_fit(res, cohort):
+    """Check that ``res`` is an unpenalised Cox fit of ``cohort`` (same covariates and rows,
+    the same log-likelihood at its coefficients); return the columns with a finite estimate
+    (aliased NaN ones left out), their coefficients and the ties method."""
+    if not isinstance(cohort, Cohort):
+        raise TypeError("this check needs the engine.Cohort that was fitted as its second "
+                        f"argument, got {type(cohort).__name__}.")
+    spec = res.spec
+    if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
+        raise ValueError("the PH test and residuals take unpenalised Cox fits without cut "
+                         f"points (R's coxph); this fit is model={spec.get('model')!r}, "
+                         f"penalty={spec.get('penalty')!r}, "
+                         f"cut_points={spec.get('cut_points')!r}.")
+    if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:
+        raise ValueError("the cohort is not the one fitted: its covariates or rows differ "
+                         "from the fit's. Pass the cohort given to engine.fit.")
+    coef = res.coef.to_numpy(float)
+    if np.isinf(coef).any():
+        raise ValueError(f"coefficients {list(res.coef.index[np.isinf(coef)])} diverge; "
+                         "a finite fit is needed (remove or merge those columns).")
+    ties = spec["ties"]
+    fitted = loglik(cohort, np.nan_to_num(coef), ties=ties)
+    if not np.isclose(fitted, res.loglik, rtol=1e-6, atol=1e-8):
+        raise ValueError(f"the cohort's log-likelihood at the fitted coefficients is "
+                         f"{fitted:.6f}, the fit's {res.loglik:.6f}: pass the cohort given "
+                         "to engine.fit.")
+    keep = np.flatnonzero(np.isfinite(coef))     # aliased (NaN) columns left out
+    return keep, coef[keep], ties
+
+
 class _Zph:
     """Score, information and Schoenfeld residuals of the model extended by x * g(t)."""
 
     def __init__(self, res, cohort, transform):
-        if not isinstance(cohort, Cohort):
-            raise TypeError("ph_test needs the engine.Cohort that was fitted as its second "
-                            f"argument, got {type(cohort).__name__}.")
         if transform not in TRANSFORMS:
             raise ValueError(f"transform must be one of {TRANSFORMS}, got {transform!r}")
-        spec = res.spec
-        if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
-            raise ValueError("ph_test checks unpenalised Cox fits without cut points (R's "
-                             f"cox.zph); this fit is model={spec.get('model')!r}, penalty="
-                             f"{spec.get('penalty')!r}, cut_points={spec.get('cut_points')!r}.")
-        if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:
-            raise ValueError("the cohort is not the one fitted: its covariates or rows differ "
-                             "from the fit's. Pass the cohort given to engine.fit.")
-        coef = res.coef.to_numpy(float)
-        if np.isinf(coef).any():
-            raise ValueError(f"coefficients {list(res.coef.index[np.isinf(coef)])} diverge; "
-                             "the PH test needs a finite fit (remove or merge those columns).")
-        ties = spec["ties"]
-        fitted = loglik(cohort, np.nan_to_num(coef), ties=ties)
-        if not np.isclose(fitted, res.loglik, rtol=1e-6, atol=1e-8):
-            raise ValueError(f"the cohort's log-likelihood at the fitted coefficients is "
-                             f"{fitted:.6f}, the fit's {res.loglik:.6f}: pass the cohort given "
-                             "to engine.fit.")
-        keep = np.flatnonzero(np.isfinite(coef))         # aliased (NaN) columns left out
+        keep, self.beta, ties = check_cox_fit(res, cohort)
         self.names = [cohort.names[j] for j in keep]
-        self.beta = coef[keep]
         self.terms = _terms(self.names, cohort.reference_levels)
         X = np.asfortranarray(cohort.X[:, keep].toarray())     # contiguous columns
         X -= X.mean(axis=0)
@@ -148,8 +165,8 @@ class _Zph:
                 """Risk-set sums and sums over the deaths, at each event time."""
                 return risk.sums(values), np.bincount(slot, values[dead], t_event.size)
 
-            when, share, frac, s0, xbar = self._terms_per_time(at_event_times, rr, x, slot,
-                                                               t_event.size, efron)
+            when, share, frac, s0, xbar = event_time_terms(at_event_times, rr, x, slot,
+                                                           t_event.size, efron)
             dead_w = np.bincount(slot, w[rows][dead], minlength=t_event.size)
             g_t = np.zeros(t_event.size)
             g_t[slot] = g[rows][dead]
@@ -178,27 +195,6 @@ class _Zph:
         self.event_strata = np.concatenate(layer)
         self.event_rows = np.concatenate(positions)
         self.weight = sum(np.minimum.outer(used, used) for used in self.used)
-
-    @staticmethod
-    def _terms_per_time(at_event_times, rr, x, slot, size, efron):
-        """The terms of each event time's likelihood contribution, flattened: one per time
-        (Breslow), or one per tied death k = 1..m with k/m of the deaths' risk left in the risk
-        set (Efron).  Returns, per term: its time, share of the dead weight (1 or 1/m), k/m,
-        S0 and the mean of x, shape (E, p)."""
-        s0_all, d0_all = at_event_times(rr)
-        moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
-        s1_all = np.column_stack([m[0] for m in moments])
-        d1_all = np.column_stack([m[1] for m in moments])
-        m = np.bincount(slot, minlength=size)
-        if efron:
-            time = np.repeat(np.arange(size), m)
-            k = np.arange(time.size) - np.repeat(np.cumsum(m) - m, m) + 1.0
-            frac, share = k / m[time], 1.0 / m[time]
-        else:
-            time, frac, share = np.arange(size), np.ones(size), np.ones(size)
-        s0 = s0_all[time] - (1 - frac) * d0_all[time]
-        xbar = (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]
-        return time, share, frac, s0, xbar
 
 
 def _transform(transform, start, stop, event):

@@ -36,3 +36,24 @@ class RiskSets:
 def risk_set_sums(start, stop, w, times):
     """sum of w over rows with start < t <= stop, for each t in ``times``; O((N + T) log N)."""
     return RiskSets(start, stop, times).sums(w)
+
+
+def event_time_terms(at_event_times, rr, x, slot, size, efron):
+    """The terms of each event time's likelihood contribution, flattened: one per time
+    (Breslow), or one per tied death k = 1..m with k/m of the deaths' risk left in the risk
+    set (Efron).  Returns, per term: its time, share of the dead weight (1 or 1/m), k/m,
+    S0 and the mean of x, shape (E, p)."""
+    s0_all, d0_all = at_event_times(rr)
+    moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
+    s1_all = np.column_stack([m[0] for m in moments])
+    d1_all = np.column_stack([m[1] for m in moments])
+    m = np.bincount(slot, minlength=size)
+    if efron:
+        time = np.repeat(np.arange(size), m)
+        k = np.arange(time.size) - np.repeat(np.cumsum(m) - m, m) + 1.0
+        frac, share = k / m[time], 1.0 / m[time]
+    else:
+        time, frac, share = np.arange(size), np.ones(size), np.ones(size)
+    s0 = s0_all[time] - (1 - frac) * d0_all[time]
+    xbar = (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]
+    return time, share, frac, s0, xbar
