@@ -11,9 +11,10 @@ from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, gradient, loglik
+from .global_tests import global_tests
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
-from .ph_test import information, ph_test, scaled_schoenfeld
+from .ph_test import information, information_at, ph_test, scaled_schoenfeld
 from .residuals import residuals
 from .priors import L1, L2
 from .result import FitResult
@@ -24,6 +25,6 @@ __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
     "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
-    "datasets", "fit", "gradient", "kaplan_meier", "information", "loglik", "logrank_test", "ph_test",
+    "datasets", "fit", "global_tests", "gradient", "kaplan_meier", "information", "information_at", "loglik", "logrank_test", "ph_test",
     "residuals", "scaled_schoenfeld", "simulate", "TableOne", "table_one",
 ]

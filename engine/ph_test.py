@@ -38,7 +38,7 @@ def ph_test(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
     cohort : the engine.Cohort that was fitted (a FitResult keeps no data)
     transform : "km" (R's default) | "identity" | "rank" | "log"
     """
-    z = _Zph(res, cohort, transform)
+    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
     p = len(z.names)
     rows, chisq, df = [], [], []
     for term, columns in z.terms.items():
@@ -61,7 +61,7 @@ def scaled_schoenfeld(res, cohort: Cohort, transform: str = "km") -> pd.DataFram
     position in the cohort), time, g (the transformed time), stratum (when stratified) and one
     column per coefficient, whose smooth against g estimates beta_j(t) (R's cox.zph(...)$y
     with terms=FALSE)."""
-    z = _Zph(res, cohort, transform)
+    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
     p = len(z.names)
     vmean = z.imat[:p, :p] / np.where(z.weight == 0, 1.0, z.weight)
     scaled = np.full_like(z.schoenfeld, np.nan)
@@ -84,7 +84,15 @@ def information(res, cohort) -> pd.DataFrame:
     """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
     Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
     coxph ``var``.  The same risk-set moments as the PH test's beta block."""
-    z = _Zph(res, cohort, "identity")
+    keep, beta, ties = check_cox_fit(res, cohort)
+    return information_at(cohort, beta, ties, keep)
+
+
+def information_at(cohort, beta, ties="breslow", columns=None) -> pd.DataFrame:
+    """The observed information of the Cox partial likelihood of ``cohort`` at any ``beta``
+    (one value per column in ``columns``, default all), e.g. at 0 for the score test."""
+    keep = np.arange(cohort.p) if columns is None else np.asarray(columns)
+    z = _Zph(cohort, keep, np.asarray(beta, dtype=float), ties, "identity")
     p = len(z.names)
     return pd.DataFrame(z.imat[:p, :p], index=z.names, columns=z.names)
 
@@ -122,10 +130,10 @@ def check_cox_fit(res, cohort):
 class _Zph:
     """Score, information and Schoenfeld residuals of the model extended by x * g(t)."""
 
-    def __init__(self, res, cohort, transform):
+    def __init__(self, cohort, keep, beta, ties, transform):
         if transform not in TRANSFORMS:
             raise ValueError(f"transform must be one of {TRANSFORMS}, got {transform!r}")
-        keep, self.beta, ties = check_cox_fit(res, cohort)
+        self.beta = beta
         self.names = [cohort.names[j] for j in keep]
         self.terms = _terms(self.names, cohort.reference_levels)
         X = np.asfortranarray(cohort.X[:, keep].toarray())     # contiguous columns
