@@ -7,6 +7,7 @@ in private-by-convention modules: modeldata (sorted layout), backends (kernels),
 from . import cdm, datasets
 from .bootstrap import bootstrap
 from .cohort import Cohort
+from .concordance import concordance
 from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
@@ -22,7 +23,7 @@ from .simulate import simulate
 from .table_one import TableOne, table_one
 
 __all__ = [
-    "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
+    "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "concordance", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
     "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
     "datasets", "fit", "global_tests", "gradient", "kaplan_meier", "information", "information_at", "loglik", "logrank_test", "ph_test",
