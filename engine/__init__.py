@@ -6,21 +6,27 @@ first use, so ``import engine`` loads neither DuckDB nor lifelines.
 """
 import importlib
 
-from . import concordance, datasets, device
+from . import datasets, device
 from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
+from .concordance import concordance
 from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, fit_problem, gradient, loglik
 from .global_tests import global_tests
+from .kaplan_meier import KaplanMeier, kaplan_meier
+from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
-from .path import PathResult, path
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
+from .path import PathResult, path
+from .ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .residuals import residuals
 from .priors import L1, L2
 from .problem import Problem
 from .result import FitResult
 from .simulate import simulate
+from .table_one import TableOne, table_one
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 
@@ -34,8 +40,11 @@ def __getattr__(name):
 
 __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
-    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "L1", "L2", "MODELS",
-    "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "Problem", "SOLVERS", "TIES", "TV_ROUTES",
-    "bootstrap", "cdm", "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
-    "device", "fit", "fit_problem", "global_tests", "gradient", "loglik", "lr_test", "path", "simulate",
+    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2",
+    "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
+    "Problem", "SOLVERS", "TIES", "TV_ROUTES", "TableOne", "bootstrap", "cdm", "comparative",
+    "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
+    "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
+    "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "scaled_schoenfeld",
+    "simulate", "table_one",
 ]

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import parallel as par
-from .errors import ConvergenceWarning
+from .errors import CohortError, ConvergenceWarning, DataWarning
 from .fit import fit, fit_problem
 from .options import FitOptions
 from .priors import L1, L2
@@ -33,6 +33,8 @@ class BootstrapResult:
     replicates : DataFrame, one row per replicate, one column per covariate
     fit : FitResult on all data; level : float; timings : dict, stage -> seconds;
     not_converged : replicate fits that hit max_iter (kept)
+    no_events : replicates that drew no event; they have no estimate and are left out of
+        ``replicates`` and the intervals
     """
 
     summary: pd.DataFrame
@@ -42,6 +44,7 @@ class BootstrapResult:
     timings: dict
     not_converged: int = 0
     spec: dict = field(default_factory=dict)
+    no_events: int = 0
 
 
 class _ReplicateFits(WeightedRefits):
@@ -55,7 +58,10 @@ class _ReplicateFits(WeightedRefits):
         problem = self.problem()
         codes, n_subjects = self.cache.get("subjects", lambda: subjects(self.cohort))
         counts = bootstrap_counts(n_subjects, self.seed, b)
-        problem.set_weights(self.base_weights() * counts[codes])
+        weights = self.base_weights() * counts[codes]
+        if not (weights[np.asarray(self.cohort.event) > 0] > 0).any():
+            return None, True          # no event drawn: nothing to estimate
+        problem.set_weights(weights)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = fit_problem(problem, self.penalty, init=self.init)
@@ -94,19 +100,28 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     out = par.run(task, range(replicates), parallel, n_jobs, progress, cancel)
     t2 = time.perf_counter()
 
-    reps = pd.DataFrame(np.vstack([c for c, _ in out]), columns=full.coef.index)
-    reps.index.name = "replicate"
+    drawn = [b for b, (c, _) in enumerate(out) if c is not None]
+    no_events = replicates - len(drawn)
+    if len(drawn) < 2:
+        raise CohortError(f"{no_events} of {replicates} bootstrap replicates drew no event: "
+                          "too few events for a bootstrap. Use more data or a larger cohort.")
+    if no_events:
+        warnings.warn(f"{no_events} of {replicates} bootstrap replicate(s) drew no event and "
+                      "were left out of the intervals (BootstrapResult.no_events).",
+                      DataWarning, stacklevel=2)
+    reps = pd.DataFrame(np.vstack([out[b][0] for b in drawn]), columns=full.coef.index,
+                        index=pd.Index(drawn, name="replicate"))
     alpha = (1.0 - level) / 2.0
     lower, upper = np.quantile(reps.to_numpy(), [alpha, 1.0 - alpha], axis=0)
     summary = pd.DataFrame({"coef": full.coef, "lower": lower, "upper": upper,
                             "nonzero_fraction": (reps != 0).mean(axis=0)})
-    unconverged = sum(not ok for _, ok in out)
+    unconverged = sum(not out[b][1] for b in drawn)
     if unconverged:
         warnings.warn(f"{unconverged} replicate fit(s) stopped at max_iter={max_iter} before "
                       f"tol={tol}; they are kept.", ConvergenceWarning, stacklevel=2)
     return BootstrapResult(
         summary=summary, replicates=reps, fit=full, level=level,
         timings={"fit": t1 - t0, "replicates": t2 - t1, "total": t2 - t0},
-        not_converged=int(unconverged),
+        not_converged=int(unconverged), no_events=int(no_events),
         spec={"penalty": full.spec["penalty"], "replicates": replicates, "seed": seed,
               "ties": ties, "unpenalized": full.spec["unpenalized"]})

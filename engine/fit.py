@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .arguments import check_cohort, check_init
 from .errors import ConvergenceWarning, MonotoneLikelihoodWarning
 from .options import FitOptions
 from .problem import Problem
@@ -60,6 +61,8 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     FitResult
     """
     t0 = time.perf_counter()
+    check_cohort(cohort)
+    check_init(init, cohort)
     options = FitOptions(model=model, ties=ties, backend=backend, solver=solver,
                          precision=precision, tol=tol, max_iter=max_iter, cause=cause,
                          censoring_strata=censoring_strata, tv_route=tv_route)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 from dataclasses import dataclass
 
+from .arguments import check_max_iter
 from .backends import DEVICES
 from .solvers import SOLVERS
 
@@ -56,9 +57,7 @@ class FitOptions:
         if not (isinstance(self.tol, numbers.Real) and not isinstance(self.tol, bool)
                 and 0 < self.tol < 1):
             raise ValueError(f"tol must be in (0, 1), got {self.tol!r}")
-        if not (isinstance(self.max_iter, numbers.Integral) and not isinstance(self.max_iter, bool)
-                and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        check_max_iter(self.max_iter)
         if self.precision == "float32":
             if self.model != "cox":
                 raise ValueError(f"precision={self.precision!r} is available for model='cox' on "

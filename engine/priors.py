@@ -24,7 +24,7 @@ class L1:
     lam: float
 
     def __post_init__(self):
-        _check(self.lam, "L1")
+        object.__setattr__(self, "lam", _check(self.lam, "L1"))
 
     @classmethod
     def from_variance(cls, variance: float) -> "L1":
@@ -47,7 +47,7 @@ class L2:
     lam: float
 
     def __post_init__(self):
-        _check(self.lam, "L2")
+        object.__setattr__(self, "lam", _check(self.lam, "L2"))
 
     @classmethod
     def from_variance(cls, variance: float) -> "L2":
@@ -64,9 +64,11 @@ class L2:
 
 
 def _check(lam, kind):
+    """lam as a float: any real number type (int, float, NumPy scalars), finite and >= 0."""
     if not (isinstance(lam, numbers.Real) and not isinstance(lam, bool) and math.isfinite(lam)
             and lam >= 0):
         raise ValueError(f"{kind} penalty strength must be a finite number >= 0, got {lam!r}")
+    return float(lam)
 
 
 def penalty_vectors(names, penalty, unpenalized=()) -> tuple[np.ndarray, np.ndarray]:

@@ -11,9 +11,7 @@ import pandas as pd
 import scipy.linalg as la
 from scipy import stats
 
-from .concordance import Concordance, concordance
 from .errors import ConvergenceWarning
-from .global_tests import global_tests
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
@@ -94,15 +92,6 @@ class FitResult:
         penalty kept) reaches the chi-square(1) quantile of ``level``; see engine.profile.
         """
         return profile_confint(self, names, level)
-
-    def global_tests(self) -> pd.DataFrame:
-        """Likelihood-ratio, Wald and score tests that every tested coefficient is zero, as
-        R's summary(coxph) prints them (engine.global_tests)."""
-        return global_tests(self)
-
-    def concordance(self) -> Concordance:
-        """Harrell's C of a Cox fit on its own data (engine.concordance)."""
-        return concordance(self)
 
     @property
     def summary(self) -> pd.DataFrame:
