@@ -241,7 +241,7 @@ with installed() as cp:
 '''
 
 
-def _under_asan(args, timeout=600):
+def _under_asan(args, timeout=1500):
     libasan = subprocess.run([CXX, "-print-file-name=libasan.so"], capture_output=True,
                              text=True).stdout.strip()
     env = {**os.environ, "SURVSCAN_EMULATOR_ASAN": "1", "LD_PRELOAD": libasan,
