@@ -14,6 +14,7 @@ from .errors import ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
 from .models.logistic import LogisticModel
+from .models.sccs import SccsModel
 from .priors import L1, L2
 from .result import FitResult
 from .solvers import SolverState, solve
@@ -21,7 +22,7 @@ from .solvers import SolverState, solve
 # The collinearity check costs sum over rows of (unpenalised non-zeros in the row)^2.
 _ALIAS_CHECK_BUDGET = 5e8
 
-MODELS = ("cox", "fine_gray", "logistic")
+MODELS = ("cox", "fine_gray", "logistic", "sccs")
 PRECISIONS = ("float64", "float32")
 FLOAT32_TOL = 1e-6
 
@@ -102,6 +103,9 @@ def _prepare(cohort, model="cox", ties="breslow", unpenalized=(), cut_points=Non
         if model == "logistic":
             raise ValueError("cut_points split survival episodes; logistic regression has "
                              "none. Fit without cut_points.")
+        if model == "sccs":
+            raise ValueError("cut_points split survival episodes; SCCS eras are cut by "
+                             "SccsData.from_cases (risk_windows=, age_cuts=). Fit without them.")
         if model == "fine_gray":
             raise ValueError("cut_points need counting-process episodes, which Fine-Gray (one "
                              "row per subject) does not take; fit model='cox' for them.")
@@ -238,6 +242,8 @@ def _make_model(cohort, model, ties, backend, cause, censoring_strata, precision
                              censoring_strata=censoring_strata)
     if model == "logistic":
         return LogisticModel(cohort, backend=backend)
+    if model == "sccs":
+        return SccsModel(cohort, backend=backend)
     return CoxModel(cohort, ties=ties, backend=backend, precision=precision)
 
 
