@@ -13,11 +13,13 @@ from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, Mon
 from .fit import fit, gradient, loglik
 from .priors import L1, L2
 from .result import FitResult
+from .sccs_data import SccsData
 from .simulate import simulate
 
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik",
+    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "SccsData", "datasets", "fit",
+    "gradient", "loglik",
     "simulate",
 ]

@@ -1,0 +1,323 @@
+"""The self-controlled case series (seed 002): SccsData and the conditional Poisson fit against
+statsmodels' ConditionalPoisson, a brute-force conditional likelihood, a fixed-effects Poisson
+GLM, a day-by-day expansion of R SCCS's itpdat and gidat, and the KKT conditions."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize, stats
+
+import engine
+from engine import CohortError, SccsData
+
+sm = pytest.importorskip("statsmodels.api")
+from statsmodels.discrete.conditional_models import ConditionalPoisson  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "sample_data" / "sccs"
+AGE_CUTS = [427, 488, 549, 610, 671]
+
+
+def read(name):
+    return pd.read_csv(DATA / f"{name}.tsv", sep="\t")
+
+
+@pytest.fixture(scope="module")
+def itp():
+    return SccsData.from_cases(read("itpdat"), case="case", obs_start="sta", obs_end="end",
+                               event_times="itp", exposure_start=["mmr"],
+                               risk_windows={"mmr": [(0, 42)]}, age_cuts=AGE_CUTS)
+
+
+def brute_loglik(case, length, y, X, beta):
+    """sum over cases of sum_k y_k log(l_k e^{x_k b} / sum_k' l_k' e^{x_k' b}) (seed eq. 1)."""
+    eta = X @ beta
+    total = 0.0
+    for c in np.unique(case):
+        at = case == c
+        p = length[at] * np.exp(eta[at])
+        total += np.sum(y[at] * np.log(p / p.sum()))
+    return total
+
+
+def brute_gradient(case, length, y, X, beta):
+    eta = X @ beta
+    g = np.zeros(X.shape[1])
+    for c in np.unique(case):
+        at = case == c
+        p = length[at] * np.exp(eta[at])
+        g += X[at].T @ (y[at] - y[at].sum() * p / p.sum())
+    return g
+
+
+def simulated(seed, n_cases=60, p=5, eras=6):
+    """Small random eras: a few binary exposures and one continuous one."""
+    rng = np.random.default_rng(seed)
+    k = rng.integers(2, eras + 1, n_cases)
+    case = np.repeat(np.arange(n_cases), k)
+    n = case.size
+    X = (rng.random((n, p)) < 0.3).astype(float)
+    X[:, -1] = rng.normal(size=n)
+    length = rng.integers(1, 60, n).astype(float)
+    beta = np.linspace(-0.8, 0.8, p)
+    rate = length * np.exp(X @ beta) / 30.0
+    y = rng.poisson(rate).astype(float)
+    return case, length, y, X
+
+
+def statsmodels_fit(sccs):
+    f = sccs.to_frame()
+    model = ConditionalPoisson(f["events"], f[sccs.names], groups=f["case"],
+                               offset=np.log(f["length"]))
+    return model, model.fit(method="newton", maxiter=100, tol=1e-14, disp=0)
+
+
+# -- the fit against its oracles -----------------------------------------------------------
+def test_itpdat_against_statsmodels_conditional_poisson(itp):
+    res = engine.fit(itp, model="sccs")
+    model, ref = statsmodels_fit(itp)
+    assert res.converged
+    np.testing.assert_allclose(res.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6)
+    assert res.loglik == pytest.approx(ref.llf, rel=1e-9)
+    assert res.loglik == pytest.approx(model.loglike(res.coef.to_numpy()), rel=1e-12)
+    np.testing.assert_allclose(res.se.to_numpy(), ref.bse.to_numpy(), rtol=1e-6)
+    summary = res.summary
+    assert list(summary.columns[:5]) == ["coef", "irr", "se", "irr_lower", "irr_upper"]
+    np.testing.assert_allclose(summary["irr"], np.exp(ref.params), rtol=1e-6)
+
+
+def test_brute_force_likelihood_and_gradient():
+    case, length, y, X = simulated(1)
+    sccs = SccsData.from_arrays(case=case, length=length, events=y, X=sp.csc_matrix(X))
+    beta = np.array([0.3, -0.2, 0.5, 0.1, -0.4])
+    assert engine.loglik(sccs, beta, model="sccs") == pytest.approx(
+        brute_loglik(case, length, y, X, beta), rel=1e-12)
+    np.testing.assert_allclose(engine.gradient(sccs, beta, model="sccs"),
+                               brute_gradient(case, length, y, X, beta), rtol=1e-10, atol=1e-10)
+    res = engine.fit(sccs, model="sccs")
+    best = optimize.minimize(lambda b: -brute_loglik(case, length, y, X, b), np.zeros(5),
+                             jac=lambda b: -brute_gradient(case, length, y, X, b),
+                             method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(res.coef.to_numpy(), best.x, rtol=1e-6, atol=1e-8)
+    assert res.loglik == pytest.approx(-best.fun, rel=1e-10)
+
+
+def test_equals_fixed_effects_poisson_glm():
+    """The conditional likelihood's maximiser is the Poisson GLM's with one intercept a case."""
+    case, length, y, X = simulated(2, n_cases=30)
+    sccs = SccsData.from_arrays(case=case, length=length, events=y, X=X,
+                                names=[f"d{j}" for j in range(5)])
+    res = engine.fit(sccs, model="sccs")
+    dummies = pd.get_dummies(pd.Series(case), dtype=float).to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # statsmodels' perfect-separation notes for 0 cases
+        glm = sm.GLM(y, np.column_stack([X, dummies]), family=sm.families.Poisson(),
+                     offset=np.log(length)).fit(tol=1e-14)
+    np.testing.assert_allclose(res.coef.to_numpy(), glm.params[:5], rtol=1e-6, atol=1e-9)
+
+
+def test_solvers_reach_one_optimum(itp):
+    ref = engine.fit(itp, model="sccs").coef.to_numpy()
+    for solver in ("ccd", "newton", "prox_newton"):
+        got = engine.fit(itp, model="sccs", solver=solver, tol=1e-12).coef.to_numpy()
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["auto", "ccd"])
+@pytest.mark.parametrize("penalty", [engine.L1(4.0), engine.L2(3.0)])
+def test_penalised_fit_meets_kkt(penalty, solver):
+    case, length, y, X = simulated(3, n_cases=80, p=8)
+    names = [f"d{j}" for j in range(8)]
+    sccs = SccsData.from_arrays(case=case, length=length, events=y, X=X, names=names)
+    res = engine.fit(sccs, model="sccs", penalty=penalty, unpenalized=["d0"], solver=solver,
+                     tol=1e-12)
+    b = res.coef.to_numpy()
+    g = brute_gradient(case, length, y, X, b)
+    lam1 = np.full(8, penalty.l1)
+    lam2 = np.full(8, penalty.l2)
+    lam1[0] = lam2[0] = 0.0
+    G = g - lam2 * b                                       # gradient of l - L2 part
+    nonzero = b != 0
+    np.testing.assert_allclose(G[nonzero], lam1[nonzero] * np.sign(b[nonzero]), atol=1e-6)
+    assert np.all(np.abs(G[~nonzero]) <= lam1[~nonzero] + 1e-6)
+    if isinstance(penalty, engine.L1):
+        assert (~nonzero).any()                             # the penalty zeroes some drugs
+
+
+def test_profile_interval_is_the_likelihood_ratio_interval(itp):
+    res = engine.fit(itp, model="sccs")
+    ci = res.confint("mmr[0,42]")
+    f = itp.to_frame()
+    case, length, y = f["case"].to_numpy(), f["length"].to_numpy(), f["events"].to_numpy()
+    X = itp.X.toarray()
+
+    def profile(b0):
+        def nll(rest):
+            return -brute_loglik(case, length, y, X, np.concatenate([[b0], rest]))
+        return -optimize.minimize(nll, res.coef.to_numpy()[1:], method="BFGS",
+                                  options={"gtol": 1e-9}).fun
+
+    crit = stats.chi2.ppf(0.95, 1) / 2.0
+    for end in ci.loc["mmr[0,42]"]:
+        assert res.loglik - profile(end) == pytest.approx(crit, abs=1e-5)
+    assert ci.loc["mmr[0,42]", "lower"] < res.coef["mmr[0,42]"] < ci.loc["mmr[0,42]", "upper"]
+
+
+# -- from_cases: eras built as R SCCS formatdata -------------------------------------------
+def day_by_day(df, case, sta, end, event, windows, age_cuts=()):
+    """One row per observed day (the definition, no cleverness): exposure by the inclusive
+    window arithmetic of formatdata, events counted once per (case, day)."""
+    rows = []
+    for c, g in df.groupby(case):
+        s, e = int(g[sta].iloc[0]), int(g[end].iloc[0])
+        days = np.arange(s, e + 1)
+        events = np.isin(days, g[event].unique()).astype(float)
+        cols = {}
+        for name, (start_col, end_col, a, b) in windows.items():
+            x = np.zeros(days.size)
+            for _, r in g.drop_duplicates(start_col).iterrows():
+                if np.isnan(r[start_col]):
+                    continue
+                hi = r[end_col] + b if end_col else r[start_col] + b
+                x[(days >= r[start_col] + a) & (days <= hi)] = 1.0
+            cols[name] = x
+        for lo, hi in zip(age_cuts, [*age_cuts[1:], np.inf]):
+            cols[f"age[{lo},{'inf' if np.isinf(hi) else hi})"] = ((days >= lo) & (days < hi)) * 1.
+        rows.append(pd.DataFrame({"case": c, "length": 1.0, "events": events, **cols}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_itpdat_eras_equal_the_day_by_day_data(itp):
+    daily = day_by_day(read("itpdat"), "case", "sta", "end", "itp",
+                       {"mmr[0,42]": ("mmr", None, 0, 42)}, AGE_CUTS)
+    eras = itp.to_frame()
+    key = ["case", *itp.names]
+    by_day = daily.groupby(key)[["length", "events"]].sum()
+    by_era = eras.groupby(key)[["length", "events"]].sum()
+    pd.testing.assert_frame_equal(by_era.sort_index(), by_day.sort_index(), check_dtype=False)
+    m = ConditionalPoisson(daily["events"], daily[itp.names], groups=daily["case"])
+    ref = m.fit(method="newton", maxiter=100, tol=1e-14, disp=0)
+    res = engine.fit(itp, model="sccs")
+    np.testing.assert_allclose(res.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6)
+
+
+def test_gidat_exposure_ends_and_repeat_exposures():
+    """gidat (NSAIDs, GI bleed): one row per exposure, risk from start to end inclusive."""
+    gi = read("gidat")
+    sccs = SccsData.from_cases(gi, case="case", obs_start="sta", obs_end="end",
+                               event_times="bleed", exposure_start="ns",
+                               exposure_end={"ns": "endns"})
+    assert sccs.names == ["ns[0,end]"]
+    assert sccs.n_events == gi.drop_duplicates(["case", "bleed"]).shape[0]
+    some = gi[gi["case"].isin(gi["case"].unique()[:25])]
+    daily = day_by_day(some, "case", "sta", "end", "bleed", {"ns[0,end]": ("ns", "endns", 0, 0)})
+    eras = sccs.to_frame()
+    eras = eras[eras["case"].isin(some["case"].unique())]
+    key = ["case", "ns[0,end]"]
+    pd.testing.assert_frame_equal(
+        eras.groupby(key)[["length", "events"]].sum().sort_index(),
+        daily.groupby(key)[["length", "events"]].sum().sort_index(), check_dtype=False)
+    res = engine.fit(sccs, model="sccs")
+    _, ref = statsmodels_fit(sccs)
+    np.testing.assert_allclose(res.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(res.se.to_numpy(), ref.bse.to_numpy(), rtol=1e-6)
+
+
+def test_repeat_exposure_cuts_the_previous_window_and_windows_split():
+    """Two doses 10 days apart with windows [0,4] and [5,20]: dose 1's second window ends the
+    day before dose 2's first opens (formatdata's rule); a pre-exposure window (-3,-1)."""
+    df = pd.DataFrame({"id": [1, 1], "a": [0, 0], "b": [99, 99], "t": [12, 50],
+                       "dose": [20, 30]})
+    sccs = SccsData.from_cases(df, case="id", obs_start="a", obs_end="b", event_times="t",
+                               exposure_start="dose",
+                               risk_windows={"dose": [(-3, -1), (0, 4), (5, 20)]})
+    f = sccs.to_frame()
+    days = {name: f.loc[f[name] == 1, "length"].sum() for name in sccs.names}
+    # pre: 17-19 and 27-29 (dose 1's [5,20] window is cut at day 26: 25-26 only)
+    assert days == {"dose[-3,-1]": 6, "dose[0,4]": 10, "dose[5,20]": 2 + 16}
+    assert f["length"].sum() == 100 and f["events"].sum() == 2
+
+
+# -- properties ----------------------------------------------------------------------------
+@settings(max_examples=15)
+@given(seed=st.integers(0, 10_000))
+def test_case_order_does_not_matter(seed):
+    case, length, y, X = simulated(seed, n_cases=25, p=3)
+    perm = np.random.default_rng(seed).permutation(case.size)
+    a = engine.fit(SccsData.from_arrays(case=case, length=length, events=y, X=X), model="sccs")
+    b = engine.fit(SccsData.from_arrays(case=case[perm], length=length[perm], events=y[perm],
+                                        X=X[perm]), model="sccs")
+    np.testing.assert_allclose(a.coef.to_numpy(), b.coef.to_numpy(), rtol=1e-7, atol=1e-9)
+    assert a.loglik == pytest.approx(b.loglik, rel=1e-10)
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 10_000), cut=st.floats(0.05, 0.95))
+def test_splitting_an_era_changes_nothing(seed, cut):
+    """An era cut in two without a change of exposure (its events shared out) leaves the
+    conditional likelihood's maximiser and maximum unchanged."""
+    case, length, y, X = simulated(seed, n_cases=25, p=3)
+    k = int(np.random.default_rng(seed).integers(case.size))
+    first = max(1.0, np.floor(length[k] * cut))
+    y_first = np.floor(y[k] * cut)
+    if first >= length[k]:
+        return
+    idx = np.insert(np.arange(case.size), k, k)
+    length2, y2 = length[idx].copy(), y[idx].copy()
+    length2[k], length2[k + 1] = first, length[k] - first
+    y2[k], y2[k + 1] = y_first, y[k] - y_first
+    a = engine.fit(SccsData.from_arrays(case=case, length=length, events=y, X=X), model="sccs")
+    b = engine.fit(SccsData.from_arrays(case=case[idx], length=length2, events=y2, X=X[idx]),
+                   model="sccs")
+    np.testing.assert_allclose(a.coef.to_numpy(), b.coef.to_numpy(), rtol=1e-7, atol=1e-9)
+    # the multinomial log-likelihood moves by the log of how the split events were placed
+    shift = y_first * np.log(first / length[k]) + (y[k] - y_first) * np.log(
+        (length[k] - first) / length[k])
+    assert b.loglik == pytest.approx(a.loglik + shift, rel=1e-10, abs=1e-10)
+
+
+# -- validation ----------------------------------------------------------------------------
+def test_bad_eras_are_named():
+    df = pd.DataFrame({"case": [1, 1, 2], "len": [10.0, -1.0, 5.0], "ev": [1, 0, 1],
+                       "drug": [1, 0, 1]})
+    with pytest.raises(CohortError, match=r"'len'.*row 1 = -1.0"):
+        SccsData.from_frame(df, case="case", length="len", events="ev", covariates=["drug"])
+    df["len"] = 3.0
+    df["ev"] = [0.5, 0, 1]
+    with pytest.raises(CohortError, match=r"'ev'.*whole numbers"):
+        SccsData.from_frame(df, case="case", length="len", events="ev", covariates=["drug"])
+    with pytest.raises(CohortError, match="'dose'.*not in the data"):
+        SccsData.from_frame(df, case="case", length="len", events="ev", covariates=["dose"])
+
+
+def test_bad_case_histories_are_named():
+    df = read("itpdat")
+    bad = df.copy()
+    bad.loc[3, "itp"] = 900
+    with pytest.raises(CohortError, match=r"'itp'.*outside the observation.*row 3 = 900"):
+        SccsData.from_cases(bad, case="case", obs_start="sta", obs_end="end",
+                            event_times="itp", exposure_start="mmr",
+                            risk_windows={"mmr": [(0, 42)]})
+    bad = df.copy()
+    bad.loc[5, "sta"] = 300          # case 5's second row disagrees with its first
+    with pytest.raises(CohortError, match=r"'sta'.*differ between rows of one case"):
+        SccsData.from_cases(bad, case="case", obs_start="sta", obs_end="end",
+                            event_times="itp", exposure_start="mmr",
+                            risk_windows={"mmr": [(0, 42)]})
+    with pytest.raises(CohortError, match="no risk window"):
+        SccsData.from_cases(df, case="case", obs_start="sta", obs_end="end",
+                            event_times="itp", exposure_start="mmr")
+
+
+def test_columns_without_within_case_contrast_are_excluded():
+    df = pd.DataFrame({"case": [1, 1, 2, 2], "length": [10.0, 20, 5, 5], "events": [1, 0, 0, 2],
+                       "drug": [1, 0, 0, 1], "sex": [1, 1, 0, 0]})
+    with pytest.warns(engine.DataWarning, match="'sex' \\(constant within every case\\)"):
+        sccs = SccsData.from_frame(df, case="case", length="length", events="events")
+    assert sccs.names == ["drug"] and "sex" in sccs.excluded
