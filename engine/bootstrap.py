@@ -70,15 +70,15 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : "cox"
+    cohort : engine.Cohort; model : "cox" | "sccs" (an engine.SccsData; cases are resampled)
     penalty : None | engine.L1(lam) | engine.L2(lam) (e.g. ``cross_validate(...).penalty``)
     replicates : number of bootstrap samples; seed : replicate b uses (seed, b) alone
     level : coverage of the percentile intervals
     parallel, n_jobs, progress, cancel : as ``engine.cross_validate``
     """
     t0 = time.perf_counter()
-    if model != "cox":
-        raise ValueError(f"model={model!r}: bootstrap supports model='cox' so far.")
+    if model not in ("cox", "sccs"):
+        raise ValueError(f"model={model!r}: bootstrap supports model='cox' and 'sccs' so far.")
     if not (isinstance(replicates, int | np.integer) and replicates >= 2):
         raise ValueError(f"replicates must be an integer >= 2, got {replicates!r}")
     if not (isinstance(level, float) and 0.0 < level < 1.0):
@@ -86,10 +86,11 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     if penalty is not None and not isinstance(penalty, L1 | L2):
         raise ValueError(f"penalty must be None, engine.L1(lam) or engine.L2(lam), got {penalty!r}")
     par.check(parallel, n_jobs)
-    full = fit(cohort, ties=ties, penalty=penalty, unpenalized=unpenalized, backend=backend,
-               tol=tol, max_iter=max_iter)
+    full = fit(cohort, model=model, ties=ties, penalty=penalty, unpenalized=unpenalized,
+               backend=backend, tol=tol, max_iter=max_iter)
     t1 = time.perf_counter()
     task = _ReplicateFits(cohort, penalty, seed, full._beta, ties=ties, backend=backend,
+                          model=model,
                           unpenalized=full.spec["unpenalized"], tol=tol, max_iter=max_iter)
     out = par.run(task, range(replicates), parallel, n_jobs, progress, cancel)
     t2 = time.perf_counter()

@@ -101,8 +101,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : "cox" | "logistic"; penalty : "l1" | "l2"
-    folds : k >= 2 folds of subjects (``cohort.id``, else rows), within strata
+    cohort : engine.Cohort (engine.SccsData for "sccs"); model : "cox" | "logistic" | "sccs";
+        penalty : "l1" | "l2"
+    folds : k >= 2 folds of subjects (``cohort.id``, else rows; SCCS: cases), within strata
     repeats : independent fold assignments (seed 001 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
     seed : fixes the folds; the same seed gives the same result for every ``parallel``
@@ -161,9 +162,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
 def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
     """Validate the arguments; return the penalty kind."""
-    if model not in ("cox", "logistic"):
-        raise ValueError(f"model={model!r}: cross_validate supports model='cox' and "
-                         "'logistic' so far.")
+    if model not in ("cox", "logistic", "sccs"):
+        raise ValueError(f"model={model!r}: cross_validate supports model='cox', 'logistic' "
+                         "and 'sccs' so far.")
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
