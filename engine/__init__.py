@@ -15,11 +15,12 @@ from .priors import L1, L2
 from .result import FitResult
 from .sccs_data import SccsData
 from .simulate import simulate
+from .simulate_sccs import simulate_sccs
 
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
     "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "SccsData", "datasets", "fit",
     "gradient", "loglik",
-    "simulate",
+    "simulate", "simulate_sccs",
 ]

@@ -481,8 +481,9 @@ def _sweep(sta, end, codes, t, intervals, p):
         return np.asarray(c, np.int64) * span + (np.asarray(day).astype(np.int64) - base)
 
     every_case = np.arange(n_cases)
-    keys = np.unique(np.concatenate([key(every_case, sta - 1), key(every_case, end),
-                                     key(case, lo - 1), key(case, hi)]))
+    keys = np.sort(np.concatenate([key(every_case, sta - 1), key(every_case, end),
+                                   key(case, lo - 1), key(case, hi)]))
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
     cut_case = keys // span
     cut = (keys - cut_case * span + base).astype(np.float64)
     era_pos = np.flatnonzero(cut_case[1:] == cut_case[:-1]) + 1      # era ends at cut[m]
