@@ -83,21 +83,11 @@ class SccsCpuBackend:
         return ll, k.column_dots(self._indptr, self._indices, self._values, r)
 
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
-        """l, gradient and observed information over ``cols``:
-        I = sum_i w_i n_i (X_i' diag(p_i) X_i - m_i m_i'), m_i = X_i' p_i (eq. 9 in matrix
-        form)."""
+        """l, gradient and observed information over ``cols`` (see information_matrix)."""
         ll = self.loglik()
         r, q = self._residuals()
-        cols = np.asarray(cols, np.int64)
-        Xs = self.X[:, cols]
-        a = self.w * self.n
-        era_weight = a[self.case_of] * q
-        A = (Xs.T @ Xs.multiply(era_weight[:, None]).tocsc()).toarray()
-        Q = sp.csr_matrix((q, (self.case_of, np.arange(q.size))),
-                          shape=(self.D.size, q.size))
-        M = sp.csr_matrix(Q @ Xs)
-        B = (M.T @ M.multiply(a[:, None]).tocsr()).toarray()
-        return ll, np.asarray(Xs.T @ r).ravel(), A - B
+        g, info = information_matrix(self.X, self.case_of, self.w * self.n, q, r, cols)
+        return ll, g, info
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Log-likelihood, gradient on ``coords`` and the proximal-Newton step: the exact
@@ -111,3 +101,16 @@ class SccsCpuBackend:
                                   self.w * self.n, np.asarray(beta, np.float64), lam1, lam2,
                                   tol, max_cycles)
         return ll, g, delta
+
+
+def information_matrix(X, case_of, a, q, r, cols):
+    """Gradient X_S' r and observed information over the columns S = ``cols``:
+    I = sum_i a_i (X_i' diag(p_i) X_i - m_i m_i'), m_i = X_i' p_i, a_i = w_i n_i (seed eq. 9 in
+    matrix form), from the per-era r and p = E / D."""
+    cols = np.asarray(cols, np.int64)
+    Xs = X[:, cols]
+    A = (Xs.T @ Xs.multiply((a[case_of] * q)[:, None]).tocsc()).toarray()
+    Q = sp.csr_matrix((q, (case_of, np.arange(q.size))), shape=(a.size, q.size))
+    M = sp.csr_matrix(Q @ Xs)
+    B = (M.T @ M.multiply(a[:, None]).tocsr()).toarray()
+    return np.asarray(Xs.T @ r).ravel(), A - B

@@ -1,7 +1,8 @@
 """The self-controlled case series: a Poisson model of each case's events over its eras,
 conditioned on the case's total (seed 002, eq. 1-2), so every case-level effect cancels.
 
-The model sorts the eras by case once and hands them to a backend (sccs_cpu); same interface
+The model sorts the eras by case once and hands them to a backend (sccs_cpu, or sccs_gpu on a
+CUDA device); same interface
 as CoxModel, so every solver, the profile likelihood, cross-validation and the bootstrap work
 unchanged.  Case weights come in per era (the caller's row order) and must be equal within a
 case: folds and bootstrap draws resample whole cases.
@@ -11,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..backends.gpu import device_count
 from ..backends.sccs_cpu import SccsCpuBackend
+from ..backends.sccs_gpu import SccsGpuBackend
 from .base import BackendModel
 
 
@@ -19,8 +22,9 @@ class SccsModel(BackendModel):
     """Conditional Poisson regression of ``sccs.events`` on ``sccs.X`` with offset log length."""
 
     def __init__(self, sccs, backend: str = "cpu"):
-        if backend not in ("cpu", "auto"):
-            raise ValueError(f"backend={backend!r} has no SCCS kernels yet; use 'cpu'.")
+        if backend not in ("cpu", "gpu", "auto"):
+            raise ValueError(f"unknown backend {backend!r}; choose 'cpu', 'gpu' or 'auto'.")
+        on_gpu = backend == "gpu" or (backend == "auto" and device_count() > 0)
         codes = pd.factorize(np.asarray(sccs.case))[0]
         self.order = (None if np.all(np.diff(codes) >= 0)
                       else np.argsort(codes, kind="stable"))
@@ -37,7 +41,8 @@ class SccsModel(BackendModel):
         if self.order is not None:
             length, events = length[self.order], events[self.order]
         self.names = list(sccs.names)
-        self.backend = SccsCpuBackend(X, case_ptr, length, events)
+        self.backend = (SccsGpuBackend if on_gpu else SccsCpuBackend)(X, case_ptr, length,
+                                                                     events)
         self.scale = _column_range(X)
 
     @property
