@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numba import njit
 from pandas.api import types as ptypes
 
 from . import validation as v
@@ -135,7 +136,8 @@ class SccsData:
 
     @classmethod
     def from_cases(cls, df, case, obs_start, obs_end, event_times, exposure_start=(),
-                   exposure_end=None, risk_windows=None, age_cuts=None, exposures=None):
+                   exposure_end=None, risk_windows=None, age_cuts=None, exposures=None,
+                   first_event_only=False):
         """Eras from raw case histories, as R SCCS's ``formatdata`` (see the module docstring).
 
         Parameters
@@ -156,6 +158,8 @@ class SccsData:
             ``age[ck,inf)`` against the group before c1
         exposures : optional long DataFrame with columns case, drug, start (and end), for
             many drugs at once (multi-drug SCCS)
+        first_event_only : keep each case's first event only (for outcomes whose recurrences
+            are not independent); the observation period is unchanged
         """
         if not isinstance(df, pd.DataFrame):
             raise CohortError(f"from_cases needs a pandas DataFrame, got {type(df).__name__}.")
@@ -210,6 +214,8 @@ class SccsData:
             intervals = [np.concatenate([a, b]) for a, b in zip(intervals, age_iv)]
             names += age_names
         once = pd.DataFrame({"c": codes, "t": t}).drop_duplicates()     # formatdata's unique()
+        if first_event_only:
+            once = once[once["t"] == once.groupby("c")["t"].transform("min")]
         era_case, length, events, X = _sweep(sta, end, once["c"].to_numpy(),
                                              once["t"].to_numpy(), intervals, len(names))
         return cls._validated(
@@ -219,7 +225,8 @@ class SccsData:
             source={"origin": "cases", "case": case, "obs_start": obs_start,
                     "obs_end": obs_end, "event_times": event_times,
                     "exposure_start": exposure_start, "exposure_end": exposure_end,
-                    "risk_windows": {d: [list(w) for w in ws] for d, ws in windows.items()},
+                    "risk_windows": {d: [list(raw) for raw, _ in ws] for d, ws in windows.items()},
+                    "first_event_only": first_event_only,
                     "age_cuts": None if age_cuts is None else [float(c) for c in age_cuts],
                     "days": "inclusive (R SCCS formatdata)"})
 
@@ -506,12 +513,35 @@ def _no_contrast(X, names, codes):
     likelihood."""
     if X.shape[1] == 0:
         return {}
-    n_cases = codes.max() + 1
-    C = sp.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))),
-                      shape=(n_cases, codes.size))
-    size = np.bincount(codes, minlength=n_cases).astype(np.float64)
-    s1 = sp.csr_matrix(C @ X)                                  # per-case sums, sparse
-    between = np.asarray(s1.multiply(s1).multiply(1.0 / size[:, None]).sum(axis=0)).ravel()
-    total = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    size = np.bincount(codes).astype(np.float64)
+    total, between = _within_case_sums(X.indptr.astype(np.int64), X.indices, X.data,
+                                       codes.astype(np.int64), size)
     flat = total - between <= 1e-12 * np.maximum(total, 1e-300)
     return {names[j]: "constant within every case" for j in np.flatnonzero(flat)}
+
+
+@njit(cache=True)
+def _within_case_sums(indptr, indices, data, codes, size):
+    """Per column j: sum of x^2, and sum over cases of (sum of x in the case)^2 / case size;
+    their difference is the within-case sum of squares.  O(nnz), one pass."""
+    p = indptr.size - 1
+    acc = np.zeros(size.size)
+    stamp = np.full(size.size, -1)
+    touched = np.empty(indices.size, np.int64)
+    total = np.zeros(p)
+    between = np.zeros(p)
+    for j in range(p):
+        count = 0
+        for t in range(indptr[j], indptr[j + 1]):
+            c = codes[indices[t]]
+            if stamp[c] != j:
+                stamp[c] = j
+                acc[c] = 0.0
+                touched[count] = c
+                count += 1
+            acc[c] += data[t]
+            total[j] += data[t] * data[t]
+        for b in range(count):
+            c = touched[b]
+            between[j] += acc[c] * acc[c] / size[c]
+    return total, between

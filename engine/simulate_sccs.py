@@ -44,14 +44,17 @@ def simulate_sccs(n_cases: int, n_drugs: int, eras_per_case: float = 20.0,
     length = rng.integers(1, 60, n_eras).astype(np.float64)
 
     draws = rng.poisson(drugs_per_era, n_eras)
-    rows = np.repeat(np.arange(n_eras, dtype=np.int64), draws)
+    index = np.int32 if n_eras < 2 ** 31 else np.int64
+    rows = np.repeat(np.arange(n_eras, dtype=index), draws)
     u = rng.random(rows.size)                 # inverse CDF of the density (x + 1)^-skew on [0, J)
     top = n_drugs + 1.0
     x = top ** u if skew == 1.0 else (1.0 + u * (top ** (1 - skew) - 1.0)) ** (1 / (1 - skew))
-    cols = np.minimum(np.floor(x - 1.0), n_drugs - 1).astype(np.int64)
     small = np.int16 if n_drugs < 2 ** 15 else np.int64      # int16: numpy's radix sort
-    order = np.argsort(cols.astype(small), kind="stable")    # rows stay sorted in a column
+    cols = np.minimum(np.floor(x - 1.0), n_drugs - 1).astype(small)
+    del u, x
+    order = np.argsort(cols, kind="stable")                  # rows stay sorted in a column
     cols, rows = cols[order], rows[order]
+    del order
     first = np.ones(rows.size, bool)                          # a drug drawn twice in an era
     first[1:] = (cols[1:] != cols[:-1]) | (rows[1:] != rows[:-1])
     cols, rows = cols[first], rows[first]

@@ -321,3 +321,18 @@ def test_columns_without_within_case_contrast_are_excluded():
     with pytest.warns(engine.DataWarning, match="'sex' \\(constant within every case\\)"):
         sccs = SccsData.from_frame(df, case="case", length="length", events="events")
     assert sccs.names == ["drug"] and "sex" in sccs.excluded
+
+
+def test_first_event_only_keeps_each_case_first_event():
+    df = read("itpdat")
+    sccs = SccsData.from_cases(df, case="case", obs_start="sta", obs_end="end",
+                               event_times="itp", exposure_start="mmr",
+                               risk_windows={"mmr": [(0, 42)]}, first_event_only=True)
+    assert sccs.n_events == df["case"].nunique()
+    first = df.loc[df.groupby("case")["itp"].idxmin()]
+    daily = day_by_day(first, "case", "sta", "end", "itp", {"mmr[0,42]": ("mmr", None, 0, 42)})
+    key = ["case", "mmr[0,42]"]
+    pd.testing.assert_frame_equal(
+        sccs.to_frame().groupby(key)[["length", "events"]].sum().sort_index(),
+        daily.groupby(key)[["length", "events"]].sum().sort_index(), check_dtype=False)
+    assert sccs.source["first_event_only"] and sccs.source["risk_windows"] == {"mmr": [[0, 42]]}

@@ -47,6 +47,7 @@ class SccsCpuBackend:
         self.shift = np.zeros(n_cases)
         self._r = np.zeros(self.length.size)
         self._q = np.zeros(self.length.size)
+        self._block_key = self._block = None
         self.set_beta(np.zeros(X.shape[1]))
 
     def set_beta(self, beta: np.ndarray) -> None:
@@ -83,11 +84,25 @@ class SccsCpuBackend:
         return ll, k.column_dots(self._indptr, self._indices, self._values, r)
 
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
-        """l, gradient and observed information over ``cols`` (see information_matrix)."""
+        """l, gradient and observed information over ``cols`` (see information_at)."""
         ll = self.loglik()
         r, q = self._residuals()
-        g, info = information_matrix(self.X, self.case_of, self.w * self.n, q, r, cols)
+        g, info = self.information_at(cols, r, q)
         return ll, g, info
+
+    def information_at(self, cols, r, q) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and information over ``cols`` from the per-era r and p = E / D
+        (sccs_kernels.information_matrix; the columns' row block is kept while they stay)."""
+        cols = np.asarray(cols, np.int64)
+        key = cols.tobytes()
+        if self._block_key != key:
+            block = self.X[:, cols].tocsr()
+            block.sort_indices()
+            self._block = (block.indptr.astype(np.int64), block.indices.astype(np.int64),
+                           block.data.astype(np.float64))
+            self._block_key = key
+        return k.information_matrix(*self._block, cols.size, self.case_ptr, self.w * self.n,
+                                    q, r)
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Log-likelihood, gradient on ``coords`` and the proximal-Newton step: the exact
@@ -102,15 +117,3 @@ class SccsCpuBackend:
                                   tol, max_cycles)
         return ll, g, delta
 
-
-def information_matrix(X, case_of, a, q, r, cols):
-    """Gradient X_S' r and observed information over the columns S = ``cols``:
-    I = sum_i a_i (X_i' diag(p_i) X_i - m_i m_i'), m_i = X_i' p_i, a_i = w_i n_i (seed eq. 9 in
-    matrix form), from the per-era r and p = E / D."""
-    cols = np.asarray(cols, np.int64)
-    Xs = X[:, cols]
-    A = (Xs.T @ Xs.multiply((a[case_of] * q)[:, None]).tocsc()).toarray()
-    Q = sp.csr_matrix((q, (case_of, np.arange(q.size))), shape=(a.size, q.size))
-    M = sp.csr_matrix(Q @ Xs)
-    B = (M.T @ M.multiply(a[:, None]).tocsr()).toarray()
-    return np.asarray(Xs.T @ r).ravel(), A - B

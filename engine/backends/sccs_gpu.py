@@ -13,7 +13,8 @@ per coordinate only the column's slice bounds go down and (g, h) come back:
 - loglik / loglik_gradient: sccs_case_terms (one thread per case, re-summing D from E) and the
   CSC kernel sccs_column_dots; the sums over cases by CuPy reductions;
 - information and quadratic_step: r and p = E / D come to the host, where the CPU's kernels
-  (sccs_kernels) build the information matrix and run the proximal-Newton inner loop (a
+  (SccsCpuBackend.information_at, sccs_kernels) build the information matrix and run the
+  proximal-Newton inner loop (a
   sequential coordinate loop: one download of two K-vectors per outer step).
 
 Verification: the source compiles with nvcc (tests/test_sccs_gpu.py) and this class runs
@@ -30,7 +31,7 @@ import scipy.sparse as sp
 
 from . import sccs_kernels as k
 from .gpu import cupy_or_error, device_count
-from .sccs_cpu import SccsCpuBackend, information_matrix
+from .sccs_cpu import SccsCpuBackend
 
 SOURCE = Path(__file__).with_name("cuda") / "sccs" / "sccs.cu"
 ENTRY_POINTS = ("sccs_recentre", "sccs_case_terms", "sccs_numerators", "sccs_grad_hess_blocks",
@@ -189,8 +190,7 @@ class SccsGpuBackend:
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
         """As SccsCpuBackend.information, from r and p computed on the device."""
         ll, r, q = self._to_host()
-        h = self.host
-        g, info = information_matrix(h.X, h.case_of, h.w * h.n, q, r, cols)
+        g, info = self.host.information_at(cols, r, q)
         return ll, g, info
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):

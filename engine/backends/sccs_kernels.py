@@ -212,3 +212,41 @@ def quadratic_cd(indptr, indices, values, coords, case_of, n_cases, r, q, a, bet
         else:
             full = False
     return delta, g
+
+
+@njit(cache=True)
+def information_matrix(rp, rc, rv, s, case_ptr, a, q, r):
+    """Gradient X_S' r and observed information over the s columns of a row block (CSR over
+    the sorted eras, columns renumbered 0..s-1):
+    I = sum_i a_i (sum_k p_k x_k x_k' - m_i m_i'), m_i = sum_k p_k x_k, a_i = w_i n_i (eq. 9
+    in matrix form).  Cost: the pairs of non-zeros within eras and within cases."""
+    info = np.zeros((s, s))
+    g = np.zeros(s)
+    m = np.zeros(s)
+    touched = np.empty(s, np.int64)
+    seen = np.zeros(s, np.bool_)
+    for i in range(case_ptr.size - 1):
+        count = 0
+        for k in range(case_ptr[i], case_ptr[i + 1]):
+            wk = a[i] * q[k]
+            for t in range(rp[k], rp[k + 1]):
+                j = rc[t]
+                x = rv[t]
+                g[j] += x * r[k]
+                if a[i] == 0.0:
+                    continue
+                if not seen[j]:
+                    seen[j] = True
+                    touched[count] = j
+                    count += 1
+                m[j] += q[k] * x
+                for u in range(rp[k], rp[k + 1]):
+                    info[j, rc[u]] += wk * x * rv[u]
+        for b in range(count):
+            j = touched[b]
+            for c in range(count):
+                info[j, touched[c]] -= a[i] * m[j] * m[touched[c]]
+        for b in range(count):
+            m[touched[b]] = 0.0
+            seen[touched[b]] = False
+    return g, info
