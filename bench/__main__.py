@@ -1,5 +1,6 @@
 """CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,sccs} [--n N --p P --density D
---penalty l1|l2|none --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
+--penalty l1|l2|none --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm
+--repeats 1 --out bench/results]
 [--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
 
 quick / cox: survscan against the peers on one simulated problem.  tv: the cost of one cut
