@@ -137,7 +137,7 @@ class SccsData:
     @classmethod
     def from_cases(cls, df, case, obs_start, obs_end, event_times, exposure_start=(),
                    exposure_end=None, risk_windows=None, age_cuts=None, exposures=None,
-                   first_event_only=False):
+                   first_event_only=False, naive_period=0, min_age=None, max_age=None):
         """Eras from raw case histories, as R SCCS's ``formatdata`` (see the module docstring).
 
         Parameters
@@ -160,6 +160,11 @@ class SccsData:
             many drugs at once (multi-drug SCCS)
         first_event_only : keep each case's first event only (for outcomes whose recurrences
             are not independent); the observation period is unchanged
+        naive_period, min_age, max_age : the study window of each case, as OHDSI's
+            SelfControlledCaseSeries: observation starts naive_period days after obs_start and
+            within [min_age, max_age] (days, on the scale of the other columns).  Applied after
+            first_event_only, so a case whose first event falls outside its window leaves; the
+            events and cases left out are counted in a DataWarning and ``source["left_out"]``.
         """
         if not isinstance(df, pd.DataFrame):
             raise CohortError(f"from_cases needs a pandas DataFrame, got {type(df).__name__}.")
@@ -206,16 +211,20 @@ class SccsData:
         expo = (pd.concat(long, ignore_index=True) if long else
                 pd.DataFrame({"case": [], "drug": [], "start": [], "end": []}))
         expo = expo.drop_duplicates(ignore_index=True)
+        once = pd.DataFrame({"c": codes, "t": t}).drop_duplicates()     # formatdata's unique()
+        if first_event_only:
+            once = once[once["t"] == once.groupby("c")["t"].transform("min")]
         drugs = list(dict.fromkeys(expo["drug"]))
         windows = _windows(risk_windows, drugs, set(expo.loc[expo["end"].notna(), "drug"]))
+        left_out = {"events": 0, "cases": 0}
+        if naive_period or min_age is not None or max_age is not None:
+            sta, end, once, expo, ids, left_out = _study_window(
+                sta, end, once, expo, ids, naive_period, min_age, max_age)
         intervals, names = _window_intervals(expo, windows, drugs)
         if age_cuts is not None and len(age_cuts):
             age_iv, age_names = _age_intervals(age_cuts, sta, end, len(names))
             intervals = [np.concatenate([a, b]) for a, b in zip(intervals, age_iv)]
             names += age_names
-        once = pd.DataFrame({"c": codes, "t": t}).drop_duplicates()     # formatdata's unique()
-        if first_event_only:
-            once = once[once["t"] == once.groupby("c")["t"].transform("min")]
         era_case, length, events, X = _sweep(sta, end, once["c"].to_numpy(),
                                              once["t"].to_numpy(), intervals, len(names))
         return cls._validated(
@@ -226,7 +235,8 @@ class SccsData:
                     "obs_end": obs_end, "event_times": event_times,
                     "exposure_start": exposure_start, "exposure_end": exposure_end,
                     "risk_windows": {d: [list(raw) for raw, _ in ws] for d, ws in windows.items()},
-                    "first_event_only": first_event_only,
+                    "first_event_only": first_event_only, "naive_period": naive_period,
+                    "min_age": min_age, "max_age": max_age, "left_out": left_out,
                     "age_cuts": None if age_cuts is None else [float(c) for c in age_cuts],
                     "days": "inclusive (R SCCS formatdata)"})
 
@@ -306,6 +316,34 @@ def _frozen(values, dtype=None):
     out = np.array(values, dtype=dtype)
     out.flags.writeable = False
     return out
+
+
+def _study_window(sta, end, once, expo, ids, naive_period, min_age, max_age):
+    """Each case's observation cut to its study window; events outside it and cases left
+    without events leave (counted, with a DataWarning); case codes renumbered."""
+    for name, value in (("naive_period", naive_period), ("min_age", min_age),
+                        ("max_age", max_age)):
+        if value is not None and not (np.isfinite(value) and float(value).is_integer()):
+            raise CohortError(f"{name}={value!r}: give a whole number of days.")
+    lo = np.maximum(sta + naive_period, -np.inf if min_age is None else float(min_age))
+    hi = np.minimum(end, np.inf if max_age is None else float(max_age))
+    c, t = once["c"].to_numpy(), once["t"].to_numpy()
+    inside = (t >= lo[c]) & (t <= hi[c])
+    keep = np.zeros(sta.size, bool)
+    keep[c[inside]] = True
+    keep &= lo <= hi
+    new = np.full(sta.size, -1)
+    new[keep] = np.arange(int(keep.sum()))
+    left_out = {"events": int((~inside).sum()), "cases": int((~keep).sum())}
+    if left_out["events"] or left_out["cases"]:
+        warnings.warn(f"{left_out['events']} event(s) outside the study window (naive period "
+                      f"{naive_period} days, ages {min_age} to {max_age}) and "
+                      f"{left_out['cases']} case(s) left without events were left out; see "
+                      "SccsData.source['left_out'].", DataWarning, stacklevel=3)
+    once = pd.DataFrame({"c": new[c[inside]], "t": t[inside]})
+    expo = expo[new[expo["case"].to_numpy(np.int64)] >= 0]
+    expo = expo.assign(case=new[expo["case"].to_numpy(np.int64)])
+    return lo[keep], hi[keep], once, expo, np.asarray(ids)[keep], left_out
 
 
 def _numeric(series, name, role, labels=None):

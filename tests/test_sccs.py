@@ -379,3 +379,30 @@ def test_from_cases_equals_the_day_by_day_definition(seed):
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
     assert sccs.to_frame()["length"].sum() == (df.groupby("id")["end"].first()
                                                - df.groupby("id")["sta"].first() + 1).sum()
+
+
+def test_study_window_naive_period_and_ages():
+    """naive_period and min/max age cut each case's observation (OHDSI's study window): the
+    eras equal the day-by-day data of the cut periods, and what left is counted."""
+    df = read("itpdat")
+    with pytest.warns(engine.DataWarning, match="event\\(s\\) outside the study window"):
+        sccs = SccsData.from_cases(df, case="case", obs_start="sta", obs_end="end",
+                                   event_times="itp", exposure_start="mmr",
+                                   risk_windows={"mmr": [(0, 42)]}, naive_period=30,
+                                   min_age=400, max_age=700)
+    cut = df.assign(sta=np.maximum(df["sta"] + 30, 400), end=np.minimum(df["end"], 700))
+    cut = cut[(cut["itp"] >= cut["sta"]) & (cut["itp"] <= cut["end"])]
+    daily = day_by_day(cut, "case", "sta", "end", "itp", {"mmr[0,42]": ("mmr", None, 0, 42)})
+    key = ["case", "mmr[0,42]"]
+    pd.testing.assert_frame_equal(
+        sccs.to_frame().groupby(key)[["length", "events"]].sum().sort_index(),
+        daily.groupby(key)[["length", "events"]].sum().sort_index(), check_dtype=False)
+    left = sccs.source["left_out"]
+    assert left["events"] == len(df) - len(cut)
+    assert left["cases"] == df["case"].nunique() - cut["case"].nunique()
+
+
+def test_sccs_needs_sccs_data(rossi):
+    cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest", covariates=["fin"])
+    with pytest.raises(CohortError, match="SccsData"):
+        engine.fit(cohort, model="sccs")

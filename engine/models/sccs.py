@@ -15,6 +15,8 @@ import pandas as pd
 from ..backends.gpu import device_count
 from ..backends.sccs_cpu import SccsCpuBackend
 from ..backends.sccs_gpu import SccsGpuBackend
+from ..errors import CohortError
+from ..sccs_data import SccsData
 from .base import BackendModel
 
 
@@ -22,6 +24,10 @@ class SccsModel(BackendModel):
     """Conditional Poisson regression of ``sccs.events`` on ``sccs.X`` with offset log length."""
 
     def __init__(self, sccs, backend: str = "cpu"):
+        if not isinstance(sccs, SccsData):
+            raise CohortError(f"model='sccs' fits an engine.SccsData, not a "
+                              f"{type(sccs).__name__}: build the eras with SccsData.from_frame, "
+                              "from_arrays or from_cases.")
         if backend not in ("cpu", "gpu", "auto"):
             raise ValueError(f"unknown backend {backend!r}; choose 'cpu', 'gpu' or 'auto'.")
         on_gpu = backend == "gpu" or (backend == "auto" and device_count() > 0)
