@@ -406,3 +406,20 @@ def test_sccs_needs_sccs_data(rossi):
     cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest", covariates=["fin"])
     with pytest.raises(CohortError, match="SccsData"):
         engine.fit(cohort, model="sccs")
+
+
+def test_equals_a_stratified_cox_fit_of_the_eras():
+    """With one event per case (gidat), SCCS is a Cox model stratified by case in which every
+    era is a subject at risk at one common time with offset log(length), Breslow ties
+    (statsmodels PHReg)."""
+    sccs = SccsData.from_cases(read("gidat"), case="case", obs_start="sta", obs_end="end",
+                               event_times="bleed", exposure_start="ns",
+                               exposure_end={"ns": "endns"}, age_cuts=[20000, 25000])
+    f = sccs.to_frame()
+    assert f.groupby("case")["events"].sum().max() == 1
+    ph = sm.PHReg(np.ones(len(f)), f[sccs.names], status=f["events"].to_numpy(),
+                  strata=f["case"].to_numpy(), offset=np.log(f["length"].to_numpy()),
+                  ties="breslow").fit(tol=1e-12)
+    res = engine.fit(sccs, model="sccs")
+    np.testing.assert_allclose(res.coef.to_numpy(), ph.params, rtol=1e-6)
+    np.testing.assert_allclose(res.se.to_numpy(), ph.bse, rtol=1e-6)
