@@ -442,7 +442,8 @@ def _windows(risk_windows, drugs, with_end):
             raise CohortError(f"a risk window of {d!r} is anchored at the exposure end, but "
                               f"{d!r} has no end; pass exposure_end={{{d!r}: column}}.")
         starts = [a for a, _ in parsed]
-        if starts != sorted(starts) or len(set(starts)) != len(starts):
+        same_anchor = len({anchor for anchor, _ in starts}) == 1
+        if same_anchor and (starts != sorted(starts) or len(set(starts)) != len(starts)):
             raise CohortError(f"the risk windows of {d!r} must be given in increasing order "
                               f"of their start, without repeats: {ws}.")
         out[d] = list(zip([tuple(w) for w in ws], parsed))
@@ -467,15 +468,15 @@ def _window_intervals(expo, windows, drugs):
     end = expo["end"].to_numpy(np.float64)
     same_next = np.zeros(len(expo), bool)
     same_next[:-1] = (case[1:] == case[:-1]) & (drug[1:] == drug[:-1])
+    rows_of = expo.groupby("drug", sort=False).indices
     for d in drugs:
-        rows = np.flatnonzero(drug == d)
+        rows = rows_of.get(d, np.zeros(0, np.int64))
         ws = windows[d]
         anchor = {"start": start[rows], "end": end[rows]}
         opens = [anchor[a[0]] + a[1] for _, (a, _b) in ws]
-        nxt = np.full(rows.size, np.inf)
+        nxt = np.full(rows.size, np.inf)              # the next exposure's first window opens
         follow = same_next[rows]
-        first_open_next = anchor[ws[0][1][0][0]] + ws[0][1][0][1]
-        nxt[follow] = np.roll(first_open_next, -1)[follow]
+        nxt[follow] = np.roll(opens[0], -1)[follow]
         for w, (raw, (_a, b)) in enumerate(ws):
             hi = anchor[b[0]] + b[1]
             limit = nxt if w + 1 == len(ws) else np.minimum(nxt, opens[w + 1])
