@@ -4,7 +4,6 @@ GLM, a day-by-day expansion of R SCCS's itpdat and gidat, and the KKT conditions
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,12 +19,11 @@ from engine import CohortError, SccsData
 sm = pytest.importorskip("statsmodels.api")
 from statsmodels.discrete.conditional_models import ConditionalPoisson  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1] / "sample_data" / "sccs"
 AGE_CUTS = [427, 488, 549, 610, 671]
 
 
 def read(name):
-    return pd.read_csv(DATA / f"{name}.tsv", sep="\t")
+    return engine.datasets.load_sccs(name)
 
 
 @pytest.fixture(scope="module")
@@ -423,3 +421,23 @@ def test_equals_a_stratified_cox_fit_of_the_eras():
     res = engine.fit(sccs, model="sccs")
     np.testing.assert_allclose(res.coef.to_numpy(), ph.params, rtol=1e-6)
     np.testing.assert_allclose(res.se.to_numpy(), ph.bse, rtol=1e-6)
+
+
+def test_hipdat_against_statsmodels_and_days():
+    """hipdat (antidepressants and hip fracture): exposure from start to end inclusive."""
+    hip = read("hipdat")
+    assert hip.shape == (1000, 6)
+    sccs = SccsData.from_cases(hip, case="case", obs_start="sta", obs_end="end",
+                               event_times="frac", exposure_start="ad",
+                               exposure_end={"ad": "endad"})
+    some = hip[hip["case"] <= 40]
+    daily = day_by_day(some, "case", "sta", "end", "frac", {"ad[0,end]": ("ad", "endad", 0, 0)})
+    eras = sccs.to_frame()
+    key = ["case", "ad[0,end]"]
+    pd.testing.assert_frame_equal(
+        eras[eras["case"] <= 40].groupby(key)[["length", "events"]].sum().sort_index(),
+        daily.groupby(key)[["length", "events"]].sum().sort_index(), check_dtype=False)
+    res = engine.fit(sccs, model="sccs")
+    _, ref = statsmodels_fit(sccs)
+    np.testing.assert_allclose(res.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(res.se.to_numpy(), ref.bse.to_numpy(), rtol=1e-6)
