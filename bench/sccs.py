@@ -6,7 +6,8 @@ J drugs) with both tools; a time ratio is reported only when the coefficients ag
 COEF_ATOL (max abs), i.e. at the same optimum, on the cases whose counts vary between eras
 (see _varying_counts).  statsmodels loops over cases in Python, so its sizes stop where it takes
 minutes.  Part 2 simulates N cases x J drugs (the seed's 10^6 x 1,500,
-about 20 million eras), then fits L1 at ``ratio`` x lambda_max once, timing each stage.
+about 20 million eras), then fits L1 at ``ratio`` x lambda_max once, timing each stage.  Between
+them, one profile-likelihood interval at 10,000 cases (the issue's target: under a second).
 """
 import json
 import time
@@ -70,6 +71,16 @@ def run(sizes=(1_000, 3_000, 10_000, 30_000), peer_p=20, n=1_000_000, p=1_500, r
         peers.append(_peer_row(size, peer_p, seed))
         print(f"  {peers[-1]}", flush=True)
 
+    print("one profile-likelihood interval at N=10,000 cases, J=20 ...", flush=True)
+    small = engine.simulate_sccs(10_000, 20, seed=seed)
+    res = engine.fit(small, model="sccs")
+    t0 = time.perf_counter()
+    interval = res.confint("drug0").loc["drug0"]
+    profile = {"n_cases": 10_000, "p": small.p, "eras": small.n,
+               "seconds": time.perf_counter() - t0, "coef": float(res.coef["drug0"]),
+               "lower": float(interval["lower"]), "upper": float(interval["upper"])}
+    print(f"  {profile}", flush=True)
+
     print(f"simulating N={n:,} cases, J={p:,} drugs ...", flush=True)
     t0 = time.perf_counter()
     sccs = engine.simulate_sccs(n, p, seed=seed)
@@ -91,7 +102,8 @@ def run(sizes=(1_000, 3_000, 10_000, 30_000), peer_p=20, n=1_000_000, p=1_500, r
              "converged": res.converged, "nonzero": int(np.count_nonzero(coef)),
              "true_signals": int(np.count_nonzero(truth)),
              "signals_found": int(np.count_nonzero(coef[truth != 0]))}
-    record = {"experiment": "sccs", "peers": peers, "large": large, "machine": machine_info()}
+    record = {"experiment": "sccs", "peers": peers, "profile": profile, "large": large,
+              "machine": machine_info()}
     lines = [f"# SCCS: survscan vs statsmodels ConditionalPoisson (J={peer_p}, unpenalised)",
              "", "| cases | eras | survscan (s) | statsmodels (s) | max abs coef diff | speed-up |",
              "|---:|---:|---:|---:|---:|---:|"]
@@ -99,6 +111,8 @@ def run(sizes=(1_000, 3_000, 10_000, 30_000), peer_p=20, n=1_000_000, p=1_500, r
               f"{r['statsmodels_s']:.2f} | {r['max_abs_coef_diff']:.1e} | "
               + (f"{r['speedup']:.0f}x |" if r["same_optimum"] else "not the same optimum |")
               for r in peers]
+    lines += ["", f"One profile-likelihood interval (drug0) at N=10,000 cases, J=20, "
+              f"{profile['eras']:,} eras: {profile['seconds']:.2f} s"]
     lines += ["", f"# One L1 fit at N={n:,} cases, J={sccs.p:,} drugs, {sccs.n:,} eras "
               f"({sccs.X.nnz:,} exposures), {sccs.n_events:,} events", "",
               f"simulate {sim_s:.1f} s; lambda_max (one gradient) {grad_s:.1f} s; fit at "

@@ -47,4 +47,6 @@ def test_bench_sccs_tiny_end_to_end(tmp_path):
     (peer,) = record["peers"]
     assert peer["same_optimum"] and peer["max_abs_coef_diff"] < 1e-6
     assert record["large"]["converged"] and record["large"]["n_cases"] == 3000
+    profile = record["profile"]
+    assert profile["lower"] < profile["coef"] < profile["upper"] and profile["seconds"] > 0
     assert "statsmodels" in md and "One L1 fit" in md
