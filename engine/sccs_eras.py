@@ -199,6 +199,9 @@ def study_window(sta, end, once, expo, ids, naive_period, min_age, max_age):
     keep = np.zeros(sta.size, bool)
     keep[c[inside]] = True
     keep &= lo <= hi
+    if not keep.any():
+        raise CohortError(f"no event falls inside the study window (naive period "
+                          f"{naive_period} days, ages {min_age} to {max_age}): widen it.")
     new = np.full(sta.size, -1)
     new[keep] = np.arange(int(keep.sum()))
     left_out = {"events": int((~inside).sum()), "cases": int((~keep).sum())}

@@ -441,3 +441,10 @@ def test_hipdat_against_statsmodels_and_days():
     _, ref = statsmodels_fit(sccs)
     np.testing.assert_allclose(res.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6)
     np.testing.assert_allclose(res.se.to_numpy(), ref.bse.to_numpy(), rtol=1e-6)
+
+
+def test_an_empty_study_window_is_named():
+    with pytest.raises(CohortError, match="no event falls inside the study window"):
+        SccsData.from_cases(read("itpdat"), case="case", obs_start="sta", obs_end="end",
+                            event_times="itp", exposure_start="mmr",
+                            risk_windows={"mmr": [(0, 42)]}, min_age=800)
