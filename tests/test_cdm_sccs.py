@@ -103,3 +103,21 @@ def test_attrition_and_diagnostics(con, study):
     assert list(pre.index) == ["exposure[-30,-1]", "exposure[0,30]",
                                "end_of_observation[0,29]"]
     assert pre.loc["exposure[-30,-1]", "coef"] == -np.inf     # no outcome in the 30 days before
+
+
+def test_age_adjusted_study_against_statsmodels(con):
+    """age_cuts (ages in days) add age groups; the fit equals statsmodels on the study's eras."""
+    cuts = [365 * 36, 365 * 40, 365 * 44]          # Eunomia's bleeds all fall at ages 30-50
+    with pytest.warns(engine.MonotoneLikelihoodWarning):
+        st = engine.cdm.sccs_study(con, exposure=DICLOFENAC, outcome=GI_BLEED,
+                                   risk_window=(0, 30), age_cuts=cuts)
+    assert st.sccs.names == ["exposure[0,30]", "age[13140,14600)", "age[14600,16060)",
+                             "age[16060,inf)"]
+    f = st.sccs.to_frame()
+    with pytest.warns(Warning, match="no within-group variance"):    # one-era cases: l = 0
+        model = ConditionalPoisson(f["events"], f[st.sccs.names], groups=f["case"],
+                                   offset=np.log(f["length"]))
+    ref = model.fit(start_params=np.array([4.0, 2.0, 2.0, 0.0]), method="newton", maxiter=100,
+                    tol=1e-14, disp=0)
+    np.testing.assert_allclose(st.fit.coef.to_numpy(), ref.params.to_numpy(), rtol=1e-6)
+    assert st.irr.loc[0, "irr"] == pytest.approx(np.exp(ref.params.iloc[0]), rel=1e-6)
