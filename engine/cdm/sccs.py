@@ -63,7 +63,8 @@ def sccs_study(con, exposure, outcome, risk_window=(0, 30), pre_window=(-30, -1)
 
     Parameters
     ----------
-    exposure : drug_era ingredient concept id(s) (e.g. diclofenac 1124300)
+    exposure : drug_era ingredient concept id(s) (e.g. diclofenac 1124300); several ids are
+        one exposure (an era of any of them), as a drug class
     outcome : condition concept id(s) (e.g. GI haemorrhage 192671)
     risk_window : (a, b) days after the era start (b may be "end", "end+k")
     pre_window : (a, b) before exposure, for the diagnostic model; None leaves it out
