@@ -19,54 +19,14 @@ from engine import CohortError, SccsData
 sm = pytest.importorskip("statsmodels.api")
 from statsmodels.discrete.conditional_models import ConditionalPoisson  # noqa: E402
 
-AGE_CUTS = [427, 488, 549, 610, 671]
-
-
-def read(name):
-    return engine.datasets.load_sccs(name)
-
+from sccs_oracles import (AGE_CUTS, brute_gradient, brute_loglik, day_by_day,  # noqa: E402
+                          read, simulated)
 
 @pytest.fixture(scope="module")
 def itp():
     return SccsData.from_cases(read("itpdat"), case="case", obs_start="sta", obs_end="end",
                                event_times="itp", exposure_start=["mmr"],
                                risk_windows={"mmr": [(0, 42)]}, age_cuts=AGE_CUTS)
-
-
-def brute_loglik(case, length, y, X, beta):
-    """sum over cases of sum_k y_k log(l_k e^{x_k b} / sum_k' l_k' e^{x_k' b}) (seed eq. 1)."""
-    eta = X @ beta
-    total = 0.0
-    for c in np.unique(case):
-        at = case == c
-        p = length[at] * np.exp(eta[at])
-        total += np.sum(y[at] * np.log(p / p.sum()))
-    return total
-
-
-def brute_gradient(case, length, y, X, beta):
-    eta = X @ beta
-    g = np.zeros(X.shape[1])
-    for c in np.unique(case):
-        at = case == c
-        p = length[at] * np.exp(eta[at])
-        g += X[at].T @ (y[at] - y[at].sum() * p / p.sum())
-    return g
-
-
-def simulated(seed, n_cases=60, p=5, eras=6):
-    """Small random eras: a few binary exposures and one continuous one."""
-    rng = np.random.default_rng(seed)
-    k = rng.integers(2, eras + 1, n_cases)
-    case = np.repeat(np.arange(n_cases), k)
-    n = case.size
-    X = (rng.random((n, p)) < 0.3).astype(float)
-    X[:, -1] = rng.normal(size=n)
-    length = rng.integers(1, 60, n).astype(float)
-    beta = np.linspace(-0.8, 0.8, p)
-    rate = length * np.exp(X @ beta) / 30.0
-    y = rng.poisson(rate).astype(float)
-    return case, length, y, X
 
 
 def statsmodels_fit(sccs):
@@ -168,32 +128,6 @@ def test_profile_interval_is_the_likelihood_ratio_interval(itp):
 
 
 # -- from_cases: eras built as R SCCS formatdata -------------------------------------------
-def day_by_day(df, case, sta, end, event, windows, age_cuts=()):
-    """One row per observed day (the definition, no cleverness): exposure by the inclusive
-    window arithmetic of formatdata, a later dose taking over from the day its window opens,
-    events counted once per (case, day)."""
-    rows = []
-    for c, g in df.groupby(case):
-        s, e = int(g[sta].iloc[0]), int(g[end].iloc[0])
-        days = np.arange(s, e + 1)
-        events = np.isin(days, g[event].unique()).astype(float)
-        cols = {}
-        for name, (start_col, end_col, a, b) in windows.items():
-            x = np.zeros(days.size)
-            doses = g.drop_duplicates([start_col, end_col] if end_col else start_col)
-            for _, r in doses.sort_values(start_col, kind="stable").iterrows():
-                if np.isnan(r[start_col]):
-                    continue
-                hi = r[end_col] + b if end_col else r[start_col] + b
-                later = days >= r[start_col] + a
-                x[later] = (days[later] <= hi) * 1.0
-            cols[name] = x
-        for lo, hi in zip(age_cuts, [*age_cuts[1:], np.inf]):
-            cols[f"age[{lo},{'inf' if np.isinf(hi) else hi})"] = ((days >= lo) & (days < hi)) * 1.
-        rows.append(pd.DataFrame({"case": c, "length": 1.0, "events": events, **cols}))
-    return pd.concat(rows, ignore_index=True)
-
-
 def test_itpdat_eras_equal_the_day_by_day_data(itp):
     daily = day_by_day(read("itpdat"), "case", "sta", "end", "itp",
                        {"mmr[0,42]": ("mmr", None, 0, 42)}, AGE_CUTS)

@@ -17,7 +17,7 @@ from engine.backends import sccs_gpu
 from engine.backends.gpu import device_count
 from engine.backends.sccs_cpu import SccsCpuBackend
 from engine.models.sccs import SccsModel
-from test_sccs import AGE_CUTS, read, simulated
+from sccs_oracles import AGE_CUTS, read, simulated
 
 RTOL = 1e-8
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists()

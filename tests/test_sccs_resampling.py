@@ -9,7 +9,7 @@ import pytest
 
 import engine
 from engine.resampling import bootstrap_counts, fold_of_rows, subjects
-from test_sccs import brute_loglik, simulated
+from sccs_oracles import brute_loglik, simulated
 
 
 def sccs_of(case, length, y, X):
