@@ -58,7 +58,8 @@ def _ids(value, what) -> list[int]:
 
 def sccs_study(con, exposure, outcome, risk_window=(0, 30), pre_window=(-30, -1),
                probe_days: int = 30, age_cuts=None, first_outcome_only: bool = True,
-               outcome_descendants: bool = True) -> SccsStudyResult:
+               outcome_descendants: bool = True, other_drugs: bool = False,
+               penalty=None) -> SccsStudyResult:
     """Run the SCCS study on a CDM connection (engine.cdm.open_eunomia / open_cdm).
 
     Parameters
@@ -70,18 +71,26 @@ def sccs_study(con, exposure, outcome, risk_window=(0, 30), pre_window=(-30, -1)
     pre_window : (a, b) before exposure, for the diagnostic model; None leaves it out
     probe_days : length of the end-of-observation probe of the diagnostic model (0: none)
     age_cuts : ages in days at which a new age group starts (adjusts for age)
+    other_drugs : also adjust for every other ingredient's drug eras (columns
+        ``drug_<concept id>[0,end]``, exposed for the whole era): the multi-drug SCCS of
+        seed 002, with ``penalty`` (e.g. engine.L2.from_variance(1.0), a Normal prior) on those
+        columns only; the exposure's risk window stays unpenalised
     """
     exposures, outcomes = _ids(exposure, "exposure"), _ids(outcome, "outcome")
-    found = _query(con, exposures, outcomes, outcome_descendants)
-    events, eras, attrition = _cases(found, first_outcome_only)
+    found = _query(con, exposures, outcomes, outcome_descendants, other_drugs)
+    events, eras, attrition = _cases(found, first_outcome_only, exposures)
     if events.empty:
         raise CohortError(f"no outcome {outcomes} falls inside an observation period; check "
                           "the concept ids.")
     name = "exposure"
     windows = {name: [tuple(risk_window)]}
     sccs = _build(events, eras, windows, age_cuts)
-    res = fit(sccs, model="sccs")
-    column = sccs.names[0]
+    column = next((c for c in sccs.names if c.startswith(name + "[")), None)
+    if column is None:
+        raise CohortError(f"no case has both exposed and unexposed time in the risk window "
+                          f"{tuple(risk_window)} of {exposures}: there is nothing to estimate.")
+    res = fit(sccs, model="sccs", penalty=penalty if other_drugs else None,
+              unpenalized=[column])
     row = res.summary.loc[column]
     profile = res.confint(column).loc[column]
     irr = pd.DataFrame([{"window": column, "coef": row["coef"], "irr": row["irr"],
@@ -95,21 +104,23 @@ def sccs_study(con, exposure, outcome, risk_window=(0, 30), pre_window=(-30, -1)
     if probe_days:
         probe = (0, int(probe_days) - 1)
         diagnostic_windows["end_of_observation"] = [probe]
-    diag = fit(_build(events, eras, diagnostic_windows, age_cuts, probe_days), model="sccs")
+    own = eras[eras["drug"] == name]
+    diag = fit(_build(events, own, diagnostic_windows, age_cuts, probe_days), model="sccs")
     pre = diag.summary[["coef", "irr", "se", "irr_lower", "irr_upper", "p"]].copy()
     return SccsStudyResult(
         irr=irr, attrition=attrition, sccs=sccs, fit=res, pre_exposure=pre,
-        time_to_event=_time_to_event(events, eras),
+        time_to_event=_time_to_event(events, own),
         observed_expected=_observed_expected(events),
         spec={"exposure": exposures, "outcome": outcomes, "risk_window": list(risk_window),
               "pre_window": None if pre_window is None else list(pre_window),
               "probe_days": probe_days, "age_cuts": age_cuts,
               "first_outcome_only": first_outcome_only,
-              "outcome_descendants": outcome_descendants,
+              "outcome_descendants": outcome_descendants, "other_drugs": other_drugs,
+              "penalty": None if penalty is None or not other_drugs else repr(penalty),
               "days": "from birth, inclusive (R SCCS formatdata)"})
 
 
-def _query(con, exposures, outcomes, descendants) -> dict:
+def _query(con, exposures, outcomes, descendants, other_drugs=False) -> dict:
     """Outcomes inside observation periods, with birth dates, and the cases' drug eras."""
     concepts = (f"SELECT descendant_concept_id AS concept_id FROM concept_ancestor "
                 f"WHERE ancestor_concept_id IN ({', '.join(map(str, outcomes))}) UNION "
@@ -137,11 +148,11 @@ def _query(con, exposures, outcomes, descendants) -> dict:
                (SELECT count(*) FROM outcomes) AS outcomes""").df().iloc[0]
     observed = con.execute(base + " SELECT * FROM observed ORDER BY person_id, day").df()
     eras = con.execute(base + f"""
-        SELECT DISTINCT ob.person_id, ob.obs_start, de.drug_era_start_date AS start,
-               de.drug_era_end_date AS stop
+        SELECT DISTINCT ob.person_id, ob.obs_start, de.drug_concept_id AS concept,
+               de.drug_era_start_date AS start, de.drug_era_end_date AS stop
         FROM (SELECT DISTINCT person_id, obs_start, obs_end FROM observed) ob
         JOIN drug_era de ON de.person_id = ob.person_id
-          AND de.drug_concept_id IN ({', '.join(map(str, exposures))})
+          AND ({other_drugs} OR de.drug_concept_id IN ({', '.join(map(str, exposures))}))
           AND de.drug_era_start_date <= ob.obs_end
           AND de.drug_era_end_date >= ob.obs_start""").df()
     return {"counts": counts, "observed": observed, "eras": eras}
@@ -151,7 +162,7 @@ def _days(dates, birth) -> np.ndarray:
     return (pd.to_datetime(dates) - pd.to_datetime(birth)).dt.days.to_numpy(np.float64)
 
 
-def _cases(found, first_only):
+def _cases(found, first_only, exposures):
     """Events (case, day numbers) and exposure eras in days from birth; the attrition."""
     obs = found["observed"]
     counts = found["counts"]
@@ -176,10 +187,13 @@ def _cases(found, first_only):
     eras = eras.assign(case=eras["person_id"].astype(str) + ":" + eras["obs_start"].astype(str))
     eras = eras[eras["case"].isin(set(events["case"]))]
     birth = births.loc[eras["person_id"]].to_numpy()
-    eras = pd.DataFrame({"case": eras["case"].to_numpy(), "drug": "exposure",
+    ours = eras["concept"].isin(set(exposures))
+    drug = np.where(ours, "exposure", "drug_" + eras["concept"].astype(str))
+    eras = pd.DataFrame({"case": eras["case"].to_numpy(), "drug": drug,
                          "start": _days(eras["start"], birth), "end": _days(eras["stop"], birth)})
-    rows.append({"rule": "Cases with an exposure era", "cases": int(eras["case"].nunique()),
-                 "outcomes": int(events["case"].isin(set(eras["case"])).sum())})
+    exposed = set(eras.loc[ours.to_numpy(), "case"])
+    rows.append({"rule": "Cases with an exposure era", "cases": len(exposed),
+                 "outcomes": int(events["case"].isin(exposed).sum())})
     return events, eras, pd.DataFrame(rows)
 
 
