@@ -2,9 +2,8 @@
 conditioned on the case's total (seed 002, eq. 1-2), so every case-level effect cancels.
 
 The model sorts the eras by case once and hands them to a backend (sccs_cpu, or sccs_gpu on a
-CUDA device); same interface
-as CoxModel, so every solver, the profile likelihood, cross-validation and the bootstrap work
-unchanged.  Case weights come in per era (the caller's row order) and must be equal within a
+CUDA device); same interface as CoxModel, so every solver, the profile likelihood,
+cross-validation and the bootstrap work unchanged.  Case weights come in per era (the caller's row order) and must be equal within a
 case: folds and bootstrap draws resample whole cases.
 """
 from __future__ import annotations
