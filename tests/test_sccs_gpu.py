@@ -129,3 +129,22 @@ def test_fits_equal_cpu(where, datasets, solver, penalty):
     assert gpu.loglik == pytest.approx(cpu.loglik, rel=RTOL)
     if penalty is None:
         np.testing.assert_allclose(gpu.se.to_numpy(), cpu.se.to_numpy(), rtol=RTOL)
+
+
+def test_thread_orders_give_one_result(where, datasets):
+    """The block sums read shared memory only across barriers: the three thread orders of the
+    emulator (forward, reverse, interleaved) agree to the rounding of the atomic per-case sums
+    (whose order of additions follows the threads', on a device too); a race would lose or
+    double whole terms."""
+    if where != "emulator":
+        pytest.skip("thread orders are the emulator's")
+    from cuda_emulator import SCHEDULES, schedule
+    _, gpu = _pair(datasets["simulated"])
+    gpu.set_beta(np.linspace(-0.5, 0.5, gpu.X.shape[1]))
+    results = []
+    for name in SCHEDULES:
+        with schedule(name):
+            gh = [gpu.grad_hess(j) for j in range(gpu.X.shape[1])]
+            results.append(np.concatenate([np.ravel(gh), gpu.loglik_gradient()[1]]))
+    for other in results[1:]:
+        np.testing.assert_allclose(other, results[0], rtol=1e-13, atol=1e-12)

@@ -17,9 +17,11 @@ per coordinate only the column's slice bounds go down and (g, h) come back:
   proximal-Newton inner loop (a
   sequential coordinate loop: one download of two K-vectors per outer step).
 
-Verification: the source compiles with nvcc (tests/test_sccs_gpu.py) and this class runs
-unchanged on the CUDA emulator of tests/cuda_emulator against SccsCpuBackend to 1e-8 per kernel
-and per fit; it has not run on a device.
+Verification: the source compiles with nvcc and fits 256-thread blocks (tests/test_sccs_gpu.py);
+this class runs unchanged on the CUDA emulator of tests/cuda_emulator against SccsCpuBackend to
+1e-8 per kernel and per fit, and in the emulator's three thread orders (no race: they agree to
+the rounding of the atomic sums, whose order is not fixed on a device either).  It has not run
+on a device.
 """
 from __future__ import annotations
 
