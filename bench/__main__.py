@@ -1,5 +1,6 @@
-"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,gwas} [--n N --p P --density D --penalty l1|l2|none
---ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
+"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,gwas,sccs} [--n N --p P --density D
+--penalty l1|l2|none --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm
+--repeats 1 --out bench/results]
 [--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
 
 quick / cox: survscan against the peers on one simulated problem.  tv: the cost of one cut
@@ -9,18 +10,20 @@ against Cox on the same subjects, and the sandwich variance at N=10,000, P=10.  
 tool over N (Yang2022 Fig. 4, the scaling chart) or over K strata (Yang2024 Fig. 2), with a
 log-log PNG; the survscan-ccd peer is the papers' exact CCD.  gpu: CPU against GPU per CCD cycle
 and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device).
-gwas: multi-trait GWAS against FaST-LMM and a naive GLS (its own options: python -m bench gwas -h)."""
+gwas: multi-trait GWAS against FaST-LMM and a naive GLS (its own options: python -m bench gwas -h).
+sccs: SCCS against statsmodels' ConditionalPoisson at growing N (--peer-sizes), then one L1 fit
+at N = 1,000,000 cases x P = 1,500 drugs (about 20 million eras)."""
 import argparse
 import sys
 
-from bench import cross_validation, fine_gray, gpu, sweep, time_varying
+from bench import cross_validation, fine_gray, gpu, sccs, sweep, time_varying
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
-                 "gpu": (100_000, 1_000)}
+                 "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500)}
 
 
 def parse(argv):
@@ -57,6 +60,8 @@ def parse(argv):
                         help="sweep: comma-separated values of N or K")
     parser.add_argument("--sizes", default="100000,1000000",
                         help="gpu: comma-separated values of N")
+    parser.add_argument("--peer-sizes", default="1000,3000,10000,30000",
+                        help="sccs: comma-separated numbers of cases for the statsmodels rows")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -85,6 +90,10 @@ def main(argv=None):
         sizes = tuple(int(float(v)) for v in args.sizes.split(","))
         return gpu.run(sizes=sizes, p=args.p, density=args.density, ratio=args.ratio,
                        seed=args.seed, repeats=args.repeats, out=args.out)
+    if args.command == "sccs":
+        sizes = tuple(int(float(v)) for v in args.peer_sizes.split(",") if v)
+        return sccs.run(sizes=sizes, n=args.n, p=args.p, ratio=args.ratio, seed=args.seed,
+                        out=args.out)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "sweep":

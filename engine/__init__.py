@@ -25,7 +25,9 @@ from .residuals import residuals
 from .priors import L1, L2
 from .problem import Problem
 from .result import FitResult
+from .sccs_data import SccsData
 from .simulate import simulate
+from .simulate_sccs import simulate_sccs
 from .table_one import TableOne, table_one
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
@@ -42,9 +44,9 @@ __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2",
     "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "Problem", "SOLVERS", "TIES", "TV_ROUTES", "TableOne", "bootstrap", "cdm", "comparative",
-    "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
+    "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bootstrap", "cdm",
+    "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
     "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
     "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "scaled_schoenfeld",
-    "simulate", "table_one",
+    "simulate", "simulate_sccs", "table_one",
 ]

@@ -76,8 +76,8 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : one of engine.MODELS (Fine-Gray re-estimates its censoring
-        weights in each replicate)
+    cohort : engine.Cohort (engine.SccsData for "sccs": cases are resampled); model : one of
+        engine.MODELS (Fine-Gray re-estimates its censoring weights in each replicate)
     penalty : None | engine.L1(lam) | engine.L2(lam) (e.g. ``cross_validate(...).penalty``)
     replicates : number of bootstrap samples; seed : replicate b uses (seed, b) alone
     level : coverage of the percentile intervals

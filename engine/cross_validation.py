@@ -100,8 +100,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : one of engine.MODELS; penalty : "l1" | "l2"
-    folds : k >= 2 folds of subjects (``cohort.id``, else rows), within strata
+    cohort : engine.Cohort (engine.SccsData for "sccs"); model : one of engine.MODELS;
+        penalty : "l1" | "l2"
+    folds : k >= 2 folds of subjects (``cohort.id``, else rows; SCCS: cases), within strata
     repeats : independent fold assignments (Yang2022 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
     seed : fixes the folds; the same seed gives the same result for every ``parallel``

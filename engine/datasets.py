@@ -18,6 +18,7 @@ __all__ = [
     "load_jasa1",
     "load_mgus2",
     "load_bmtcrr",
+    "load_sccs",
 ]
 
 _CANDIDATES = (
@@ -227,3 +228,20 @@ def load_bmtcrr() -> pd.DataFrame:
        1388-1395.
     """
     return _read("bmtcrr.csv")
+
+
+SCCS_DATASETS = ("itpdat", "gidat", "hipdat")
+
+
+def load_sccs(name: str) -> pd.DataFrame:
+    """A self-controlled case series dataset of R's SCCS package (GPL >= 2), as published.
+
+    ``itpdat``: MMR vaccine and idiopathic thrombocytopenic purpura, 44 admissions in 35
+    children (ages in days: sta, end, itp, mmr; Miller et al. 2001); ``gidat``: NSAIDs and GI
+    bleeding, 838 simulated cases, one row per exposure (sta, end, bleed, ns, endns);
+    ``hipdat``: antidepressants and hip fracture (frac, sta, end, ad, endad).  Build eras with
+    ``engine.SccsData.from_cases``; see sample_data/README.md.
+    """
+    if name not in SCCS_DATASETS:
+        raise ValueError(f"unknown SCCS dataset {name!r}; choose one of {SCCS_DATASETS}")
+    return pd.read_csv(sample_data_dir() / "sccs" / f"{name}.tsv", sep="\t")

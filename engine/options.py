@@ -13,7 +13,7 @@ from .arguments import check_max_iter
 from .backends import DEVICES
 from .solvers import SOLVERS
 
-MODELS = ("cox", "fine_gray", "logistic")
+MODELS = ("cox", "fine_gray", "logistic", "sccs")
 TIES = ("breslow", "efron")
 BACKENDS = DEVICES
 PRECISIONS = ("float64", "float32")

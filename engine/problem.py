@@ -20,6 +20,7 @@ from .errors import DataWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
 from .models.logistic import LogisticModel
+from .models.sccs import SccsModel
 from .options import FitOptions
 from .priors import penalty_vectors
 from .solvers import SolverState, solve
@@ -62,6 +63,10 @@ class Problem:
             if options.model == "logistic":
                 raise ValueError("cut_points split survival episodes; logistic regression has "
                                  "none. Fit without cut_points.")
+            if options.model == "sccs":
+                raise ValueError("cut_points split survival episodes; SCCS eras are cut by "
+                                 "SccsData.from_cases (risk_windows=, age_cuts=). Fit without "
+                                 "them.")
             if options.model == "fine_gray":
                 raise ValueError("cut_points need counting-process episodes, which Fine-Gray "
                                  "(one row per subject) does not take; fit model='cox' for them.")
@@ -167,6 +172,8 @@ def _likelihood(cohort, o: FitOptions):
                              censoring_strata=o.censoring_strata)
     if o.model == "logistic":
         return LogisticModel(cohort, backend=o.backend)
+    if o.model == "sccs":
+        return SccsModel(cohort, backend=o.backend)
     return CoxModel(cohort, ties=o.ties, backend=o.backend, precision=o.precision)
 
 

@@ -95,15 +95,17 @@ class FitResult:
 
     @property
     def summary(self) -> pd.DataFrame:
-        """coef, hr, se, hr_lower, hr_upper (95%), p, z, penalized; one row per covariate."""
+        """coef, hr, se, hr_lower, hr_upper (95%), p, z, penalized; one row per covariate.
+        The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits."""
         se = self.se
         z = self.coef / se
+        ratio = "irr" if self.spec.get("model") == "sccs" else "hr"
         out = pd.DataFrame({
             "coef": self.coef,
-            "hr": np.exp(self.coef),
+            ratio: np.exp(self.coef),
             "se": se,
-            "hr_lower": np.exp(self.coef - _Z95 * se),
-            "hr_upper": np.exp(self.coef + _Z95 * se),
+            f"{ratio}_lower": np.exp(self.coef - _Z95 * se),
+            f"{ratio}_upper": np.exp(self.coef + _Z95 * se),
             "p": 2.0 * stats.norm.sf(np.abs(z)),
             "z": z,
             "penalized": self.penalized,

@@ -34,6 +34,10 @@ def _heart():
     return engine.datasets.load_stanford_heart()
 
 
+def _eras():
+    return engine.simulate_sccs(60, 5, eras_per_case=6.0, n_signals=3, seed=2).to_frame()
+
+
 def _bmt():
     df = engine.datasets.load_bmtcrr()
     return df.assign(male=(df["Sex"] == "M").astype(float),
@@ -60,6 +64,13 @@ CASES = [
                                              competing_risks=True)),
     Case("logistic", {"model": "logistic"}, _rossi,
          lambda df: engine.Cohort.from_frame(df, time="week", event="arrest", covariates=ROSSI)),
+    Case("sccs", {"model": "sccs"}, _eras,
+         lambda df: engine.SccsData.from_frame(df, case="case", length="length",
+                                               events="events",
+                                               covariates=[c for c in df.columns
+                                                           if c not in ("case", "length",
+                                                                        "events")]),
+         subject="case"),
 ]
 
 

@@ -229,3 +229,13 @@ std::string signature(void (*)(A...))
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
+
+// atomicAdd: a block's fibers switch only at __syncthreads() and blocks run one after another,
+// so a plain read-modify-write is atomic here, as the device's is.
+template <class T>
+inline T atomicAdd(T* address, T value)
+{
+    const T old = *address;
+    *address = old + value;
+    return old;
+}
