@@ -22,13 +22,13 @@ def check_fit_arguments(cohort, init=None, max_iter=1000) -> None:
 
 def check_cohort(cohort) -> None:
     """Refuse what is not a prepared cohort, and a cohort whose every event weighs 0."""
-    if cohort is None or not all(hasattr(cohort, a) for a in ("X", "names", "n")):
+    if cohort is None or not all(hasattr(cohort, a) for a in ("X", "names", "event", "n")):
         hint = (" Build one first: engine.Cohort.from_frame(df, time=..., event=..., "
                 "covariates=[...])." if hasattr(cohort, "columns") or cohort is None else "")
         raise TypeError(f"engine.fit needs an engine.Cohort, got {type(cohort).__name__}."
                         f"{hint}")
     weights = getattr(cohort, "weights", None)
-    if weights is not None and hasattr(cohort, "event"):
+    if weights is not None:
         events = np.asarray(cohort.event) > 0
         if events.any() and not (np.asarray(weights)[events] > 0).any():
             column = (getattr(cohort, "source", {}) or {}).get("weights") or "weights"

@@ -274,6 +274,12 @@ class SccsData:
         return self.case
 
     @property
+    def event(self) -> np.ndarray:
+        """Whether each era holds an event: the row-level flag Cohort.event gives, for the
+        checks shared with it (resampling, fit's arguments)."""
+        return self.events > 0
+
+    @property
     def n(self) -> int:
         """Number of eras (rows)."""
         return len(self.length)

@@ -161,7 +161,7 @@ def test_l2_and_progress_and_cancel():
     ({"folds": 1}, "folds"), ({"folds": 501}, "folds"), ({"folds": 2.5}, "folds"),
     ({"grid": [1.0, -1.0]}, "grid"), ({"grid": []}, "grid"), ({"grid": [0.0]}, "grid"),
     ({"grid": 1}, "grid"), ({"parallel": "threads"}, "parallel"), ({"n_jobs": 0}, "n_jobs"),
-    ({"penalty": "l3"}, "penalty"), ({"repeats": 0}, "repeats"), ({"model": "fine_gray"}, "model"),
+    ({"penalty": "l3"}, "penalty"), ({"repeats": 0}, "repeats"), ({"model": "weibull"}, "model"),
     ({"unpenalized": [f"x{j}" for j in range(8)]}, "unpenalized"),
 ])
 def test_bad_arguments_are_clear_value_errors(kwargs, match):

@@ -14,7 +14,7 @@ import pytest
 
 import engine
 from engine.backends import sccs_gpu
-from engine.backends.gpu import device_count
+from engine.device import device_count
 from engine.backends.sccs_cpu import SccsCpuBackend
 from engine.models.sccs import SccsModel
 from sccs_oracles import AGE_CUTS, read, simulated

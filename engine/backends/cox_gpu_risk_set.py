@@ -1,7 +1,7 @@
 """The log-likelihood pass (loglik, r = the gradient's weights in eta, h = its diagonal
 curvature) as array operations and segmented scans, for any NumPy-like module.
 
-The same algebra as cpu_kernels.risk_set_pass, reorganised for a device: the forward risk-set
+The same algebra as cox_kernels.risk_set_pass, reorganised for a device: the forward risk-set
 sums are one segmented scan (Yang2024 eq. 18) read at the tie groups' ends; Efron's terms are
 laid out flat (gpu_layout.EventGroups), so the per-group factors
     alpha = sum wt/den,  beta = sum wt c/den,  gamma = sum wt/den^2,  delta = sum wt (1-c)^2/den^2
@@ -34,7 +34,7 @@ def _denominators(xp, scan, lay, groups, D, flags, start_order):
 
 
 def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, want):
-    """(ll, r, h) as cpu_kernels.risk_set_pass; r and h are empty unless ``want`` >= 1, 2.
+    """(ll, r, h) as cox_kernels.risk_set_pass; r and h are empty unless ``want`` >= 1, 2.
 
     lay, groups: gpu_layout.Layout and EventGroups with arrays already in ``xp``;
     flags: the current flags (EVENT cleared for zero weights); start_order None without entry
@@ -68,7 +68,7 @@ def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, w
 def information_matrix(xp, scan, lay, groups, Xs, r, D, flags, start_order,
                        chunk_bytes=2 ** 28):
     """Observed information of the columns of Xs (CSC over the sorted rows, scipy.sparse or
-    cupyx.scipy.sparse) as cpu_kernels.information_matrix: sum_k r_k x_k x_k^T (one sparse
+    cupyx.scipy.sparse) as cox_kernels.information_matrix: sum_k r_k x_k x_k^T (one sparse
     product) minus T T^T, T holding each Efron term's sqrt(wt) m, m = (R1 - S1 - c E1) / den the
     risk-set mean of the columns (segmented scans of x D, chunks of columns at a time).
     T is s x (Efron terms): memory grows with columns times events."""
