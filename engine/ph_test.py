@@ -106,8 +106,9 @@ def check_cox_fit(res, cohort):
                         f"argument, got {type(cohort).__name__}.")
     spec = res.spec
     if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
-        raise ValueError("the PH test and residuals take unpenalised Cox fits without cut "
-                         f"points (R's coxph); this fit is model={spec.get('model')!r}, "
+        raise ValueError("ph_test, residuals, global_tests and concordance take unpenalised "
+                         "Cox fits without cut points (as R's coxph); this fit is "
+                         f"model={spec.get('model')!r}, "
                          f"penalty={spec.get('penalty')!r}, "
                          f"cut_points={spec.get('cut_points')!r}.")
     if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:

@@ -77,6 +77,16 @@ CASES = [
      r"Cohort"),
     ("table_one of arrays", lambda tmp: engine.table_one(DF.to_numpy()), engine.CohortError,
      r"DataFrame"),
+    ("table_one of nothing", lambda tmp: engine.table_one(DF[["z"]], by="z"),
+     engine.CohortError, r"nothing to describe"),
+    ("km rmst text tau", lambda tmp: engine.kaplan_meier(COHORT).rmst("10"), ValueError,
+     r"tau must be a positive number"),
+    ("km at text times", lambda tmp: engine.kaplan_meier(COHORT).at("soon"), ValueError,
+     r"times must be numbers"),
+    ("logrank text rho", lambda tmp: engine.logrank_test(COHORT, "z", rho="1"), ValueError,
+     r"rho must be a finite number"),
+    ("residuals of a penalised fit", lambda tmp: engine.residuals(
+        engine.fit(COHORT, penalty=engine.L2(1.0)), COHORT), ValueError, r"unpenalised Cox"),
 ]
 
 
