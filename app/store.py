@@ -33,7 +33,7 @@ from .samples import ROLE_GUESSES, SAMPLES
 
 PENALTIES = ("none", "L1", "L2")
 TIES = ("efron", "breslow")
-SOLVERS = ("auto", "ccd", "newton")
+SOLVERS = engine.SOLVERS
 SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
 SIMULATED_COLUMNS = ("time", "event", "strata")
 MAX_PREVIEW_ROWS = 200
@@ -49,54 +49,21 @@ class FitCancelled(Exception):
     """Raised from inside engine.fit's progress callback when the user pressed Cancel."""
 
 
-def _cuda_devices() -> int:
-    """CUDA devices CuPy sees (0 without CuPy, a driver or a device)."""
-    try:
-        from engine.backends import device_count  # the engine's own probe, when it has one
-    except ImportError:
-        device_count = None
-    try:
-        if device_count is not None:
-            return int(device_count())
-        import cupy  # optional extra
-
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
-
-
 def detect_device() -> str:
     """The compute device the engine would use with backend="auto", in words."""
-    count = _cuda_devices()
-    if count < 1:
-        return "CPU (no CUDA device)"
-    from engine.backends import BACKENDS
-
-    if "gpu" not in BACKENDS:
-        return f"CPU ({count} CUDA device(s) seen, but the engine has no GPU backend)"
-    try:
-        import cupy
-
-        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-        name = name.decode() if isinstance(name, bytes) else str(name)
-    except Exception:
-        name = "CUDA device"
-    return f"GPU: {name}" + (f" (+{count - 1} more)" if count > 1 else "")
+    if "gpu" not in engine.device.available_backends():
+        return f"CPU ({engine.device.description()})"
+    return f"GPU: {engine.device.description()}"
 
 
 def available_backends() -> list[str]:
     """Backends a user may pick: cpu and auto always, gpu when the engine can use a device."""
-    from engine.backends import BACKENDS
-
-    return ["cpu", "auto"] + (["gpu"] if "gpu" in BACKENDS and _cuda_devices() > 0 else [])
+    return ["cpu", "auto"] + (["gpu"] if "gpu" in engine.device.available_backends() else [])
 
 
 def available_models() -> list[str]:
     """The survival models engine.fit accepts (Cox; Fine-Gray once the engine has it)."""
-    import sys
-
-    fitted = getattr(sys.modules.get("engine.fit"), "MODELS", ("cox",))
-    return [m for m in SURVIVAL_MODELS if m in fitted]
+    return [m for m in SURVIVAL_MODELS if m in engine.MODELS]
 
 
 def parse_cut_points(text: str) -> list[float]:

@@ -6,7 +6,7 @@ quick / cox: survscan against the peers on one simulated problem.  tv: the cost 
 point (time-varying coefficient) against the plain fit of the same subjects.  cv: k-fold x
 grid cross-validation serially, over a process pool and on a Dask LocalCluster.  fg: Fine-Gray
 against Cox on the same subjects, and the sandwich variance at N=10,000, P=10.  sweep: every
-tool over N (seed 001 Fig. 4, the scaling chart) or over K strata (seed 000 Fig. 2), with a
+tool over N (Yang2022 Fig. 4, the scaling chart) or over K strata (Yang2024 Fig. 2), with a
 log-log PNG; the survscan-ccd peer is the papers' exact CCD.  gpu: CPU against GPU per CCD cycle
 and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device)."""
 import argparse

@@ -1,10 +1,9 @@
-"""Checks of engine.fit's arguments that the data layer cannot make: what is fitted (a cohort,
-not a DataFrame), the starting point and the iteration budget.  Each raises a clear error
-naming the argument (and the covariate) and the fix, before any kernel runs.
+"""Checks of engine.fit's arguments that neither the data layer nor FitOptions can make: what
+is fitted (a cohort, not a DataFrame; events that weigh something) and the starting point
+against the data.  Each raises a clear error naming the argument (and the covariate) and the
+fix, before any kernel runs.
 """
 from __future__ import annotations
-
-import numbers
 
 import numpy as np
 
@@ -13,10 +12,9 @@ from .errors import CohortError
 MAX_ETA_SPREAD = 700.0   # exp(-700) is near float64's smallest normal: risk sums would vanish
 
 
-def check_fit_arguments(cohort, init=None, max_iter=1000) -> None:
-    """All of the checks below, in the order fit needs them."""
+def check_fit_arguments(cohort, init=None) -> None:
+    """Both checks below, in the order fit needs them."""
     check_cohort(cohort)
-    check_max_iter(max_iter)
     check_init(init, cohort)
 
 
@@ -36,12 +34,6 @@ def check_cohort(cohort) -> None:
                               "event rows: no event counts, so the likelihood is flat and "
                               "every coefficient would be reported as 0. Give the events "
                               "positive weights.")
-
-
-def check_max_iter(max_iter) -> None:
-    """max_iter: a whole number >= 1."""
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be a whole number >= 1, got {max_iter!r}.")
 
 
 def check_init(init, cohort) -> None:

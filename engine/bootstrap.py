@@ -1,10 +1,10 @@
-"""The non-parametric bootstrap of a (penalised) Cox fit (seed 002, Fig. 3; seed 000 Table 1).
+"""The non-parametric bootstrap of a (penalised) Cox fit (Suchard2013, Fig. 3; Yang2024 Table 1).
 
 Each replicate draws the subjects with replacement (``cohort.id``, else rows) and refits with
 the drawn counts as case weights, warm-started from the fit on all data; nothing is copied and
 the sorted layout is shared by every replicate.  Reported: percentile intervals at ``level``
-(seed 000's bootstrapped percentile intervals) and, per coefficient, the fraction of replicates
-in which it is non-zero (seed 002's p_j, "a poor man's posterior probability that beta_j != 0").
+(Yang2024's bootstrapped percentile intervals) and, per coefficient, the fraction of replicates
+in which it is non-zero (Suchard2013's p_j, "a poor man's posterior probability that beta_j != 0").
 Subjects are resampled over the whole cohort, not within strata.
 """
 from __future__ import annotations
@@ -18,7 +18,8 @@ import pandas as pd
 
 from . import parallel as par
 from .errors import CohortError, ConvergenceWarning, DataWarning
-from .fit import _fit_prepared, fit
+from .fit import fit, fit_problem
+from .options import FitOptions
 from .priors import L1, L2
 from .resampling import WeightedRefits, bootstrap_counts, subjects
 
@@ -54,17 +55,18 @@ class _ReplicateFits(WeightedRefits):
         self.penalty, self.seed, self.init = penalty, seed, init
 
     def __call__(self, b):
-        prep = self.prepared()
+        problem = self.problem()
         codes, n_subjects = self.cache.get("subjects", lambda: subjects(self.cohort))
         counts = bootstrap_counts(n_subjects, self.seed, b)
         weights = self.base_weights() * counts[codes]
-        if not (weights[np.asarray(self.cohort.event) > 0] > 0).any():
+        event = np.asarray(self.cohort.event)
+        counted = event == self.options.cause if self.options.model == "fine_gray" else event > 0
+        if not (weights[counted] > 0).any():
             return None, True          # no event drawn: nothing to estimate
-        prep.model.set_weights(weights)
+        problem.set_weights(weights)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = _fit_prepared(prep, self.penalty, init=self.init, tol=self.tol,
-                                max_iter=self.max_iter)
+            res = fit_problem(problem, self.penalty, init=self.init)
         return res.coef.to_numpy(), res.converged
 
 
@@ -76,15 +78,14 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : "cox"
+    cohort : engine.Cohort; model : one of engine.MODELS (Fine-Gray re-estimates its censoring
+        weights in each replicate)
     penalty : None | engine.L1(lam) | engine.L2(lam) (e.g. ``cross_validate(...).penalty``)
     replicates : number of bootstrap samples; seed : replicate b uses (seed, b) alone
     level : coverage of the percentile intervals
     parallel, n_jobs, progress, cancel : as ``engine.cross_validate``
     """
     t0 = time.perf_counter()
-    if model != "cox":
-        raise ValueError(f"model={model!r}: bootstrap supports model='cox' so far.")
     if not (isinstance(replicates, int | np.integer) and replicates >= 2):
         raise ValueError(f"replicates must be an integer >= 2, got {replicates!r}")
     if not (isinstance(level, float) and 0.0 < level < 1.0):
@@ -92,11 +93,12 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     if penalty is not None and not isinstance(penalty, L1 | L2):
         raise ValueError(f"penalty must be None, engine.L1(lam) or engine.L2(lam), got {penalty!r}")
     par.check(parallel, n_jobs)
-    full = fit(cohort, ties=ties, penalty=penalty, unpenalized=unpenalized, backend=backend,
+    full = fit(cohort, model=model, ties=ties, penalty=penalty, unpenalized=unpenalized, backend=backend,
                tol=tol, max_iter=max_iter)
     t1 = time.perf_counter()
-    task = _ReplicateFits(cohort, penalty, seed, full._beta, ties=ties, backend=backend,
-                          unpenalized=full.spec["unpenalized"], tol=tol, max_iter=max_iter)
+    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
+    task = _ReplicateFits(cohort, penalty, seed, full.beta, options=options,
+                          unpenalized=full.spec["unpenalized"])
     out = par.run(task, range(replicates), parallel, n_jobs, progress, cancel)
     t2 = time.perf_counter()
 

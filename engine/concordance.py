@@ -1,101 +1,121 @@
-"""Harrell's concordance of a Cox fit, counted as R survival's concordance(): for each event at
-time t, the pairs it forms with the rows still at risk at t ({start < t <= stop}, same stratum,
-the other events at t left out) are concordant when the event's linear predictor is the larger,
-discordant when smaller, tied when equal; pairs weigh w_i w_j.
+"""Harrell's concordance of a fitted Cox model: how often the subject with the higher risk score
+fails first.
 
-    C = (concordant + tied / 2) / (concordant + discordant + tied)
-
-For right-censored data this is Harrell's C (a row censored at t is still at risk at t).  The
-pairs are counted in O(N log N) with a Fenwick tree over the ranks of the linear predictor.
+A pair (i, j) of one stratum is comparable when i has an event at t_i and j is still followed
+after it (t_j > t_i, or t_j = t_i and j censored); it is concordant when eta_i > eta_j and
+counts 1/2 when the scores tie.  C = (concordant + ties / 2) / comparable, each pair weighted
+by w_i w_j: Harrell's C as R's ``concordance`` (the pairs of one stratum only) and
+scikit-survival's ``concordance_index_censored``.  Counted in O(N log N) per stratum by a
+Fenwick tree over the ranks of the scores, walking the times from the last.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-import pandas as pd
 from numba import njit
 
-from .ph_test import check_cox_fit
+
+@dataclass(frozen=True)
+class Concordance:
+    """C and its pair counts (weighted)."""
+
+    c: float
+    concordant: float
+    discordant: float
+    tied_risk: float
+    comparable: float
 
 
-def concordance(res, cohort) -> pd.Series:
-    """concordance, concordant, discordant, tied (weighted pair counts) of the Cox fit
-    ``res`` of ``cohort``."""
-    keep, beta, _ = check_cox_fit(res, cohort)
-    eta = cohort.X[:, keep] @ beta
+def concordance(res) -> Concordance:
+    """Harrell's C of a Cox fit on the data it was fitted to (one row per subject)."""
+    problem = getattr(res, "problem", None)
+    if problem is None or problem.options.model != "cox":
+        raise ValueError("concordance is defined here for Cox fits (engine.fit(model='cox')).")
+    c = problem.cohort
+    if c.start is not None:
+        raise ValueError("concordance needs one row per subject; this fit's data has entry "
+                         "times or cut-point episodes. Fit the subjects without start= and "
+                         "cut_points to compare their risk scores.")
+    beta = np.nan_to_num(res.coef.to_numpy(), nan=0.0)
+    eta = np.asarray(c.X @ beta).ravel()
+    w = np.ones(c.n) if c.weights is None else np.asarray(c.weights, np.float64)
+    strata = np.zeros(c.n, np.int64) if c.strata is None else np.asarray(c.strata, np.int64)
+    return harrell(np.asarray(c.time, np.float64), np.asarray(c.event) > 0, eta, w, strata)
+
+
+def harrell(time, event, eta, w, strata) -> Concordance:
+    """Harrell's C of scores ``eta`` (higher = earlier failure) within ``strata``."""
+    order = np.lexsort((-time, strata)).astype(np.int64)
     rank = np.unique(eta, return_inverse=True)[1].astype(np.int64)
-    stop = np.asarray(cohort.time, dtype=np.float64)
-    start = (np.full(cohort.n, -np.inf) if cohort.start is None
-             else np.asarray(cohort.start, dtype=np.float64))
-    event = np.asarray(cohort.event) > 0
-    w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, np.float64)
-    strata = np.zeros(cohort.n, np.int64) if cohort.strata is None else cohort.strata
-    counts = np.zeros(3)
-    for s in np.unique(strata):
-        rows = np.flatnonzero(strata == s)
-        by_stop = rows[np.lexsort((event[rows], -stop[rows]))]   # non-events first in ties
-        by_start = rows[np.argsort(-start[rows], kind="stable")]
-        counts += pair_counts(stop, start, event, w, rank, int(rank.max()) + 1, by_stop,
-                              by_start)
-    concordant, discordant, tied = counts
-    total = concordant + discordant + tied
-    return pd.Series({"concordance": (concordant + tied / 2) / total if total else np.nan,
-                      "concordant": concordant, "discordant": discordant, "tied": tied})
+    con, tie, comp = _pair_counts(order, np.asarray(time, np.float64), event.astype(np.bool_),
+                                  rank, np.asarray(w, np.float64),
+                                  np.asarray(strata, np.int64), int(rank.max()) + 1)
+    if not comp > 0:
+        raise ValueError("no comparable pairs: concordance needs an event followed by a "
+                         "subject still at risk after it.")
+    return Concordance(c=(con + 0.5 * tie) / comp, concordant=con,
+                       discordant=comp - con - tie, tied_risk=tie, comparable=comp)
 
 
 @njit(cache=True)
-def pair_counts(stop, start, event, w, rank, n_ranks, by_stop, by_start):
-    """Weighted (concordant, discordant, tied) pairs among the rows ``by_stop`` (one stratum,
-    by decreasing stop, non-events first among equal stops; ``by_start`` the same rows by
-    decreasing start); see the module."""
-    n = by_stop.size
-    tree = np.zeros(n_ranks + 1)                  # Fenwick tree of weights by rank
-    out = np.zeros(3)
-    total = 0.0
-    i_stop = 0
-    i_start = 0
-    k = 0
-    while k < n:                                  # rows in decreasing stop order
-        t = stop[by_stop[k]]
-        if not event[by_stop[k]]:
-            k += 1
-            continue
-        # enter: every row with stop > t, and the non-events with stop == t
-        while i_stop < n and (stop[by_stop[i_stop]] > t or
-                              (stop[by_stop[i_stop]] == t and not event[by_stop[i_stop]])):
-            j = by_stop[i_stop]
-            total += w[j]
-            r = rank[j] + 1
-            while r <= n_ranks:
-                tree[r] += w[j]
-                r += r & -r
-            i_stop += 1
-        # leave: rows that enter at or after t
-        while i_start < n and start[by_start[i_start]] >= t:
-            j = by_start[i_start]
-            total -= w[j]
-            r = rank[j] + 1
-            while r <= n_ranks:
-                tree[r] -= w[j]
-                r += r & -r
-            i_start += 1
-        # the events at t against the risk set
-        m = k
-        while m < n and stop[by_stop[m]] == t:
-            i = by_stop[m]
-            if event[i]:
-                below = 0.0
-                r = rank[i]
-                while r > 0:
-                    below += tree[r]
-                    r -= r & -r
-                upto = 0.0
-                r = rank[i] + 1
-                while r > 0:
-                    upto += tree[r]
-                    r -= r & -r
-                out[0] += w[i] * below
-                out[2] += w[i] * (upto - below)
-                out[1] += w[i] * (total - upto)
-            m += 1
-        k = m
-    return out
+def _pair_counts(order, time, event, rank, w, strata, n_ranks):
+    """Walk each stratum from its last time; a Fenwick tree over score ranks holds the weights
+    of the rows seen (followed beyond the current time).  Per block of equal times the censored
+    rows go in before the events are counted (they are comparable), the events after."""
+    tree = np.zeros(n_ranks + 1)
+    con = tie = comp = 0.0
+    n = order.size
+    a = 0
+    while a < n:
+        s = strata[order[a]]
+        b = a
+        while b < n and strata[order[b]] == s:
+            b += 1
+        inserted = 0.0
+        i = a
+        while i < b:
+            t = time[order[i]]
+            e = i
+            while e < b and time[order[e]] == t:
+                e += 1
+            for q in range(i, e):
+                k = order[q]
+                if not event[k]:
+                    inserted += w[k]
+                    _add(tree, rank[k] + 1, w[k])
+            for q in range(i, e):
+                k = order[q]
+                if event[k]:
+                    below = _sum(tree, rank[k])
+                    same = _sum(tree, rank[k] + 1) - below
+                    con += w[k] * below
+                    tie += w[k] * same
+                    comp += w[k] * inserted
+            for q in range(i, e):
+                k = order[q]
+                if event[k]:
+                    inserted += w[k]
+                    _add(tree, rank[k] + 1, w[k])
+            i = e
+        for q in range(a, b):                       # empty the tree for the next stratum
+            _add(tree, rank[order[q]] + 1, -w[order[q]])
+        a = b
+    return con, tie, comp
+
+
+@njit(cache=True)
+def _add(tree, i, v):
+    while i < tree.size:
+        tree[i] += v
+        i += i & (-i)
+
+
+@njit(cache=True)
+def _sum(tree, i):
+    """Sum of the weights at ranks below i (1-based prefix)."""
+    s = 0.0
+    while i > 0:
+        s += tree[i]
+        i -= i & (-i)
+    return s

@@ -16,7 +16,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from lifelines import AalenJohansenFitter
 
 from . import validation as v
 from .cohort import Cohort
@@ -103,6 +102,8 @@ def _one_curve(t, e, w, cause, alpha):
         mixed = np.intersect1d(t[code == 1], t[code == 2])
         move = (code == 2) & np.isin(t, mixed)
         shifted[move] -= delta
+    from lifelines import AalenJohansenFitter   # lifelines loads slowly: on first use
+
     aj = AalenJohansenFitter(alpha=alpha)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # lifelines' notes on same-cause ties

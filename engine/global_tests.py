@@ -1,34 +1,48 @@
-"""The global tests of a Cox fit that R's summary(coxph) prints: likelihood ratio, Wald and
-score (log-rank) tests of beta = 0, each on p degrees of freedom.
+"""The global tests of a fit that R's ``summary(coxph)`` prints: likelihood ratio, Wald and score
+(log-rank) tests of all the tested coefficients being zero.
 
-    LR = 2 (l(beta_hat) - l(0)),  Wald = beta_hat' I(beta_hat) beta_hat,
-    score = U(0)' I(0)^-1 U(0)
-
-l the log partial likelihood (the fit's ties and strata), U its gradient, I the observed
-information; with one binary covariate, Breslow ties and no tied event times the score test
-is the log-rank test.
+Tested: the fit's unpenalised, finite coefficients (every coefficient of an unpenalised Cox
+fit; logistic regression keeps its intercept out, its null model is the intercept alone).
+LR = 2 (l(beta) - l(beta_0)); Wald = b' I(b) b; score = U(beta_0)' I(beta_0)^-1 U(beta_0), with
+beta_0 the fit with the tested coefficients at zero; each against chi-square on their number.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.linalg as la
 from scipy import stats
 
-from .fit import gradient, loglik
-from .ph_test import check_cox_fit, information_at
 
-
-def global_tests(res, cohort) -> pd.DataFrame:
-    """statistic, df, p of the likelihood-ratio, Wald and score tests of an unpenalised Cox
-    fit ``res`` of ``cohort`` (aliased NaN coefficients left out, as R)."""
-    keep, beta, ties = check_cox_fit(res, cohort)
-    zeros = np.zeros(cohort.p)
-    ratio = 2.0 * (res.loglik - loglik(cohort, zeros, ties=ties))
-    wald = beta @ information_at(cohort, beta, ties, keep).to_numpy() @ beta
-    u0 = gradient(cohort, zeros, ties=ties)[keep]
-    score = u0 @ np.linalg.solve(information_at(cohort, zeros[keep], ties, keep).to_numpy(), u0)
-    df = len(keep)
-    out = pd.DataFrame({"statistic": [ratio, wald, score], "df": df},
-                       index=pd.Index(["likelihood ratio", "wald", "score"], name="test"))
-    out["p"] = stats.chi2.sf(out["statistic"], df)
+def global_tests(res) -> pd.DataFrame:
+    """DataFrame indexed by test ("likelihood ratio", "wald", "score"): statistic, df, p."""
+    problem = getattr(res, "problem", None)
+    if problem is None:
+        raise ValueError("this FitResult holds no problem; run the tests on an engine.fit result")
+    if problem.options.model == "fine_gray":
+        raise ValueError("the likelihood-ratio and score tests need a likelihood; Fine-Gray's is "
+                         "a pseudo-likelihood (use the Wald tests of res.summary).")
+    if res.penalized.any():
+        raise ValueError("global tests need an unpenalised fit: refit with penalty=None (a "
+                         "penalty biases the statistics towards zero).")
+    own = set(getattr(problem.model, "unpenalized", ()))
+    tested = np.array([np.isfinite(b) and name not in own
+                       for name, b in zip(res.coef.index, res.coef.to_numpy())])
+    cols = np.flatnonzero(tested)
+    if cols.size == 0:
+        raise ValueError("no finite coefficient to test")
+    zero = np.zeros(problem.p)
+    problem.solve(zero, zero, init=np.where(tested, 0.0, res.beta), fixed=tested)
+    ll_0, g_0, info_0 = problem.model.information(cols)
+    problem.set_beta(res.beta)
+    info = problem.model.information(cols)[2]
+    b = res.beta[cols]
+    lr = 2.0 * (res.loglik - ll_0)
+    wald = float(b @ info @ b)
+    score = float(g_0 @ la.solve(info_0, g_0, assume_a="pos"))
+    df = cols.size
+    rows = {"likelihood ratio": lr, "wald": wald, "score": score}
+    out = pd.DataFrame({"statistic": rows, "df": df,
+                        "p": {k: float(stats.chi2.sf(v, df)) for k, v in rows.items()}})
+    out.index.name = "test"
     return out

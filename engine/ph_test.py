@@ -28,16 +28,17 @@ from .risk_set import RiskSets, event_time_terms, risk_set_sums
 TRANSFORMS = ("km", "identity", "rank", "log")
 
 
-def ph_test(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
+def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
     """R's cox.zph table for a Cox fit of ``cohort``: chisq, df, p by term and "GLOBAL".
 
     Parameters
     ----------
     res : engine.FitResult of ``engine.fit(cohort, model="cox", ...)`` (unpenalised, without
         cut points); its ties (Breslow or Efron) and strata are used
-    cohort : the engine.Cohort that was fitted (a FitResult keeps no data)
+    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
     transform : "km" (R's default) | "identity" | "rank" | "log"
     """
+    cohort = fitted_cohort(res, cohort)
     z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
     p = len(z.names)
     rows, chisq, df = [], [], []
@@ -56,11 +57,12 @@ def ph_test(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
     return out
 
 
-def scaled_schoenfeld(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
+def scaled_schoenfeld(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
     """Scaled Schoenfeld residuals, one row per event (time order within strata): row (its
     position in the cohort), time, g (the transformed time), stratum (when stratified) and one
     column per coefficient, whose smooth against g estimates beta_j(t) (R's cox.zph(...)$y
     with terms=FALSE)."""
+    cohort = fitted_cohort(res, cohort)
     z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
     p = len(z.names)
     vmean = z.imat[:p, :p] / np.where(z.weight == 0, 1.0, z.weight)
@@ -80,10 +82,11 @@ def scaled_schoenfeld(res, cohort: Cohort, transform: str = "km") -> pd.DataFram
     return out
 
 
-def information(res, cohort) -> pd.DataFrame:
+def information(res, cohort=None) -> pd.DataFrame:
     """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
     Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
     coxph ``var``.  The same risk-set moments as the PH test's beta block."""
+    cohort = fitted_cohort(res, cohort)
     keep, beta, ties = check_cox_fit(res, cohort)
     return information_at(cohort, beta, ties, keep)
 
@@ -95,6 +98,16 @@ def information_at(cohort, beta, ties="breslow", columns=None) -> pd.DataFrame:
     z = _Zph(cohort, keep, np.asarray(beta, dtype=float), ties, "identity")
     p = len(z.names)
     return pd.DataFrame(z.imat[:p, :p], index=z.names, columns=z.names)
+
+
+def fitted_cohort(res, cohort=None):
+    """``cohort`` if given, else the cohort the FitResult keeps (``res.problem.cohort``)."""
+    if cohort is not None:
+        return cohort
+    problem = getattr(res, "problem", None)
+    if problem is None:
+        raise TypeError("this FitResult keeps no data: pass the engine.Cohort that was fitted.")
+    return problem.cohort
 
 
 def check_cox_fit(res, cohort):

@@ -16,20 +16,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ph_test import check_cox_fit, information
+from .ph_test import check_cox_fit, fitted_cohort, information
 from .risk_set import RiskSets, event_time_terms
 
 KINDS = ("martingale", "deviance", "score", "dfbeta")
 
 
-def residuals(res, cohort, kind: str = "martingale"):
-    """Residuals of the Cox fit ``res`` of ``cohort``, one per row in the cohort's order.
+def residuals(res, kind: str = "martingale", cohort=None):
+    """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order.
 
     kind : "martingale" | "deviance" (Series) | "score" | "dfbeta" (DataFrame, one column
         per coefficient)
+    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    cohort = fitted_cohort(res, cohort)
     keep, beta, ties = check_cox_fit(res, cohort)
     names = [cohort.names[j] for j in keep]
     X = np.asfortranarray(cohort.X[:, keep].toarray())
