@@ -1,6 +1,7 @@
 """Checks of engine.fit's arguments that the data layer cannot make: what is fitted (a cohort,
-not a DataFrame), the starting point and the iteration budget.  Each raises a clear error
-naming the argument (and the covariate) and the fix, before any kernel runs.
+not a DataFrame; events that weigh something), the starting point against the data, and the
+iteration budget (for FitOptions).  Each raises a clear error naming the argument (and the covariate) and the
+fix, before any kernel runs.
 """
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from .errors import CohortError
 MAX_ETA_SPREAD = 700.0   # exp(-700) is near float64's smallest normal: risk sums would vanish
 
 
-def check_fit_arguments(cohort, init=None, max_iter=1000) -> None:
-    """All of the checks below, in the order fit needs them."""
+def check_fit_arguments(cohort, init=None) -> None:
+    """Both checks below, in the order fit needs them."""
     check_cohort(cohort)
-    check_max_iter(max_iter)
     check_init(init, cohort)
 
 
@@ -39,7 +39,7 @@ def check_cohort(cohort) -> None:
 
 
 def check_max_iter(max_iter) -> None:
-    """max_iter: a whole number >= 1."""
+    """max_iter: a whole number >= 1 (FitOptions' check)."""
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be a whole number >= 1, got {max_iter!r}.")
 

@@ -59,7 +59,9 @@ class _ReplicateFits(WeightedRefits):
         codes, n_subjects = self.cache.get("subjects", lambda: subjects(self.cohort))
         counts = bootstrap_counts(n_subjects, self.seed, b)
         weights = self.base_weights() * counts[codes]
-        if not (weights[np.asarray(self.cohort.event) > 0] > 0).any():
+        event = np.asarray(self.cohort.event)
+        counted = event == self.options.cause if self.options.model == "fine_gray" else event > 0
+        if not (weights[counted] > 0).any():
             return None, True          # no event drawn: nothing to estimate
         problem.set_weights(weights)
         with warnings.catch_warnings():

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .arguments import check_cohort, check_init
+from .arguments import check_fit_arguments
 from .errors import ConvergenceWarning, MonotoneLikelihoodWarning
 from .options import FitOptions
 from .problem import Problem
@@ -61,8 +61,7 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     FitResult
     """
     t0 = time.perf_counter()
-    check_cohort(cohort)
-    check_init(init, cohort)
+    check_fit_arguments(cohort, init)
     options = FitOptions(model=model, ties=ties, backend=backend, solver=solver,
                          precision=precision, tol=tol, max_iter=max_iter, cause=cause,
                          censoring_strata=censoring_strata, tv_route=tv_route)

@@ -15,6 +15,7 @@ variance by default when case weights are not whole numbers).
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,7 +109,7 @@ class KaplanMeier:
 
         Columns group, p, time, lower, upper (``time`` is named ``median`` for probs=[0.5]).
         """
-        probs = np.atleast_1d(np.asarray(probs, dtype=float))
+        probs = np.atleast_1d(_numbers(probs, "probs"))
         if probs.size == 0 or np.any(~np.isfinite(probs)) or np.any((probs < 0) | (probs > 1)):
             raise ValueError(f"probs must be numbers in [0, 1], got {probs.tolist()}")
         _check_conf(conf_type, self.level)
@@ -133,7 +134,7 @@ class KaplanMeier:
         std_err, lower, upper.  Times after a group's last follow-up
         are dropped unless ``extend`` (then at_risk is 0 and the curve is carried forward).
         """
-        times = np.sort(np.atleast_1d(np.asarray(times, dtype=float)))
+        times = np.sort(np.atleast_1d(_numbers(times, "times")))
         if times.size == 0 or np.any(~np.isfinite(times)) or np.any(times < 0):
             raise ValueError(f"times must be finite numbers >= 0, got {times.tolist()}")
         _check_conf(conf_type, self.level)
@@ -161,7 +162,7 @@ class KaplanMeier:
     def rmst(self, tau: float) -> pd.DataFrame:
         """Restricted mean survival time up to ``tau`` (area under S on [0, tau]) and its SE,
         by group, as R's print(survfit, rmean=tau)."""
-        if not (np.isscalar(tau) and np.isfinite(tau) and tau > 0):
+        if not (isinstance(tau, numbers.Real) and np.isfinite(tau) and tau > 0):
             raise ValueError(f"tau must be a positive number, got {tau!r}")
         rows = []
         for label, curve in self.curves.items():
@@ -184,6 +185,14 @@ class KaplanMeier:
             for column in ("at_risk", "events", "censored"):
                 frame[column] = frame[column].round().astype(np.int64)
         return frame
+
+
+def _numbers(values, name):
+    """values as a float array, or a ValueError naming the argument."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers, got {values!r}") from None
 
 
 def _check_conf(conf_type, level):

@@ -35,7 +35,7 @@ def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> pd.Data
     ----------
     res : engine.FitResult of ``engine.fit(cohort, model="cox", ...)`` (unpenalised, without
         cut points); its ties (Breslow or Efron) and strata are used
-    cohort : the engine.Cohort that was fitted (a FitResult keeps no data)
+    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
     transform : "km" (R's default) | "identity" | "rank" | "log"
     """
     cohort = fitted_cohort(res, cohort)
@@ -101,13 +101,12 @@ def information_at(cohort, beta, ties="breslow", columns=None) -> pd.DataFrame:
 
 
 def fitted_cohort(res, cohort=None):
-    """The cohort of a fit: ``cohort`` when given (check_cox_fit then checks it is the one),
-    else the one the fit keeps (``res.problem.cohort``)."""
+    """``cohort`` if given, else the cohort the FitResult keeps (``res.problem.cohort``)."""
     if cohort is not None:
         return cohort
     problem = getattr(res, "problem", None)
     if problem is None:
-        raise ValueError("this fit keeps no data: pass the cohort given to engine.fit.")
+        raise TypeError("this FitResult keeps no data: pass the engine.Cohort that was fitted.")
     return problem.cohort
 
 
@@ -120,8 +119,9 @@ def check_cox_fit(res, cohort):
                         f"argument, got {type(cohort).__name__}.")
     spec = res.spec
     if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
-        raise ValueError("the PH test and residuals take unpenalised Cox fits without cut "
-                         f"points (R's coxph); this fit is model={spec.get('model')!r}, "
+        raise ValueError("ph_test, residuals, global_tests and concordance take unpenalised "
+                         "Cox fits without cut points (as R's coxph); this fit is "
+                         f"model={spec.get('model')!r}, "
                          f"penalty={spec.get('penalty')!r}, "
                          f"cut_points={spec.get('cut_points')!r}.")
     if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:

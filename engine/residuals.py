@@ -22,15 +22,16 @@ from .risk_set import RiskSets, event_time_terms
 KINDS = ("martingale", "deviance", "score", "dfbeta")
 
 
-def residuals(res, cohort=None, kind: str = "martingale"):
-    """Residuals of the Cox fit ``res`` of ``cohort``, one per row in the cohort's order.
+def residuals(res, kind: str = "martingale", cohort=None):
+    """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order.
 
     kind : "martingale" | "deviance" (Series) | "score" | "dfbeta" (DataFrame, one column
         per coefficient)
+    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
     """
-    cohort = fitted_cohort(res, cohort)
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    cohort = fitted_cohort(res, cohort)
     keep, beta, ties = check_cox_fit(res, cohort)
     names = [cohort.names[j] for j in keep]
     X = np.asfortranarray(cohort.X[:, keep].toarray())

@@ -65,6 +65,9 @@ def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical
                           f"{[str(c) for c in df.columns][:30]}.")
     if by in columns:
         raise CohortError(f"{by!r} is the group column; leave it out of columns.")
+    if not columns or len(df) == 0:
+        raise CohortError(f"nothing to describe: {len(df)} rows and columns {columns}. Pass "
+                          "a DataFrame with rows and the columns to summarise.")
     categorical = ([c for c in columns if _looks_categorical(df[c])] if categorical is None
                    else list(categorical))
     groups = _groups(df, by)
@@ -93,7 +96,7 @@ def _looks_categorical(series):
     if not ptypes.is_numeric_dtype(series) or ptypes.is_bool_dtype(series):
         return True
     values = series.dropna().to_numpy(float)
-    return bool(np.all(values == np.round(values))
+    return bool(values.size and np.all(values == np.round(values))
                 and np.unique(values).size <= MAX_CATEGORICAL_NUMBER_LEVELS)
 
 

@@ -138,7 +138,7 @@ def test_fit_keeps_its_cohort_for_the_checks(rossi):
     pd.testing.assert_frame_equal(engine.ph_test(res), engine.ph_test(res, cohort))
     pd.testing.assert_series_equal(engine.concordance(res), engine.concordance(res, cohort))
     np.testing.assert_array_equal(engine.residuals(res, kind="deviance"),
-                                  engine.residuals(res, cohort, "deviance"))
+                                  engine.residuals(res, "deviance", cohort))
 
 
 def test_lr_test_of_a_cut_point_model_and_of_added_covariates(rossi):

@@ -19,7 +19,7 @@ def test_ovarian_against_R():
     # cox.zph(coxph(Surv(futime, fustat) ~ age + ecog.ps, ovarian)): 0.698, 2.371, 3.633
     cohort = engine.Cohort.from_frame(OVARIAN, "futime", "fustat", covariates=["age", "ecog_ps"])
     res = engine.fit(cohort, ties="efron")
-    zph = engine.ph_test(res, cohort)
+    zph = engine.ph_test(res)                      # the FitResult keeps its cohort
     assert zph.index.tolist() == ["age", "ecog_ps", "GLOBAL"]
     np.testing.assert_allclose(zph["chisq"], [0.698, 2.371, 3.633], atol=5e-4)
     assert zph["df"].tolist() == [1, 1, 2]

@@ -25,8 +25,8 @@ R_SCORE = [-0.546856248, -0.492501830, 0.141063944, -0.479907930, -0.447416819, 
 def test_aml_breslow_against_R():
     cohort = engine.Cohort.from_frame(AML, "time", "status", covariates=["x"])
     res = engine.fit(cohort, ties="breslow")
-    np.testing.assert_allclose(engine.residuals(res, cohort), R_MARTINGALE, atol=5e-9)
-    np.testing.assert_allclose(engine.residuals(res, cohort, "score").iloc[:, 0], R_SCORE,
+    np.testing.assert_allclose(engine.residuals(res), R_MARTINGALE, atol=5e-9)
+    np.testing.assert_allclose(engine.residuals(res, "score").iloc[:, 0], R_SCORE,
                                atol=5e-10)
     # R: se(coef) 0.5122 = sqrt(1 / information)
     assert 1 / np.sqrt(engine.information(res, cohort).iloc[0, 0]) == pytest.approx(
@@ -41,7 +41,7 @@ def test_breslow_score_residuals_against_statsmodels(rossi):
     res = engine.fit(cohort, ties="breslow")
     theirs = PHReg(rossi["week"], rossi[NAMES].to_numpy(float), status=rossi["arrest"],
                    ties="breslow").fit()
-    np.testing.assert_allclose(engine.residuals(res, cohort, "score"), theirs.score_residuals,
+    np.testing.assert_allclose(engine.residuals(res, "score"), theirs.score_residuals,
                                rtol=1e-7, atol=1e-9)
 
 
@@ -78,13 +78,13 @@ def test_efron_against_definition(rossi):
     res = engine.fit(cohort, ties="efron")
     mart, score = _efron_by_definition(data["week"].to_numpy(float), data["arrest"].to_numpy(),
                                        data[NAMES].to_numpy(float), res.coef.to_numpy())
-    np.testing.assert_allclose(engine.residuals(res, cohort), mart, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(engine.residuals(res, cohort, "score"), score, rtol=1e-9,
+    np.testing.assert_allclose(engine.residuals(res), mart, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(engine.residuals(res, "score"), score, rtol=1e-9,
                                atol=1e-11)
     delta = data["arrest"].to_numpy()
     deviance = np.sign(mart) * np.sqrt(-2 * (mart + np.where(delta == 1, np.log(
         np.where(delta == 1, 1 - mart, 1.0)), 0.0)))
-    np.testing.assert_allclose(engine.residuals(res, cohort, "deviance"), deviance,
+    np.testing.assert_allclose(engine.residuals(res, "deviance"), deviance,
                                rtol=1e-10, atol=1e-12)
 
 
@@ -96,8 +96,8 @@ def test_information_and_dfbeta(rossi):
     np.testing.assert_allclose(np.linalg.inv(info), cph.variance_matrix_.to_numpy(),
                                rtol=1e-6)
     np.testing.assert_allclose(np.sqrt(np.diag(np.linalg.inv(info))), res.se, rtol=1e-8)
-    dfbeta = engine.residuals(res, cohort, "dfbeta")
-    score = engine.residuals(res, cohort, "score")
+    dfbeta = engine.residuals(res, "dfbeta")
+    score = engine.residuals(res, "score")
     np.testing.assert_allclose(dfbeta, score.to_numpy() @ np.linalg.inv(info), rtol=1e-12)
     # to first order, the change in beta when a row is left out
     for i in (0, 7):
@@ -123,8 +123,8 @@ def test_split_episodes_sum_to_the_subject(rossi, ties):
     a = engine.fit(plain, ties=ties)
     b = engine.fit(episodes, ties=ties)
     for kind in ("martingale", "score"):
-        whole = engine.residuals(a, plain, kind)
-        parts = engine.residuals(b, episodes, kind).groupby(split["id"].to_numpy()).sum()
+        whole = engine.residuals(a, kind)
+        parts = engine.residuals(b, kind).groupby(split["id"].to_numpy()).sum()
         np.testing.assert_allclose(np.asarray(parts).squeeze(), np.asarray(whole).squeeze(),
                                    atol=1e-7)
 
@@ -132,4 +132,4 @@ def test_split_episodes_sum_to_the_subject(rossi, ties):
 def test_bad_kind(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=NAMES)
     with pytest.raises(ValueError, match="kind"):
-        engine.residuals(engine.fit(cohort), cohort, "pearson")
+        engine.residuals(engine.fit(cohort), "pearson")

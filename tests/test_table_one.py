@@ -85,6 +85,13 @@ def test_by_hand():
     assert t.table.loc[("n", ""), "Overall"] == "6"
 
 
+def test_all_missing_column_is_counted_not_a_crash(lung):
+    t = engine.table_one(lung.assign(empty=np.nan), by="status", columns=["empty"])
+    row = t.summary.set_index("group").loc["Overall"]
+    assert row["missing"] == len(lung) and np.isnan(row["mean"])
+    assert t.table.loc[("empty", ""), "Missing"] == str(len(lung))
+
+
 def test_refusals(lung):
     with pytest.raises(engine.CohortError, match="'nope'"):
         engine.table_one(lung, by="nope")
