@@ -42,7 +42,7 @@ CASES = [
     ("fit DataFrame", lambda tmp: engine.fit(DF), TypeError, r"Cohort.*DataFrame.*from_frame"),
     ("fit None", lambda tmp: engine.fit(None), TypeError, r"Cohort.*NoneType"),
     ("fit max_iter=0", lambda tmp: engine.fit(COHORT, max_iter=0), ValueError,
-     r"max_iter must be a positive"),
+     r"max_iter must be a whole number >= 1"),
     ("fit max_iter=2.5", lambda tmp: engine.fit(COHORT, max_iter=2.5), ValueError, r"max_iter"),
     ("fit init 1e6", lambda tmp: engine.fit(COHORT, init=[1e6, 1e6]), ValueError,
      r"init.*span.*'x'"),
