@@ -45,19 +45,28 @@ class SccsCpuBackend:
         self._r = np.zeros(self.length.size)
         self._q = np.zeros(self.length.size)
         self._block_key = self._block = None
+        self._beta = None                    # the beta eta was built from; None after update
+        self._ll = None                      # l at the current state, once computed
         self.set_beta(np.zeros(X.shape[1]))
 
     def set_beta(self, beta: np.ndarray) -> None:
-        """eta = X beta and every denominator from scratch."""
-        self.eta = k.linear_predictor(self._indptr, self._indices, self._values,
-                                      np.asarray(beta, np.float64), self.length.size)
+        """eta = X beta and every denominator from scratch (nothing to do when beta is the one
+        the state was last built from: solvers re-set the beta they start from)."""
+        beta = np.array(beta, np.float64)
+        if self._beta is not None and np.array_equal(beta, self._beta):
+            return
+        self.eta = k.linear_predictor(self._indptr, self._indices, self._values, beta,
+                                      self.length.size)
         k.recentre(self.case_ptr, self.eta, self.length, self.E, self.D, self.shift)
+        self._beta, self._ll = beta, None
 
     def set_weights(self, w_case: np.ndarray) -> None:
         """New case weights (a held-out fold is 0, a bootstrap draw its count); eta is kept."""
         self.w = np.ascontiguousarray(w_case, dtype=np.float64)
+        self._ll = None
 
     def update(self, j: int, delta: float) -> None:
+        self._beta = self._ll = None
         top = k.update(self._indptr, self._indices, self._values, j, delta, self.case_of,
                        self.eta, self.length, self.E, self.D, self.shift)
         if top > RESHIFT:
@@ -68,8 +77,10 @@ class SccsCpuBackend:
                            self.E, self.D, self.w, self.n)
 
     def loglik(self) -> float:
-        return k.loglik(self.case_ptr, self.eta, self.y, self.log_length, self.E, self.D,
-                        self.shift, self.w, self.n)
+        if self._ll is None:
+            self._ll = k.loglik(self.case_ptr, self.eta, self.y, self.log_length, self.E,
+                                self.D, self.shift, self.w, self.n)
+        return self._ll
 
     def _residuals(self):
         k.residuals(self.case_ptr, self.y, self.E, self.D, self.w, self.n, self._r, self._q)
