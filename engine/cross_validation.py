@@ -30,7 +30,7 @@ from scipy.optimize import minimize_scalar
 
 from . import parallel as par
 from .errors import ConvergenceWarning
-from .fit import fit, fit_problem
+from .fit import fit_problem
 from .options import MODELS, FitOptions
 from .path import PENALTIES, check_grid, lambda_grid, lambda_max
 from .priors import L1
@@ -143,9 +143,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     curve = _curve(lambdas, scores, pairs)
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
-    refit = fit(cohort, model=model, ties=ties, penalty=chosen,
-                unpenalized=problem.unpenalized, backend=backend, tol=tol,
-                max_iter=max_iter)
+    refit = fit_problem(problem, chosen)      # the layout sorted for lambda_max, not again
     t3 = time.perf_counter()
     if unconverged:
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
