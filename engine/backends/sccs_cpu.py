@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from . import sccs_kernels as k
 from .hazard_state import RESHIFT   # re-centre a case when an era's eta rises this far
+from .linear_predictor import column_dots, set_linear_predictor
 
 
 class SccsCpuBackend:
@@ -31,6 +32,7 @@ class SccsCpuBackend:
         self._indptr = X.indptr.astype(np.int64)
         self._indices = X.indices.astype(np.int64)
         self._values = X.data.astype(np.float64)
+        self._vptr = self._indptr[:-1].copy()       # every column stores its values
         self.case_ptr = np.asarray(case_ptr, np.int64)
         n_cases = self.case_ptr.size - 1
         self.case_of = np.repeat(np.arange(n_cases), np.diff(self.case_ptr))
@@ -55,8 +57,8 @@ class SccsCpuBackend:
         beta = np.array(beta, np.float64)
         if self._beta is not None and np.array_equal(beta, self._beta):
             return
-        self.eta = k.linear_predictor(self._indptr, self._indices, self._values, beta,
-                                      self.length.size)
+        self.eta = set_linear_predictor(self._indptr, self._indices, self._values,
+                                        self._vptr, beta, self.length.size)
         k.recentre(self.case_ptr, self.eta, self.length, self.E, self.D, self.shift)
         self._beta, self._ll = beta, None
 
@@ -89,7 +91,7 @@ class SccsCpuBackend:
     def loglik_gradient(self) -> tuple[float, np.ndarray]:
         ll = self.loglik()
         r, _ = self._residuals()
-        return ll, k.column_dots(self._indptr, self._indices, self._values, r)
+        return ll, column_dots(self._indptr, self._indices, self._values, self._vptr, r)
 
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
         """l, gradient and observed information over ``cols`` (see information_at)."""

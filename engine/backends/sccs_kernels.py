@@ -21,19 +21,6 @@ from numba import njit
 
 
 @njit(cache=True)
-def linear_predictor(indptr, indices, values, beta, n):
-    """eta = X beta over the sorted eras."""
-    eta = np.zeros(n)
-    for j in range(beta.size):
-        b = beta[j]
-        if b == 0.0:
-            continue
-        for t in range(indptr[j], indptr[j + 1]):
-            eta[indices[t]] += b * values[t]
-    return eta
-
-
-@njit(cache=True)
 def recentre(case_ptr, eta, length, E, D, shift):
     """c_i = max eta in case i, E_k = l_k exp(eta_k - c_i), D_i = sum_k E_k: O(K)."""
     for i in range(case_ptr.size - 1):
@@ -120,19 +107,6 @@ def residuals(case_ptr, y, E, D, w, n, r, q):
         for k in range(case_ptr[i], case_ptr[i + 1]):
             q[k] = E[k] / D[i]
             r[k] = w[i] * (y[k] - n[i] * q[k]) if n[i] > 0.0 else 0.0
-
-
-@njit(cache=True)
-def column_dots(indptr, indices, values, v):
-    """X' v over every column."""
-    p = indptr.size - 1
-    out = np.zeros(p)
-    for j in range(p):
-        s = 0.0
-        for t in range(indptr[j], indptr[j + 1]):
-            s += values[t] * v[indices[t]]
-        out[j] = s
-    return out
 
 
 @njit(cache=True)
