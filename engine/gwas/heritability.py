@@ -8,14 +8,14 @@ model's negative log-likelihood of trait j, sigma^2 profiled out, is
 FaST-LMM's ``lmm_cov.nLLeval`` with the covariates regressed out.  Being the likelihood of the
 error contrasts U^T y, this is the restricted likelihood (REML, Harville 1974); ``method="ml"``
 instead maximises the full likelihood, whose log|V| adds log|X_L^T X_L| - log|X_L^T V^-1 X_L|
-to the sum of log d_jk and which uses n for n' (V = h2 Phi + (1 - h2) I; X_L^T V^-1 X_L comes from the
-kinship's eigenpairs without covariates, ``ml_terms``).
+to the sum of log d_jk and which uses n for n' (V = h2 Phi + (1 - h2) I; X_L^T V^-1 X_L comes
+from the kinship's eigenpairs without covariates, ``MlTerms``).
 
 The minimiser over [0, 0.99999] (FaST-LMM's range) is found for all traits together: a grid
 (one matrix product), then the zero of the derivative inside the best grid cell of each trait
-by regula falsi (Illinois), vectorised over traits.  The derivative, not the function value, locates the optimum to about
-machine precision (a value-based search stops near sqrt(eps), where nLL is flat), so the h2 of
-a trait does not depend on which other traits share the call.
+by regula falsi (Illinois), vectorised over traits.  The derivative, not the function value,
+locates the optimum to about machine precision (a value-based search stops near sqrt(eps),
+where nLL is flat), so the h2 of a trait does not depend on which other traits share the call.
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """Where the (trait, SNP) rows of a scan go: a DataFrame in memory, or a Parquet dataset.
 
-Both receive each SNP block as it is computed.  ``ParquetSink`` buffers rows up to a byte budget
-and then appends one file per trait to ``<output>/associations/Pheno=<trait>/`` (hive partitioning: a reader can load one trait
-without touching the others) and writes ``summary.parquet``, ``top_hits.parquet``,
-``h2.parquet`` beside it at the end, so neither genotypes nor results need fit in memory.
+Both receive each SNP block as it is computed.  ``ParquetSink`` buffers rows up to a byte
+budget, then appends one file per trait to ``<output>/associations/Pheno=<trait>/`` (hive
+partitioning: a reader loads one trait without touching the others), and writes
+``summary.parquet``, ``top_hits.parquet`` and ``h2.parquet`` beside it at the end, so neither
+genotypes nor results need fit in memory.
 """
 from __future__ import annotations
 
