@@ -68,3 +68,14 @@ def test_dask_backend_on_a_local_cluster_equals_cpu(problem):
                      memory=260_000, n_workers=2)
     pd.testing.assert_frame_equal(dask.frame, cpu.frame, check_exact=False, rtol=1e-12)
     pd.testing.assert_frame_equal(dask.summary, cpu.summary, check_exact=False, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_dask_backend_on_a_scheduler_address_equals_cpu(problem):
+    distributed = pytest.importorskip("distributed")
+    prefix, pheno, covar, cpu = problem
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", backend="dask",
+                        memory=260_000, scheduler=cluster.scheduler_address)
+    pd.testing.assert_frame_equal(res.frame, cpu.frame, check_exact=False, rtol=1e-12)
