@@ -66,7 +66,7 @@ def random_problem(tmp_path_factory):
 @pytest.mark.parametrize("kin", ["all", "loco"])
 def test_blocked_algorithm_equals_naive_cholesky_gls(random_problem, kin):
     prefix, G, pheno, covar = random_problem
-    res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship=kin, memory=450_000)
+    res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship=kin, memory=400_000)
     assert res.spec["block"][0] < G.shape[1] and res.spec["block"][1] < 4   # several blocks
     C = covar[["c0", "c1"]].to_numpy()
     chrom = res.frame.Chr.to_numpy()[: G.shape[1]]

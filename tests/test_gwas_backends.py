@@ -45,7 +45,7 @@ def problem(tmp_path_factory):
     path = tmp_path_factory.mktemp("gwas_backends")
     prefix, values = random_bed(path, n=70, m=90, chromosomes=2, seed=21)
     pheno, covar = random_traits(standardized(values), t=3, seed=22)
-    cpu = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", memory=300_000)
+    cpu = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", memory=260_000)
     return prefix, pheno, covar, cpu
 
 
@@ -55,7 +55,7 @@ def test_gpu_backend_in_the_cupy_emulator_equals_cpu(problem):
     prefix, pheno, covar, cpu = problem
     with installed():
         gpu = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", backend="gpu",
-                        memory=300_000)
+                        memory=260_000)
     assert gpu.spec["block"] == cpu.spec["block"] and cpu.spec["block"][0] < 45
     pd.testing.assert_frame_equal(gpu.frame, cpu.frame, check_exact=False, rtol=1e-8)
 
@@ -65,6 +65,17 @@ def test_dask_backend_on_a_local_cluster_equals_cpu(problem):
     pytest.importorskip("distributed")
     prefix, pheno, covar, cpu = problem
     dask = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", backend="dask",
-                     memory=300_000, n_workers=2)
+                     memory=260_000, n_workers=2)
     pd.testing.assert_frame_equal(dask.frame, cpu.frame, check_exact=False, rtol=1e-12)
     pd.testing.assert_frame_equal(dask.summary, cpu.summary, check_exact=False, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_dask_backend_on_a_scheduler_address_equals_cpu(problem):
+    distributed = pytest.importorskip("distributed")
+    prefix, pheno, covar, cpu = problem
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", backend="dask",
+                        memory=260_000, scheduler=cluster.scheduler_address)
+    pd.testing.assert_frame_equal(res.frame, cpu.frame, check_exact=False, rtol=1e-12)

@@ -20,7 +20,7 @@ def problem(tmp_path_factory):
 
 def test_out_of_core_equals_in_memory_bit_for_bit(problem, tmp_path):
     prefix, pheno, covar = problem
-    kwargs = dict(bed=prefix, pheno=pheno, covar=covar, kinship="loco", memory=420_000)
+    kwargs = dict(bed=prefix, pheno=pheno, covar=covar, kinship="loco", memory=490_000)
     memory = gwas.scan(**kwargs)
     disk = gwas.scan(output=tmp_path / "out", **kwargs)
     assert disk.spec["block"] == memory.spec["block"] and memory.spec["block"][0] < 100
@@ -40,7 +40,7 @@ def test_out_of_core_equals_in_memory_bit_for_bit(problem, tmp_path):
 
 def test_block_sizes_do_not_change_the_numbers(problem):
     prefix, pheno, covar = problem
-    small = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="all", memory=400_000)
+    small = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="all", memory=380_000)
     large = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="all")
     assert small.spec["block"][0] < 50 and small.spec["block"][1] < 5
     assert large.spec["block"] == (300, 5)
@@ -62,7 +62,7 @@ def test_pvalue_threshold_keeps_hits_and_counts_them(problem, tmp_path):
 def test_summaries_against_the_full_frame(problem):
     prefix, pheno, covar = problem
     res = gwas.scan(bed=prefix, pheno=pheno, covar=covar, kinship="loco", top=4,
-                    memory=420_000)
+                    memory=490_000)
     for trait, rows in res.frame.groupby("Pheno", observed=True):
         # the histogram's median lies between the order statistics around the exact median
         chi2 = np.sort(stats.chi2.isf(rows.PValue, 1)) / stats.chi2.ppf(0.5, 1)
@@ -74,7 +74,7 @@ def test_summaries_against_the_full_frame(problem):
         pd.testing.assert_frame_equal(got.reset_index(drop=True), top.reset_index(drop=True))
 
 
-def test_lambda_gc_of_many_tests_is_the_median_to_1e3():
+def test_lambda_gc_of_many_tests_is_the_median_to_1e3_relative():
     from engine.gwas.summaries import Summaries
 
     rng = np.random.default_rng(0)
@@ -85,7 +85,7 @@ def test_lambda_gc_of_many_tests_is_the_median_to_1e3():
         summary.add(block, block, block, np.arange(start, start + block.shape[1]))
     lam = summary.table(pd.DataFrame({"all": [0.1, 0.2, 0.3]})).lambda_gc.to_numpy()
     exact = np.median(stats.chi2.isf(p, 1), axis=1) / stats.chi2.ppf(0.5, 1)
-    np.testing.assert_allclose(lam, exact, atol=1e-3)
+    np.testing.assert_allclose(lam, exact, rtol=1e-3)
     assert lam[1] > 1.1 and lam[2] < 0.95
 
 
@@ -96,7 +96,7 @@ def test_memory_parsing_and_budget():
     with pytest.raises(ValueError, match="give bytes"):
         blocks.parse_memory("lots")
     m_b, t_b = blocks.block_sizes(2**30, n=1000, m=10**6, t=10**4)
-    working = 8 * (4 * 1000**2 + 3 * 1000 * 10**4 + 4096 * 10**4) + m_b * (32 * 1000 + 160 * t_b)
+    working = 8 * (4 * 1000**2 + 3 * 1000 * 10**4 + 1024 * 10**4) + m_b * (32 * 1000 + 160 * t_b)
     assert working <= 2**30 and m_b >= 64
     with pytest.raises(ValueError, match="raise memory"):
         blocks.block_sizes(10**6, n=1000, m=10, t=10)

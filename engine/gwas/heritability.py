@@ -8,14 +8,14 @@ model's negative log-likelihood of trait j, sigma^2 profiled out, is
 FaST-LMM's ``lmm_cov.nLLeval`` with the covariates regressed out.  Being the likelihood of the
 error contrasts U^T y, this is the restricted likelihood (REML, Harville 1974); ``method="ml"``
 instead maximises the full likelihood, whose log|V| adds log|X_L^T X_L| - log|X_L^T V^-1 X_L|
-to the sum of log d_jk and which uses n for n' (V = h2 Phi + (1 - h2) I; X_L^T V^-1 X_L comes from the
-kinship's eigenpairs without covariates, ``ml_terms``).
+to the sum of log d_jk and which uses n for n' (V = h2 Phi + (1 - h2) I; X_L^T V^-1 X_L comes
+from the kinship's eigenpairs without covariates, ``MlTerms``).
 
 The minimiser over [0, 0.99999] (FaST-LMM's range) is found for all traits together: a grid
-(one matrix product), then bisection on the derivative inside the best grid cell of each trait,
-vectorised over traits.  The derivative, not the function value, locates the optimum to about
-machine precision (a value-based search stops near sqrt(eps), where nLL is flat), so the h2 of
-a trait does not depend on which other traits share the call.
+(one matrix product), then the zero of the derivative inside the best grid cell of each trait
+by regula falsi (Illinois), vectorised over traits.  The derivative, not the function value,
+locates the optimum to about machine precision (a value-based search stops near sqrt(eps),
+where nLL is flat), so the h2 of a trait does not depend on which other traits share the call.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ..errors import CohortError
 
 H2_MAX = 0.99999
 _GRID = 101
-_BISECTIONS = 60
+_ROOT_STEPS = 100
 METHODS = ("reml", "ml")
 
 
@@ -71,17 +71,41 @@ def estimate(S: np.ndarray, UY: np.ndarray, n_eff: int, ml=None):
     best = _grid_nll(grid, S, UY2, n_eff, ml).argmin(axis=0)
     lo = grid[np.maximum(best - 1, 0)]
     hi = grid[np.minimum(best + 1, _GRID - 1)]
-    for _ in range(_BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        rising = slope(mid, S, UY2, n_eff, ml) > 0
-        hi, lo = np.where(rising, mid, hi), np.where(rising, lo, mid)
-    h2 = 0.5 * (lo + hi)
+    h2 = _slope_root(lo, hi, lambda h: slope(h, S, UY2, n_eff, ml))
     # the ends of the range are candidates too (a minimum on the boundary)
     candidates = np.stack([h2, np.zeros_like(h2), np.full_like(h2, H2_MAX)])
     values = np.stack([negative_loglik(c, S, UY2, n_eff, ml) for c in candidates])
     h2 = candidates[values.argmin(axis=0), np.arange(h2.size)]
     sigma2 = (UY2 / _d(S, h2)).sum(axis=0) / n_eff
     return h2, sigma2
+
+
+def _slope_root(lo, hi, slope_at):
+    """The zero of each trait's slope in [lo, hi] by regula falsi with the Illinois rule
+    (superlinear, slopes only), to a bracket of a few ulps; the end with the smaller nLL side
+    where the slope does not change sign (the boundary candidates are checked afterwards)."""
+    g_lo, g_hi = slope_at(lo), slope_at(hi)
+    bracketed = (g_lo < 0) & (g_hi > 0)
+    h = np.where(g_lo >= 0, lo, hi)
+    last = np.zeros(lo.shape, dtype=np.int8)           # which end moved last: -1 lo, +1 hi
+    for _ in range(_ROOT_STEPS):
+        active = bracketed & (hi - lo > 4 * np.finfo(float).eps * np.maximum(hi, 1e-300))
+        if not active.any():
+            break
+        step = np.where(active, g_hi - g_lo, 1.0)
+        new = np.where(active, hi - g_hi * (hi - lo) / step, h)
+        new = np.where(active & ((new <= lo) | (new >= hi)), 0.5 * (lo + hi), new)
+        g_new = slope_at(new)
+        rising = active & (g_new > 0)
+        falling = active & (g_new <= 0)
+        g_lo = np.where(rising & (last == 1), 0.5 * g_lo, g_lo)      # Illinois: halve the
+        g_hi = np.where(falling & (last == -1), 0.5 * g_hi, g_hi)    # end that stays twice
+        hi, g_hi = np.where(rising, new, hi), np.where(rising, g_new, g_hi)
+        lo, g_lo = np.where(falling, new, lo), np.where(falling, g_new, g_lo)
+        last = np.where(rising, 1, np.where(falling, -1, last)).astype(np.int8)
+        h = np.where(active, new, h)
+        bracketed &= g_new != 0
+    return h
 
 
 class MlTerms:

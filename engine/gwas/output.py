@@ -1,9 +1,10 @@
 """Where the (trait, SNP) rows of a scan go: a DataFrame in memory, or a Parquet dataset.
 
-Both receive each SNP block as it is computed.  ``ParquetSink`` appends one file per block and
-trait to ``<output>/associations/Pheno=<trait>/`` (hive partitioning: a reader can load one trait
-without touching the others) and writes ``summary.parquet``, ``top_hits.parquet``,
-``h2.parquet`` beside it at the end, so neither genotypes nor results need fit in memory.
+Both receive each SNP block as it is computed.  ``ParquetSink`` buffers rows up to a byte
+budget, then appends one file per trait to ``<output>/associations/Pheno=<trait>/`` (hive
+partitioning: a reader loads one trait without touching the others), and writes
+``summary.parquet``, ``top_hits.parquet`` and ``h2.parquet`` beside it at the end, so neither
+genotypes nor results need fit in memory.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pandas as pd
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
            "Nullh2"]
 _FLOATS = COLUMNS[4:]
+_ROW_BYTES = 100            # about one output row in memory (5 floats, ids, an object pointer)
 
 
 def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
@@ -107,7 +109,7 @@ class FrameSink:
 class ParquetSink:
     """Stream every block's rows to ``<output>/associations`` partitioned by trait."""
 
-    def __init__(self, output, names, snps, threshold):
+    def __init__(self, output, names, snps, threshold, buffer_bytes=2**28):
         self.root = Path(output)
         self.dataset = self.root / "associations"
         if self.dataset.exists() and any(self.dataset.iterdir()):
@@ -115,20 +117,34 @@ class ParquetSink:
                                   "choose another output folder.")
         self.dataset.mkdir(parents=True, exist_ok=True)
         self.names, self.snps, self.threshold = names, snps, threshold
-        self.blocks = 0
+        self.buffer, self.buffered, self.buffer_rows = [], 0, max(1, buffer_bytes // _ROW_BYTES)
+        self.flushes = 0
 
     def write(self, snp_rows, h2, p, beta, se):
+        """Buffer a block's rows; write them once ``buffer_bytes`` are held (one file per
+        trait per flush: few, large files even with thousands of traits and a threshold)."""
+        frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
+        if len(frame):
+            self.buffer.append(frame)
+            self.buffered += len(frame)
+        if self.buffered >= self.buffer_rows:
+            self.flush()
+
+    def flush(self):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
-        if len(frame):
-            pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
-                                partition_cols=["Pheno"], max_partitions=len(self.names) + 1,
-                                basename_template=f"block{self.blocks:06d}-{{i}}.parquet")
-        self.blocks += 1
+        if not self.buffer:
+            return
+        frame = pd.concat(self.buffer, ignore_index=True)
+        pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
+                            partition_cols=["Pheno"], max_partitions=len(self.names) + 1,
+                            basename_template=f"part{self.flushes:06d}-{{i}}.parquet")
+        self.buffer, self.buffered = [], 0
+        self.flushes += 1
 
     def close(self, result):
+        self.flush()
         result.summary.to_parquet(self.root / "summary.parquet")
         result.top_hits.to_parquet(self.root / "top_hits.parquet")
         result.h2.rename(columns=str).to_parquet(self.root / "h2.parquet")

@@ -65,9 +65,10 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     model whose kinship is built from the tested SNPs ("loco", "all"), given as an n x n array
     (individuals in .fam order), or built from all SNPs of another PLINK prefix.
 
-    ``memory`` bounds the working set ('4GB'); ``output`` streams rows to a Parquet dataset
-    partitioned by trait (only rows with p <= ``pvalue_threshold`` when given); ``h2_method``
-    "reml" (FaST-LMM's objective) or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
+    ``memory`` bounds the working set ('4GB'; 1/8 of it buffers output rows); ``output`` streams
+    rows to a Parquet dataset partitioned by trait (only rows with p <= ``pvalue_threshold``
+    when given); ``top`` hits per trait are kept; ``h2_method`` "reml" (FaST-LMM's objective)
+    or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
     as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
     """
     clock = {"start": time.perf_counter()}
@@ -86,11 +87,12 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     dof = complement.shape[1] - 1
     names = [str(c) for c in traits.columns]
     budget = blocks.parse_memory(memory)
-    m_block, t_block = blocks.block_sizes(budget, len(rows), tested.m, len(names))
+    m_block, t_block = blocks.block_sizes(budget - budget // 8, len(rows), tested.m,
+                                          len(names))
     groups = _kinship_groups(kinship, tested, genotypes, rows)
     snp_table = _snp_table(tested)
     sink = FrameSink(names, snp_table, pvalue_threshold) if output is None else \
-        ParquetSink(output, names, snp_table, pvalue_threshold)
+        ParquetSink(output, names, snp_table, pvalue_threshold, buffer_bytes=budget // 8)
     summaries = Summaries(names, top=top, threshold=pvalue_threshold)
     h2_cols, s2_cols = {}, {}
     clock["prepare"] = time.perf_counter()
