@@ -4,7 +4,8 @@ The public surface is small (see ../shared/docs/design.md, "Public API"); everyt
 in private-by-convention modules: modeldata (sorted layout), backends (kernels), models
 (likelihoods), solvers (CCD, Newton) and priors (penalties).
 """
-from . import cdm, datasets
+from . import bayes, cdm, datasets
+from .bayes import PosteriorResult, sample
 from .bootstrap import bootstrap
 from .cohort import Cohort
 from .cross_validation import CrossValidationResult, cross_validate
@@ -18,6 +19,6 @@ from .simulate import simulate
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik",
-    "simulate",
+    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "PosteriorResult", "bayes", "datasets",
+    "fit", "gradient", "loglik", "sample", "simulate",
 ]

@@ -233,6 +233,10 @@ def _make_model(cohort, model, ties, backend, cause, censoring_strata, precision
     if precision != "float64" and model != "cox":
         raise ValueError(f"precision={precision!r} is available for model='cox' on the GPU "
                          "only; use precision='float64'.")
+    if model != "logistic" and getattr(cohort, "binary_outcome", False):
+        raise ValueError(f"model={model!r} needs follow-up times, but the cohort was built with "
+                         "time=None (a binary outcome): fit model='logistic', or rebuild the "
+                         "cohort with time=.")
     if model == "fine_gray":
         return FineGrayModel(cohort, cause=cause, ties=ties, backend=backend,
                              censoring_strata=censoring_strata)
