@@ -1,5 +1,5 @@
-"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu} [--n N --p P --density D --penalty l1|l2|none
---ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
+"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,bayes} [--n N --p P --density D
+--penalty l1|l2|none --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
 [--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
 
 quick / cox: survscan against the peers on one simulated problem.  tv: the cost of one cut
@@ -8,18 +8,21 @@ grid cross-validation serially, over a process pool and on a Dask LocalCluster. 
 against Cox on the same subjects, and the sandwich variance at N=10,000, P=10.  sweep: every
 tool over N (seed 001 Fig. 4, the scaling chart) or over K strata (seed 000 Fig. 2), with a
 log-log PNG; the survscan-ccd peer is the papers' exact CCD.  gpu: CPU against GPU per CCD cycle
-and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device)."""
+and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device).
+bayes: the horseshoe probit Gibbs sampler against NumPyro NUTS on seed 003's synthetic design
+(N = 10,000, p = 1,000, 10,000 iterations; --iterations, --nuts-warmup, --nuts-samples,
+--peers nuts or empty)."""
 import argparse
 import sys
 
-from bench import cross_validation, fine_gray, gpu, sweep, time_varying
+from bench import bayes, cross_validation, fine_gray, gpu, sweep, time_varying
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
-                 "gpu": (100_000, 1_000)}
+                 "gpu": (100_000, 1_000), "bayes": (10_000, 1_000)}
 
 
 def parse(argv):
@@ -56,12 +59,19 @@ def parse(argv):
                         help="sweep: comma-separated values of N or K")
     parser.add_argument("--sizes", default="100000,1000000",
                         help="gpu: comma-separated values of N")
+    parser.add_argument("--iterations", type=int, default=10_000, help="bayes: Gibbs iterations")
+    parser.add_argument("--nuts-warmup", type=int, default=500, help="bayes: NUTS warm-up")
+    parser.add_argument("--nuts-samples", type=int, default=500, help="bayes: NUTS draws")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
     args.n = args.n or n
     args.p = args.p or p
     args.peers = [t for t in args.peers.split(",") if t]
+    if args.command == "bayes":   # NUTS unless --peers names other tools (or none)
+        args.peers = ([t for t in args.peers if t == "nuts"]
+                      if any(a.startswith("--peers") for a in argv) else ["nuts"])
+        return args
     unknown = set(args.peers) - (set(ADAPTERS) - {"survscan"})
     if unknown:
         parser.error(f"unknown peers {sorted(unknown)}; "
@@ -74,6 +84,10 @@ def parse(argv):
 
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.command == "bayes":
+        return bayes.run(args.n, args.p, args.iterations, seed=args.seed,
+                         nuts_warmup=args.nuts_warmup, nuts_samples=args.nuts_samples,
+                         peers=args.peers, out=args.out)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

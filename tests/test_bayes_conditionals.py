@@ -42,6 +42,11 @@ def test_latent_z_truncated_by_outcome():
 def test_philox_streams_are_keyed_by_seed_chain_iteration_step():
     a = streams.stream(1, 0, 5, 2).random(4)
     np.testing.assert_array_equal(a, streams.stream(1, 0, 5, 2).random(4))
+    chain_streams = streams.ChainStreams(1, 0)
+    chain_streams.at(9, 0).random(7)                    # moving on and back is harmless
+    np.testing.assert_array_equal(a, chain_streams.at(5, 2).random(4))
+    direct = np.random.Generator(np.random.Philox(key=1, counter=[0, 0, 5, 2]))
+    np.testing.assert_array_equal(a, direct.random(4))
     for other in [(2, 0, 5, 2), (1, 1, 5, 2), (1, 0, 6, 2), (1, 0, 5, 3)]:
         assert not np.allclose(a, streams.stream(*other).random(4))
 
@@ -99,9 +104,10 @@ def test_scale_conditionals_match_their_exact_distributions():
                        nu_inv=np.array([1.3, 0.2]), tau_sq_inv=2.5, xi_inv=0.8)
     b2 = state.beta[1:] ** 2
     pit = {"lambda": [], "tau": [], "nu": [], "xi": [], "z": [], "beta": []}
+    chain_streams = streams.ChainStreams(11, 0)
     mu = X @ state.beta
     for it in range(3000):
-        new, z = gibbs.step(state, seed=11, chain=0, iteration=it)
+        new, z = gibbs.step(state, chain_streams, it)
         rate = state.nu_inv + 0.5 * state.tau_sq_inv * b2
         pit["lambda"] += list(stats.expon.cdf(new.lambda_sq_inv * rate))
         tau_rate = state.xi_inv + 0.5 * new.lambda_sq_inv @ b2
@@ -148,9 +154,10 @@ def test_geweke_getting_it_right():
     y = (rng.random(n) < 0.5).astype(float)
     gibbs = HorseshoeProbit(X, y, shrunk=np.ones(p, bool))
     state = gibbs.initial_state()
+    chain_streams = streams.ChainStreams(5, 0)
     kept = np.empty((m, 2 * p + 1))
     for it in range(m):
-        state, _ = gibbs.step(state, seed=5, chain=0, iteration=it)
+        state, _ = gibbs.step(state, chain_streams, it)
         gibbs.sign = np.where(rng.random(n) < stats.norm.cdf(X @ state.beta), 1.0, -1.0)
         kept[it] = np.r_[state.beta, state.tau_sq_inv ** -0.5, state.lambda_sq_inv ** -0.5]
     chain = _functions(kept[:, :p], kept[:, p], kept[:, p + 1:])

@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import Cancelled
 from ..parallel import WorkerCache
 from .horseshoe_probit import HorseshoeProbit
+from .rng import ChainStreams
 
 
 def run_chain(gibbs, chain, seed, draws, burn_in, thin, column_variance,
@@ -29,6 +30,7 @@ def run_chain(gibbs, chain, seed, draws, burn_in, thin, column_variance,
     tau = np.empty(draws)
     kappa = np.zeros(int(gibbs.shrunk.sum()))
     state = gibbs.initial_state()
+    chain_streams = ChainStreams(seed, chain)
     iterations = burn_in + draws * thin
     total = iterations if total is None else total
     every = max(1, iterations // 200)
@@ -37,7 +39,7 @@ def run_chain(gibbs, chain, seed, draws, burn_in, thin, column_variance,
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"sampling cancelled at iteration {it} of {iterations} "
                             f"(chain {chain})")
-        state, _ = gibbs.step(state, seed, chain, it)
+        state, _ = gibbs.step(state, chain_streams, it)
         kept = it - burn_in
         if kept >= 0 and kept % thin == 0:
             k = kept // thin

@@ -39,6 +39,7 @@ from .gaussian_draw import PrecisionDraw, bcm_draw
 from .truncated_normal import draw_latent
 
 PRIORS = ("horseshoe", "flat")
+ROUTES = ("auto", "cholesky", "bcm")
 
 
 @dataclass
@@ -64,21 +65,24 @@ class HorseshoeProbit:
     fixed_sd : float
         Prior sd of the coefficients not shrunk (the intercept).
     prior : "horseshoe" | "flat"
+    route : "auto" (BCM when p > N) | "cholesky" | "bcm": how beta | z is drawn (same law).
     """
 
-    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe"):
+    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto"):
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
+        if route not in ROUTES:
+            raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.sign = 2.0 * np.asarray(y, dtype=np.float64) - 1.0
         self.shrunk = np.asarray(shrunk, dtype=bool)
         self.fixed_precision = 1.0 / fixed_sd**2
         self.prior = prior
         n, p = self.X.shape
-        self.wide = p > n
-        if self.wide and prior == "flat":
-            raise ValueError(f"a flat prior needs p <= N (here p = {p}, N = {n}): X'X is "
-                             "singular. Use the horseshoe prior.")
+        self.wide = p > n if route == "auto" else route == "bcm"
+        if prior == "flat" and (p > n or self.wide):
+            raise ValueError(f"a flat prior needs p <= N and the Cholesky route (here p = {p}, "
+                             f"N = {n}): X'X is singular or the prior variance infinite.")
         self.precision_draw = None if self.wide else PrecisionDraw(self.X)
 
     def initial_state(self):
@@ -94,10 +98,11 @@ class HorseshoeProbit:
             d[self.shrunk] = state.tau_sq_inv * state.lambda_sq_inv
         return d
 
-    def step(self, state, seed, chain, iteration):
-        """One Gibbs iteration from ``state``; returns (new state, z)."""
+    def step(self, state, chain_streams, iteration):
+        """One Gibbs iteration from ``state`` with the Philox streams of one chain
+        (rng.ChainStreams); returns (new state, z)."""
         def rng(step):
-            return streams.stream(seed, chain, iteration, step)
+            return chain_streams.at(iteration, step)
 
         # (i) z | beta and lambda^-2 | beta, nu, tau in parallel; then tau^-2 | beta, lambda, xi
         z = draw_latent(self.X @ state.beta, self.sign, rng(streams.STEP_Z))

@@ -53,11 +53,12 @@ class PosteriorResult:
     def to_inference_data(self):
         """The draws as an ArviZ InferenceData (posterior group: beta, tau)."""
         az = _arviz()
-        return az.from_dict(posterior={"beta": self.draws, "tau": self.tau},
-                            coords={"coefficient": list(self.names)},
-                            dims={"beta": ["coefficient"]},
-                            attrs={k: str(v) for k, v in self.spec.items()
-                                   if np.ndim(v) == 0})
+        idata = az.from_dict(posterior={"beta": self.draws, "tau": self.tau},
+                             coords={"coefficient": list(self.names)},
+                             dims={"beta": ["coefficient"]})
+        idata.posterior.attrs.update({k: str(v) for k, v in self.spec.items()
+                                      if np.ndim(v) == 0})
+        return idata
 
     @cached_property
     def diagnostics(self):

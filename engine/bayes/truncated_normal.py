@@ -8,54 +8,61 @@ b. mu* >= 0.47 (the paper's threshold, which keeps the acceptance probability ab
    normal rejection, z* = s + mu* with s ~ N(0, 1), accepted when z* > 0.
 c. mu* < 0.47: Robert's (1995) exponential rejection. With the standardised truncation point
    a = -mu*, the optimal rate is theta = (a + sqrt(a^2 + 4)) / 2; the proposal z* ~ Exp(theta)
-   (on the original scale, because the exponential starts at the truncation point 0) is accepted
-   with probability rho = exp(-(z* - mu* - theta)^2 / 2).
+   (on the original scale, because the exponential starts at the truncation point 0), from
+   a uniform u1 as -log(1 - u1) / theta, is accepted when a second uniform
+   u2 < rho = exp(-(z* - mu* - theta)^2 / 2).
 
-Each round draws two uniforms per pending row (u1 makes the proposal, through the inverse normal
-CDF in branch b and -log(1 - u1) / theta in branch c; u2 decides acceptance in branch c) and
-retries only the rejected rows, so there is no per-row Python and a round costs a few vector
-operations. The uniforms come from the caller's generator, so a draw is fixed by the Philox
-stream (see rng.py).
+One compiled loop over the rows (Numba) consumes, in row order, standard normals and uniforms
+drawn in bulk from the caller's NumPy Generator; should a buffer run dry, the row in progress
+restarts on fresh buffers from the same stream. The draws are therefore fixed by
+(seed, chain, iteration) (rng.py).
 """
+import numba
 import numpy as np
-from scipy.special import ndtri
 
 THRESHOLD = 0.47
 
 
-def propose(mu_star, u1, u2):
-    """One rejection round for z* ~ N(mu*, 1) truncated to (0, inf).
-
-    Parameters
-    ----------
-    mu_star : ndarray of float64, shape (m,)
-    u1, u2 : ndarray of float64 in [0, 1), shape (m,)
-
-    Returns
-    -------
-    proposal : ndarray, shape (m,); accepted : ndarray of bool, shape (m,)
-    """
-    normal = mu_star >= THRESHOLD
-    # branch b: Gaussian proposal by inversion (as the authors' CUDA kernel), accepted above 0
-    gaussian = ndtri(u1) + mu_star
-    # branch c: exponential proposal on (0, inf), Robert (1995) acceptance
-    theta = 0.5 * (-mu_star + np.sqrt(mu_star * mu_star + 4.0))
-    exponential = -np.log1p(-u1) / theta
-    rho = np.exp(-0.5 * (exponential - mu_star - theta) ** 2)
-    proposal = np.where(normal, gaussian, exponential)
-    accepted = np.where(normal, gaussian > 0.0, u2 < rho)
-    return proposal, accepted
+@numba.njit(cache=True)
+def _draw_positive(mu_star, first, normals, uniforms, out):
+    """Fill out[first:] until a buffer runs dry; returns the first row not drawn."""
+    a = b = 0
+    for i in range(first, mu_star.size):
+        m = mu_star[i]
+        if m >= THRESHOLD:                      # b: normal rejection
+            while True:
+                if a == normals.size:
+                    return i
+                z = normals[a] + m
+                a += 1
+                if z > 0.0:
+                    break
+        else:                                   # c: Robert's exponential rejection
+            theta = 0.5 * (-m + np.sqrt(m * m + 4.0))
+            while True:
+                if b + 2 > uniforms.size:
+                    return i
+                z = -np.log1p(-uniforms[b]) / theta
+                d = z - m - theta
+                b += 2
+                if uniforms[b - 1] < np.exp(-0.5 * d * d):
+                    break
+        out[i] = z
+    return mu_star.size
 
 
 def draw_positive(mu_star, rng):
     """z* ~ N(mu*, 1) truncated to (0, inf), elementwise; shape of ``mu_star``."""
+    mu_star = np.ascontiguousarray(mu_star, dtype=np.float64)
     out = np.empty_like(mu_star)
-    pending = np.arange(mu_star.size)
-    while pending.size:
-        u = rng.random((2, pending.size))
-        proposal, accepted = propose(mu_star[pending], u[0], u[1])
-        out[pending[accepted]] = proposal[accepted]
-        pending = pending[~accepted]
+    done = 0
+    while done < mu_star.size:
+        normal_rows = int(np.count_nonzero(mu_star[done:] >= THRESHOLD))
+        exponential_rows = mu_star.size - done - normal_rows
+        # about 1.5 proposals per row at worst (acceptance >= ~2/3); a shortfall tops up
+        normals = rng.standard_normal(normal_rows + normal_rows // 2 + 16)
+        uniforms = rng.random(2 * (exponential_rows + exponential_rows // 2 + 16))
+        done = _draw_positive(mu_star, done, normals, uniforms, out)
     return out
 
 
