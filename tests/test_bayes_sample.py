@@ -96,6 +96,7 @@ def test_thinning_keeps_every_thin_th_iteration(small):
     np.testing.assert_array_equal(thinned.draws[0], full.draws[0, ::3])
 
 
+@pytest.mark.slow
 def test_processes_give_the_serial_draws(small):
     serial = engine.sample(small, draws=50, burn_in=10, chains=2, seed=3, parallel=None)
     pooled = engine.sample(small, draws=50, burn_in=10, chains=2, seed=3,
@@ -155,7 +156,7 @@ def test_flat_prior_posterior_matches_statsmodels_probit_mle():
     """Large N: the flat-prior posterior is N(MLE, inverse information) to O(1/N) (Bernstein-von
     Mises), so the posterior mean is the Probit MLE within Monte Carlo error and the posterior
     sd its standard error."""
-    X, y = _probit_data(20000, 3, [0.5, -0.25, 0.1], seed=1, intercept=-0.2)
+    X, y = _probit_data(10000, 3, [0.5, -0.25, 0.1], seed=1, intercept=-0.2)
     post = engine.sample(_cohort(X, y), model="probit", draws=1000, burn_in=200, chains=2,
                          seed=4)
     mle = sm.Probit(y, sm.add_constant(X)).fit(disp=0, method="newton", tol=1e-12)
@@ -163,6 +164,16 @@ def test_flat_prior_posterior_matches_statsmodels_probit_mle():
     bias_allowance = 0.05 * np.asarray(mle.bse)          # O(1/N) mean-mode gap, generous
     assert np.all(np.abs(s["mean"] - mle.params) < 4 * s["mcse_mean"] + bias_allowance)
     np.testing.assert_allclose(s["sd"], mle.bse, rtol=0.1)
+
+
+def test_float32_samples_the_float64_posterior():
+    X, y = _probit_data(3000, 8, [1.0, -0.5], seed=12, intercept=0.2)
+    cohort = _cohort(X, y)
+    a = engine.sample(cohort, draws=1000, burn_in=200, chains=2, seed=1)
+    b = engine.sample(cohort, draws=1000, burn_in=200, chains=2, seed=2, precision="float32")
+    assert b.draws.dtype == np.float64 and b.spec["precision"] == "float32"
+    se = np.hypot(a.summary["mcse_mean"], b.summary["mcse_mean"])
+    assert np.all(np.abs(a.summary["mean"] - b.summary["mean"]) < 4 * se)
 
 
 def test_standardising_does_not_change_the_flat_prior_posterior():

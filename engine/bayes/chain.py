@@ -55,10 +55,10 @@ def run_chain(gibbs, chain, seed, draws, burn_in, thin, column_variance,
 class ChainTask:
     """``task(chain) -> run_chain(...)`` for engine.parallel: picklable, the sampler cached."""
 
-    def __init__(self, X, y, shrunk, fixed_sd, prior, seed, draws, burn_in, thin,
+    def __init__(self, X, y, shrunk, fixed_sd, prior, precision, seed, draws, burn_in, thin,
                  column_variance, blas_threads=None):
         self.X, self.y, self.shrunk = X, y, shrunk
-        self.fixed_sd, self.prior, self.seed = fixed_sd, prior, seed
+        self.fixed_sd, self.prior, self.precision, self.seed = fixed_sd, prior, precision, seed
         self.draws, self.burn_in, self.thin = draws, burn_in, thin
         self.column_variance = column_variance
         self.blas_threads = blas_threads
@@ -66,7 +66,7 @@ class ChainTask:
 
     def __call__(self, chain):
         gibbs = self.cache.get("gibbs", lambda: HorseshoeProbit(
-            self.X, self.y, self.shrunk, self.fixed_sd, self.prior))
+            self.X, self.y, self.shrunk, self.fixed_sd, self.prior, precision=self.precision))
         if self.blas_threads is None:
             return self._run(gibbs, chain)
         from threadpoolctl import threadpool_limits

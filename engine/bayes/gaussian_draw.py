@@ -10,32 +10,36 @@ D = diag(prior variances) (tau^2 lambda_j^2 for shrunk coefficients). Two routes
   scale mixture priors in high-dimensional regression", Biometrika, Algorithm 2): u ~ N(0, D),
   delta ~ N(0, I_N), v = X u + delta, solve (X D X' + I_N) w = z - v, beta = u + D X' w.
   O(N^2 p) instead of O(p^3).
+
+In float32 (the paper's precision on the GPU) X, X'X, the factor and the solves are single
+precision; z, the scales and the kept draws stay float64.
 """
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
-from scipy.linalg.lapack import dpotrf, dtrtrs
+from scipy.linalg import cho_factor, cho_solve, get_lapack_funcs
 
 
 class PrecisionDraw:
     """Holds X'X (formed once) and a work buffer for the per-iteration Cholesky factor."""
 
     def __init__(self, X):
-        self.XtX = np.asfortranarray(X.T @ X)
+        X64 = X.astype(np.float64, copy=False)
+        self.XtX = np.asfortranarray((X64.T @ X64).astype(X.dtype))
         self._work = np.empty_like(self.XtX, order="F")
+        self._potrf, self._trtrs = get_lapack_funcs(("potrf", "trtrs"), (self.XtX,))
 
     def __call__(self, Xtz, prior_precision, s):
         """beta ~ N(Q^-1 X'z, Q^-1), Q = X'X + diag(prior_precision); s ~ N(0, I_p)."""
         work = self._work
         np.copyto(work, self.XtX)
         work.flat[:: work.shape[0] + 1] += prior_precision
-        factor, info = dpotrf(work, lower=1, clean=0, overwrite_a=1)
+        factor, info = self._potrf(work, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(
                 f"X'X + tau^-2 Lambda^-2 is not positive definite (LAPACK potrf info={info}); "
                 "with a flat prior the design must have full column rank.")
-        half, _ = dtrtrs(factor, Xtz, lower=1, trans=0)
-        beta, _ = dtrtrs(factor, half + s, lower=1, trans=1)
-        return beta
+        half, _ = self._trtrs(factor, Xtz.astype(work.dtype, copy=False), lower=1, trans=0)
+        beta, _ = self._trtrs(factor, half + s, lower=1, trans=1)
+        return beta.astype(np.float64, copy=False)
 
 
 def bcm_draw(X, z, prior_variance, u_std, delta):

@@ -40,6 +40,7 @@ from .truncated_normal import draw_latent
 
 PRIORS = ("horseshoe", "flat")
 ROUTES = ("auto", "cholesky", "bcm")
+PRECISIONS = ("float64", "float32")
 
 
 @dataclass
@@ -66,20 +67,27 @@ class HorseshoeProbit:
         Prior sd of the coefficients not shrunk (the intercept).
     prior : "horseshoe" | "flat"
     route : "auto" (BCM when p > N) | "cholesky" | "bcm": how beta | z is drawn (same law).
+    precision : "float64" | "float32": of X and the Cholesky route's linear algebra.
     """
 
-    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto"):
+    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto",
+                 precision="float64"):
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if route not in ROUTES:
             raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        self.dtype = np.dtype(precision)
+        self.X = np.ascontiguousarray(X, dtype=self.dtype)
         self.sign = 2.0 * np.asarray(y, dtype=np.float64) - 1.0
         self.shrunk = np.asarray(shrunk, dtype=bool)
         self.fixed_precision = 1.0 / fixed_sd**2
         self.prior = prior
         n, p = self.X.shape
         self.wide = p > n if route == "auto" else route == "bcm"
+        if self.wide and precision != "float64":
+            raise ValueError("the p > N (BCM) route runs in float64 only.")
         if prior == "flat" and (p > n or self.wide):
             raise ValueError(f"a flat prior needs p <= N and the Cholesky route (here p = {p}, "
                              f"N = {n}): X'X is singular or the prior variance infinite.")
@@ -105,7 +113,8 @@ class HorseshoeProbit:
             return chain_streams.at(iteration, step)
 
         # (i) z | beta and lambda^-2 | beta, nu, tau in parallel; then tau^-2 | beta, lambda, xi
-        z = draw_latent(self.X @ state.beta, self.sign, rng(streams.STEP_Z))
+        mu = (self.X @ state.beta.astype(self.dtype)).astype(np.float64)
+        z = draw_latent(mu, self.sign, rng(streams.STEP_Z))
         if self.prior == "flat":
             lambda_sq_inv, nu_inv = state.lambda_sq_inv, state.nu_inv
             tau_sq_inv, xi_inv = state.tau_sq_inv, state.xi_inv
@@ -127,8 +136,8 @@ class HorseshoeProbit:
         """beta | z, lambda, tau (gaussian_draw): Cholesky of the precision, or BCM for p > N."""
         n, p = self.X.shape
         if not self.wide:
-            return self.precision_draw(self.X.T @ z, self.prior_precision(state),
-                                       rng.standard_normal(p))
+            return self.precision_draw(self.X.T @ z.astype(self.dtype),
+                                       self.prior_precision(state), rng.standard_normal(p))
         variance = 1.0 / self.prior_precision(state)
         normals = rng.standard_normal(p + n)
         return bcm_draw(self.X, z, variance, normals[:p], normals[p:])
