@@ -434,9 +434,9 @@ class Cohort:
 
         columns = None
         if covariates is not None:
-            roles = [("time", time), ("event", event)]
-            roles += [(role, c) for role, c in (("start", start), ("id", id),
-                                                ("weights", weights)) if c is not None]
+            roles = [(role, c) for role, c in (("time", time), ("event", event),
+                                               ("start", start), ("id", id),
+                                               ("weights", weights)) if c is not None]
             roles += [("strata", c) for c in _as_list(strata)]
             roles += [("covariate", c) for c in _as_list(covariates)]
             v.check_columns_exist(ds.dataset(path).schema.names, roles)

@@ -220,3 +220,12 @@ def test_truth_recovery_on_the_paper_design():
     assert np.all((signal["q2.5"] < truth[:6]) & (truth[:6] < signal["q97.5"]))
     assert np.abs(s["mean"].iloc[6:]).max() < 0.15
     assert s["shrunk"].iloc[6:].mean() > 0.9 and not s["shrunk"].iloc[:6].any()
+
+
+def test_binary_outcome_cohort_from_parquet(tmp_path):
+    X, y = _probit_data(50, 2, [1.0], seed=1)
+    frame = pd.DataFrame(X, columns=["a", "b"]).assign(y=y)
+    frame.to_parquet(tmp_path / "d.parquet")
+    cohort = engine.Cohort.from_parquet(tmp_path / "d.parquet", time=None, event="y",
+                                        covariates=["a"])
+    assert cohort.binary_outcome and cohort.names == ["a"] and cohort.n == 50
