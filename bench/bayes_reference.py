@@ -1,6 +1,6 @@
 """NUTS reference for the horseshoe probit on the breast-cancer data, stored for the tests.
 
-    python -m bench.bayes_reference [--warmup 2000 --samples 5000 --chains 4 --seed 0]
+    python -m bench.bayes_reference [--warmup 1000 --samples 2500 --chains 4 --seed 0]
 
 Runs NumPyro NUTS (bench/nuts.py) on the bundled breast-cancer data, standardised exactly as
 engine.sample does (centred, unit standard deviation with ddof=0, an intercept with a
@@ -24,8 +24,8 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "bayes_nuts_breas
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.bayes_reference")
-    parser.add_argument("--warmup", type=int, default=2000)
-    parser.add_argument("--samples", type=int, default=5000)
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--samples", type=int, default=2500)
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target-accept", type=float, default=0.99)

@@ -1,9 +1,13 @@
 """NumPyro NUTS on the horseshoe probit model: the independent reference for engine.sample.
 
 The same model as engine/bayes/horseshoe_probit.py, written the way NUTS wants it
-(non-centred): intercept ~ N(0, intercept_sd^2); eta_j ~ N(0, 1), lambda_j ~ C+(0, 1),
-tau ~ C+(0, 1), beta_j = tau lambda_j eta_j; P(y_i = 1) = Phi(intercept + x_i beta), the
-likelihood summed as log Phi(+-eta_i). Float64 throughout; one chain after another on the CPU.
+(non-centred): intercept ~ N(0, intercept_sd^2); eta_j ~ N(0, 1), beta_j = tau lambda_j eta_j;
+P(y_i = 1) = Phi(intercept + x_i beta), the likelihood summed as log Phi(+-eta_i). Each
+half-Cauchy scale is the product of a half-normal and the square root of an IG(1/2, 1/2)
+(|N(0,1)| / |N(0,1)| is C+(0, 1)), as Piironen & Vehtari (2017) write the horseshoe for
+Stan: the plain half-Cauchy funnels make NUTS diverge (482 of 20,000 transitions on the
+breast-cancer data) and under-explore strong shrinkage. Float64 throughout; one chain after
+another on the CPU.
 """
 import time
 
@@ -35,8 +39,10 @@ def run_nuts(X, y, *, intercept_sd=10.0, intercept=True, warmup=1000, samples=10
 
     def model():
         a = numpyro.sample("a", dist.Normal(0.0, intercept_sd)) if intercept else 0.0
-        tau = numpyro.sample("tau", dist.HalfCauchy(1.0))
-        lam = numpyro.sample("lambda", dist.HalfCauchy(jnp.ones(p)))
+        tau = (numpyro.sample("tau_a", dist.HalfNormal(1.0))
+               * jnp.sqrt(numpyro.sample("tau_b", dist.InverseGamma(0.5, 0.5))))
+        lam = (numpyro.sample("lambda_a", dist.HalfNormal(jnp.ones(p)))
+               * jnp.sqrt(numpyro.sample("lambda_b", dist.InverseGamma(0.5 * jnp.ones(p), 0.5))))
         eta = numpyro.sample("eta", dist.Normal(jnp.zeros(p), 1.0))
         beta = numpyro.deterministic("beta", tau * lam * eta)
         numpyro.factor("y", jnp.sum(log_ndtr(sign * (a + Xj @ beta))))

@@ -165,9 +165,9 @@ def check_binary_outcome(event, name, labels=None):
               "A binary outcome is coded 0 (no) / 1 (yes): recode these rows.", labels)
     for value in (0, 1):
         if not (event == value).any():
-            raise CohortError(f"column {name!r} (outcome) is {1 - value} in every row. A binary "
-                              f"outcome needs rows with {value} too: check the column or the "
-                              "filter that made the data.")
+            raise CohortError(f"column {name!r} (outcome) is {1 - value} in every row; a binary "
+                              "outcome needs both 0s and 1s: check the column or the filter "
+                              "that made the data.")
 
 
 def check_weights(weights, name, labels=None):
