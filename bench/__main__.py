@@ -62,6 +62,8 @@ def parse(argv):
     parser.add_argument("--iterations", type=int, default=10_000, help="bayes: Gibbs iterations")
     parser.add_argument("--nuts-warmup", type=int, default=500, help="bayes: NUTS warm-up")
     parser.add_argument("--nuts-samples", type=int, default=500, help="bayes: NUTS draws")
+    parser.add_argument("--precision", choices=("float64", "float32"), default="float64",
+                        help="bayes: the Gibbs sampler's precision")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -87,7 +89,7 @@ def main(argv=None):
     if args.command == "bayes":
         return bayes.run(args.n, args.p, args.iterations, seed=args.seed,
                          nuts_warmup=args.nuts_warmup, nuts_samples=args.nuts_samples,
-                         peers=args.peers, out=args.out)
+                         peers=args.peers, out=args.out, precision=args.precision)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

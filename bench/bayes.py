@@ -14,6 +14,7 @@ import time
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_info
 
 import engine
 from bench.report import machine_info
@@ -54,7 +55,8 @@ def _stats(draws, seconds, iterations):
 
 
 def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=500,
-        nuts_samples=500, nuts_chains=1, peers=("nuts",), out="bench/results"):
+        nuts_samples=500, nuts_chains=1, peers=("nuts",), out="bench/results",
+        precision="float64"):
     """Run both samplers on one synthetic problem; write JSON + Markdown; return the record."""
     X, y, beta = paper_design(n, p, seed)
     cohort = engine.Cohort.from_arrays(time=None, event=y, X=X)
@@ -62,9 +64,10 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
     print(f"paper design N={n:,} p={p:,}: survscan Gibbs, {iterations:,} iterations", flush=True)
     start = time.perf_counter()
     post = engine.sample(cohort, draws=iterations - burn_in, burn_in=burn_in, chains=1,
-                         seed=seed, intercept=False, standardize=False, parallel=None)
+                         seed=seed, intercept=False, standardize=False, parallel=None,
+                         precision=precision)
     wall = time.perf_counter() - start
-    tools = {"survscan-gibbs-cpu": {**_stats(post.draws, post.timings["sampling"], iterations),
+    tools = {f"survscan-gibbs-cpu-{precision}": {**_stats(post.draws, post.timings["sampling"], iterations),
                                     "wall_s": wall, "prepare_s": post.timings["prepare"]}}
     print(f"  {wall:.1f} s, {iterations / post.timings['sampling']:.0f} it/s", flush=True)
     if "nuts" in peers:
@@ -82,14 +85,15 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
         print(f"  {nuts['seconds']:.1f} s, {nuts['divergences']} divergences", flush=True)
     record = {"benchmark": "bayes", "problem": {"n": n, "p": p, "seed": seed,
                                                 "beta_nonzero": list(PAPER_BETA)},
-              "settings": {"iterations": iterations, "burn_in": burn_in,
+              "settings": {"iterations": iterations, "burn_in": burn_in, "precision": precision,
+                           "blas_threads": [i["num_threads"] for i in threadpool_info()],
                            "nuts_warmup": nuts_warmup, "nuts_samples": nuts_samples,
                            "nuts_chains": nuts_chains},
               "tools": tools, "machine": machine_info(),
               "signal_means": {k: v["mean"][:6] for k, v in tools.items()},
               "truth": beta[:6].tolist()}
     if "numpyro-nuts-cpu" in tools:
-        g, s = tools["survscan-gibbs-cpu"], tools["numpyro-nuts-cpu"]
+        g, s = tools[f"survscan-gibbs-cpu-{precision}"], tools["numpyro-nuts-cpu"]
         gap = np.abs(np.subtract(g["mean"], s["mean"]))
         allowed = np.maximum(AGREE_SE * np.hypot(g["mcse"], s["mcse"]), AGREE_ATOL)
         record["agree"] = bool(np.all(gap <= allowed))
@@ -100,7 +104,7 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
     for v in tools.values():
         v.pop("mean"), v.pop("mcse")
     os.makedirs(out, exist_ok=True)
-    stem = os.path.join(out, f"bayes_n{n}_p{p}_it{iterations}")
+    stem = os.path.join(out, f"bayes_n{n}_p{p}_it{iterations}_{precision}")
     with open(stem + ".json", "w") as f:
         json.dump(record, f, indent=1)
     with open(stem + ".md", "w") as f:
@@ -123,7 +127,8 @@ def markdown(record):
                      f"{t['iterations_per_s']:.1f} | {t['ess_min']:.0f} | "
                      f"{t['ess_median']:.0f} | {t['ess_per_s_min']:.2f} | "
                      f"{t['ess_per_s_median']:.2f} |")
-    lines += ["", f"Gibbs: {st['iterations']:,} iterations, {st['burn_in']:,} burn-in; NUTS: "
+    lines += ["", f"Gibbs ({st['precision']}, BLAS threads {st['blas_threads']}): "
+              f"{st['iterations']:,} iterations, {st['burn_in']:,} burn-in; NUTS: "
               f"{st['nuts_chains']} chain(s) x ({st['nuts_warmup']} warm-up + "
               f"{st['nuts_samples']} draws).", ""]
     lines.append("posterior means of the six signals (truth "

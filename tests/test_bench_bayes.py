@@ -25,11 +25,11 @@ def test_bench_bayes_survscan_only(tmp_path):
     main(["bayes", "--n", "300", "--p", "8", "--iterations", "200", "--peers", "",
           "--out", str(tmp_path)])
     record, md = _record(tmp_path)
-    gibbs = record["tools"]["survscan-gibbs-cpu"]
-    assert list(record["tools"]) == ["survscan-gibbs-cpu"] and "agree" not in record
+    gibbs = record["tools"]["survscan-gibbs-cpu-float64"]
+    assert list(record["tools"]) == ["survscan-gibbs-cpu-float64"] and "agree" not in record
     assert gibbs["iterations"] == 200 and gibbs["iterations_per_s"] > 0
     assert gibbs["ess_per_s_median"] == pytest.approx(gibbs["ess_median"] / gibbs["seconds"])
-    assert "survscan-gibbs-cpu" in md and "ESS/s" in md
+    assert "survscan-gibbs-cpu-float64" in md and "ESS/s" in md
 
 
 @pytest.mark.slow   # JAX compiles the NUTS kernel: about 10 s
@@ -37,7 +37,7 @@ def test_bench_bayes_with_nuts(tmp_path):
     main(["bayes", "--n", "300", "--p", "8", "--iterations", "600", "--nuts-warmup", "100",
           "--nuts-samples", "100", "--out", str(tmp_path)])
     record, md = _record(tmp_path)
-    assert list(record["tools"]) == ["survscan-gibbs-cpu", "numpyro-nuts-cpu"]
+    assert list(record["tools"]) == ["survscan-gibbs-cpu-float64", "numpyro-nuts-cpu"]
     assert isinstance(record["agree"], bool)
     assert ("ess_per_s_ratio_median" in record) == record["agree"]
     assert ("DISAGREE" in md) != record["agree"]
