@@ -160,7 +160,7 @@ def check_events(event, competing_risks, name, labels=None):
 
 
 def check_binary_outcome(event, name, labels=None):
-    """Raise unless the int64 codes of a binary outcome are 0/1 with both values present."""
+    """Raise unless the codes of a binary outcome are 0/1 with both values present."""
     fail_rows((event != 0) & (event != 1), event, name, "outcome", "codes other than 0/1",
               "A binary outcome is coded 0 (no) / 1 (yes): recode these rows.", labels)
     for value in (0, 1):
