@@ -1,4 +1,4 @@
-"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,gwas,sccs} [--n N --p P --density D
+"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,gwas,sccs,bayes} [--n N --p P --density D
 --penalty l1|l2|none --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm
 --repeats 1 --out bench/results]
 [--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
@@ -12,18 +12,21 @@ log-log PNG; the survscan-ccd peer is the papers' exact CCD.  gpu: CPU against G
 and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device).
 gwas: multi-trait GWAS against FaST-LMM and a naive GLS (its own options: python -m bench gwas -h).
 sccs: SCCS against statsmodels' ConditionalPoisson at growing N (--peer-sizes), then one L1 fit
-at N = 1,000,000 cases x P = 1,500 drugs (about 20 million eras)."""
+at N = 1,000,000 cases x P = 1,500 drugs (about 20 million eras).
+bayes: the horseshoe probit Gibbs sampler against NumPyro NUTS on Terenin2019's synthetic design
+(N = 10,000, p = 1,000, 10,000 iterations; --iterations, --nuts-warmup, --nuts-samples,
+--peers nuts or empty)."""
 import argparse
 import sys
 
-from bench import cross_validation, fine_gray, gpu, sccs, sweep, time_varying
+from bench import bayes, cross_validation, fine_gray, gpu, sccs, sweep, time_varying
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
-                 "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500)}
+                 "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000)}
 
 
 def parse(argv):
@@ -62,12 +65,21 @@ def parse(argv):
                         help="gpu: comma-separated values of N")
     parser.add_argument("--peer-sizes", default="1000,3000,10000,30000",
                         help="sccs: comma-separated numbers of cases for the statsmodels rows")
+    parser.add_argument("--iterations", type=int, default=10_000, help="bayes: Gibbs iterations")
+    parser.add_argument("--nuts-warmup", type=int, default=500, help="bayes: NUTS warm-up")
+    parser.add_argument("--nuts-samples", type=int, default=500, help="bayes: NUTS draws")
+    parser.add_argument("--precision", choices=("float64", "float32"), default="float64",
+                        help="bayes: the Gibbs sampler's precision")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
     args.n = args.n or n
     args.p = args.p or p
     args.peers = [t for t in args.peers.split(",") if t]
+    if args.command == "bayes":   # NUTS unless --peers names other tools (or none)
+        args.peers = ([t for t in args.peers if t == "nuts"]
+                      if any(a.startswith("--peers") for a in argv) else ["nuts"])
+        return args
     unknown = set(args.peers) - (set(ADAPTERS) - {"survscan"})
     if unknown:
         parser.error(f"unknown peers {sorted(unknown)}; "
@@ -84,6 +96,10 @@ def main(argv=None):
         from bench import gwas
         return gwas.main(argv[1:])
     args = parse(argv)
+    if args.command == "bayes":
+        return bayes.run(args.n, args.p, args.iterations, seed=args.seed,
+                         nuts_warmup=args.nuts_warmup, nuts_samples=args.nuts_samples,
+                         peers=args.peers, out=args.out, precision=args.precision)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

@@ -6,7 +6,8 @@ first use, so ``import engine`` loads neither DuckDB nor lifelines.
 """
 import importlib
 
-from . import datasets, device
+from . import bayes, datasets, device
+from .bayes import PosteriorResult, sample
 from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
 from .concordance import concordance
@@ -44,9 +45,9 @@ __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2",
     "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bootstrap", "cdm",
+    "PosteriorResult", "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bayes", "bootstrap", "cdm",
     "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
     "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
-    "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "scaled_schoenfeld",
+    "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
 ]

@@ -309,7 +309,9 @@ class Cohort:
         df : pandas.DataFrame, shape (n, ...)
         time, event : str
             Columns of follow-up end (stop) time and event code (0 censored, 1 event;
-            1..k causes when ``competing_risks``).
+            1..k causes when ``competing_risks``). ``time=None`` makes a binary-outcome
+            cohort (logistic regression, the horseshoe probit sampler): ``event`` is then the
+            0/1 outcome, both values must occur, and ``time`` is set to ones.
         covariates : list of str, optional
             Covariate columns; None takes every column not given another role. Numeric and
             boolean columns are used as they are; text and categorical columns are one-hot
@@ -333,9 +335,9 @@ class Cohort:
             raise CohortError(f"from_frame needs a pandas DataFrame, got {type(df).__name__}. "
                               "Use Cohort.from_arrays for arrays.")
         strata_columns = _as_list(strata)
-        roles = [("time", time), ("event", event)]
-        roles += [(role, column) for role, column in
-                  (("start", start), ("id", id), ("weights", weights)) if column is not None]
+        roles = [(role, column) for role, column in
+                 (("time", time), ("event", event), ("start", start), ("id", id),
+                  ("weights", weights)) if column is not None]
         roles += [("strata", column) for column in strata_columns]
         v.check_columns_exist(df.columns, roles)
         used = [column for _, column in roles]
@@ -359,7 +361,7 @@ class Cohort:
         role_names = dict(roles)
         X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
         cohort = cls._validated(
-            time=_float_column(df[time], time, "time", labels),
+            time=None if time is None else _float_column(df[time], time, "time", labels),
             event=_float_column(df[event], event, "event", labels),
             start=None if start is None else _float_column(df[start], start, "start", labels),
             weights=(None if weights is None
@@ -388,6 +390,7 @@ class Cohort:
         Parameters
         ----------
         time, event : array-like, shape (n,)
+            ``time=None``: a binary-outcome cohort, as in ``from_frame``.
         X : scipy.sparse matrix (any format) or ndarray, shape (n, p)
         names : list of str, length p, optional
             Covariate names; default ``x0 .. x{p-1}``.
@@ -395,10 +398,10 @@ class Cohort:
         start, id, weights : array-like, shape (n,), optional
         competing_risks : bool
         """
-        time = _array_column(time, "time", "time", None)
-        n = len(time)
+        first = "time" if time is not None else "event"
+        n = len(_array_column(event if time is None else time, first, first, None))
         if n == 0:
-            raise CohortError("the data has no rows (time is empty). Pass at least one row.")
+            raise CohortError(f"the data has no rows ({first} is empty). Pass at least one row.")
         event = _array_column(event, "event", "event", n)
         if isinstance(strata, (list, tuple)) and strata and np.ndim(strata[0]) == 1:
             strata_values = list(strata)
@@ -422,14 +425,16 @@ class Cohort:
                     else _float_column(_array_column(values, role, role, n), role, role)
                     for role, values in (("start", start), ("weights", weights))}
         return cls._validated(
-            time=_float_column(time, "time", "time"),
+            time=None if time is None else _float_column(_array_column(time, "time", "time", n),
+                                                         "time", "time"),
             event=_float_column(event, "event", "event"),
             start=optional["start"], weights=optional["weights"],
             id=None if id is None else _array_column(id, "id", "id", n),
             strata=strata_values, strata_columns=strata_columns,
             X=X, names=names, reference_levels={}, pre_excluded={},
             competing_risks=competing_risks, labels=None, role_names=role_names,
-            source={"origin": "arrays", "time": "time", "event": "event",
+            source={"origin": "arrays", "time": None if time is None else "time",
+                    "event": "event",
                     **{role: None if values is None else role
                        for role, values in (("start", start), ("id", id), ("weights", weights))},
                     "strata": strata_columns, "covariates": names},
@@ -446,9 +451,9 @@ class Cohort:
 
         columns = None
         if covariates is not None:
-            roles = [("time", time), ("event", event)]
-            roles += [(role, c) for role, c in (("start", start), ("id", id),
-                                                ("weights", weights)) if c is not None]
+            roles = [(role, c) for role, c in (("time", time), ("event", event),
+                                               ("start", start), ("id", id),
+                                               ("weights", weights)) if c is not None]
             roles += [("strata", c) for c in _as_list(strata)]
             roles += [("covariate", c) for c in _as_list(covariates)]
             v.check_columns_exist(ds.dataset(path).schema.names, roles)
@@ -500,7 +505,14 @@ class Cohort:
     def _validated(cls, *, time, event, start, weights, id, strata, strata_columns, X, names,
                    reference_levels, pre_excluded, competing_risks, labels, role_names, source):
         """Check every role, drop unusable covariates (one DataWarning) and build the cohort."""
-        v.check_times(time, start, role_names, labels)
+        binary_outcome = time is None
+        if binary_outcome:
+            if start is not None:
+                raise CohortError(f"start ({role_names['start']!r}) is given without time. A "
+                                  "binary outcome has no follow-up: drop start=, or pass time=.")
+            time = np.ones(len(event))
+        else:
+            v.check_times(time, start, role_names, labels)
         if start is not None and id is None:
             raise CohortError(f"start ({role_names['start']!r}) is given without id. Episodes "
                               "of one subject must share an id: pass id= as well.")
@@ -509,6 +521,9 @@ class Cohort:
             id = id.to_numpy()
             if start is not None:
                 v.check_episodes(id, start, time, role_names, labels)
+        if binary_outcome:
+            v.check_finite(event, role_names["event"], "outcome", labels)
+            v.check_binary_outcome(event, role_names["event"], labels)
         event = v.check_events(event, competing_risks, role_names["event"], labels)
         if weights is not None:
             v.check_weights(weights, role_names["weights"], labels)
@@ -555,6 +570,23 @@ class Cohort:
     def n_strata(self):
         """Number of strata (1 when unstratified)."""
         return 1 if self.strata_labels is None else len(self.strata_labels)
+
+    @property
+    def binary_outcome(self):
+        """True for a cohort built with ``time=None``: ``event`` is a 0/1 outcome."""
+        return self.source.get("time", "") is None
+
+    def check_binary_outcome(self, model):
+        """Raise a CohortError unless ``event`` can be the 0/1 response of ``model``: codes 0
+        and 1 both present, one row per subject (no strata, entry times or causes)."""
+        name = self.source.get("event", "event")
+        if self.competing_risks:
+            raise CohortError(f"column {name!r} (event) holds causes {self.causes}; {model} "
+                              "needs a 0/1 outcome: recode it to 0/1 without competing_risks.")
+        v.check_binary_outcome(self.event, name)
+        if self.strata is not None or self.start is not None:
+            raise CohortError(f"{model} takes one row per subject without strata or entry "
+                              "times; build the cohort without strata= and start=.")
 
     @property
     def competing_risks(self):

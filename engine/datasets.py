@@ -19,6 +19,7 @@ __all__ = [
     "load_mgus2",
     "load_bmtcrr",
     "load_sccs",
+    "load_breast_cancer",
 ]
 
 _CANDIDATES = (
@@ -245,3 +246,26 @@ def load_sccs(name: str) -> pd.DataFrame:
     if name not in SCCS_DATASETS:
         raise ValueError(f"unknown SCCS dataset {name!r}; choose one of {SCCS_DATASETS}")
     return pd.read_csv(sample_data_dir() / "sccs" / f"{name}.tsv", sep="\t")
+def load_breast_cancer() -> pd.DataFrame:
+    """Wisconsin diagnostic breast cancer: 569 fine-needle aspirates, benign or malignant.
+
+    The binary-outcome example of the horseshoe probit sampler (``engine.sample``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Shape (569, 31): 30 numeric features of the cell nuclei ("mean radius" ...
+        "worst fractal dimension": mean, standard error and worst value of ten measurements)
+        and target_benign (int64): 1 benign (357), 0 malignant (212).
+
+    Notes
+    -----
+    Source: scikit-learn's bundled copy (BSD-3-Clause); originally UCI, CC BY 4.0.
+
+    References
+    ----------
+    .. [1] Street, W. N., Wolberg, W. H. and Mangasarian, O. L. (1993). Nuclear feature
+       extraction for breast tumor diagnosis. IS&T/SPIE 1993 International Symposium on
+       Electronic Imaging, 1905, 861-870.
+    """
+    return _read("breast_cancer_wisconsin_diagnostic.csv")

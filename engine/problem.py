@@ -57,6 +57,10 @@ class Problem:
         """Split at cut points and sort: ready for ``solve``."""
         options = FitOptions() if options is None else options
         n_rows, n_events = cohort.n, cohort.n_events
+        if options.model != "logistic" and getattr(cohort, "binary_outcome", False):
+            raise ValueError(f"model={options.model!r} needs follow-up times, but the cohort was "
+                             "built with time=None (a binary outcome): fit model='logistic', or "
+                             "rebuild the cohort with time=.")
         if isinstance(unpenalized, str):
             unpenalized = [unpenalized]
         if cut_points:

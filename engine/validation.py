@@ -164,6 +164,17 @@ def check_events(event, competing_risks, name, labels=None):
     return event.astype(np.int64)
 
 
+def check_binary_outcome(event, name, labels=None):
+    """Raise unless the codes of a binary outcome are 0/1 with both values present."""
+    fail_rows((event != 0) & (event != 1), event, name, "outcome", "codes other than 0/1",
+              "A binary outcome is coded 0 (no) / 1 (yes): recode these rows.", labels)
+    for value in (0, 1):
+        if not (event == value).any():
+            raise CohortError(f"column {name!r} (outcome) is {1 - value} in every row; a binary "
+                              "outcome needs both 0s and 1s: check the column or the filter "
+                              "that made the data.")
+
+
 def check_weights(weights, name, labels=None):
     """Check case weights: finite, non-negative, not all zero."""
     check_finite(weights, name, "weights", labels)

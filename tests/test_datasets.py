@@ -87,4 +87,10 @@ def test_bmtcrr_status():
 def test_sample_data_dir_holds_licences():
     folder = datasets.sample_data_dir()
     assert (folder / "README.md").is_file()
-    assert len(list(folder.glob("LICENSE_*.txt"))) == 4
+    assert len(list(folder.glob("LICENSE_*.txt"))) == 5
+
+
+def test_load_breast_cancer():
+    df = datasets.load_breast_cancer()
+    assert df.shape == (569, 31) and df["target_benign"].sum() == 357
+    assert df.columns[0] == "mean radius" and df.notna().all().all()

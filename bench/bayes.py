@@ -1,0 +1,148 @@
+"""python -m bench bayes: the horseshoe probit Gibbs sampler against NumPyro NUTS.
+
+The paper's synthetic design (Terenin, Dong & Draper 2019, sec. 6.1): X ~ N(0, 1) of N x p,
+beta = (1.3, 4, -1, 1.6, 5, -2, 0, ..., 0), y = 1(X beta + e > 0), no intercept, the horseshoe
+on every coefficient. survscan (engine.sample, one chain of ``iterations`` on the CPU) and NUTS
+(bench/nuts.py, ``nuts_chains`` chains of warm-up + samples) run on the same data in one call.
+Reported per tool: wall time, iterations per second, bulk ESS of the coefficients (minimum and
+median, ArviZ) and ESS per second. The ESS ratio is printed only when the two posteriors agree
+(every posterior mean within 4 combined Monte Carlo standard errors, or 0.05 absolute).
+"""
+import json
+import os
+import time
+import warnings
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+import engine
+from bench.report import machine_info
+
+PAPER_BETA = (1.3, 4.0, -1.0, 1.6, 5.0, -2.0)
+AGREE_SE, AGREE_ATOL = 4.0, 0.05
+
+
+def paper_design(n, p, seed):
+    """X (n, p), y (n,), true beta (p,): sec. 6.1's synthetic data."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    beta = np.zeros(p)
+    beta[: min(p, 6)] = PAPER_BETA[:p]
+    y = (X @ beta + rng.normal(size=n) > 0).astype(np.int64)
+    return X, y, beta
+
+
+def _arviz():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+    return arviz
+
+
+def _stats(draws, seconds, iterations):
+    """ESS, MCSE and rates of (chain, draw, coefficient) draws."""
+    az = _arviz()
+    post = az.convert_to_dataset(draws)
+    ess = az.ess(post, method="bulk")["x"].values
+    return {"seconds": seconds, "iterations": iterations,
+            "iterations_per_s": iterations / seconds,
+            "ess_min": float(ess.min()), "ess_median": float(np.median(ess)),
+            "ess_per_s_min": float(ess.min() / seconds),
+            "ess_per_s_median": float(np.median(ess) / seconds),
+            "mean": draws.mean((0, 1)).tolist(),
+            "mcse": az.mcse(post, method="mean")["x"].values.tolist()}
+
+
+def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=500,
+        nuts_samples=500, nuts_chains=1, peers=("nuts",), out="bench/results",
+        precision="float64"):
+    """Run both samplers on one synthetic problem; write JSON + Markdown; return the record."""
+    X, y, beta = paper_design(n, p, seed)
+    cohort = engine.Cohort.from_arrays(time=None, event=y, X=X)
+    burn_in = iterations // 4 if burn_in is None else burn_in
+    print(f"paper design N={n:,} p={p:,}: survscan Gibbs, {iterations:,} iterations", flush=True)
+    start = time.perf_counter()
+    post = engine.sample(cohort, draws=iterations - burn_in, burn_in=burn_in, chains=1,
+                         seed=seed, intercept=False, standardize=False, parallel=None,
+                         precision=precision)
+    wall = time.perf_counter() - start
+    tools = {f"survscan-gibbs-cpu-{precision}": {**_stats(post.draws, post.timings["sampling"], iterations),
+                                    "wall_s": wall, "prepare_s": post.timings["prepare"]}}
+    print(f"  {wall:.1f} s, {iterations / post.timings['sampling']:.0f} it/s", flush=True)
+    if "nuts" in peers:
+        from bench.nuts import run_nuts
+
+        total = nuts_chains * (nuts_warmup + nuts_samples)
+        print(f"NumPyro NUTS, {nuts_chains} chain(s) x {nuts_warmup} + {nuts_samples}",
+              flush=True)
+        nuts = run_nuts(X, y, intercept=False, warmup=nuts_warmup, samples=nuts_samples,
+                        chains=nuts_chains, seed=seed)
+        tools["numpyro-nuts-cpu"] = {**_stats(nuts["draws"], nuts["seconds"], total),
+                                     "wall_s": nuts["seconds"],
+                                     "divergences": nuts["divergences"],
+                                     "leapfrog_steps": nuts["steps"]}
+        print(f"  {nuts['seconds']:.1f} s, {nuts['divergences']} divergences", flush=True)
+    record = {"benchmark": "bayes", "problem": {"n": n, "p": p, "seed": seed,
+                                                "beta_nonzero": list(PAPER_BETA)},
+              "settings": {"iterations": iterations, "burn_in": burn_in, "precision": precision,
+                           "blas_threads": [i["num_threads"] for i in threadpool_info()],
+                           "nuts_warmup": nuts_warmup, "nuts_samples": nuts_samples,
+                           "nuts_chains": nuts_chains},
+              "tools": tools, "machine": machine_info(),
+              "signal_means": {k: v["mean"][:6] for k, v in tools.items()},
+              "truth": beta[:6].tolist()}
+    if "numpyro-nuts-cpu" in tools:
+        g, s = tools[f"survscan-gibbs-cpu-{precision}"], tools["numpyro-nuts-cpu"]
+        gap = np.abs(np.subtract(g["mean"], s["mean"]))
+        allowed = np.maximum(AGREE_SE * np.hypot(g["mcse"], s["mcse"]), AGREE_ATOL)
+        record["agree"] = bool(np.all(gap <= allowed))
+        record["max_mean_gap"] = float(gap.max())
+        if record["agree"]:
+            record["ess_per_s_ratio_median"] = g["ess_per_s_median"] / s["ess_per_s_median"]
+            record["ess_per_s_ratio_min"] = g["ess_per_s_min"] / s["ess_per_s_min"]
+    for v in tools.values():
+        v.pop("mean"), v.pop("mcse")
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.join(out, f"bayes_n{n}_p{p}_it{iterations}_{precision}")
+    with open(stem + ".json", "w") as f:
+        json.dump(record, f, indent=1)
+    with open(stem + ".md", "w") as f:
+        f.write(markdown(record))
+    print(markdown(record))
+    print(f"wrote {stem}.json and {stem}.md")
+    return record
+
+
+def markdown(record):
+    """The record as a Markdown table."""
+    pr, st = record["problem"], record["settings"]
+    lines = [f"# Horseshoe probit, paper design N={pr['n']:,}, p={pr['p']:,} (seed {pr['seed']})",
+             "", f"load average at the end: {record['machine']['load_average_1_5_15min']} on "
+             f"{record['machine']['logical_cores']} cores ({record['machine']['cpu']})", "",
+             "| tool | iterations | seconds | it/s | ESS min | ESS median | ESS/s min | "
+             "ESS/s median |", "|---|---|---|---|---|---|---|---|"]
+    for name, t in record["tools"].items():
+        lines.append(f"| {name} | {t['iterations']:,} | {t['seconds']:.1f} | "
+                     f"{t['iterations_per_s']:.1f} | {t['ess_min']:.0f} | "
+                     f"{t['ess_median']:.0f} | {t['ess_per_s_min']:.2f} | "
+                     f"{t['ess_per_s_median']:.2f} |")
+    lines += ["", f"Gibbs ({st['precision']}, BLAS threads {st['blas_threads']}): "
+              f"{st['iterations']:,} iterations, {st['burn_in']:,} burn-in; NUTS: "
+              f"{st['nuts_chains']} chain(s) x ({st['nuts_warmup']} warm-up + "
+              f"{st['nuts_samples']} draws).", ""]
+    lines.append("posterior means of the six signals (truth "
+                 f"{record['truth']}):")
+    for name, means in record["signal_means"].items():
+        lines.append(f"- {name}: {[round(m, 3) for m in means]}")
+    if "agree" in record:
+        lines.append("")
+        if record["agree"]:
+            lines.append(f"posteriors agree (max mean gap {record['max_mean_gap']:.3f}); "
+                         f"survscan / NUTS ESS per second: median "
+                         f"{record['ess_per_s_ratio_median']:.1f}x, min "
+                         f"{record['ess_per_s_ratio_min']:.1f}x")
+        else:
+            lines.append(f"posteriors DISAGREE (max mean gap {record['max_mean_gap']:.3f}): "
+                         "no ESS ratio printed")
+    return "\n".join(lines) + "\n"

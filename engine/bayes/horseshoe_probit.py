@@ -1,0 +1,150 @@
+r"""The horseshoe probit Gibbs sampler of Terenin, Dong & Draper (2019), "GPU-accelerated Gibbs
+sampling: a case study of the Horseshoe Probit model", Statistics and Computing 29, 301-310.
+
+Model (sec. 5, eqs. 9-10), with the latent variables of Albert & Chib (1993):
+
+    y_i = 1(z_i > 0),            z_i | beta ~ N(x_i beta, 1)          i = 1..N
+    beta_j | lambda_j, tau ~ N(0, lambda_j^2 tau^2),   lambda_j ~ C+(0, 1),   tau ~ C+(0, 1)
+
+The half-Cauchy scales are written as Makalic & Schmidt (2015, "A simple sampler for the
+horseshoe estimator") do, through inverse-gamma mixtures with auxiliaries nu_j and xi:
+
+    lambda_j^2 | nu_j ~ IG(1/2, 1/nu_j),   nu_j ~ IG(1/2, 1),
+    tau^2 | xi ~ IG(1/2, 1/xi),            xi ~ IG(1/2, 1).
+
+Full conditionals (sec. 5, eq. 11; the authors' reference code GPUHorseshoe samples the
+reciprocals, as here), with p_s the number of shrunk coefficients:
+
+    z_i | beta          ~ TN(x_i beta, 1, y_i): R+ if y_i = 1, R- if y_i = 0     (truncated_normal)
+    lambda_j^-2 | .     ~ Exp(rate = nu_j^-1 + tau^-2 beta_j^2 / 2)
+    tau^-2 | .          ~ Gamma(shape = (p_s + 1) / 2, rate = xi^-1 + sum_j lambda_j^-2 beta_j^2 / 2)
+    beta | .            ~ N(Sigma X'z, Sigma),  Sigma = (X'X + tau^-2 Lambda^-2)^-1  (gaussian_draw)
+    nu_j^-1 | .         ~ Exp(rate = 1 + lambda_j^-2)
+    xi^-1 | .           ~ Exp(rate = 1 + tau^-2)
+
+One iteration updates, as sec. 5 orders them: (i) z and lambda^-2 (in parallel), then tau^-2;
+(ii) beta, nu^-1 and xi^-1 (in parallel). Each conditional draws from its own Philox stream
+(rng.py). The chain starts, as sec. 6.1, at beta = 0 and lambda = nu = tau = xi = 1.
+
+An intercept (or any coefficient not shrunk) has a fixed N(0, s^2) prior: precision 1/s^2 in
+Sigma^-1 and prior variance s^2 in the p > N draw. ``prior="flat"`` drops every prior term
+(Sigma = (X'X)^-1): the plain Albert-Chib sampler, whose posterior mode is the probit MLE.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import rng as streams
+from .gaussian_draw import PrecisionDraw, bcm_draw
+from .truncated_normal import draw_latent
+
+PRIORS = ("horseshoe", "flat")
+ROUTES = ("auto", "cholesky", "bcm")
+PRECISIONS = ("float64", "float32")
+
+
+@dataclass
+class GibbsState:
+    """One state of the chain; the scales are kept as the reciprocals the conditionals draw."""
+
+    beta: np.ndarray            # (p,)
+    lambda_sq_inv: np.ndarray   # (p_s,) lambda_j^-2 of the shrunk coefficients
+    nu_inv: np.ndarray          # (p_s,)
+    tau_sq_inv: float
+    xi_inv: float
+
+
+class HorseshoeProbit:
+    """The Gibbs sampler on one design: X'X formed once, then ``step`` per iteration.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (N, p)
+    y : ndarray of 0/1, shape (N,)
+    shrunk : ndarray of bool, shape (p,)
+        Coefficients under the horseshoe; the others get a N(0, fixed_sd^2) prior.
+    fixed_sd : float
+        Prior sd of the coefficients not shrunk (the intercept).
+    prior : "horseshoe" | "flat"
+    route : "auto" (BCM when p > N) | "cholesky" | "bcm": how beta | z is drawn (same law).
+    precision : "float64" | "float32": of X and the Cholesky route's linear algebra.
+    """
+
+    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto",
+                 precision="float64"):
+        if prior not in PRIORS:
+            raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
+        if route not in ROUTES:
+            raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        self.dtype = np.dtype(precision)
+        self.X = np.ascontiguousarray(X, dtype=self.dtype)
+        self.sign = 2.0 * np.asarray(y, dtype=np.float64) - 1.0
+        self.shrunk = np.asarray(shrunk, dtype=bool)
+        self.fixed_precision = 1.0 / fixed_sd**2
+        self.prior = prior
+        n, p = self.X.shape
+        self.wide = p > n if route == "auto" else route == "bcm"
+        if self.wide and precision != "float64":
+            raise ValueError("the p > N (BCM) route runs in float64 only.")
+        if prior == "flat" and (p > n or self.wide):
+            raise ValueError(f"a flat prior needs p <= N and the Cholesky route (here p = {p}, "
+                             f"N = {n}): X'X is singular or the prior variance infinite.")
+        self.precision_draw = None if self.wide else PrecisionDraw(self.X)
+
+    def initial_state(self):
+        """beta = 0 and lambda = nu = tau = xi = 1 (sec. 6.1)."""
+        p_s = int(self.shrunk.sum())
+        return GibbsState(beta=np.zeros(self.X.shape[1]), lambda_sq_inv=np.ones(p_s),
+                          nu_inv=np.ones(p_s), tau_sq_inv=1.0, xi_inv=1.0)
+
+    def prior_precision(self, state):
+        """Diagonal of Sigma^-1 - X'X: tau^-2 lambda_j^-2 for shrunk coefficients; shape (p,)."""
+        d = np.full(self.X.shape[1], 0.0 if self.prior == "flat" else self.fixed_precision)
+        if self.prior == "horseshoe":
+            d[self.shrunk] = state.tau_sq_inv * state.lambda_sq_inv
+        return d
+
+    def step(self, state, chain_streams, iteration):
+        """One Gibbs iteration from ``state`` with the Philox streams of one chain
+        (rng.ChainStreams); returns (new state, z)."""
+        def rng(step):
+            return chain_streams.at(iteration, step)
+
+        # (i) z | beta and lambda^-2 | beta, nu, tau in parallel; then tau^-2 | beta, lambda, xi
+        mu = (self.X @ state.beta.astype(self.dtype)).astype(np.float64)
+        z = draw_latent(mu, self.sign, rng(streams.STEP_Z))
+        if self.prior == "flat":
+            lambda_sq_inv, nu_inv = state.lambda_sq_inv, state.nu_inv
+            tau_sq_inv, xi_inv = state.tau_sq_inv, state.xi_inv
+        else:
+            b2 = state.beta[self.shrunk] ** 2
+            lambda_sq_inv = rng(streams.STEP_LAMBDA).exponential(
+                1.0 / (state.nu_inv + 0.5 * state.tau_sq_inv * b2))
+            tau_sq_inv = rng(streams.STEP_TAU).gamma(
+                0.5 * (b2.size + 1), 1.0 / (state.xi_inv + 0.5 * lambda_sq_inv @ b2))
+        # (ii) beta | z, lambda, tau;  nu^-1 | lambda;  xi^-1 | tau, in parallel
+        draft = GibbsState(state.beta, lambda_sq_inv, state.nu_inv, tau_sq_inv, state.xi_inv)
+        beta = self.draw_beta(z, draft, rng(streams.STEP_BETA))
+        if self.prior == "horseshoe":
+            nu_inv = rng(streams.STEP_NU).exponential(1.0 / (1.0 + lambda_sq_inv))
+            xi_inv = rng(streams.STEP_XI).exponential(1.0 / (1.0 + tau_sq_inv))
+        return GibbsState(beta, lambda_sq_inv, nu_inv, tau_sq_inv, xi_inv), z
+
+    def draw_beta(self, z, state, rng):
+        """beta | z, lambda, tau (gaussian_draw): Cholesky of the precision, or BCM for p > N."""
+        n, p = self.X.shape
+        if not self.wide:
+            return self.precision_draw(self.X.T @ z.astype(self.dtype),
+                                       self.prior_precision(state), rng.standard_normal(p))
+        variance = 1.0 / self.prior_precision(state)
+        normals = rng.standard_normal(p + n)
+        return bcm_draw(self.X, z, variance, normals[:p], normals[p:])
+
+    def shrinkage(self, state, column_variance):
+        """Shrinkage factors kappa_j = 1 / (1 + N s_j^2 tau^2 lambda_j^2) of the shrunk
+        coefficients (Piironen & Vehtari 2017, with the probit's unit latent variance); 0 = no
+        shrinkage, 1 = shrunk to 0. ``column_variance``: s_j^2 of the shrunk columns."""
+        n = self.X.shape[0]
+        return 1.0 / (1.0 + n * column_variance / (state.tau_sq_inv * state.lambda_sq_inv))
