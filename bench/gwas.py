@@ -1,7 +1,7 @@
 """python -m bench gwas [--sizes M:T,...] [--fastlmm-max-t 1000] [--naive 40:2] [--repeats 3]
 [--fig6 M]
 
-Multi-trait GWAS (seed 004): survscan's ``gwas.scan`` against FaST-LMM ``single_snp`` (one
+Multi-trait GWAS (FabregatTraver2014): survscan's ``gwas.scan`` against FaST-LMM ``single_snp`` (one
 call with every trait, as FaST-LMM's multi-phenotype mode) and against a naive per-(SNP, trait)
 Cholesky GLS, on the bundled toydata genotypes (500 people) tiled to m SNPs, with t traits from
 ``gwas.simulate_traits``, kinship = all tested SNPs for both tools; survscan's time is the

@@ -1,11 +1,11 @@
-"""SCCS at scale (seed 002): survscan against statsmodels' ConditionalPoisson, the only Python
-peer, at growing N, and one Laplace (L1) fit at the seed's scale.
+"""SCCS at scale (Suchard2013): survscan against statsmodels' ConditionalPoisson, the only Python
+peer, at growing N, and one Laplace (L1) fit at Suchard2013's scale.
 
 Part 1 fits the unpenalised conditional Poisson model to simulated eras (engine.simulate_sccs,
 J drugs) with both tools; a time ratio is reported only when the coefficients agree to
 COEF_ATOL (max abs), i.e. at the same optimum, on the cases whose counts vary between eras
 (see _varying_counts).  statsmodels loops over cases in Python, so its sizes stop where it takes
-minutes.  Part 2 simulates N cases x J drugs (the seed's 10^6 x 1,500,
+minutes.  Part 2 simulates N cases x J drugs (Suchard2013's 10^6 x 1,500,
 about 20 million eras), then fits L1 at ``ratio`` x lambda_max once, timing each stage.  Between
 them, one profile-likelihood interval at 10,000 cases (the issue's target: under a second).
 """

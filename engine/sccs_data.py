@@ -1,4 +1,4 @@
-"""SccsData: self-controlled case series eras, validated once (seed 002, sec. 2.1).
+"""SccsData: self-controlled case series eras, validated once (Suchard2013, sec. 2.1).
 
 An era is a stretch of one case's observation time with constant exposure: the case id, the era
 length l_ik (days), the number of events y_ik in it and the exposure indicators x_ik (sparse
@@ -88,7 +88,7 @@ class SccsData:
 
     @classmethod
     def from_arrays(cls, case, length, events, X, names=None):
-        """Eras from arrays and a scipy.sparse (or dense) design: the seed's scale, never
+        """Eras from arrays and a scipy.sparse (or dense) design: Suchard2013's scale, never
         densified.  ``names`` default to x0 .. x{p-1}."""
         case = np.asarray(case)
         if case.ndim != 1 or case.size == 0:

@@ -1,4 +1,4 @@
-"""Synthetic multi-drug SCCS data at the seed's scale (seed 002, sec. 3: millions of cases,
+"""Synthetic multi-drug SCCS data at Suchard2013's scale (Suchard2013, sec. 3: millions of cases,
 ~1,500 drugs, tens of millions of eras).
 
 Design:

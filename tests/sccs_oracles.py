@@ -1,5 +1,5 @@
 """Reference definitions for the SCCS tests, independent of engine/'s kernels: the conditional
-likelihood and its gradient case by case (seed 002 eq. 1), a day-by-day expansion of raw case
+likelihood and its gradient case by case (Suchard2013 eq. 1), a day-by-day expansion of raw case
 histories (formatdata's inclusive-day rules, written the slow and obvious way), and small
 random era data."""
 from __future__ import annotations

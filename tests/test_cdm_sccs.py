@@ -126,7 +126,7 @@ def test_age_adjusted_study_against_statsmodels(con):
 
 
 def test_multi_drug_study_meets_kkt(con):
-    """other_drugs=True adds every other ingredient's eras under a Normal prior (seed 002's
+    """other_drugs=True adds every other ingredient's eras under a Normal prior (Suchard2013's
     multi-drug SCCS); the exposure stays unpenalised.  The optimum meets its conditions,
     with the gradient from the brute-force conditional likelihood."""
     from sccs_oracles import brute_gradient

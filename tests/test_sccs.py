@@ -1,4 +1,4 @@
-"""The self-controlled case series (seed 002): SccsData and the conditional Poisson fit against
+"""The self-controlled case series (Suchard2013): SccsData and the conditional Poisson fit against
 statsmodels' ConditionalPoisson, a brute-force conditional likelihood, a fixed-effects Poisson
 GLM, a day-by-day expansion of R SCCS's itpdat and gidat, and the KKT conditions."""
 from __future__ import annotations

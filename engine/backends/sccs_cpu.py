@@ -1,8 +1,8 @@
 """The CPU backend of the conditional Poisson (SCCS) likelihood: NumPy state and the Numba
-kernels of sccs_kernels.py over eras sorted by case (seed 002, sec. 2.3-2.4).
+kernels of sccs_kernels.py over eras sorted by case (Suchard2013, sec. 2.3-2.4).
 
 State between calls: eta, the era terms E, the per-case shifts and denominators D (see
-sccs_kernels).  ``update`` is the seed's sparse incremental update of the denominators of the
+sccs_kernels).  ``update`` is Suchard2013's sparse incremental update of the denominators of the
 cases a column touches; ``loglik`` re-sums them once per call (once per CCD cycle).
 """
 from __future__ import annotations

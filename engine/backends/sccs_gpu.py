@@ -1,5 +1,5 @@
 """The GPU backend of the conditional Poisson (SCCS) likelihood: CuPy device arrays and the
-kernels of cuda/sccs/sccs.cu (seed 002, sec. 2.4 and Listings 1-3).
+kernels of cuda/sccs/sccs.cu (Suchard2013, sec. 2.4 and Listings 1-3).
 
 Same methods and numbers as SccsCpuBackend.  The eras (sorted by case), X's CSC columns with
 int32 era positions, and the state eta, E, D and the per-case shifts live on the device;
@@ -8,7 +8,7 @@ per coordinate only the column's slice bounds go down and (g, h) come back:
 - grad_hess(j): sccs_numerators (per-case sums of E x by atomicAdd into a scratch) then
   sccs_grad_hess_blocks (one thread per non-zero: the fused transformation and reduction of
   Listing 2 over the cases column j touches) and sccs_finish (block partials, fixed order);
-- update(j, delta): sccs_update, the seed's Listing 3 with an atomic update of each touched
+- update(j, delta): sccs_update, Suchard2013's Listing 3 with an atomic update of each touched
   case's denominator;
 - loglik / loglik_gradient: sccs_case_terms (one thread per case, re-summing D from E) and the
   CSC kernel sccs_column_dots; the sums over cases by CuPy reductions;

@@ -1,9 +1,9 @@
-"""Numba kernels of the conditional Poisson (SCCS) likelihood, seed 002 eqs 2 and 6-9.
+"""Numba kernels of the conditional Poisson (SCCS) likelihood, Suchard2013 eqs 2 and 6-9.
 
 Eras are sorted by case (case i owns eras case_ptr[i] .. case_ptr[i+1]-1) and the exposures
 are CSC columns over the sorted eras, so the entries of a column fall case by case.  Per case
 the backend keeps a shift c_i (the largest eta in the case when last re-centred), the era terms
-E_k = l_k exp(eta_k - c_i) and the denominator D_i = sum_k E_k (the seed's M[L exp(X beta)]).
+E_k = l_k exp(eta_k - c_i) and the denominator D_i = sum_k E_k (Suchard2013's M[L exp(X beta)]).
 With case weights w_i and event counts n_i = sum_k y_k:
 
     l(beta) = sum_i w_i [ sum_k y_k (log l_k + eta_k - c_i) - n_i log D_i ]          (eq. 2)
@@ -38,7 +38,7 @@ def recentre(case_ptr, eta, length, E, D, shift):
 @njit(cache=True)
 def loglik(case_ptr, eta, y, log_length, E, D, shift, w, n):
     """l(beta) (eq. 2 plus sum y log l); also re-sums D_i from E, undoing the rounding that
-    incremental updates accumulate (the seed's once-per-cycle O(K) work)."""
+    incremental updates accumulate (Suchard2013's once-per-cycle O(K) work)."""
     ll = 0.0
     for i in range(case_ptr.size - 1):
         total = 0.0

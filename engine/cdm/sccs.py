@@ -73,7 +73,7 @@ def sccs_study(con, exposure, outcome, risk_window=(0, 30), pre_window=(-30, -1)
     age_cuts : ages in days at which a new age group starts (adjusts for age)
     other_drugs : also adjust for every other ingredient's drug eras (columns
         ``drug_<concept id>[0,end]``, exposed for the whole era): the multi-drug SCCS of
-        seed 002, with ``penalty`` (e.g. engine.L2.from_variance(1.0), a Normal prior) on those
+        Suchard2013, with ``penalty`` (e.g. engine.L2.from_variance(1.0), a Normal prior) on those
         columns only; the exposure's risk window stays unpenalised
     """
     exposures, outcomes = _ids(exposure, "exposure"), _ids(outcome, "outcome")

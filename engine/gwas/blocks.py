@@ -1,7 +1,7 @@
 """Block sizes from a memory budget, and SNP blocks read one ahead by a prefetch thread.
 
 While block k is being computed a single worker thread reads and standardises block k + 1 from
-the .bed (bed-reader releases the GIL), so disk I/O hides behind the GEMMs (seed 004, sec. 4:
+the .bed (bed-reader releases the GIL), so disk I/O hides behind the GEMMs (FabregatTraver2014, sec. 4:
 double buffering).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 004's Algorithm 5 for a block of SNPs x a block of traits, as matrix-matrix products.
+"""FabregatTraver2014's Algorithm 5 for a block of SNPs x a block of traits, as matrix-matrix products.
 
 In the covariates' complement the kinship is diagonal (``kinship.Eigenbasis``): with the rotated
 SNP block X' = U^T X_R (line 4, one GEMM per block), the rotated traits Y' = U^T Y (line 5) and

@@ -4,11 +4,11 @@ The kinship of a set of SNPs is Phi = G G^T, G the n x m unit-standardised genot
 trace n (FaST-LMM's ``DiagKtoN``).  Leave-one-chromosome-out (LOCO) tests the SNPs of chromosome
 c against the kinship of all the other tested SNPs (FaST-LMM's default, G0 = test_snps).
 
-The eigenbasis (seed 004, Algorithm 5 line 2) is taken, as FaST-LMM's ``lmm_cov`` does, in the
+The eigenbasis (FabregatTraver2014, Algorithm 5 line 2) is taken, as FaST-LMM's ``lmm_cov`` does, in the
 space orthogonal to the covariates X_L: with C an orthonormal basis of that space (n x (n - p_L)),
 C^T Phi C = V diag(S) V^T and U = C V.  Rotating by U^T projects the covariates out, so every
 GLS problem of the scan has one unknown left and K_j = diag(h2_j S + 1 - h2_j)^(-1/2) is diagonal
-(the seed's lines 3-10 collapse: X_L' = U^T X_L = 0).  This is the exact GLS: U^T y is a full set
+(FabregatTraver2014's lines 3-10 collapse: X_L' = U^T X_L = 0).  This is the exact GLS: U^T y is a full set
 of error contrasts of the model y = X_L b + x_i beta + e, e ~ N(0, sigma^2 (h2 Phi + (1-h2) I)).
 """
 from __future__ import annotations

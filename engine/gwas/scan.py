@@ -1,4 +1,4 @@
-"""``gwas.scan``: mixed-model association of every tested SNP with every trait (seed 004).
+"""``gwas.scan``: mixed-model association of every tested SNP with every trait (FabregatTraver2014).
 
 The steps: match phenotypes and covariates to the .fam; for each kinship (one for "all", one per
 chromosome for "loco") one eigendecomposition in the covariates' complement, h2 of every trait

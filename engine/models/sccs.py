@@ -1,5 +1,5 @@
 """The self-controlled case series: a Poisson model of each case's events over its eras,
-conditioned on the case's total (seed 002, eq. 1-2), so every case-level effect cancels.
+conditioned on the case's total (Suchard2013, eq. 1-2), so every case-level effect cancels.
 
 The model sorts the eras by case once and hands them to a backend (sccs_cpu, or sccs_gpu on a
 CUDA device); same interface as CoxModel, so every solver, the profile likelihood,

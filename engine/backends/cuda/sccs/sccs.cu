@@ -1,4 +1,4 @@
-// Kernels of the conditional Poisson (SCCS) likelihood on a GPU (seed 002, sec. 2.4, Listings
+// Kernels of the conditional Poisson (SCCS) likelihood on a GPU (Suchard2013, sec. 2.4, Listings
 // 1-3).  Eras are sorted by case (case i owns eras case_ptr[i] .. case_ptr[i+1]-1); X is CSC
 // over the sorted eras, so column j's entries indices[lo .. lo+nnz) fall case by case.  Per
 // case: shift c_i, denominator D_i = sum_k E_k with E_k = l_k exp(eta_k - c_i) (see
