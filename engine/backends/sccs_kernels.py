@@ -9,7 +9,7 @@ With case weights w_i and event counts n_i = sum_k y_k:
     l(beta) = sum_i w_i [ sum_k y_k (log l_k + eta_k - c_i) - n_i log D_i ]          (eq. 2)
 
 which is the log of the multinomial probability of where each case's events fell (statsmodels'
-ConditionalPoisson with offset log l); eq. 2 of the seed drops the constant sum y log l.
+ConditionalPoisson with offset log l); eq. 2 of Suchard2013 drops the constant sum y log l.
 A coordinate touches only the cases of its column: every kernel here is O(nnz_j).
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def grad_hess(indptr, indices, values, j, case_of, y, E, D, w, n):
 @njit(cache=True)
 def update(indptr, indices, values, j, delta, case_of, eta, length, E, D, shift):
     """beta_j += delta: eta, E and the denominators D_i of the cases of column j only (the
-    seed's sparse update, Listing 3).  Returns the largest eta_k - c_i touched, so the caller
+    Suchard2013's sparse update, Listing 3).  Returns the largest eta_k - c_i touched, so the caller
     can re-centre before exp overflows."""
     top = -np.inf
     for t in range(indptr[j], indptr[j + 1]):
