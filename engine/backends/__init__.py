@@ -18,6 +18,7 @@ REGISTRY = {
     ("cox", "gpu"): "cox_gpu:CoxGpuBackend",
     ("fine_gray", "cpu"): "fine_gray_cpu:FineGrayCpuBackend",
     ("logistic", "cpu"): "logistic_cpu:LogisticCpuBackend",
+    ("logistic", "gpu"): "logistic_gpu:LogisticGpuBackend",
     ("sccs", "cpu"): "sccs_cpu:SccsCpuBackend",
     ("sccs", "gpu"): "sccs_gpu:SccsGpuBackend",
 }
