@@ -158,3 +158,17 @@ def test_thread_orders_give_one_result(where):
             results.append(np.concatenate([np.ravel(gh), g, [ll], gpu.eta]))
     for other in results[1:]:
         np.testing.assert_array_equal(other, results[0])
+
+
+def test_cross_validation_and_bootstrap_equal_cpu(where):
+    """Fold weights (zeros), warm starts and bootstrap counts through set_weights."""
+    X, y = _data(sparse=True, p=10)
+    cohort = _cohort(X, y)
+    cvs = [engine.cross_validate(cohort, model="logistic", folds=3, grid=4, seed=1, backend=b)
+           for b in ("cpu", "gpu")]
+    assert cvs[1].fit.spec["backend"] == "gpu"
+    np.testing.assert_allclose(cvs[1].curve.to_numpy(float), cvs[0].curve.to_numpy(float),
+                               rtol=RTOL)
+    boots = [engine.bootstrap(cohort, model="logistic", replicates=3, seed=2, backend=b)
+             for b in ("cpu", "gpu")]
+    np.testing.assert_allclose(boots[1].replicates, boots[0].replicates, rtol=RTOL, atol=1e-10)
