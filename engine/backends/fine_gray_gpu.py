@@ -113,8 +113,7 @@ class FineGrayGpuBackend:
         """Sums of the rows of v before each row within its stratum."""
         shifted = self.cp.zeros_like(v)
         shifted[:, 1:] = v[:, :-1]
-        shifted[:, self._head] = 0.0
-        return self._prefix(shifted)
+        return self._prefix(self.cp.where(self._head, 0.0, shifted))
 
     def _suffix(self, v):
         """Sums of the rows of v from each row to its stratum's end."""
@@ -124,8 +123,7 @@ class FineGrayGpuBackend:
         """Sums of the rows of v after each row within its stratum."""
         shifted = self.cp.zeros_like(v)
         shifted[:, :-1] = v[:, 1:]
-        shifted[:, self._tail] = 0.0
-        return self._suffix(shifted)
+        return self._suffix(self.cp.where(self._tail, 0.0, shifted))
 
     def _den(self, R0, suf0):
         """den_g at the group ends with events (1 where none: those terms are dropped)."""
