@@ -257,11 +257,14 @@ def test_address_sanitizer_catches_a_planted_overflow():
 
 
 def test_kernels_stay_inside_their_arrays():
-    """Every Cox case's kernels (fused scan, updates, scans, dots, quadratic step) and the
-    300,000-row runs over many tiles, with every access checked."""
+    """Every Cox case's kernels (fused scan, updates, scans, dots, quadratic step), the
+    logistic and Fine-Gray backends' methods and the 300,000-row runs over many tiles, with
+    every access checked."""
     done = _under_asan(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                        "tests/test_gpu_backend.py", "tests/test_cuda_emulator.py", "-k",
-                        "emulator and (kernels_equal or quadratic) or many_tiles"])
+                        "tests/test_gpu_backend.py", "tests/test_cuda_emulator.py",
+                        "tests/test_logistic_gpu.py", "tests/test_fine_gray_gpu.py", "-k",
+                        "emulator and (kernels_equal or quadratic or methods_equal) "
+                        "or many_tiles"])
     assert "AddressSanitizer" not in done.stderr + done.stdout, done.stderr[-3000:]
     assert done.returncode == 0, done.stdout[-3000:]
     assert " passed" in done.stdout and "failed" not in done.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.backends import logistic_gpu
 from engine.backends.cox_gpu import _ENTRY_POINTS, CUDA_DIR, SOURCES, THREADS
 
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists()
@@ -54,3 +55,26 @@ def test_every_kernel_fits_a_block_of_256_threads(source, real, tmp_path):
         smem = re.search(r"(\d+) bytes smem", line)
         assert registers * THREADS <= 65536, (entry, line)
         assert (int(smem.group(1)) if smem else 0) <= 48 * 1024, (entry, line)
+
+
+# Sources of the other likelihoods' backends (own folders under cuda/): path -> entry points.
+LIKELIHOOD_SOURCES = {logistic_gpu.SOURCE: logistic_gpu.ENTRY_POINTS}
+
+
+@pytest.mark.parametrize("source", list(LIKELIHOOD_SOURCES), ids=lambda p: p.name)
+def test_likelihood_sources_compile_and_fit_a_block(source, tmp_path):
+    cmd = [NVCC, "-arch=sm_90", "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{CUDA_DIR}",
+           "-o", str(tmp_path / "k.cubin"), str(source)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    usage = dict(re.findall(r"Function properties for (\w+).*?(Used \d+ registers[^\n]*)",
+                            done.stderr, re.S))
+    assert set(usage) == set(LIKELIHOOD_SOURCES[source])
+    for entry, line in usage.items():
+        assert int(re.search(r"Used (\d+) registers", line).group(1)) * THREADS <= 65536, line
+    ptx = tmp_path / "k.ptx"
+    done = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "--ptx", f"-I{CUDA_DIR}",
+                           "-o", str(ptx), str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for entry in LIKELIHOOD_SOURCES[source]:            # extern "C": found by RawModule
+        assert f".entry {entry}(" in ptx.read_text(), entry

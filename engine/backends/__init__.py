@@ -17,7 +17,9 @@ REGISTRY = {
     ("cox", "cpu"): "cox_cpu:CoxCpuBackend",
     ("cox", "gpu"): "cox_gpu:CoxGpuBackend",
     ("fine_gray", "cpu"): "fine_gray_cpu:FineGrayCpuBackend",
+    ("fine_gray", "gpu"): "fine_gray_gpu:FineGrayGpuBackend",
     ("logistic", "cpu"): "logistic_cpu:LogisticCpuBackend",
+    ("logistic", "gpu"): "logistic_gpu:LogisticGpuBackend",
     ("sccs", "cpu"): "sccs_cpu:SccsCpuBackend",
     ("sccs", "gpu"): "sccs_gpu:SccsGpuBackend",
 }

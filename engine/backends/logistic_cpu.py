@@ -116,9 +116,14 @@ class LogisticCpuBackend:
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
         """l, gradient and X_S' diag(h) X_S over the columns S = ``cols``."""
         ll = self.loglik()
+        return (ll, *self.information_at(cols, self.r, self.h))
+
+    def information_at(self, cols, r, h) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and information over ``cols`` from the row terms r and h (these, or the
+        GPU backend's downloaded ones)."""
         Xs = self.X[:, np.asarray(cols, np.int64)]
-        info = (Xs.T @ Xs.multiply(self.h[:, None]).tocsc()).toarray()
-        return ll, np.asarray(Xs.T @ self.r).ravel(), info
+        info = (Xs.T @ Xs.multiply(h[:, None]).tocsc()).toarray()
+        return np.asarray(Xs.T @ r).ravel(), info
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Minimiser of the exact quadratic model of -l plus the penalty over ``coords``.
@@ -129,9 +134,14 @@ class LogisticCpuBackend:
         d0 = (sum r - h' X delta) / sum h.  Column 0 is the (unpenalised) intercept.
         """
         ll = self.loglik()
+        return (ll, *self.step_at(self.r, self.h, coords, beta, lam1, lam2, tol, max_cycles,
+                                  fresh))
+
+    def step_at(self, r, h, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        """(g, delta) of quadratic_step from the row terms r and h (these, or the GPU
+        backend's downloaded ones)."""
         coords = np.asarray(coords, np.int64)
         others = coords[coords != 0]
-        r, h = self.r, self.h
         sum_h = float(h.sum())
         c = float(r.sum()) / sum_h if sum_h > 0 else 0.0
         v = r - c * h
@@ -142,4 +152,4 @@ class LogisticCpuBackend:
         if coords.size > others.size:
             g[0] = r.sum()
             delta[0] = c - float(h @ (Xo @ delta[others])) / sum_h if sum_h > 0 else 0.0
-        return ll, g, delta
+        return g, delta

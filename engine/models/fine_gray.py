@@ -26,7 +26,7 @@ class FineGrayModel(BackendModel):
     ----------
     cohort : engine.Cohort, event codes 0 (censored) and 1..m (causes)
     cause : int, the cause of interest (one of ``cohort.causes``)
-    backend : "cpu" | "auto" (the CPU until a GPU backend has Fine-Gray kernels)
+    backend : "cpu" | "gpu" | "auto" (the GPU when CuPy sees a CUDA device)
     censoring_strata : bool, one censoring Kaplan-Meier per stratum instead of one for all
     """
 
