@@ -355,18 +355,34 @@ def _cupyx_modules():
     return {"cupyx": cupyx, "cupyx.scipy": scipy_, "cupyx.scipy.sparse": sparse}
 
 
+def _clear_kernel_caches():
+    """Forget every GPU backend's compiled kernels (functools caches), so kernels built by the
+    stand-in never serve a real device and the reverse."""
+    import functools
+    import importlib
+
+    from engine.backends import REGISTRY
+
+    for (_, device), target in REGISTRY.items():
+        if device != "gpu":
+            continue
+        module = importlib.import_module(f"engine.backends.{target.split(':')[0]}")
+        for value in vars(module).values():
+            if isinstance(value, functools._lru_cache_wrapper):
+                value.cache_clear()
+
+
 @contextlib.contextmanager
 def installed():
     """``import cupy`` (and cupyx.scipy.sparse) give the stand-in inside the block."""
-    from engine.backends import cox_gpu as gpu
     modules = {"cupy": _cupy_module(), **_cupyx_modules()}
     saved = {name: sys.modules.get(name) for name in modules}
     sys.modules.update(modules)
-    gpu._kernels.cache_clear()
+    _clear_kernel_caches()
     try:
         yield modules["cupy"]
     finally:
-        gpu._kernels.cache_clear()
+        _clear_kernel_caches()
         for name, mod in saved.items():
             if mod is None:
                 sys.modules.pop(name, None)
