@@ -81,6 +81,15 @@ def null_h2(C, y, K, method="reml"):
     return res.x
 
 
+def null_sigma2(C, y, K, h2, method="reml"):
+    """The profiled variance at h2: GLS residual quadratic form / (n - p) (REML) or / n (ML)."""
+    n = len(y)
+    X = np.column_stack([C, np.ones(n)])
+    Vi = np.linalg.inv(h2 * K + (1.0 - h2) * np.eye(n))
+    r = y - X @ np.linalg.solve(X.T @ Vi @ X, X.T @ Vi @ y)
+    return (r @ Vi @ r) / (n if method == "ml" else n - X.shape[1])
+
+
 def random_bed(path, n=120, m=60, chromosomes=2, missing=0.0, seed=0):
     """Write random genotypes (0/1/2, some missing) as a PLINK fileset; return (prefix, values)."""
     from bed_reader import to_bed

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from engine import gwas
-from gwas_oracles import (DATA, kinship, naive_gls, null_h2, random_bed, random_traits,
-                          standardized)
+from gwas_oracles import (DATA, kinship, naive_gls, null_h2, null_sigma2, random_bed,
+                          random_traits, standardized)
 
 TOY = DATA / "toydata"
 N300 = DATA / "n300"
@@ -89,8 +89,13 @@ def test_h2_maximises_the_null_likelihood(random_problem, method):
     C = covar[["c0", "c1"]].to_numpy()
     K = kinship(G)
     for trait in ["y0", "y1", "y2", "y3"]:
-        want = null_h2(C, pheno[trait].to_numpy(), K, method)
-        assert res.h2.loc[trait, "all"] == pytest.approx(want, abs=1e-6)
+        y = pheno[trait].to_numpy()
+        want = null_h2(C, y, K, method)
+        h2 = res.h2.loc[trait, "all"]
+        assert h2 == pytest.approx(want, abs=1e-6)
+        assert res.sigma2.loc[trait, "all"] == pytest.approx(null_sigma2(C, y, K, h2, method),
+                                                             rel=1e-10)
+    np.testing.assert_array_equal(res.summary.h2, res.h2.mean(axis=1))
 
 
 def test_multi_trait_call_equals_single_trait_calls(random_problem):
