@@ -18,7 +18,8 @@ import holoviews as hv  # noqa: E402
 import engine  # noqa: E402
 from app import main  # noqa: E402
 from app.store import Store  # noqa: E402
-from app.views import results, timing  # noqa: E402
+from app.views import plots, results, timing  # noqa: E402
+from engine import peers  # noqa: E402
 
 
 @pytest.fixture
@@ -32,10 +33,10 @@ def app():
 def test_at_risk_counts_match_direct_counts(rossi):
     s = Store()
     s.load_sample("rossi")
-    fitters = results.fit_km(s, "fin")
-    ticks = results.nice_ticks(0, 52)
+    km = results.fit_km(s, "fin")
+    ticks = plots.nice_ticks(0, 52)
     assert ticks == [0, 10, 20, 30, 40, 50]
-    table = results.at_risk_table(fitters, ticks)
+    table = results.at_risk_table(km, ticks)
     for _, row in table.iterrows():
         arm = rossi[rossi["fin"] == int(row["group"].split("= ")[1])]
         t = row["time"]
@@ -47,8 +48,9 @@ def test_at_risk_counts_match_direct_counts(rossi):
 def test_km_plot_has_bands_ticks_and_aligned_table():
     s = Store()
     s.load_sample("stanford_heart")  # start/stop rows: lifelines' entry=
-    fitters = results.fit_km(s, "surgery")
-    layout, risk = results.km_plot(fitters, (0, 400), time_label="stop")
+    km_table = results.fit_km(s, "surgery")
+    risk = results.at_risk_table(km_table, plots.nice_ticks(0, 400))
+    layout = plots.km_plot(km_table, risk, (0, 400), time_label="stop")
     km, table = layout
     assert isinstance(table, hv.Labels)
     assert {type(e).__name__ for e in km} >= {"Curve", "Area", "Scatter"}
@@ -70,15 +72,16 @@ def test_km_groups_cut_many_valued_numbers_in_quartiles():
 def test_large_curves_are_thinned():
     s = Store()
     s.load_simulated(30_000, 3, seed=1)
-    layout, _ = results.km_plot(results.fit_km(s, "x0"), (0, 1))
+    km = results.fit_km(s, "x0")
+    layout = plots.km_plot(km, results.at_risk_table(km, [0, 1]), (0, 1))
     for curve in layout[0].Curve:
-        assert len(curve) <= results.MAX_STEPS
+        assert len(curve) <= plots.MAX_STEPS
 
 
 def test_forest_plot_log_axis_and_reference_line(app):
     asyncio.run(app.fit.run_fit())
     summary = app.store.fits[-1].summary
-    plot = results.forest_plot(summary)
+    plot = plots.forest_plot(summary)
     assert plot.opts.get().kwargs["logx"] is True
     assert any(isinstance(e, hv.VLine) and e.data == 1.0 for e in plot)
     points = plot.Scatter.I
@@ -89,7 +92,7 @@ def test_forest_plot_log_axis_and_reference_line(app):
 def test_naive_loglik_matches_the_engine_scan():
     cohort = engine.simulate(400, 5, density=0.3, seed=4)
     beta = np.random.default_rng(0).normal(size=5) * 0.3
-    naive = timing.naive_loglik(cohort.time, cohort.event, cohort.X, beta)
+    naive = peers.naive_loglik(cohort.time, cohort.event, cohort.X, beta)
     assert naive == pytest.approx(engine.loglik(cohort, beta, ties="breslow"), rel=1e-10)
 
 
@@ -112,8 +115,8 @@ def test_timings_on_small_and_large_data():
     scaling = timing.run_scaling(lambda n: s.subsample_factory(n), 1_000, s.fit_options(),
                                  threading.Event(), lambda m: None)
     assert set(scaling["N"]) == {250, 500, 1000}
-    hv.render(timing.scaling_plot(scaling))
-    hv.render(timing.timing_bars(df.reset_index()))
+    hv.render(plots.scaling_plot(scaling))
+    hv.render(plots.timing_bars(df.reset_index()))
 
 
 def test_timing_view_runs(app):

@@ -10,7 +10,8 @@ from panel.viewable import Viewer
 import engine
 
 from ..samples import SAMPLES
-from ..store import DataLoadError, Store
+from ..loading import DataLoadError
+from ..store import Store
 from ._common import in_thread, notify, table
 
 NONE = "(none)"

@@ -6,9 +6,9 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..store import (
-    DataLoadError, Store, available_backends, available_models, detect_device, parse_cut_points,
-)
+from ..choices import available_backends, available_models, detect_device
+from ..loading import DataLoadError
+from ..store import Store, parse_cut_points
 from ._common import notify
 
 

@@ -17,9 +17,11 @@ from bokeh.embed import file_html
 from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
+from ..jobs import coefficient_comparison, comparison
 from ..store import Store
 from ._common import notify
-from .results import ResultsView, forest_plot, hr_table
+from .plots import forest_plot
+from .results import ResultsView, hr_table
 
 
 def plot_html(obj, title: str) -> str:
@@ -80,8 +82,8 @@ class ExportView(Viewer):
     def comparison_text(self):
         if not self.store.fits:
             raise ValueError("no fit yet")
-        comp = self.store.comparison()
-        side = self.store.coefficient_comparison().T.add_prefix("HR ")
+        comp = comparison(self.store.fits)
+        side = coefficient_comparison(self.store.fits).T.add_prefix("HR ")
         return _text(comp.join(side, on="fit").to_csv(index=False))
 
     def risk_text(self):

@@ -16,7 +16,9 @@ from panel.viewable import Viewer
 
 import engine
 
-from ..store import DataLoadError, FitCancelled, Store
+from ..jobs import FitCancelled, comparison
+from ..loading import DataLoadError
+from ..store import Store
 from ._common import in_thread, notify, number_formatters, table
 
 
@@ -72,7 +74,7 @@ class FitView(Viewer):
             f"solver {opts['solver']}, backend {opts['backend']}")
 
     def _refresh_fits(self, *events) -> None:
-        df = self.store.comparison()
+        df = comparison(self.store.fits)
         self.fits_table.formatters = number_formatters(df, 4)
         self.fits_table.value = df
         names = [f.name for f in self.store.fits]

@@ -12,7 +12,6 @@ import threading
 import time
 import warnings
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -20,45 +19,19 @@ import param
 from panel.viewable import Viewer
 
 import engine
+from engine.peers import lifelines_fit, naive_loglik
 
-from ..store import DataLoadError, FitCancelled, Store, available_backends
+from ..choices import SOLVERS, available_backends
+from ..jobs import FitCancelled
+from ..loading import DataLoadError
+from ..store import Store
 from ._common import in_thread, notify, number_formatters, table
+from .plots import scaling_plot, timing_bars
 
 LIFELINES_MAX_ROWS = 20_000
 LIFELINES_MAX_COLS = 60
 NAIVE_MAX_ROWS = 3_000  # N x N float matrix: 72 MB at 3,000 rows
 SCALING_NS = (250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
-
-
-def naive_loglik(time_, event, X, beta) -> float:
-    """TEACHING ONLY: the Breslow log partial likelihood by brute force, O(N^2) time and memory.
-
-    l = sum over events i of [eta_i - log sum_{j: t_j >= t_i} exp(eta_j)] (no strata, no entry
-    times). Timed beside the engine's scan to show why scans matter.
-    """
-    eta = np.asarray(X @ beta).ravel()
-    at_risk = time_[None, :] >= time_[:, None]            # N x N risk-set indicator
-    denom = at_risk.astype(float) @ np.exp(eta)
-    ev = event > 0
-    return float(np.sum(eta[ev] - np.log(denom[ev])))
-
-
-def lifelines_fit(cohort, ties_note: list) -> None:
-    """Fit the cohort with lifelines (CoxPHFitter, or CoxTimeVaryingFitter for start/stop)."""
-    from lifelines import CoxPHFitter, CoxTimeVaryingFitter
-
-    df = cohort.to_frame()
-    df["event"] = (df["event"] > 0).astype(int)
-    strata = ["strata"] if "strata" in df else None
-    if cohort.start is not None:
-        CoxTimeVaryingFitter().fit(df.drop(columns=[c for c in ("weights",) if c in df]),
-                                   id_col="id", event_col="event", start_col="start",
-                                   stop_col="time", strata=strata)
-    else:
-        df = df.drop(columns=[c for c in ("id",) if c in df])
-        CoxPHFitter().fit(df, duration_col="time", event_col="event", strata=strata,
-                          weights_col="weights" if "weights" in df else None)
-    ties_note.append("lifelines uses Efron ties, unpenalised")
 
 
 def best_of(fn, repeats: int = 3) -> float:
@@ -88,7 +61,7 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
     for backend in available_backends():
         if backend == "auto" and "gpu" not in available_backends():
             continue  # auto is the CPU here: timed as cpu
-        for solver in ("auto", "ccd", "newton"):
+        for solver in SOLVERS:
             if cancel.is_set():
                 raise FitCancelled("timing cancelled")
             label = f"engine {backend} / {solver}"
@@ -107,12 +80,12 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
         add("lifelines CoxPHFitter", None, "skipped: lifelines has no Fine-Gray regression")
     elif n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
         t0 = time.perf_counter()
-        note = []
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                lifelines_fit(cohort, note)
-            add("lifelines CoxPHFitter", time.perf_counter() - t0, "; ".join(note))
+                lifelines_fit(cohort)
+            add("lifelines CoxPHFitter", time.perf_counter() - t0,
+                "lifelines uses Efron ties, unpenalised")
         except Exception as exc:
             add("lifelines CoxPHFitter", None, f"failed: {str(exc).splitlines()[0][:120]}")
     else:
@@ -159,28 +132,12 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    lifelines_fit(cohort, [])
+                    lifelines_fit(cohort)
                 rows.append({"N": cohort.n, "method": "lifelines fit",
                              "seconds": time.perf_counter() - t0})
             except Exception:
                 pass
     return pd.DataFrame(rows)
-
-
-def timing_bars(df: pd.DataFrame) -> hv.Bars:
-    done = df.dropna(subset=["seconds"])
-    return hv.Bars(done, "method", "seconds").opts(
-        invert_axes=True, width=900, height=60 + 32 * max(len(done), 1), logx=False,
-        title="Seconds on the current data (shorter is faster)", color="#1f77b4",
-        show_grid=True, toolbar="above")
-
-
-def scaling_plot(df: pd.DataFrame) -> hv.Overlay:
-    curves = [hv.Curve(g, "N", "seconds", label=m) * hv.Scatter(g, "N", "seconds", label=m)
-              for m, g in df.groupby("method", sort=False)]
-    return hv.Overlay(curves).opts(
-        logx=True, logy=True, width=900, height=380, legend_position="top_left",
-        title="Scaling over N (log-log): naive O(N²) vs scans", show_grid=True, toolbar="above")
 
 
 class TimingView(Viewer):
