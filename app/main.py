@@ -48,7 +48,8 @@ class App(param.Parameterized):
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
                                         self.omop, self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")
-        self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
+                                       renderer_options={"html": False})
         self.store.param.watch(self._after_fit, ["fits"])
         self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",

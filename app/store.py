@@ -26,13 +26,24 @@ import engine
 
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
 from .jobs import CrossValidationJob, FitJob, KeptFit, StudyJob
-from .loading import DataLoadError, query_duckdb, read_upload
+from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
 
 SIMULATED_COLUMNS = ("time", "event", "strata")
 MAX_PREVIEW_ROWS = 200
 CELECOXIB, DICLOFENAC, GI_HAEMORRHAGE = 1118084, 1124300, 192671  # the OHDSI teaching study
+
+
+def upload_source(filename: str) -> dict:
+    """The data source of an uploaded file (for the spec and the script)."""
+    kind = "parquet" if Path(filename).suffix.lower() in (".parquet", ".pq") else "csv"
+    return {"kind": kind, "name": filename, "label": f"file: {filename}"}
+
+
+def duckdb_source(path: str, sql: str) -> dict:
+    return {"kind": "duckdb", "path": path.strip(), "sql": sql.strip(),
+            "label": f"DuckDB: {path.strip() or 'samples'}"}
 
 
 def parse_cut_points(text: str) -> list[float]:
@@ -123,15 +134,14 @@ class Store(param.Parameterized):
         )
 
     def load_upload(self, filename: str, content: bytes) -> None:
-        df = read_upload(filename, content)
-        kind = "parquet" if Path(filename).suffix.lower() in (".parquet", ".pq") else "csv"
-        self._set_frame(df, {"kind": kind, "name": filename, "label": f"file: {filename}"})
-        self.guess_roles()
+        self.load_frame(read_upload(filename, content), upload_source(filename))
 
     def load_duckdb(self, path: str, sql: str) -> None:
-        df = query_duckdb(path, sql)
-        self._set_frame(df, {"kind": "duckdb", "path": path.strip(), "sql": sql.strip(),
-                             "label": f"DuckDB: {path.strip() or 'samples'}"})
+        self.load_frame(query_duckdb(path, sql), duckdb_source(path, sql))
+
+    def load_frame(self, df: pd.DataFrame, source: dict) -> None:
+        """Hold ``df`` (read in a worker by loading.py) with roles guessed from its columns."""
+        self._set_frame(df, source)
         self.guess_roles()
 
     def load_simulated(self, n: int, p: int, density: float = 0.05, n_strata: int = 1,
@@ -500,8 +510,8 @@ class Store(param.Parameterized):
         s = self.study_settings()
         if s["target"] == s["comparator"]:
             raise DataLoadError("the target and the comparator must be different concepts")
-        if self.omop_path.strip() and not Path(self.omop_path.strip()).exists():
-            raise DataLoadError(f"no DuckDB file or Parquet folder at {self.omop_path!r}")
+        if self.omop_path.strip():
+            data_path(self.omop_path, "DuckDB file or Parquet folder")
         return StudyJob(self.omop_path, s)
 
     def remove_fit(self, name: str) -> None:

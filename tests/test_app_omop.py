@@ -59,7 +59,8 @@ def test_concept_names_from_the_vocabulary():
                      GI_BLEED: "Gastrointestinal hemorrhage"}
 
 
-def test_bad_study_settings_are_messages(tmp_path):
+def test_bad_study_settings_are_messages(tmp_path, monkeypatch):
+    monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(tmp_path))
     s = Store()
     s.omop_comparator = CELECOXIB
     with pytest.raises(DataLoadError, match="must be different"):

@@ -105,9 +105,10 @@ def test_failed_load_keeps_the_data(store):
     assert store.source["name"] == "rossi" and store.n_rows == 432
 
 
-def test_duckdb_samples_and_read_only_file(tmp_path, rossi):
+def test_duckdb_samples_and_read_only_file(tmp_path, rossi, monkeypatch):
     import duckdb
 
+    monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(tmp_path))
     s = Store()
     s.load_duckdb("", "SELECT * FROM rossi WHERE age > 30")
     assert s.n_rows == int((rossi["age"] > 30).sum())
@@ -119,8 +120,10 @@ def test_duckdb_samples_and_read_only_file(tmp_path, rossi):
     con.close()
     s.load_duckdb(str(path), "SELECT week, arrest, fin, age FROM cohort")
     assert s.n_rows == 432 and s.covariates == ["fin", "age"]
-    with pytest.raises(DataLoadError, match="DuckDB query failed"):
+    with pytest.raises(DataLoadError, match="only a read-only SELECT"):
         s.load_duckdb(str(path), "DROP TABLE cohort")
+    with pytest.raises(DataLoadError, match="DuckDB query failed"):
+        s.load_duckdb(str(path), "SELECT * FROM no_such_table")
     with pytest.raises(DataLoadError, match="no DuckDB file"):
         s.load_duckdb(str(tmp_path / "missing.duckdb"), "SELECT 1")
     assert s.n_rows == 432  # still there

@@ -142,11 +142,11 @@ def test_exports(app):
 
 def test_data_view_bad_upload_keeps_data(app):
     view = app.data
-    view.file.filename = "broken.csv"
-    view.file.value = b'week,arrest\n1,0\n2,1,5,6\n"x\n'
+    view.file.value = {"broken.csv": b'week,arrest\n1,0\n2,1,5,6\n"x\n'}
     assert app.store.source["name"] == "rossi" and app.store.n_rows == 432
-    view.file.filename = "ok.csv"
-    view.file.value = b"time,status,age\n5,1,40\n6,0,50\n7,1,60\n9,1,45\n"
+    view.file.value = {"empty.csv": b""}
+    assert app.store.source["name"] == "rossi"
+    view.file.value = {"ok.csv": "time,status,age\n5,1,40\n6,0,50\n7,1,60\n9,1,45\n"}
     assert app.store.source["label"] == "file: ok.csv"
     assert view.w["time"].value == "time" and view.w["event"].value == "status"
     assert view.w["covariates"].value == ["age"]

@@ -1,8 +1,10 @@
-"""Helpers the views share: notifications, worker threads, table formatting."""
+"""Helpers the views share: notifications, worker threads, tables and Markdown that never
+render a user's text (file names, column headers, values) as HTML."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import threading
 
@@ -17,8 +19,14 @@ def notify(kind: str, message: str, duration: int = 8000) -> None:
     """A toast (error/warning/success/info) when the page has notifications; logged always."""
     getattr(log, "warning" if kind in ("error", "warning") else "info")("%s: %s", kind, message)
     notifications = pn.state.notifications
-    if notifications is not None:
-        getattr(notifications, kind)(message, duration=duration)
+    if notifications is not None:  # the toast sets HTML: a file name must stay text
+        getattr(notifications, kind)(html.escape(message), duration=duration)
+
+
+def markdown(text: str = "", **kwargs) -> pn.pane.Markdown:
+    """A Markdown pane in which raw HTML (say a column named <img onerror=...>) is shown as
+    text, never run."""
+    return pn.pane.Markdown(text, renderer_options={"html": False}, **kwargs)
 
 
 async def in_thread(fn, *args, name: str = "survscan-worker"):
@@ -62,4 +70,13 @@ def table(df: pd.DataFrame | None = None, **kwargs) -> pn.widgets.Tabulator:
     opts = dict(disabled=True, show_index=False, sizing_mode="stretch_width",
                 layout="fit_data_table")
     opts.update(kwargs)
-    return pn.widgets.Tabulator(pd.DataFrame() if df is None else df, **opts)
+    widget = pn.widgets.Tabulator(pd.DataFrame() if df is None else df, **opts)
+    widget.param.watch(lambda event: _escape_titles(widget), "value")
+    _escape_titles(widget)
+    return widget
+
+
+def _escape_titles(widget: pn.widgets.Tabulator) -> None:
+    """Column headers as text: Tabulator renders a title as HTML."""
+    columns = [*widget.value.columns] if widget.value is not None else []
+    widget.titles = {str(c): html.escape(str(c)) for c in columns}

@@ -19,7 +19,7 @@ import engine
 from ..jobs import FitCancelled, comparison
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, notify, number_formatters, table
+from ._common import in_thread, markdown, notify, number_formatters, table
 
 
 class FitView(Viewer):
@@ -39,8 +39,8 @@ class FitView(Viewer):
         self.cancel_button.on_click(self._on_cancel)
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
                                                bar_color="primary", visible=False)
-        self.status = pn.pane.Markdown("No fit yet.", sizing_mode="stretch_width")
-        self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.status = markdown("No fit yet.", sizing_mode="stretch_width")
+        self.summary = markdown(sizing_mode="stretch_width")
         self.fits_table = table(height=220)
         self.remove_select = pn.widgets.Select(label="Kept fit", width=220)
         self.remove_button = pn.widgets.Button(label="Remove fit", width=120)

@@ -20,7 +20,7 @@ from panel.viewable import Viewer
 from ..jobs import STUDY_FIT_NAME
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, notify, number_formatters, table
+from ._common import in_thread, markdown, notify, number_formatters, table
 from .plots import balance_plot, km_by_arm_plot, preference_plot
 
 
@@ -56,7 +56,7 @@ class OmopView(Viewer):
         }
         for w in self.concepts.values():
             w.width = 200
-        self.names = pn.pane.Markdown("Concept names are looked up in the CDM's vocabulary.",
+        self.names = markdown("Concept names are looked up in the CDM's vocabulary.",
                                       sizing_mode="stretch_width")
         self.lookup_button = pn.widgets.Button(label="Look up concepts", width=160)
         self.lookup_button.on_click(self._on_lookup)
@@ -77,9 +77,9 @@ class OmopView(Viewer):
         self.run_button.on_click(self._on_run)
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
                                                bar_color="primary", visible=False)
-        self.status = pn.pane.Markdown("No study yet: press **Run study**.",
+        self.status = markdown("No study yet: press **Run study**.",
                                        sizing_mode="stretch_width")
-        self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.summary = markdown(sizing_mode="stretch_width")
         self.hr = table(css_classes=["omop-hr-table"])
         self.attrition = table()
         self.counts = table()

@@ -20,7 +20,7 @@ import engine
 
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
-from ._common import notify, number_formatters, table
+from ._common import markdown, notify, number_formatters, table
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 
 NO_GROUP = "(all together)"
@@ -147,20 +147,20 @@ class ResultsView(Viewer):
         self.ci = pn.widgets.Checkbox(label="CI bands", value=True)
         self.km = pn.pane.HoloViews(linked_axes=False)
         self.risk = table()
-        self.km_message = pn.pane.Markdown()
+        self.km_message = markdown()
         self.cif_cause = pn.widgets.Select(label="Cause", width=160)
         self.cif = pn.pane.HoloViews()
-        self.cif_message = pn.pane.Markdown()
+        self.cif_message = markdown()
         self.cif_section = pn.Column("### Cumulative incidence (competing risks)", self.cif_cause,
                                      self.cif_message, self.cif, visible=False)
         self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
-        self.fit_info = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.fit_info = markdown(sizing_mode="stretch_width")
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
         self.compare = table(pagination="local", page_size=10)
         self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
-        self.cv_info = pn.pane.Markdown(css_classes=["cv-info"], sizing_mode="stretch_width")
+        self.cv_info = markdown(css_classes=["cv-info"], sizing_mode="stretch_width")
         self.cv = pn.pane.HoloViews()
         self.cv_curve = table()
         self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,

@@ -25,7 +25,7 @@ from ..choices import SOLVERS, available_backends
 from ..jobs import FitCancelled
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, notify, number_formatters, table
+from ._common import in_thread, markdown, notify, number_formatters, table
 from .plots import scaling_plot, timing_bars
 
 LIFELINES_MAX_ROWS = 20_000
@@ -153,7 +153,7 @@ class TimingView(Viewer):
         self.run_button.on_click(self._on_run)
         self.cancel_button = pn.widgets.Button(label="Cancel timings", disabled=True)
         self.cancel_button.on_click(lambda e: self._cancel.set())
-        self.status = pn.pane.Markdown("Times the current model (Design tab) on the current data.")
+        self.status = markdown("Times the current model (Design tab) on the current data.")
         self.table = table(height=300)
         self.bars = pn.pane.HoloViews(sizing_mode="fixed")
         self.scale = pn.pane.HoloViews(sizing_mode="fixed")
@@ -221,7 +221,7 @@ class TimingView(Viewer):
     def __panel__(self):
         return pn.Column(
             "## Timing",
-            pn.pane.Markdown(
+            markdown(
                 "The same model on each backend and solver of the engine, on lifelines where "
                 "the data are small enough, and one log-likelihood evaluated naively "
                 "(**O(N²)**: every risk set summed separately, pure NumPy, teaching only) "
