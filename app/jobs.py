@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 import engine
 
+from .caught_warnings import collected
 from .loading import concept_names, open_omop
 
 STUDY_FIT_NAME = "OMOP: PS-stratified"
@@ -84,14 +84,13 @@ class FitJob:
             if cancel is not None and cancel.is_set():
                 raise FitCancelled(f"{self.name} cancelled after {state.n_iter} iterations")
 
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with collected() as caught:
             cohort = self.make_cohort()
             if cancel is not None and cancel.is_set():
                 raise FitCancelled(f"{self.name} cancelled before the first iteration")
             res = engine.fit(cohort, progress=on_iteration, **self.options)
             summary = res.summary
-        messages = list(dict.fromkeys(str(w.message) for w in caught))
+        messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
                        n_strata=int(cohort.n_strata))
 
@@ -121,8 +120,7 @@ class CrossValidationJob:
     def run(self, cancel: threading.Event | None = None, progress=None):
         """(CrossValidationRun, KeptFit of the refit); engine.Cancelled when ``cancel`` is set."""
         t0 = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with collected() as caught:
             cohort = self.make_cohort()
             cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
             summary = cv.fit.summary
@@ -130,7 +128,7 @@ class CrossValidationJob:
         spec["options"].update(strength=float(cv.penalty.lam),
                                cross_validated={"folds": self.options["folds"],
                                                 "grid": self.options["grid"]})
-        messages = list(dict.fromkeys(str(w.message) for w in caught))
+        messages = list(dict.fromkeys(caught))
         kept = KeptFit(self.name, cv.fit, summary, spec, time.perf_counter() - t0, messages,
                        n_strata=int(cohort.n_strata))
         return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
@@ -193,8 +191,7 @@ class StudyJob:
         con = open_omop(self.path)
         try:
             names = concept_names(con, [s["target"], s["comparator"], s["outcome"]])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with collected():  # the study's warnings are not shown
                 result = run_study(con, s["target"], s["comparator"], s["outcome"],
                                    ps_strata=s["ps_strata"], match_ratio=s["match_ratio"],
                                    caliper=s["caliper"], prior_observation=s["prior_observation"],

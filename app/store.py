@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ import param
 
 import engine
 
+from .caught_warnings import collected
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
 from .jobs import CrossValidationJob, FitJob, KeptFit, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
@@ -325,8 +325,7 @@ class Store(param.Parameterized):
 
     def build_cohort(self):
         """The engine Cohort of the current data and roles (CohortError/DataLoadError if bad)."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with collected():
             return self.make_cohort_factory()()
 
     def validation_report(self) -> dict:
@@ -351,8 +350,7 @@ class Store(param.Parameterized):
             except Exception:  # unreadable event column: the cohort error below names it
                 pass
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            with collected() as caught:
                 cohort = self.make_cohort_factory()()
         except (engine.CohortError, DataLoadError, ValueError, KeyError) as exc:
             report["error"] = str(exc)
@@ -364,7 +362,7 @@ class Store(param.Parameterized):
                       censored_pct=100.0 * (cohort.n - cohort.n_events) / cohort.n,
                       strata=cohort.n_strata, covariates=cohort.p,
                       subjects=None if cohort.id is None else int(pd.unique(cohort.id).size),
-                      warnings=list(dict.fromkeys(str(w.message) for w in caught)))
+                      warnings=list(dict.fromkeys(caught)))
         return report
 
     def column_problems(self) -> pd.DataFrame:
@@ -560,7 +558,6 @@ class Store(param.Parameterized):
         frame = frame.reset_index(drop=True)
 
         def build():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with collected():
                 return engine.Cohort.from_frame(frame, **kwargs)
         return build

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ from panel.viewable import Viewer
 import engine
 from engine.peers import lifelines_fit, naive_loglik
 
+from ..caught_warnings import collected
 from ..choices import SOLVERS, available_backends
 from ..jobs import FitCancelled
 from ..loading import DataLoadError
@@ -68,8 +68,7 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
             if solver == "newton" and options["penalty"] is not None and options["penalty"].l1 > 0:
                 add(label, None, "skipped: Newton needs a smooth penalty (L1 is not)")
                 continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with collected():
                 res = engine.fit(cohort, **{**options, "backend": backend, "solver": solver},
                                  progress=stop_check)
             add(label, res.timings["total"], f"{res.n_iter} iterations"
@@ -81,8 +80,7 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
     elif n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
         t0 = time.perf_counter()
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with collected():
                 lifelines_fit(cohort)
             add("lifelines CoxPHFitter", time.perf_counter() - t0,
                 "lifelines uses Efron ties, unpenalised")
@@ -115,8 +113,7 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
             raise FitCancelled("timing cancelled")
         cohort = subsample(n)()
         report(f"scaling: N = {cohort.n:,}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with collected():
             res = engine.fit(cohort, **{**options, "solver": "auto"})
         rows.append({"N": cohort.n, "method": "engine fit (auto)", "seconds": res.timings["total"]})
         beta = np.zeros(cohort.p)
@@ -130,8 +127,7 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
                 and options.get("model") != "fine_gray"):
             t0 = time.perf_counter()
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+                with collected():
                     lifelines_fit(cohort)
                 rows.append({"N": cohort.n, "method": "lifelines fit",
                              "seconds": time.perf_counter() - t0})
