@@ -11,13 +11,18 @@ from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, gradient, loglik
+from .kaplan_meier import KaplanMeier, kaplan_meier
+from .logrank import LogrankResult, logrank_test
+from .ph_test import ph_test, scaled_schoenfeld
 from .priors import L1, L2
 from .result import FitResult
 from .simulate import simulate
+from .table_one import TableOne, table_one
 
 __all__ = [
     "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
     "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "L1", "L2", "MonotoneLikelihoodWarning", "datasets", "fit", "gradient", "loglik",
-    "simulate",
+    "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
+    "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "ph_test",
+    "scaled_schoenfeld", "simulate", "TableOne", "table_one",
 ]

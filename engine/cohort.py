@@ -2,8 +2,9 @@
 
 A cohort holds follow-up times (and entry times for counting-process episodes), event codes,
 sparse CSC covariates with their names, strata codes, subject ids and case weights. Rows stay in
-the caller's order and are never dropped: bad input raises a CohortError that names the column,
-the first bad rows and the fix. Covariates that cannot be estimated (constant columns, exact
+the caller's order and are never dropped silently: bad input raises a CohortError that names the
+column, the first bad rows and the fix, and rows missing a value are dropped only when asked
+(``missing="drop"``, counted in ``Cohort.dropped``). Covariates that cannot be estimated (constant columns, exact
 duplicates) are excluded with one DataWarning and recorded in ``Cohort.excluded``.
 """
 import os
@@ -272,6 +273,9 @@ class Cohort:
         Covariate name -> why it was left out ("constant", "duplicate of <name>").
     source : dict
         Role -> column name(s), and where the data came from.
+    dropped : dict
+        Column -> rows dropped for a missing value there (``missing="drop"``; a row missing
+        in two columns counts in both); ``n_dropped`` is the number of rows dropped.
     """
 
     def __init__(self, *, time, event, X, names, binary, start, strata, strata_labels,
@@ -291,11 +295,12 @@ class Cohort:
         self.reference_levels = reference_levels
         self.excluded = excluded
         self.source = source
+        self.dropped = {}
         self._competing_risks = bool(competing_risks)
 
     @classmethod
     def from_frame(cls, df, time, event, covariates=None, strata=None, start=None, id=None,
-                   weights=None, competing_risks=False):
+                   weights=None, competing_risks=False, missing="raise"):
         """Build a cohort from a DataFrame with one row per subject or per episode.
 
         Parameters
@@ -318,6 +323,10 @@ class Cohort:
             Non-negative case weights.
         competing_risks : bool
             Allow event codes 1..k, one per cause.
+        missing : "raise" | "drop"
+            What to do with rows missing a value (NaN, None) in a column given a role:
+            refuse them (the default), or drop them (complete-case analysis) and report
+            the counts in ``dropped``, ``n_dropped`` and ``source``.
         """
         if not isinstance(df, pd.DataFrame):
             raise CohortError(f"from_frame needs a pandas DataFrame, got {type(df).__name__}. "
@@ -341,10 +350,12 @@ class Cohort:
         _check_roles(roles + [("covariate", column) for column in covariates])
         if len(df) == 0:
             raise CohortError("the data has no rows. Check the filter or query that made it.")
+        n_rows = len(df)
+        df, dropped = v.drop_missing(df, list(dict.fromkeys(used + covariates)), missing)
         labels = df.index.to_numpy()
         role_names = dict(roles)
         X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
-        return cls._validated(
+        cohort = cls._validated(
             time=_float_column(df[time], time, "time", labels),
             event=_float_column(df[event], event, "event", labels),
             start=None if start is None else _float_column(df[start], start, "start", labels),
@@ -358,8 +369,11 @@ class Cohort:
             competing_risks=competing_risks, labels=labels, role_names=role_names,
             source={"origin": "DataFrame", "time": time, "event": event, "start": start,
                     "id": id, "weights": weights, "strata": strata_columns,
-                    "covariates": covariates},
+                    "covariates": covariates, "dropped": dropped,
+                    "n_dropped": n_rows - len(df)},
         )
+        cohort.dropped = dropped
+        return cohort
 
     @classmethod
     def from_arrays(cls, time, event, X, names=None, strata=None, start=None, id=None,
@@ -420,7 +434,7 @@ class Cohort:
 
     @classmethod
     def from_parquet(cls, path, time, event, covariates=None, strata=None, start=None, id=None,
-                     weights=None, competing_risks=False):
+                     weights=None, competing_risks=False, missing="raise"):
         """Build a cohort from a Parquet file or dataset directory; see ``from_frame``.
 
         When covariates are given only the needed columns are read.
@@ -439,13 +453,13 @@ class Cohort:
         df = pd.read_parquet(path, columns=columns)
         cohort = cls.from_frame(df, time, event, covariates=covariates, strata=strata,
                                 start=start, id=id, weights=weights,
-                                competing_risks=competing_risks)
+                                competing_risks=competing_risks, missing=missing)
         cohort.source.update(origin="parquet", path=str(path))
         return cohort
 
     @classmethod
     def from_duckdb(cls, connection, sql, time, event, covariates=None, strata=None, start=None,
-                    id=None, weights=None, competing_risks=False):
+                    id=None, weights=None, competing_risks=False, missing="raise"):
         """Build a cohort from the result of a DuckDB query; see ``from_frame``.
 
         Parameters
@@ -468,7 +482,7 @@ class Cohort:
                 con.close()
         cohort = cls.from_frame(df, time, event, covariates=covariates, strata=strata,
                                 start=start, id=id, weights=weights,
-                                competing_risks=competing_risks)
+                                competing_risks=competing_risks, missing=missing)
         cohort.source.update(origin="duckdb", sql=sql)
         return cohort
 
@@ -520,6 +534,11 @@ class Cohort:
     def n_events(self):
         """Number of rows with an event (code > 0)."""
         return int(np.count_nonzero(self.event > 0))
+
+    @property
+    def n_dropped(self):
+        """Rows dropped for missing values (``missing="drop"``)."""
+        return int(self.source.get("n_dropped", 0))
 
     @property
     def n_strata(self):

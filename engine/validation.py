@@ -79,7 +79,8 @@ def check_columns_exist(available, wanted):
 def check_finite(values, name, role, labels=None):
     """Raise if a numeric role column holds NaN or +-inf."""
     fail_rows(~np.isfinite(values), values, name, role, "missing or infinite values",
-              "Remove or impute these rows before building the cohort.", labels)
+              "Remove or impute these rows before building the cohort (missing values: "
+              'missing="drop" drops them).', labels)
 
 
 def check_times(time, start, names, labels=None):
@@ -174,7 +175,28 @@ def check_no_missing(values, name, role, labels=None):
     bad = np.asarray(pd.isna(values))
     if bad.any():
         fail_rows(bad, np.asarray(values, dtype=object), name, role, "missing values",
-                  "Remove or fill in these rows before building the cohort.", labels)
+                  "Remove or fill in these rows before building the cohort, or pass "
+                  'missing="drop" for a complete-case analysis.', labels)
+
+
+def drop_missing(df, columns, missing):
+    """The rows of ``df`` complete in ``columns`` and {column: rows dropped}, when ``missing``
+    is "drop"; ``df`` unchanged and {} when it is "raise" (the role checks refuse the rows)."""
+    if missing not in ("raise", "drop"):
+        raise ValueError(f'missing must be "raise" or "drop", got {missing!r}')
+    if missing == "raise":
+        return df, {}
+    absent = df[columns].isna()
+    counts = absent.sum()
+    dropped = {str(column): int(count) for column, count in counts.items() if count}
+    if not dropped:
+        return df, {}
+    complete = ~absent.any(axis=1).to_numpy()
+    if not complete.any():
+        raise CohortError(f"every row misses a value in one of {list(dropped)} (missing "
+                          f"per column: {dropped}); nothing is left for a complete-case "
+                          "analysis. Leave the emptiest columns out or impute them.")
+    return df[complete], dropped
 
 
 def check_covariates_finite(X, names, labels=None):
@@ -198,7 +220,8 @@ def check_covariates_finite(X, names, labels=None):
         parts.append(f"{names[j]!r} ({len(entries)} row(s): {rows})")
     raise CohortError(
         f"{len(parts)} covariate column(s) have missing or infinite values: "
-        f"{'; '.join(parts)}. Remove or impute these rows, or leave the columns out."
+        f"{'; '.join(parts)}. Remove or impute these rows, or leave the columns out (for a "
+        'complete-case analysis pass missing="drop" to Cohort.from_frame).'
     )
 
 

@@ -1,0 +1,94 @@
+"""engine.table_one against the tableone package (Pollard et al., "tableone: An open source
+Python package for producing summary statistics for research papers", JAMIA Open 2018) and a
+hand computation."""
+import numpy as np
+import pandas as pd
+import pytest
+from lifelines.datasets import load_lung
+from tableone import TableOne
+
+import engine
+
+COLUMNS = ["age", "sex", "ph.ecog", "wt.loss", "meal.cal"]
+
+
+def _label(value):
+    """tableone's group and level values as table_one prints them (1.0 -> "1")."""
+    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+    return str(int(number)) if pd.notna(number) and number == int(number) else str(value)
+
+
+@pytest.fixture(scope="module")
+def lung():
+    d = load_lung()
+    return d.assign(sex=d["sex"].map({1: "male", 2: "female"}))
+
+
+@pytest.mark.parametrize("by", ["status", "ph.ecog"])
+def test_against_tableone(lung, by):
+    data = lung.dropna(subset=[by])
+    columns = [c for c in COLUMNS if c != by]
+    mine = engine.table_one(data, by=by, columns=columns, nonnormal=["meal.cal"])
+    theirs = TableOne(data, columns=columns, categorical=[c for c in ("sex", "ph.ecog")
+                                                         if c != by],
+                      groupby=by, nonnormal=["meal.cal"], smd=True, include_null=False)
+    s = mine.summary
+    cont = theirs.cont_describe
+    for column in ("age", "wt.loss", "meal.cal"):
+        for group in cont["mean"].columns:
+            row = s[(s["variable"] == column) & (s["group"] == _label(group))].iloc[0]
+            for mine_name, their_name in (("mean", "mean"), ("sd", "std"), ("median", "median"),
+                                          ("q1", "q25"), ("q3", "q75")):
+                if mine_name == "sd" and cont["count"][group][column] < 2:
+                    assert np.isnan(row["sd"])     # tableone prints 0 for one value
+                    continue
+                assert row[mine_name] == pytest.approx(cont[their_name][group][column],
+                                                       rel=1e-12)
+            assert row["n"] - row["missing"] == cont["count"][group][column]
+    cat = theirs.cat_describe
+    for (column, level), values in cat["percent"].iterrows():
+        for group in cat["percent"].columns:
+            row = s[(s["variable"] == column) & (s["level"] == _label(level))
+                    & (s["group"] == _label(group))].iloc[0]
+            assert row["percent"] == pytest.approx(values[group], rel=1e-12)
+            assert row["count"] == cat["freq"][group][(column, level)]
+    their_smd = theirs.smd_table.astype(float)
+    sizes = data[by].value_counts()
+    assert len(mine.smd.columns) == len(their_smd.columns)
+    for their_pair in their_smd.columns:
+        a, b = (_label(v) for v in their_pair[len("SMD ("):-1].split(","))
+        if min(sizes[sizes.index.map(_label) == g].iloc[0] for g in (a, b)) < 2:
+            continue                    # no SD from one subject: NaN here
+        # tableone signs some continuous SMDs; the SMD is the absolute difference
+        np.testing.assert_allclose(mine.smd[f"{a} vs {b}"].loc[their_smd.index],
+                                   their_smd[their_pair].abs(), rtol=1e-10)
+
+
+def test_by_hand():
+    df = pd.DataFrame({"arm": ["a", "a", "a", "b", "b", "b"],
+                       "x": [1.0, 2.0, 3.0, 2.0, 4.0, np.nan],
+                       "smoker": ["y", "n", "y", "n", "n", None]})
+    t = engine.table_one(df, by="arm", categorical=["smoker"])
+    x = t.summary[t.summary["variable"] == "x"].set_index("group")
+    assert x.loc["a", "mean"] == 2.0 and x.loc["a", "sd"] == 1.0
+    assert x.loc["b", "mean"] == 3.0 and x.loc["b", "sd"] == pytest.approx(np.sqrt(2))
+    assert x.loc["b", "missing"] == 1 and x.loc["Overall", "missing"] == 1
+    assert t.smd.loc["x", "a vs b"] == pytest.approx(1.0 / np.sqrt(1.5), rel=1e-12)
+    smoker = t.summary[t.summary["variable"] == "smoker"].set_index(["group", "level"])
+    assert smoker.loc[("a", "y"), "count"] == 2
+    assert smoker.loc[("b", "n"), "percent"] == 100.0          # among the non-missing
+    # binary SMD: |p_a - p_b| / sqrt((p_a (1 - p_a) + p_b (1 - p_b)) / 2), p = share of "y"
+    assert t.smd.loc["smoker", "a vs b"] == pytest.approx(
+        abs(1 / 3 - 1) / np.sqrt((1 / 3 * 2 / 3 + 0) / 2), rel=1e-12)
+    assert t.table.loc[("x", ""), "a"] == "2.0 (1.0)"
+    assert t.table.loc[("smoker", "y"), "a"] == "2 (66.7)"
+    assert t.table.loc[("n", ""), "Overall"] == "6"
+
+
+def test_refusals(lung):
+    with pytest.raises(engine.CohortError, match="'nope'"):
+        engine.table_one(lung, by="nope")
+    with pytest.raises(engine.CohortError, match="missing values"):
+        engine.table_one(lung, by="ph.ecog", columns=["age"])
+    with pytest.raises(engine.CohortError, match="text"):
+        engine.table_one(lung, by="status", columns=["sex"], categorical=[])
