@@ -268,11 +268,13 @@ class Store(param.Parameterized):
         return sorted(values.tolist(), key=lambda v: (str(type(v)), v))
 
     def km_frame(self) -> pd.DataFrame:
-        """time, start (optional) and 0/1 event columns for Kaplan-Meier curves."""
+        """time, 0/1 event, and start and id (when set) for Kaplan-Meier curves."""
         out = {"time": pd.to_numeric(self.column(self.time), errors="coerce"),
                "event": self.event_indicator()}
         if self.start:
             out["start"] = pd.to_numeric(self.column(self.start), errors="coerce")
+            if self.id:
+                out["id"] = self.column(self.id)
         return pd.DataFrame(out)
 
     # ------------------------------------------------------------------------------------

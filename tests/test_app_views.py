@@ -33,24 +33,42 @@ def app():
 def test_at_risk_counts_match_direct_counts(rossi):
     s = Store()
     s.load_sample("rossi")
-    km = results.fit_km(s, "fin")
+    km = results.km_result(s, "fin")
     ticks = plots.nice_ticks(0, 52)
     assert ticks == [0, 10, 20, 30, 40, 50]
     table = results.at_risk_table(km, ticks)
-    for _, row in table.iterrows():
+    assert len(table) == 2 * len(ticks)
+    for _, row in table.iterrows():  # R's summary(survfit, times=): at risk at t, counts since
         arm = rossi[rossi["fin"] == int(row["group"].split("= ")[1])]
         t = row["time"]
-        assert row["at risk"] == (arm["week"] > t).sum()
-        assert row["events"] == ((arm["week"] <= t) & (arm["arrest"] == 1)).sum()
-        assert row["censored"] == ((arm["week"] <= t) & (arm["arrest"] == 0)).sum()
+        before = max([u for u in ticks if u < t], default=-1.0)
+        since = (arm["week"] > before) & (arm["week"] <= t)
+        assert row["at risk"] == (arm["week"] >= t).sum()
+        assert row["events"] == (since & (arm["arrest"] == 1)).sum()
+        assert row["censored"] == (since & (arm["arrest"] == 0)).sum()
+
+
+def test_km_curve_is_the_engines_and_matches_lifelines(rossi):
+    from lifelines import KaplanMeierFitter
+
+    s = Store()
+    s.load_sample("rossi")
+    table = results.fit_km(s, "fin")
+    for level, g in table.groupby("group"):
+        arm = rossi[rossi["fin"] == int(level.split("= ")[1])]
+        kmf = KaplanMeierFitter().fit(arm["week"], arm["arrest"])
+        expected = kmf.survival_function_at_times(g["time"]).to_numpy()
+        np.testing.assert_allclose(g["survival"].to_numpy(), expected, rtol=1e-12)
+        band = kmf.confidence_interval_.loc[g["time"].to_numpy()]
+        np.testing.assert_allclose(g["lower"].to_numpy(), band.iloc[:, 0], rtol=1e-9)
 
 
 def test_km_plot_has_bands_ticks_and_aligned_table():
     s = Store()
     s.load_sample("stanford_heart")  # start/stop rows: lifelines' entry=
-    km_table = results.fit_km(s, "surgery")
-    risk = results.at_risk_table(km_table, plots.nice_ticks(0, 400))
-    layout = plots.km_plot(km_table, risk, (0, 400), time_label="stop")
+    km = results.km_result(s, "surgery")
+    risk = results.at_risk_table(km, plots.nice_ticks(0, 400))
+    layout = plots.km_plot(km.table, risk, (0, 400), time_label="stop")
     km, table = layout
     assert isinstance(table, hv.Labels)
     assert {type(e).__name__ for e in km} >= {"Curve", "Area", "Scatter"}
@@ -72,8 +90,8 @@ def test_km_groups_cut_many_valued_numbers_in_quartiles():
 def test_large_curves_are_thinned():
     s = Store()
     s.load_simulated(30_000, 3, seed=1)
-    km = results.fit_km(s, "x0")
-    layout = plots.km_plot(km, results.at_risk_table(km, [0, 1]), (0, 1))
+    km = results.km_result(s, "x0")
+    layout = plots.km_plot(km.table, results.at_risk_table(km, [0, 1]), (0, 1))
     for curve in layout[0].Curve:
         assert len(curve) <= plots.MAX_STEPS
 

@@ -60,17 +60,18 @@ def km_plot(table: pd.DataFrame, risk: pd.DataFrame, window: tuple[float, float]
         color = PALETTE[k % len(PALETTE)]
         g = table[table["group"] == level]
         drawn = g
-        if len(g) > MAX_STEPS:  # thin a 200,000-step curve to what a screen can show
-            drawn = g.iloc[np.unique(np.linspace(0, len(g) - 1, MAX_STEPS).astype(int))]
-        x = drawn["time"].to_numpy(float)
+        if len(g) >= MAX_STEPS:  # thin a 200,000-step curve to what a screen can show
+            drawn = g.iloc[np.unique(np.linspace(0, len(g) - 1, MAX_STEPS - 1).astype(int))]
+        first = min(0.0, float(drawn["time"].iloc[0]))  # every curve starts at S = 1
+        x = np.r_[first, drawn["time"].to_numpy(float)]
         if ci:
-            band = drawn[["lower", "upper"]].ffill().bfill()
-            xs, lower, upper = steps(x, band["lower"].to_numpy(float),
-                                     band["upper"].to_numpy(float))
+            band = drawn[["lower", "upper"]].ffill().fillna(1.0)
+            xs, lower, upper = steps(x, np.r_[1.0, band["lower"].to_numpy(float)],
+                                     np.r_[1.0, band["upper"].to_numpy(float)])
             curves.append(hv.Area((xs, lower, upper), time_label, ["lower", "upper"],
                                   label=str(level)).opts(color=color, alpha=0.15, line_alpha=0))
-        curves.append(hv.Curve((x, drawn["survival"].to_numpy(float)), time_label, "survival",
-                               label=str(level))
+        curves.append(hv.Curve((x, np.r_[1.0, drawn["survival"].to_numpy(float)]), time_label,
+                               "survival", label=str(level))
                       .opts(interpolation="steps-post", color=color, line_width=2))
         censored = g[g["censored"] > 0]
         if len(censored) > MAX_TICKS:
@@ -93,7 +94,7 @@ def km_plot(table: pd.DataFrame, risk: pd.DataFrame, window: tuple[float, float]
     table_el = hv.Labels(labels, [time_label, "row"], "count").opts(
         width=PLOT_WIDTH, height=40 + 22 * len(names), xlim=(lo - pad, hi + pad),
         text_font_size="9pt",
-        title="Number at risk / events / censored (cumulative)", hooks=[left_border],
+        title="Number at risk / events / censored since the time before", hooks=[left_border],
         yaxis="left", show_grid=False, toolbar=None, invert_yaxis=True, ylabel="",
         xlabel=time_label, text_color="black")
     return (km + table_el).cols(1).opts(shared_axes=True)

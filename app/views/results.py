@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
-from lifelines import KaplanMeierFitter
 from panel.viewable import Viewer
 
 import engine
@@ -41,45 +40,31 @@ def km_groups(store: Store, group: str | None) -> pd.Series:
 
 
 def fit_km(store: Store, group: str | None) -> pd.DataFrame:
-    """Kaplan-Meier per group as one table: time, group, at_risk, events, censored, survival,
-    lower, upper (entry times honoured for start/stop rows)."""
+    """engine.kaplan_meier per group: its table (time, group, at_risk, events, censored,
+    survival, lower, upper); subjects with (start, stop] episodes counted as R's survfit id=."""
+    return km_result(store, group).table
+
+
+def km_result(store: Store, group: str | None):
+    """engine.kaplan_meier of the current time, event (and start, id) by ``group``."""
     frame = store.km_frame().reset_index(drop=True)
     labels = km_groups(store, group)
-    levels = sorted(labels.unique(), key=str)
-    if len(levels) > MAX_GROUPS:
-        raise ValueError(f"{group!r} has {len(levels)} levels; pick a column with at most "
+    if labels.nunique() > MAX_GROUPS:
+        raise ValueError(f"{group!r} has {labels.nunique()} levels; pick a column with at most "
                          f"{MAX_GROUPS} groups")
-    parts = []
-    for level in levels:
-        rows = frame[labels == level]
-        kmf = KaplanMeierFitter().fit(rows["time"], rows["event"],
-                                      entry=rows["start"] if "start" in rows else None)
-        et, band = kmf.event_table, kmf.confidence_interval_
-        parts.append(pd.DataFrame({
-            "time": et.index.to_numpy(float), "group": level,
-            "at_risk": et["at_risk"].to_numpy(int), "events": et["observed"].to_numpy(int),
-            "censored": et["censored"].to_numpy(int),
-            "survival": kmf.survival_function_.iloc[:, 0].to_numpy(float),
-            "lower": band.iloc[:, 0].to_numpy(float), "upper": band.iloc[:, 1].to_numpy(float)}))
-    return pd.concat(parts, ignore_index=True)
+    cohort = engine.Cohort.from_frame(
+        frame, time="time", event="event", covariates=[],
+        start="start" if "start" in frame else None, id="id" if "id" in frame else None)
+    return engine.kaplan_meier(cohort, by=labels.to_numpy())
 
 
-def at_risk_table(km: pd.DataFrame, ticks: list[float]) -> pd.DataFrame:
-    """At risk, events and censored per group at each tick, as R and lifelines print them
-    under a curve: at risk just after the tick's removals, events and censored cumulative."""
-    rows = []
-    for level, g in km.groupby("group", sort=False):
-        for tick in ticks:
-            upto = g[g["time"] <= tick]
-            if upto.empty:
-                counts = (int(g["at_risk"].iloc[0]) if len(g) else 0, 0, 0)
-            else:
-                last = upto.iloc[-1]
-                counts = (int(last["at_risk"] - last["events"] - last["censored"]),
-                          int(upto["events"].sum()), int(upto["censored"].sum()))
-            rows.append({"group": level, "time": tick, "at risk": counts[0],
-                         "events": counts[1], "censored": counts[2]})
-    return pd.DataFrame(rows)
+def at_risk_table(km, ticks: list[float]) -> pd.DataFrame:
+    """At risk, events and censored per group at each tick as R's summary(survfit, times=)
+    counts them (engine.KaplanMeier.at): at risk at the tick, events and censored since the
+    tick before."""
+    counts = km.at(ticks, extend=True)
+    return counts.rename(columns={"at_risk": "at risk"})[["group", "time", "at risk", "events",
+                                                          "censored"]]
 
 
 def at_risk_display(risk: pd.DataFrame) -> pd.DataFrame:
@@ -244,10 +229,10 @@ class ResultsView(Viewer):
         if self._hold or not s.loaded or s.time is None or s.event is None:
             return
         try:
-            km = fit_km(s, self.group.value)
+            km = km_result(s, self.group.value)
             lo, hi = self.window.value
-            risk = at_risk_table(km, nice_ticks(lo, hi))
-            layout = km_plot(km, risk, (lo, hi), time_label=s.time, ci=self.ci.value)
+            risk = at_risk_table(km, nice_ticks(max(lo, 0.0), hi))
+            layout = km_plot(km.table, risk, (lo, hi), time_label=s.time, ci=self.ci.value)
         except Exception as exc:  # bad roles: say so, keep the page
             self.km_message.object = f"Kaplan-Meier is not available: {exc}"
             self.km.object = None
