@@ -3,7 +3,7 @@
 Serve it with ``panel serve app/main.py`` (``make run``). ``build_app`` is called once per
 browser session, so every session has its own Store (data, roles, fits); nothing mutable lives
 at module level. The views (app/views/) read and write that store; numerics come from engine/
-and lifelines.
+(lifelines only as a timed peer).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from app.views.omop import OmopView
 from app.views.results import ResultsView
 from app.views.timing import TimingView
 
-pn.extension("tabulator", notifications=True)
+pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
 TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")

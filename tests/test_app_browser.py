@@ -37,6 +37,7 @@ CHROMIUM_ARGS = [
 ]
 ROSSI_FIN_EFRON = -0.3794222  # R coxph, Efron ties (sample_data/README.md)
 TIMEOUT = 120_000  # ms: the CI machine has 2 cores shared with other jobs
+MAX_UPLOAD_MB = 1  # the served app's upload limit in these tests
 
 
 def _free_port() -> int:
@@ -62,7 +63,9 @@ def app_url(tmp_path_factory):
     """`panel serve app/main.py` on a free port; yields its URL once it answers HTTP."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("panel") / "serve.log"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    data_dir = tmp_path_factory.mktemp("data")  # the operator's data directory
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "SURVSCAN_DATA_DIRS": str(data_dir), "SURVSCAN_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB)}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", "app/main.py", "--port", str(port),

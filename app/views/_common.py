@@ -23,6 +23,11 @@ def notify(kind: str, message: str, duration: int = 8000) -> None:
         getattr(notifications, kind)(html.escape(message), duration=duration)
 
 
+def text_options(values) -> dict:
+    """Options of a MultiChoice (Choices.js renders a label as HTML): label as text -> value."""
+    return {html.escape(str(v)): v for v in values}
+
+
 def markdown(text: str = "", **kwargs) -> pn.pane.Markdown:
     """A Markdown pane in which raw HTML (say a column named <img onerror=...>) is shown as
     text, never run."""
@@ -71,12 +76,19 @@ def table(df: pd.DataFrame | None = None, **kwargs) -> pn.widgets.Tabulator:
                 layout="fit_data_table")
     opts.update(kwargs)
     widget = pn.widgets.Tabulator(pd.DataFrame() if df is None else df, **opts)
-    widget.param.watch(lambda event: _escape_titles(widget), "value")
-    _escape_titles(widget)
+    widget.titles = escaped_titles(widget.value)
     return widget
 
 
-def _escape_titles(widget: pn.widgets.Tabulator) -> None:
-    """Column headers as text: Tabulator renders a title as HTML."""
-    columns = [*widget.value.columns] if widget.value is not None else []
-    widget.titles = {str(c): html.escape(str(c)) for c in columns}
+def show(widget: pn.widgets.Tabulator, df: pd.DataFrame, digits: int | None = None) -> None:
+    """Put ``df`` in a table in one update: values, number formats (``digits`` decimals) and
+    headers as text (Tabulator renders a title as HTML), so the table re-renders once."""
+    updates = {"value": df, "titles": escaped_titles(df)}
+    if digits is not None:
+        updates["formatters"] = number_formatters(df, digits)
+    with pn.io.hold():
+        widget.param.update(**updates)
+
+
+def escaped_titles(df: pd.DataFrame | None) -> dict:
+    return {str(c): html.escape(str(c)) for c in (df.columns if df is not None else [])}

@@ -13,7 +13,7 @@ from ..samples import SAMPLES
 from .. import config
 from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
 from ..store import Store, duckdb_source, upload_source
-from ._common import in_thread, markdown, notify, table
+from ._common import in_thread, markdown, notify, show, table, text_options
 
 NONE = "(none)"
 ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
@@ -191,7 +191,7 @@ class DataView(Viewer):
                 self.w[role].options = optional
                 self.w[role].disabled = simulated and role != "treatment"
             codes = s.event_code_options()
-            self.w["event_codes"].options = {str(c): c for c in codes}
+            self.w["event_codes"].options = text_options(codes)
             self.w["event_codes"].disabled = simulated or not codes
             role_cols = {s.time, s.event, s.start, s.id, s.weights} - {None}
             if simulated:
@@ -201,7 +201,7 @@ class DataView(Viewer):
                 cov_options = [c for c in cols if c not in role_cols]
                 strata_options = [c for c in cols if c not in role_cols]
             self.w["covariates"].options = cov_options
-            self.w["strata"].options = strata_options
+            self.w["strata"].options = text_options(strata_options)
             for role in ROLES:
                 value = getattr(s, role)
                 if role in ("covariates", "strata", "event_codes"):
@@ -212,7 +212,7 @@ class DataView(Viewer):
                     self.w[role].value = value if value in cols else None
         finally:
             self._syncing = False
-        self.preview.value = s.preview()
+        show(self.preview, s.preview())
         src = s.source
         self.about.object = (f"**{src.get('label', 'no data')}** — {s.n_rows:,} rows, "
                              f"{len(cols):,} columns. {src.get('about', '')}")
@@ -225,7 +225,7 @@ class DataView(Viewer):
             self.report.object = f"**Validation could not run:** {type(exc).__name__}: {exc}"
             return
         self.report.object = report_markdown(r)
-        self.problems.value = r["problems"]
+        show(self.problems, r["problems"])
         self.problems.visible = len(r["problems"]) > 0
 
     def __panel__(self):

@@ -9,7 +9,7 @@ from panel.viewable import Viewer
 from ..choices import available_backends, available_models, detect_device
 from ..loading import DataLoadError
 from ..store import Store, parse_cut_points
-from ._common import markdown, notify
+from ._common import markdown, notify, text_options
 
 
 class DesignView(Viewer):
@@ -67,10 +67,10 @@ class DesignView(Viewer):
                 strata_options = ["strata"] if "strata" in s.columns else []
             else:
                 strata_options = [c for c in s.columns if c not in used]
-            self.strata.options = strata_options
+            self.strata.options = text_options(strata_options)
             self.strata.value = [c for c in s.strata if c in strata_options]
             self.cut_covariate.options = list(s.covariates)
-            self.unpenalized.options = list(s.covariates)
+            self.unpenalized.options = text_options(s.covariates)
             self.unpenalized.value = [c for c in s.unpenalized if c in s.covariates]
             self.unpenalized.disabled = s.penalty == "none"
             self.strength.disabled = s.penalty == "none"

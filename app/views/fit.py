@@ -19,7 +19,7 @@ import engine
 from ..jobs import FitCancelled, comparison
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, markdown, notify, number_formatters, table
+from ._common import in_thread, markdown, notify, show, table
 
 
 class FitView(Viewer):
@@ -75,8 +75,7 @@ class FitView(Viewer):
 
     def _refresh_fits(self, *events) -> None:
         df = comparison(self.store.fits)
-        self.fits_table.formatters = number_formatters(df, 4)
-        self.fits_table.value = df
+        show(self.fits_table, df, 4)
         names = [f.name for f in self.store.fits]
         self.remove_select.options = names
         self.remove_select.value = names[-1] if names else None

@@ -20,7 +20,7 @@ from panel.viewable import Viewer
 from ..jobs import STUDY_FIT_NAME
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, markdown, notify, number_formatters, table
+from ._common import in_thread, markdown, notify, show, table
 from .plots import balance_plot, km_by_arm_plot, preference_plot
 
 
@@ -179,14 +179,11 @@ class OmopView(Viewer):
             f"{ps.penalty}, {len(ps.coefficients) - 1} non-zero; equipoise "
             f"{ps.equipoise:.1%} (preference score 0.3–0.7).")
         hr = hazard_ratio_table(res.hazard_ratios)
-        self.hr.formatters = number_formatters(hr, 4)
-        self.hr.value = hr
-        self.attrition.value = res.attrition
-        self.counts.formatters = number_formatters(res.counts, 0)
-        self.counts.value = res.counts
+        show(self.hr, hr, 4)
+        show(self.attrition, res.attrition)
+        show(self.counts, res.counts, 0)
         bal = res.balance_summary.reset_index(names="analysis")
-        self.balance_summary.formatters = number_formatters(bal, 3)
-        self.balance_summary.value = bal
+        show(self.balance_summary, bal, 3)
         cohort = res.cohort[["treatment", "preference"]]
         self.preference.object = preference_plot(cohort)
         self.balance.object = balance_plot(res.balance_stratified, res.balance_matched)

@@ -19,7 +19,7 @@ import engine
 
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
-from ._common import markdown, notify, number_formatters, table
+from ._common import markdown, notify, show, table
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 
 NO_GROUP = "(all together)"
@@ -243,7 +243,7 @@ class ResultsView(Viewer):
         self._draw_cif()
         self.km.object = layout
         self.risk_frame = risk
-        self.risk.value = at_risk_display(risk)
+        show(self.risk, at_risk_display(risk))
 
     def _draw_cif(self, *events) -> None:
         """Cumulative incidence when the event column has several causes (or Fine-Gray)."""
@@ -284,8 +284,7 @@ class ResultsView(Viewer):
             "chosen lambda is kept as this fit).")
         self.cv.object = cv_plot(res.curve, run.chosen, run.penalty)
         df = cv_table(res.curve, run.chosen)
-        self.cv_curve.formatters = number_formatters(df, 4)
-        self.cv_curve.value = df
+        show(self.cv_curve, df, 4)
 
     def _on_fits(self, *events) -> None:
         s = self.store
@@ -297,11 +296,9 @@ class ResultsView(Viewer):
         else:
             self.fit_select.value = latest
         comp = comparison(s.fits)
-        self.compare.formatters = number_formatters(comp, 4)
-        self.compare.value = comp
+        show(self.compare, comp, 4)
         side = coefficient_comparison(s.fits).reset_index() if s.fits else pd.DataFrame()
-        self.compare_hr.formatters = number_formatters(side, 4)
-        self.compare_hr.value = side
+        show(self.compare_hr, side, 4)
 
     def _draw_fit(self, *events) -> None:
         fit = self.store.get_fit(self.fit_select.value)
@@ -318,8 +315,7 @@ class ResultsView(Viewer):
             f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations. "
             "Penalised coefficients have no standard error (shown as NaN).")
         df = hr_table(fit.summary)
-        self.hr.formatters = number_formatters(df, 6)
-        self.hr.value = df
+        show(self.hr, df, 6)
         try:
             self.forest.object = forest_plot(fit.summary.head(60))
         except Exception as exc:

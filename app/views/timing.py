@@ -25,7 +25,7 @@ from ..choices import SOLVERS, available_backends
 from ..jobs import FitCancelled
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, markdown, notify, number_formatters, table
+from ._common import in_thread, markdown, notify, show, table
 from .plots import scaling_plot, timing_bars
 
 LIFELINES_MAX_ROWS = 20_000
@@ -200,8 +200,7 @@ class TimingView(Viewer):
             notify("error", f"Timing failed: {exc}", duration=0)
         else:
             self.results, self.scaling_results = timings, scaling
-            self.table.formatters = number_formatters(timings, 4)
-            self.table.value = timings
+            show(self.table, timings, 4)
             self.bars.object = timing_bars(timings)
             self.scale.object = scaling_plot(scaling) if len(scaling) else None
             beyond = (f" Scaling points beyond the data's {s.n_rows:,} rows are rows drawn "
