@@ -281,6 +281,7 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin")).to_have_count(0)
     # both fits side by side in the comparison tables
     compare = pg.locator(".compare-hr-table")
+    compare.scroll_into_view_if_needed()  # where a user reads it
     expect(compare.locator(".tabulator-col", has_text="no cut")).to_have_count(1)
     expect(compare.locator(".tabulator-col", has_text="fin cut at 10")).to_have_count(1)
     expect(row_with(pg, "fin[10,inf)", table=".compare-hr-table")).to_have_count(1)
