@@ -6,6 +6,8 @@ SURVSCAN_QUERY_ROWS     most rows a DuckDB query may return (default 1,000,000)
 SURVSCAN_QUERY_SECONDS  a DuckDB query running longer is interrupted (default 30)
 SURVSCAN_QUERY_MEMORY   DuckDB's memory limit per query (default 1GB)
 SURVSCAN_MAX_UPLOAD_MB  largest file a browser may upload (default 50)
+SURVSCAN_STATE_DIR      where each user's last analysis is autosaved (default:
+                        $XDG_CACHE_HOME/survscan/sessions, else ~/.cache/survscan/sessions)
 """
 
 from __future__ import annotations
@@ -43,3 +45,10 @@ def query_memory() -> str:
 
 def max_upload_mb() -> float:
     return _number("SURVSCAN_MAX_UPLOAD_MB", 50.0)
+
+
+def state_dir() -> Path:
+    if os.environ.get("SURVSCAN_STATE_DIR", "").strip():
+        return Path(os.environ["SURVSCAN_STATE_DIR"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "survscan" / "sessions"

@@ -65,7 +65,8 @@ def app_url(tmp_path_factory):
     log_path = tmp_path_factory.mktemp("panel") / "serve.log"
     data_dir = tmp_path_factory.mktemp("data")  # the operator's data directory
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "SURVSCAN_DATA_DIRS": str(data_dir), "SURVSCAN_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB)}
+           "SURVSCAN_DATA_DIRS": str(data_dir), "SURVSCAN_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB),
+           "SURVSCAN_STATE_DIR": str(tmp_path_factory.mktemp("sessions"))}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", "app/main.py", "--port", str(port),

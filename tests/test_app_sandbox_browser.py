@@ -1,4 +1,5 @@
-"""The query box's refusals, the upload limit and hostile file names in headless Chromium (the
+"""The query box's refusals, the upload limit, hostile file names and the autosaved analysis
+offered after a reload, in headless Chromium (the
 helpers and fixtures of test_app_browser: one `panel serve` per module, with a 1 MB upload
 limit and an empty data directory, and a fresh browser context per test)."""
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    MAX_UPLOAD_MB, app_url, browser, chromium, field, page, shot, tab,
+    MAX_UPLOAD_MB, app_url, browser, chromium, field, open_app, open_sample, page, shot, tab,
 )
 
 pytestmark = pytest.mark.browser
@@ -72,3 +73,19 @@ def test_upload_limit_empty_file_and_hostile_names(page):
     expect(pg.get_by_text(re.compile(r"file: <img src=x onerror")).first).to_be_visible()
     shot(pg, "hostile_names")
     assert pg.evaluate("window.__pwned") is None
+
+
+def test_the_last_analysis_is_offered_after_a_reload(page, app_url):
+    from playwright.sync_api import expect
+
+    pg = page
+    open_sample(pg, "mgus2")
+    pg.reload()
+    open_app(pg, app_url)
+    offer = pg.locator(".restore-offer")
+    expect(offer.get_by_text(re.compile(r"Your last analysis: sample: mgus2"))).to_be_visible()
+    expect(pg.get_by_text("sample: rossi —")).to_be_visible()  # nothing reopened unasked
+    shot(pg, "restore_offer")
+    offer.get_by_role("button", name="Reopen it").click()
+    expect(pg.get_by_text("sample: mgus2 —")).to_be_visible()
+    expect(offer).to_be_hidden()
