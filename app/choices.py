@@ -14,7 +14,7 @@ SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival 
 PENALTIES = ("none", "L1", "L2")
 TIES = tuple(getattr(engine, "TIES", ("efron", "breslow")))
 SOLVERS = tuple(getattr(engine, "SOLVERS", ("auto", "ccd", "newton")))
-BACKENDS = ("cpu", "auto", "gpu")
+BACKENDS = tuple(getattr(engine, "BACKENDS", ("cpu", "auto", "gpu")))
 
 
 def _device():
