@@ -6,6 +6,8 @@ SURVSCAN_QUERY_ROWS     most rows a DuckDB query may return (default 1,000,000)
 SURVSCAN_QUERY_SECONDS  a DuckDB query running longer is interrupted (default 30)
 SURVSCAN_QUERY_MEMORY   DuckDB's memory limit per query (default 1GB)
 SURVSCAN_MAX_UPLOAD_MB  largest file a browser may upload (default 50)
+SURVSCAN_JOB_SLOTS      fits and cross-validations run at once over all sessions (default:
+                        the number of CPU cores); the others wait in a visible queue
 SURVSCAN_STATE_DIR      where each user's last analysis is autosaved (default:
                         $XDG_CACHE_HOME/survscan/sessions, else ~/.cache/survscan/sessions)
 """
@@ -45,6 +47,10 @@ def query_memory() -> str:
 
 def max_upload_mb() -> float:
     return _number("SURVSCAN_MAX_UPLOAD_MB", 50.0)
+
+
+def job_slots() -> int:
+    return int(_number("SURVSCAN_JOB_SLOTS", float(os.cpu_count() or 1)))
 
 
 def state_dir() -> Path:

@@ -16,6 +16,7 @@ from panel.viewable import Viewer
 
 import engine
 
+from ..job_slots import SLOTS
 from ..jobs import FitCancelled, comparison
 from ..loading import DataLoadError
 from ..store import Store
@@ -112,17 +113,27 @@ class FitView(Viewer):
             return None
 
     async def _in_worker(self, run, progress, thread: str, describe):
-        """Run ``run(cancel, progress)`` in a new thread; until it ends, refresh the status
-        line with ``describe(elapsed)`` every 0.25 s.  Returns (finished task, elapsed)."""
+        """Run ``run(cancel, progress)`` in a new thread once a server-wide job slot is free;
+        until it ends, refresh the status line (the place in the queue, then
+        ``describe(elapsed)``) every 0.25 s.  Returns (finished task, elapsed)."""
         cancel = threading.Event()
         self._cancel = cancel
         self.running = True
         self.fit_button.disabled = self.cv_button.disabled = True
         self.cancel_button.disabled = False
         t0 = time.monotonic()
-        task = asyncio.ensure_future(in_thread(run, cancel, progress, name=thread))
+        place = [0]  # in the server's queue; 0 once running
+
+        def queued(cancel, progress):
+            with SLOTS.slot(cancel, lambda k: place.__setitem__(0, k)):
+                return run(cancel, progress)
+
+        task = asyncio.ensure_future(in_thread(queued, cancel, progress, name=thread))
         while not task.done():
-            if not cancel.is_set():
+            if place[0] and not cancel.is_set():
+                self.status.object = (f"The server is busy: waiting, number {place[0]} in the "
+                                      f"queue ({time.monotonic() - t0:.1f} s)")
+            elif not cancel.is_set():
                 describe(time.monotonic() - t0)
             await asyncio.wait([task], timeout=0.25)
         return task, time.monotonic() - t0
