@@ -1,10 +1,5 @@
-"""The choices the Design tab offers, from the engine's public names only.
-
-The engine publishes its options as tuples (engine.MODELS, TIES, SOLVERS, BACKENDS,
-PRECISIONS) and its device probes as engine.device (device_count, description,
-available_backends). Until an engine without them is gone, the app falls back to the choices
-every engine version accepts (Cox, Efron/Breslow, the CPU).
-"""
+"""The choices the Design tab offers, from the engine's public names only: the option tuples
+(engine.MODELS, TIES, SOLVERS, BACKENDS) and the device probes of engine.device."""
 
 from __future__ import annotations
 
@@ -12,42 +7,23 @@ import engine
 
 SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
 PENALTIES = ("none", "L1", "L2")
-TIES = tuple(getattr(engine, "TIES", ("efron", "breslow")))
-SOLVERS = tuple(getattr(engine, "SOLVERS", ("auto", "ccd", "newton")))
-BACKENDS = tuple(getattr(engine, "BACKENDS", ("cpu", "auto", "gpu")))
-
-
-def _device():
-    """engine.device when this engine has it, else None."""
-    try:
-        from engine import device
-    except ImportError:
-        return None
-    return device
-
-
-def device_count() -> int:
-    """CUDA devices the engine can use (0 without CuPy, a driver or a device)."""
-    device = _device()
-    return int(device.device_count()) if device is not None else 0
+TIES = engine.TIES
+SOLVERS = engine.SOLVERS
+BACKENDS = engine.BACKENDS
 
 
 def detect_device() -> str:
     """The compute device the engine would use with backend="auto", in words."""
-    device = _device()
-    if device is None or device.device_count() < 1:
-        return "CPU (no CUDA device)"
-    return str(device.description())
+    if "gpu" not in engine.device.available_backends():
+        return f"CPU ({engine.device.description()})"
+    return f"GPU: {engine.device.description()}"
 
 
 def available_backends() -> list[str]:
     """Backends a user may pick: cpu and auto always, gpu when the engine can use a device."""
-    device = _device()
-    usable = set(device.available_backends()) if device is not None else {"cpu"}
-    return ["cpu", "auto"] + (["gpu"] if "gpu" in usable else [])
+    return ["cpu", "auto"] + (["gpu"] if "gpu" in engine.device.available_backends() else [])
 
 
 def available_models() -> list[str]:
     """The survival models engine.fit accepts."""
-    fitted = getattr(engine, "MODELS", ("cox", "fine_gray"))
-    return [m for m in SURVIVAL_MODELS if m in fitted]
+    return [m for m in SURVIVAL_MODELS if m in engine.MODELS]

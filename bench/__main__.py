@@ -1,4 +1,4 @@
-"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu} [--n N --p P --density D --penalty l1|l2|none
+"""CLI: python -m bench {quick,cox,tv,cv,fg,sweep,gpu,gwas} [--n N --p P --density D --penalty l1|l2|none
 --ratio R --strata K --peers survscan-ccd,lifelines,coxnet,skglm --repeats 1 --out bench/results]
 [--folds 10 --grid 10 --parallel serial,processes,dask --n-jobs 2] [--over n|strata --values ...].
 
@@ -6,9 +6,10 @@ quick / cox: survscan against the peers on one simulated problem.  tv: the cost 
 point (time-varying coefficient) against the plain fit of the same subjects.  cv: k-fold x
 grid cross-validation serially, over a process pool and on a Dask LocalCluster.  fg: Fine-Gray
 against Cox on the same subjects, and the sandwich variance at N=10,000, P=10.  sweep: every
-tool over N (seed 001 Fig. 4, the scaling chart) or over K strata (seed 000 Fig. 2), with a
+tool over N (Yang2022 Fig. 4, the scaling chart) or over K strata (Yang2024 Fig. 2), with a
 log-log PNG; the survscan-ccd peer is the papers' exact CCD.  gpu: CPU against GPU per CCD cycle
-and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device)."""
+and per fit at N = 100,000 and 1,000,000, K = 1, 10, 50,000 and N/2 strata (needs a CUDA device).
+gwas: multi-trait GWAS against FaST-LMM and a naive GLS (its own options: python -m bench gwas -h)."""
 import argparse
 import sys
 
@@ -73,7 +74,11 @@ def parse(argv):
 
 
 def main(argv=None):
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gwas"]:
+        from bench import gwas
+        return gwas.main(argv[1:])
+    args = parse(argv)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

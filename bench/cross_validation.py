@@ -1,5 +1,5 @@
 """Cross-validation at scale: the same k-fold x grid CV serially, over a process pool and on a
-Dask LocalCluster (seed 001 sec. 3.2: folds fitted in parallel threads or streams).
+Dask LocalCluster (Yang2022 sec. 3.2: folds fitted in parallel threads or streams).
 
 Every mode must give the same curve for the same seed (checked and reported); the times show
 what the fan-out buys.  The process pool is spawned inside the timed call (its start is part of

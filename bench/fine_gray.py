@@ -19,9 +19,9 @@ from engine.simulate import simulate_arrays
 
 
 def simulate_competing(n, p, density=0.05, censoring=0.3, competing=0.5, seed=0):
-    """A Cohort with causes 1 and 2 (competing_risks=True) over the seeds' sparse binary X.
+    """A Cohort with causes 1 and 2 (competing_risks=True) over the papers' (Yang2022, Yang2024) sparse binary X.
 
-    Cause-1 times are the seeds' design (engine.simulate: exponential, rate exp(x' beta),
+    Cause-1 times are the papers' (Yang2022, Yang2024) design (engine.simulate: exponential, rate exp(x' beta),
     independent censoring set by ``censoring``); cause-2 times are exponential with the
     constant rate that makes P(T2 < T1) about ``competing``.  Each row ends with the first of
     the three.  The true cause-specific beta is ``cohort.beta_true``.

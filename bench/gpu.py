@@ -1,4 +1,4 @@
-"""CPU against GPU in the same run (seed 000 Fig. 2, seed 001 Fig. 4): time per CCD cycle and
+"""CPU against GPU in the same run (Yang2024 Fig. 2, Yang2022 Fig. 4): time per CCD cycle and
 per whole fit at N = 100,000 and 1,000,000, P = 1,000, 5% density, K = 1, 10, 50,000 and N/2
 strata, L1 at ``ratio`` x lambda_max.
 
@@ -21,9 +21,10 @@ import numpy as np
 import engine
 from bench.problems import make_problem
 from bench.report import machine_info
-from engine.backends.gpu import device_count
+from engine.device import device_count
 from engine.models.cox import CoxModel
-from engine.solvers.ccd import SolverState, cycle
+from engine.solvers.ccd import cycle
+from engine.solvers.state import SolverState
 
 SIZES = (100_000, 1_000_000)
 STRATA = (1, 10, 50_000, "N/2")

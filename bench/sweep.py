@@ -1,7 +1,7 @@
 """Sweeps: one simulated problem per value of N or of K strata, every tool on each, one report.
 
-Reproduces the seeds' experiments on this machine: seed 001 Fig. 4 (L1 Cox at a fixed penalty,
-N = 10^4 ... 10^6, P = 1,000; with ``--over n`` this is also the log-log scaling chart), seed 000
+Reproduces the papers' (Yang2022, Yang2024) experiments on this machine: Yang2022 Fig. 4 (L1 Cox at a fixed penalty,
+N = 10^4 ... 10^6, P = 1,000; with ``--over n`` this is also the log-log scaling chart), Yang2024
 Fig. 2 (stratified Cox, K = 1 ... N/2 strata) and the papers' exact CCD against survscan's
 default solver (the ``survscan-ccd`` tool).  Ratios follow bench.report's equal-accuracy rule.
 """

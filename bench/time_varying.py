@@ -1,6 +1,6 @@
 """Time-varying Cox at scale: the cost of a cut point against the plain fit of the same subjects.
 
-Seed 000 sec. 2.3: one covariate's effect split at a cut point becomes one covariate per
+Yang2024 sec. 2.3: one covariate's effect split at a cut point becomes one covariate per
 interval on episodes.  For the same simulated subjects this times (1) the plain Cox fit, (2) the
 cut-point fit by the papers' interval-strata route and (3) by the general counting-process route,
 and reports (2)/(1) and (3)/(1) with the two routes' agreement.

@@ -1,28 +1,50 @@
 """survscan's engine: validated cohorts and Cox-family regression by scans, on CPU or GPU.
 
-The public surface is small (see ../shared/docs/design.md, "Public API"); everything else lives
-in private-by-convention modules: modeldata (sorted layout), backends (kernels), models
-(likelihoods), solvers (CCD, Newton) and priors (penalties).
+The public surface is what this module exports (docs/architecture.md draws the floors beneath
+it).  ``engine.cdm`` (OMOP on DuckDB) and ``engine.comparative`` are sub-packages imported on
+first use, so ``import engine`` loads neither DuckDB nor lifelines.
 """
-from . import cdm, datasets
-from .bootstrap import bootstrap
+import importlib
+
+from . import datasets, device
+from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
+from .concordance import concordance
 from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
-from .fit import fit, gradient, loglik
+from .fit import fit, fit_problem, gradient, loglik
+from .global_tests import global_tests
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
-from .ph_test import ph_test, scaled_schoenfeld
+from .lr_test import lr_test
+from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
+from .path import PathResult, path
+from .ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .residuals import residuals
 from .priors import L1, L2
+from .problem import Problem
 from .result import FitResult
 from .simulate import simulate
 from .table_one import TableOne, table_one
 
+_LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
+
+
+def __getattr__(name):
+    """Sub-packages with heavy imports (DuckDB, lifelines), loaded on first use."""
+    if name in _LAZY:
+        return importlib.import_module(_LAZY[name], __name__)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
+
 __all__ = [
-    "Cancelled", "CrossValidationResult", "bootstrap", "cdm", "cross_validate",
-    "cumulative_incidence", "Cohort", "CohortError", "ConvergenceWarning", "DataWarning",
-    "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MonotoneLikelihoodWarning",
-    "datasets", "fit", "gradient", "kaplan_meier", "loglik", "logrank_test", "ph_test",
-    "scaled_schoenfeld", "simulate", "TableOne", "table_one",
+    "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
+    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2",
+    "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
+    "Problem", "SOLVERS", "TIES", "TV_ROUTES", "TableOne", "bootstrap", "cdm", "comparative",
+    "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
+    "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
+    "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "scaled_schoenfeld",
+    "simulate", "table_one",
 ]

@@ -1,5 +1,5 @@
 """Kaplan-Meier estimate of the censoring distribution, for inverse-probability-of-censoring
-weights (Fine & Gray 1999; seed 001 sec. 2.2).
+weights (Fine & Gray 1999; Yang2022 sec. 2.2).
 
 Censored rows are the "events" of this Kaplan-Meier and every row is at risk until its own
 time, case weights counting as in a weighted Kaplan-Meier:

@@ -89,6 +89,7 @@ def _text_codes(series, name, labels=None):
     """Level codes (n,) and level names of a text column; the first level is the reference."""
     v.check_no_missing(series, name, "covariate", labels)
     codes, levels = _factor(series)
+    v.check_not_number_like(levels, name, labels)
     if not isinstance(series.dtype, pd.CategoricalDtype):
         is_number = pd.to_numeric(pd.Series(levels, dtype=object), errors="coerce").notna()
         is_number = is_number.to_numpy()[codes]
@@ -353,6 +354,8 @@ class Cohort:
         n_rows = len(df)
         df, dropped = v.drop_missing(df, list(dict.fromkeys(used + covariates)), missing)
         labels = df.index.to_numpy()
+        for role, column in roles + [("covariate", column) for column in covariates]:
+            v.check_flat(df[column], column, role, labels)
         role_names = dict(roles)
         X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
         cohort = cls._validated(
@@ -471,7 +474,14 @@ class Cohort:
         import duckdb
 
         own = isinstance(connection, (str, os.PathLike))
-        con = duckdb.connect(str(connection), read_only=True) if own else connection
+        if own and not os.path.isfile(connection):
+            raise CohortError(f"the DuckDB file {str(connection)!r} does not exist. Check the "
+                              "path, or pass an open duckdb connection.")
+        try:
+            con = duckdb.connect(str(connection), read_only=True) if own else connection
+        except duckdb.Error as exc:
+            raise CohortError(f"the DuckDB file {str(connection)!r} cannot be opened: {exc}. "
+                              "Check that it is a DuckDB database.") from exc
         try:
             df = con.execute(sql).df()
         except duckdb.Error as exc:
@@ -505,6 +515,7 @@ class Cohort:
         codes, strata_labels = (_code_strata(strata_columns, strata, labels) if strata
                                 else (None, None))
         v.check_covariates_finite(X, names, labels)
+        v.check_covariates_scale(X, names, labels)
         excluded = {**pre_excluded, **v.redundant_columns(X, names)}
         if excluded:
             listing = ", ".join(f"{name!r} ({reason})" for name, reason in excluded.items())

@@ -1,5 +1,5 @@
 """Cross-validation of the penalty strength: k folds by subject, repeats, a warm-started grid
-or an automatic search, fanned out over ``parallel`` (seed 001 sec. 2.8 and 3.2; seed 002).
+or an automatic search, fanned out over ``parallel`` (Yang2022 sec. 2.8 and 3.2; Suchard2013).
 
 The score is the cross-validated partial likelihood of Verweij & van Houwelingen (1993):
 fold k contributes ``cvl_k = l(beta_-k) - l_-k(beta_-k)``, the log partial likelihood of all
@@ -7,7 +7,9 @@ the data minus that of the training data, both at the training fit beta_-k.  Unl
 partial likelihood of the held-out rows alone, it is well defined for Cox (a held-out event's
 risk set includes training subjects) and it is what Cyclops and R's penalized use.  The curve
 reports its mean and sd over the folds x repeats; the chosen lambda maximises the mean.
-For logistic regression (rows independent) the same score is the held-out log-likelihood.
+For logistic regression (rows independent) the same score is the held-out log-likelihood; for
+Fine-Gray it is the same difference of log pseudo-likelihoods, each with the censoring weights
+of its own rows.
 
 The default grid is ``grid`` (10) points log-spaced from lambda_max down to 1e-3 lambda_max,
 where lambda_max = max |dl/dbeta_j| over the penalised j at the fit of the unpenalised ones
@@ -28,13 +30,13 @@ from scipy.optimize import minimize_scalar
 
 from . import parallel as par
 from .errors import ConvergenceWarning
-from .fit import _fit_prepared, _penalty_vectors, _prepare, _solve_model, fit
-from .priors import L1, L2
+from .fit import fit, fit_problem
+from .options import MODELS, FitOptions
+from .path import PENALTIES, check_grid, lambda_grid, lambda_max
+from .priors import L1
+from .problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
 
-PENALTIES = {"l1": L1, "l2": L2}
-_GRID_POINTS = 10
-_GRID_SPAN = 1e-3
 _STEP = 0.5          # decades of lambda per bracketing step
 _XATOL = 0.01        # decades: the automatic search's resolution
 _MAX_DECADES = 6.0   # the search stays within [1e-6, 1e+2] x lambda_max
@@ -71,24 +73,21 @@ class _FoldFits(WeightedRefits):
 
     def __call__(self, item):
         repeat, k, lambdas, beta = item
-        prep = self.prepared()
-        m = prep.model
+        problem = self.problem()
         fold = self.cache.get(("fold", repeat),
                               lambda: fold_of_rows(self.cohort, self.folds, self.seed, repeat))
         full = self.base_weights()
         train = np.where(fold == k, 0.0, full)
         scores, unconverged = [], 0
         for lam in lambdas:
-            m.set_weights(train)
+            problem.set_weights(train)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = _fit_prepared(prep, PENALTIES[self.kind](float(lam)), init=beta,
-                                    tol=self.tol, max_iter=self.max_iter)
-            beta = res._beta
+                res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=beta)
+            beta = res.beta
             unconverged += not res.converged
-            m.set_weights(full)
-            m.set_beta(beta)
-            scores.append(m.loglik() - res.loglik)
+            problem.set_weights(full)
+            scores.append(problem.loglik(beta) - res.loglik)
         return np.array(scores), beta, unconverged
 
 
@@ -101,9 +100,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     Parameters
     ----------
-    cohort : engine.Cohort; model : "cox" | "logistic"; penalty : "l1" | "l2"
+    cohort : engine.Cohort; model : one of engine.MODELS; penalty : "l1" | "l2"
     folds : k >= 2 folds of subjects (``cohort.id``, else rows), within strata
-    repeats : independent fold assignments (seed 001 uses 10 x 10)
+    repeats : independent fold assignments (Yang2022 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
     seed : fixes the folds; the same seed gives the same result for every ``parallel``
     parallel, n_jobs : where the folds run (engine.parallel): None/"serial", "processes",
@@ -116,23 +115,25 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     """
     t0 = time.perf_counter()
     kind = _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs)
-    prep = _prepare(cohort, model=model, ties=ties, unpenalized=unpenalized, backend=backend)
-    lam1, _ = _penalty_vectors(prep.model.names, L1(1.0), prep.spec["unpenalized"])
+    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
+    problem = Problem.from_cohort(cohort, options, unpenalized)
+    lam1, _ = problem.penalty_vectors(L1(1.0))
     penalized = lam1 > 0
     if not penalized.any():
         raise ValueError("every covariate is in unpenalized: there is no penalty to choose.")
-    lambda_max = _lambda_max(prep, penalized, tol, max_iter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        top = lambda_max(problem, penalized)
     t1 = time.perf_counter()
 
-    task = _FoldFits(cohort, kind, folds, seed, model=model, ties=ties, backend=backend,
-                     unpenalized=prep.spec["unpenalized"], tol=tol, max_iter=max_iter)
+    task = _FoldFits(cohort, kind, folds, seed, options=options,
+                     unpenalized=problem.unpenalized)
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:
-            lambdas, scores, unconverged = _search(runner, pairs, lambda_max, kind, progress,
-                                                   cancel)
+            lambdas, scores, unconverged = _search(runner, pairs, top, kind, progress, cancel)
         else:
-            lambdas = _grid(grid, lambda_max)
+            lambdas = lambda_grid(grid, top)
             out = runner.map([(r, k, tuple(lambdas), None) for r, k in pairs], progress, cancel)
             scores = np.column_stack([s for s, _, _ in out])
             unconverged = sum(u for _, _, u in out)
@@ -142,28 +143,27 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
     refit = fit(cohort, model=model, ties=ties, penalty=chosen,
-                unpenalized=prep.spec["unpenalized"], backend=backend, tol=tol,
+                unpenalized=problem.unpenalized, backend=backend, tol=tol,
                 max_iter=max_iter)
     t3 = time.perf_counter()
     if unconverged:
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
                       f"tol={tol}; their scores are kept.", ConvergenceWarning, stacklevel=2)
     return CrossValidationResult(
-        penalty=chosen, curve=curve, fit=refit, lambda_max=lambda_max,
+        penalty=chosen, curve=curve, fit=refit, lambda_max=top,
         timings={"lambda_max": t1 - t0, "folds": t2 - t1, "refit": t3 - t2,
                  "total": t3 - t0},
         not_converged=int(unconverged),
         spec={"model": model, "penalty": kind, "folds": folds, "repeats": repeats, "seed": seed,
-              "auto": auto, "ties": ties, "unpenalized": prep.spec["unpenalized"],
+              "auto": auto, "ties": ties, "unpenalized": problem.unpenalized,
               "parallel": parallel if isinstance(parallel, str | None) else "client",
               "score": "Verweij-van Houwelingen cross-validated partial likelihood"})
 
 
 def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
     """Validate the arguments; return the penalty kind."""
-    if model not in ("cox", "logistic"):
-        raise ValueError(f"model={model!r}: cross_validate supports model='cox' and "
-                         "'logistic' so far.")
+    if model not in MODELS:
+        raise ValueError(f"model={model!r}: cross_validate takes one of {MODELS}.")
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
@@ -173,38 +173,9 @@ def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> st
                          f"({n_subjects}), got {folds!r}")
     if not (isinstance(repeats, int | np.integer) and repeats >= 1):
         raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    if isinstance(grid, int | np.integer):
-        if grid < 2:
-            raise ValueError(f"grid as a number of points must be at least 2, got {grid}")
-    elif grid is not None:
-        g = np.asarray(grid, dtype=np.float64)
-        if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g) & (g > 0)):
-            raise ValueError(f"grid must hold positive, finite penalty strengths, got {grid!r}")
+    check_grid(grid)
     par.check(parallel, n_jobs)
     return kind
-
-
-def _lambda_max(prep, penalized, tol, max_iter) -> float:
-    """max |dl/dbeta_j| over the penalised j, at the fit of the unpenalised coefficients."""
-    m = prep.model
-    zero = np.zeros(m.p)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _solve_model(m, zero, zero, None, penalized, "auto", tol, max_iter, prep.n_events)
-    g = m.loglik_gradient()[1]
-    lambda_max = float(np.max(np.abs(g[penalized])))
-    if not lambda_max > 0:
-        raise ValueError("the penalised covariates have zero gradient at the null fit (no "
-                         "events, or constant columns): there is no penalty path.")
-    return lambda_max
-
-
-def _grid(grid, lambda_max) -> np.ndarray:
-    """The lambdas in decreasing order (the order of the warm-started path)."""
-    if grid is None or isinstance(grid, int | np.integer):
-        points = _GRID_POINTS if grid is None else int(grid)
-        return lambda_max * np.logspace(0.0, np.log10(_GRID_SPAN), points)
-    return np.sort(np.asarray(grid, dtype=np.float64))[::-1]
 
 
 def _search(runner, pairs, lambda_max, kind, progress, cancel):

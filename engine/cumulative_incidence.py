@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from lifelines import AalenJohansenFitter
 
+from . import validation as v
 from .cohort import Cohort
 from .errors import CohortError
 
@@ -30,7 +30,9 @@ def cumulative_incidence(data, cause: int = 1, by=None, time: str | None = None,
     Parameters
     ----------
     data : engine.Cohort or pandas.DataFrame
-        A DataFrame needs ``time`` and ``event`` column names (event 0 censored, 1..m causes).
+        A DataFrame needs ``time`` and ``event`` column names (event 0 censored, 1..m causes);
+        its time, event, weights and group columns are checked as a cohort's (CohortError
+        naming the column and rows for missing, negative or non-integer values).
     cause : int, the cause of interest
     by : None or str
         Group column: for a DataFrame any column; for a Cohort a strata column or a covariate.
@@ -75,9 +77,19 @@ def _columns(data, by, time, event, weights):
     if time is None or event is None or missing:
         raise ValueError(f"a DataFrame needs time= and event= naming its columns; not found: "
                          f"{missing or [r for r, c in (('time', time), ('event', event)) if c is None]}")
-    w = None if weights is None else data[weights].to_numpy(float)
-    return (data[time].to_numpy(float), data[event].to_numpy().astype(np.int64), w,
-            None if by is None else data[by].to_numpy())
+    labels = data.index.to_numpy()
+    t = data[time].to_numpy(float)
+    v.check_finite(t, time, "time", labels)
+    v.fail_rows(t < 0, t, time, "time", "negative times",
+                "Follow-up times are measured from the time origin and must be >= 0.", labels)
+    e = v.check_events(data[event].to_numpy(float), True, event, labels)
+    w = None
+    if weights is not None:
+        w = data[weights].to_numpy(float)
+        v.check_weights(w, weights, labels)
+    if by is not None:
+        v.check_no_missing(data[by], by, "group", labels)
+    return t, e, w, None if by is None else data[by].to_numpy()
 
 
 def _one_curve(t, e, w, cause, alpha):
@@ -90,6 +102,8 @@ def _one_curve(t, e, w, cause, alpha):
         mixed = np.intersect1d(t[code == 1], t[code == 2])
         move = (code == 2) & np.isin(t, mixed)
         shifted[move] -= delta
+    from lifelines import AalenJohansenFitter   # lifelines loads slowly: on first use
+
     aj = AalenJohansenFitter(alpha=alpha)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # lifelines' notes on same-cause ties

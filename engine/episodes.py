@@ -1,6 +1,6 @@
 """Episodes: time-varying coefficients at cut points, and covariate changes from a long table.
 
-A covariate whose effect is a step function of time (seed 000 sec. 2.3, eqs 10-12) becomes one
+A covariate whose effect is a step function of time (Yang2024 sec. 2.3, eqs 10-12) becomes one
 covariate per interval on episodes split at the cut points, exactly as R's survSplit: the
 episode (start, stop] is cut at every cut point c with start < c < stop, the event stays on the
 last piece, and an event exactly at a cut point belongs to the earlier interval.  The column
@@ -8,7 +8,7 @@ last piece, and an event exactly at a cut point belongs to the earlier interval.
 
 Two layouts of the same split data give the same partial likelihood:
 - ``counting``: (start, stop] episodes; risk sets by the two-scan difference (any entry times);
-- ``strata``: the papers' route (seed 000 sec. 2.2, eq. 7) when every subject enters at time 0:
+- ``strata``: the papers' route (Yang2024 sec. 2.2, eq. 7) when every subject enters at time 0:
   each interval is a stratum of its own, whose rows all enter before its first event time, so
   no entry times are needed and the scan is the plain stratified one.
 """

@@ -1,8 +1,8 @@
 """ModelData: a cohort laid out for the risk-set scans.
 
 Rows are sorted by stratum, then by follow-up (stop) time descending, so every risk-set sum of
-the Cox partial likelihood is a prefix sum (seed 001 eqs 13-17) and K strata are one scan whose
-segments start at the head flags (seed 000 sec. 2.6-2.7).  The covariates are re-indexed to the
+the Cox partial likelihood is a prefix sum (Yang2022 eqs 13-17) and K strata are one scan whose
+segments start at the head flags (Yang2024 sec. 2.6-2.7).  The covariates are re-indexed to the
 sorted row positions, column by column (CSC), so a coordinate touches only its non-zeros; binary
 indicator columns store no values.
 """
@@ -17,10 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import get_num_threads, njit, prange
 
-# Bit flags packed into one byte per sorted row.
-EVENT = np.uint8(1)  # the row ends with the event of interest
-HEAD = np.uint8(2)   # first row of a stratum: the scan restarts here
-GROUP_END = np.uint8(4)  # last row of a block of equal times within a stratum
+from .row_flags import EVENT, GROUP_END, HEAD
+
 
 
 @dataclass
@@ -242,3 +240,17 @@ def _scatter_chunk(indptr, rows, data, pos, vptr, j0, j1, at, col_of, val_of, in
             if vptr[j] >= 0:
                 values[vptr[j] + k - indptr[j]] = val_of[t]
             col_fill[j - j0] += 1
+
+
+def column_range(md) -> np.ndarray:
+    """max - min of each column (implicit zeros included): the scale of a coefficient."""
+    out = np.zeros(md.p)
+    for j in range(md.p):
+        rows, vals = md.column(j)
+        if rows.size == 0:
+            continue
+        lo, hi = vals.min(), vals.max()
+        if rows.size < md.n:
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        out[j] = hi - lo
+    return out

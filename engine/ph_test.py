@@ -23,12 +23,12 @@ from scipy.stats import rankdata
 
 from .cohort import Cohort
 from .fit import loglik
-from .risk_set import risk_set_sums
+from .risk_set import RiskSets, event_time_terms, risk_set_sums
 
 TRANSFORMS = ("km", "identity", "rank", "log")
 
 
-def ph_test(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
+def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
     """R's cox.zph table for a Cox fit of ``cohort``: chisq, df, p by term and "GLOBAL".
 
     Parameters
@@ -38,7 +38,8 @@ def ph_test(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
     cohort : the engine.Cohort that was fitted (a FitResult keeps no data)
     transform : "km" (R's default) | "identity" | "rank" | "log"
     """
-    z = _Zph(res, cohort, transform)
+    cohort = fitted_cohort(res, cohort)
+    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
     p = len(z.names)
     rows, chisq, df = [], [], []
     for term, columns in z.terms.items():
@@ -56,12 +57,13 @@ def ph_test(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
     return out
 
 
-def scaled_schoenfeld(res, cohort: Cohort, transform: str = "km") -> pd.DataFrame:
+def scaled_schoenfeld(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
     """Scaled Schoenfeld residuals, one row per event (time order within strata): row (its
     position in the cohort), time, g (the transformed time), stratum (when stratified) and one
     column per coefficient, whose smooth against g estimates beta_j(t) (R's cox.zph(...)$y
     with terms=FALSE)."""
-    z = _Zph(res, cohort, transform)
+    cohort = fitted_cohort(res, cohort)
+    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
     p = len(z.names)
     vmean = z.imat[:p, :p] / np.where(z.weight == 0, 1.0, z.weight)
     scaled = np.full_like(z.schoenfeld, np.nan)
@@ -80,39 +82,76 @@ def scaled_schoenfeld(res, cohort: Cohort, transform: str = "km") -> pd.DataFram
     return out
 
 
+def information(res, cohort=None) -> pd.DataFrame:
+    """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
+    Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
+    coxph ``var``.  The same risk-set moments as the PH test's beta block."""
+    cohort = fitted_cohort(res, cohort)
+    keep, beta, ties = check_cox_fit(res, cohort)
+    return information_at(cohort, beta, ties, keep)
+
+
+def information_at(cohort, beta, ties="breslow", columns=None) -> pd.DataFrame:
+    """The observed information of the Cox partial likelihood of ``cohort`` at any ``beta``
+    (one value per column in ``columns``, default all), e.g. at 0 for the score test."""
+    keep = np.arange(cohort.p) if columns is None else np.asarray(columns)
+    z = _Zph(cohort, keep, np.asarray(beta, dtype=float), ties, "identity")
+    p = len(z.names)
+    return pd.DataFrame(z.imat[:p, :p], index=z.names, columns=z.names)
+
+
+def fitted_cohort(res, cohort=None):
+    """The cohort of a fit: ``cohort`` when given (check_cox_fit then checks it is the one),
+    else the one the fit keeps (``res.problem.cohort``)."""
+    if cohort is not None:
+        return cohort
+    problem = getattr(res, "problem", None)
+    if problem is None:
+        raise ValueError("this fit keeps no data: pass the cohort given to engine.fit.")
+    return problem.cohort
+
+
+def check_cox_fit(res, cohort):
+    """Check that ``res`` is an unpenalised Cox fit of ``cohort`` (same covariates and rows,
+    the same log-likelihood at its coefficients); return the columns with a finite estimate
+    (aliased NaN ones left out), their coefficients and the ties method."""
+    if not isinstance(cohort, Cohort):
+        raise TypeError("this check needs the engine.Cohort that was fitted as its second "
+                        f"argument, got {type(cohort).__name__}.")
+    spec = res.spec
+    if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
+        raise ValueError("the PH test and residuals take unpenalised Cox fits without cut "
+                         f"points (R's coxph); this fit is model={spec.get('model')!r}, "
+                         f"penalty={spec.get('penalty')!r}, "
+                         f"cut_points={spec.get('cut_points')!r}.")
+    if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:
+        raise ValueError("the cohort is not the one fitted: its covariates or rows differ "
+                         "from the fit's. Pass the cohort given to engine.fit.")
+    coef = res.coef.to_numpy(float)
+    if np.isinf(coef).any():
+        raise ValueError(f"coefficients {list(res.coef.index[np.isinf(coef)])} diverge; "
+                         "a finite fit is needed (remove or merge those columns).")
+    ties = spec["ties"]
+    fitted = loglik(cohort, np.nan_to_num(coef), ties=ties)
+    if not np.isclose(fitted, res.loglik, rtol=1e-6, atol=1e-8):
+        raise ValueError(f"the cohort's log-likelihood at the fitted coefficients is "
+                         f"{fitted:.6f}, the fit's {res.loglik:.6f}: pass the cohort given "
+                         "to engine.fit.")
+    keep = np.flatnonzero(np.isfinite(coef))     # aliased (NaN) columns left out
+    return keep, coef[keep], ties
+
+
 class _Zph:
     """Score, information and Schoenfeld residuals of the model extended by x * g(t)."""
 
-    def __init__(self, res, cohort, transform):
-        if not isinstance(cohort, Cohort):
-            raise TypeError("ph_test needs the engine.Cohort that was fitted as its second "
-                            f"argument, got {type(cohort).__name__}.")
+    def __init__(self, cohort, keep, beta, ties, transform):
         if transform not in TRANSFORMS:
             raise ValueError(f"transform must be one of {TRANSFORMS}, got {transform!r}")
-        spec = res.spec
-        if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
-            raise ValueError("ph_test checks unpenalised Cox fits without cut points (R's "
-                             f"cox.zph); this fit is model={spec.get('model')!r}, penalty="
-                             f"{spec.get('penalty')!r}, cut_points={spec.get('cut_points')!r}.")
-        if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:
-            raise ValueError("the cohort is not the one fitted: its covariates or rows differ "
-                             "from the fit's. Pass the cohort given to engine.fit.")
-        coef = res.coef.to_numpy(float)
-        if np.isinf(coef).any():
-            raise ValueError(f"coefficients {list(res.coef.index[np.isinf(coef)])} diverge; "
-                             "the PH test needs a finite fit (remove or merge those columns).")
-        ties = spec["ties"]
-        fitted = loglik(cohort, np.nan_to_num(coef), ties=ties)
-        if not np.isclose(fitted, res.loglik, rtol=1e-6, atol=1e-8):
-            raise ValueError(f"the cohort's log-likelihood at the fitted coefficients is "
-                             f"{fitted:.6f}, the fit's {res.loglik:.6f}: pass the cohort given "
-                             "to engine.fit.")
-        keep = np.flatnonzero(np.isfinite(coef))         # aliased (NaN) columns left out
+        self.beta = beta
         self.names = [cohort.names[j] for j in keep]
-        self.beta = coef[keep]
         self.terms = _terms(self.names, cohort.reference_levels)
-        X = cohort.X[:, keep].toarray()
-        X = X - X.mean(axis=0)
+        X = np.asfortranarray(cohort.X[:, keep].toarray())     # contiguous columns
+        X -= X.mean(axis=0)
         eta = X @ self.beta
         eta -= eta.mean()
         time = np.asarray(cohort.time)
@@ -140,25 +179,32 @@ class _Zph:
             t_event = np.unique(stop[rows][dead])
             if t_event.size == 0:
                 continue
-            rr = r[rows]
-            moments = np.column_stack([rr, rr[:, None] * x,
-                                       (rr[:, None, None] * x[:, :, None] * x[:, None, :])
-                                       .reshape(len(rows), p * p)])
-            at_risk = np.column_stack([risk_set_sums(start[rows], stop[rows], moments[:, q],
-                                                     t_event) for q in range(moments.shape[1])])
+            risk = RiskSets(start[rows], stop[rows], t_event)
             slot = np.searchsorted(t_event, stop[rows][dead])
-            died = np.zeros((t_event.size, moments.shape[1]))
-            np.add.at(died, slot, moments[dead])
-            m = np.bincount(slot, minlength=t_event.size).astype(float)
+            rr = r[rows]
+
+            def at_event_times(values):
+                """Risk-set sums and sums over the deaths, at each event time."""
+                return risk.sums(values), np.bincount(slot, values[dead], t_event.size)
+
+            when, share, frac, s0, xbar = event_time_terms(at_event_times, rr, x, slot,
+                                                           t_event.size, efron)
             dead_w = np.bincount(slot, w[rows][dead], minlength=t_event.size)
             g_t = np.zeros(t_event.size)
             g_t[slot] = g[rows][dead]
-            info, mean_x = self._time_terms(at_risk, died, m, dead_w, p, efron)
+            mean_x = np.column_stack([np.bincount(when, share * xbar[:, a], t_event.size)
+                                      for a in range(p)])    # Efron: the mean of the means
             self.u += (g[rows][dead] * w[rows][dead]) @ x[dead] - (g_t * dead_w) @ mean_x
-            for a, b, power in ((0, 0, 0), (0, 1, 1), (1, 1, 2)):
-                block = np.tensordot(g_t ** power, info, axes=1)
-                self.imat[a * p:(a + 1) * p, b * p:(b + 1) * p] = \
-                    self.imat[a * p:(a + 1) * p, b * p:(b + 1) * p] + block
+            for a in range(p):
+                for b in range(a, p):
+                    s2, d2 = at_event_times(rr * x[:, a] * x[:, b])
+                    s2_k = s2[when] - (1 - frac) * d2[when]
+                    info = np.bincount(when, dead_w[when] * share
+                                       * (s2_k / s0 - xbar[:, a] * xbar[:, b]), t_event.size)
+                    for i, j in {(a, b), (b, a)}:
+                        self.imat[i, j] += info.sum()
+                        self.imat[i, p + j] += g_t @ info
+                        self.imat[p + i, p + j] += (g_t ** 2) @ info
             order = np.argsort(stop[rows][dead], kind="stable")
             schoenfeld.append((x[dead] - mean_x[slot])[order])
             times.append(stop[rows][dead][order])
@@ -171,26 +217,6 @@ class _Zph:
         self.event_strata = np.concatenate(layer)
         self.event_rows = np.concatenate(positions)
         self.weight = sum(np.minimum.outer(used, used) for used in self.used)
-
-    @staticmethod
-    def _time_terms(at_risk, died, m, dead_w, p, efron):
-        """Per event time: information I_t (T, p, p) times the dead weight, and the mean of x
-        over the risk set (Efron: the mean of the means over the tied deaths), (T, p)."""
-        T = at_risk.shape[0]
-        info = np.zeros((T, p, p))
-        mean_x = np.zeros((T, p))
-        steps = int(m.max()) if efron else 1
-        for k in range(1, steps + 1):
-            active = m >= k
-            frac = np.where(efron, k / m, 1.0)[active]            # Efron: k/m of the deaths
-            sums = at_risk[active] - (1 - frac)[:, None] * died[active]
-            s0, s1 = sums[:, 0], sums[:, 1:1 + p]
-            s2 = sums[:, 1 + p:].reshape(-1, p, p)
-            xbar = s1 / s0[:, None]
-            share = (dead_w[active] / (m[active] if efron else 1.0))[:, None, None]
-            info[active] += share * (s2 / s0[:, None, None] - xbar[:, :, None] * xbar[:, None, :])
-            mean_x[active] += xbar / (m[active][:, None] if efron else 1.0)
-        return info, mean_x
 
 
 def _transform(transform, start, stop, event):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from .fit import _solve_model
+from .priors import penalty_value
 
 _TOL = 1e-11          # refits: the profile is differenced against the maximum
 _XTOL = 1e-9
@@ -27,8 +27,8 @@ def profile_confint(res, names=None, level: float = 0.95) -> pd.DataFrame:
     coefficient."""
     if not (isinstance(level, float) and 0.0 < level < 1.0):
         raise ValueError(f"level must be a number in (0, 1), got {level!r}")
-    if res._model is None:
-        raise ValueError("this FitResult holds no model to refit; profile it after engine.fit")
+    if res.problem is None:
+        raise ValueError("this FitResult holds no problem to refit; profile it after engine.fit")
     free = ~res.penalized.to_numpy() & np.isfinite(res.coef.to_numpy())
     if names is None:
         names = list(res.coef.index[free])
@@ -45,37 +45,30 @@ def profile_confint(res, names=None, level: float = 0.95) -> pd.DataFrame:
     crit = stats.chi2.ppf(level, 1) / 2.0
     rows = [_interval(res, index[name], crit) for name in names]
     out = pd.DataFrame(rows, index=pd.Index(names, name="covariate"), columns=["lower", "upper"])
-    res._model.set_beta(res._beta)
+    res.problem.set_beta(res.beta)
     return out
 
 
 def _interval(res, j, crit):
     """Both ends for coefficient j: where pl_max - pl(b) = crit."""
-    m = res._model
-    pen = res._penalty
-    on = res.penalized.to_numpy()
-    lam1 = np.where(on, pen.l1 if pen is not None else 0.0, 0.0)
-    lam2 = np.where(on, pen.l2 if pen is not None else 0.0, 0.0)
-    fixed = np.zeros(m.p, bool)
+    problem = res.problem
+    lam1, lam2 = problem.penalty_vectors(res.penalty)
+    fixed = np.zeros(problem.p, bool)
     fixed[j] = True
-    b_hat = res._beta
+    b_hat = res.beta
     warm = {"beta": b_hat.copy()}
-
-    def objective(beta):
-        return float(np.sum(lam1 * np.abs(beta)) + 0.5 * np.sum(lam2 * beta * beta))
-
-    m.set_beta(b_hat)
-    top = m.loglik() - objective(b_hat)
+    top = problem.loglik(b_hat) - penalty_value(b_hat, lam1, lam2)
 
     def drop(b):
         init = warm["beta"].copy()
         init[j] = b
-        state = _solve_model(m, lam1, lam2, init, fixed, "auto", _TOL, 1000, res.n_events)
+        state = problem.solve(lam1, lam2, init, fixed, solver="auto", tol=_TOL, max_iter=1000)
         warm["beta"] = state.beta.copy()
-        return top - (m.loglik() - objective(state.beta)) - crit
+        return top - (problem.loglik() - penalty_value(state.beta, lam1, lam2)) - crit
 
     se = res.se.iloc[j]
-    step = se * np.sqrt(2.0 * crit) if np.isfinite(se) and se > 0 else 1.0 / max(m.scale[j], 1e-12)
+    scale = problem.model.scale[j]
+    step = se * np.sqrt(2.0 * crit) if np.isfinite(se) and se > 0 else 1.0 / max(scale, 1e-12)
     ends = []
     for sign in (-1.0, 1.0):
         warm["beta"] = b_hat.copy()

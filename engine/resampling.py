@@ -3,7 +3,7 @@
 Both resample *subjects* (``cohort.id`` when present, else rows), never episodes, and both turn
 a resample into case weights on the rows of the one cohort: a held-out fold is weight 0, a
 subject drawn c times is weight c.  The data are never copied and the sorted layout is reused
-(``CoxModel.set_weights``).  Every draw comes from ``numpy.random.default_rng([seed, stream,
+(``Problem.set_weights``).  Every draw comes from ``numpy.random.default_rng([seed, stream,
 index])``: the fold assignment of repeat r and the counts of replicate b depend on nothing else.
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .fit import _prepare
+from .options import FitOptions
+from .problem import Problem
 from .parallel import WorkerCache
 
 FOLDS, BOOTSTRAP = 0, 1   # random streams
@@ -51,15 +52,13 @@ class WeightedRefits:
     """Base of the picklable CV and bootstrap tasks: the cohort, sorted once per worker thread
     into a model whose case weights change between fits."""
 
-    def __init__(self, cohort, ties, backend, unpenalized, tol, max_iter, model="cox"):
-        self.cohort, self.ties, self.backend, self.model = cohort, ties, backend, model
-        self.unpenalized, self.tol, self.max_iter = list(unpenalized), tol, max_iter
+    def __init__(self, cohort, options: FitOptions, unpenalized):
+        self.cohort, self.options, self.unpenalized = cohort, options, list(unpenalized)
         self.cache = WorkerCache()
 
-    def prepared(self):
-        return self.cache.get("prepared", lambda: _prepare(
-            self.cohort, model=self.model, ties=self.ties, unpenalized=self.unpenalized,
-            backend=self.backend))
+    def problem(self) -> Problem:
+        return self.cache.get("problem", lambda: Problem.from_cohort(
+            self.cohort, self.options, self.unpenalized))
 
     def base_weights(self) -> np.ndarray:
         c = self.cohort

@@ -12,6 +12,7 @@ import scipy.linalg as la
 from scipy import stats
 
 from .errors import ConvergenceWarning
+from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
 
@@ -29,6 +30,9 @@ class FitResult:
     penalized : pandas.Series of bool, which coefficients carry a penalty
     diverged : list of names whose likelihood is monotone (infinite estimate)
     spec : dict, the analysis as asked (model, ties, penalty, strata, ...) for provenance
+    problem : the prepared Problem the fit came from (profile intervals refit it;
+        ``problem.release()`` frees a kept GPU fit's device memory); beta : the coefficients as
+        fitted (diverging ones still finite); penalty : engine.L1 / L2 / None, as fitted
     """
 
     coef: pd.Series
@@ -42,9 +46,9 @@ class FitResult:
     n: int
     n_events: int
     history: list = field(default_factory=list, repr=False)
-    _model: object = field(default=None, repr=False)
-    _beta: np.ndarray = field(default=None, repr=False)  # as fitted: diverging ones held finite
-    _penalty: object = field(default=None, repr=False)   # engine.L1 / L2 / None, as fitted
+    problem: object = field(default=None, repr=False)    # engine.problem.Problem, for refits
+    beta: np.ndarray = field(default=None, repr=False)   # as fitted: diverging ones held finite
+    penalty: object = field(default=None, repr=False)    # engine.L1 / L2 / None, as fitted
 
     @cached_property
     def se(self) -> pd.Series:
@@ -67,15 +71,16 @@ class FitResult:
         t0 = time.perf_counter()
         se = pd.Series(np.nan, index=self.coef.index)
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
-        if cols.size and self._model is not None:
-            self._model.set_beta(self._beta)
+        if cols.size and self.problem is not None:
+            model = self.problem.model
+            model.set_beta(self.beta)
             names = self.coef.index[cols]
             if kind == "sandwich":
-                info, middle = self._model.sandwich(cols)
+                info, middle = model.sandwich(cols)
                 inv = _inverse(info, names)
                 cov = inv @ middle @ inv
             else:
-                cov = _inverse(self._model.information(cols)[2], names)
+                cov = _inverse(model.information(cols)[2], names)
             se.iloc[cols] = np.sqrt(np.diag(cov))
         self.timings[stage] = time.perf_counter() - t0
         return se
@@ -86,8 +91,6 @@ class FitResult:
         Each bound is where twice the drop of the profile log-likelihood (the others refitted,
         penalty kept) reaches the chi-square(1) quantile of ``level``; see engine.profile.
         """
-        from .profile import profile_confint
-
         return profile_confint(self, names, level)
 
     @property

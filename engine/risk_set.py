@@ -1,21 +1,59 @@
 """Weighted risk-set sizes at chosen times for (start, stop] rows: the count behind every
-Kaplan-Meier step and log-rank term."""
+Kaplan-Meier step and log-rank term, and the risk-set moments of the PH test."""
 from __future__ import annotations
 
 import numpy as np
 
 
-def risk_set_sums(start, stop, w, times):
-    """sum of w over rows with start < t <= stop, for each t in ``times``; O((N + T) log N).
+class RiskSets:
+    """The risk sets {start < t <= stop} at the given times, sorted once so that the sums of
+    many weight vectors over them cost O(N) each.
 
     Parameters
     ----------
-    start, stop, w : ndarray (n,), entry and exit times and case weights
+    start, stop : ndarray (n,), entry and exit times
     times : ndarray (m,)
     """
-    by_stop, by_start = np.argsort(stop), np.argsort(start)
-    ended = np.concatenate(([0.0], np.cumsum(w[by_stop])))[
-        np.searchsorted(stop[by_stop], times, side="left")]            # stop < t
-    entered = np.concatenate(([0.0], np.cumsum(w[by_start])))[
-        np.searchsorted(start[by_start], times, side="left")]          # start < t
-    return entered - ended
+
+    def __init__(self, start, stop, times):
+        self.by_stop = np.argsort(stop)
+        self.ended = np.searchsorted(stop[self.by_stop], times, side="left")       # stop < t
+        # without late entry (every start before the first time) all rows have entered
+        self.late = start.size > 0 and times.size > 0 and bool(np.max(start) >= np.min(times))
+        if self.late:
+            self.by_start = np.argsort(start)
+            self.entered = np.searchsorted(start[self.by_start], times, side="left")  # start < t
+
+    def sums(self, w):
+        """sum of w over each risk set; shape (m,)."""
+        ended = np.concatenate(([0.0], np.cumsum(w[self.by_stop])))[self.ended]
+        if not self.late:
+            return w.sum() - ended
+        entered = np.concatenate(([0.0], np.cumsum(w[self.by_start])))[self.entered]
+        return entered - ended
+
+
+def risk_set_sums(start, stop, w, times):
+    """sum of w over rows with start < t <= stop, for each t in ``times``; O((N + T) log N)."""
+    return RiskSets(start, stop, times).sums(w)
+
+
+def event_time_terms(at_event_times, rr, x, slot, size, efron):
+    """The terms of each event time's likelihood contribution, flattened: one per time
+    (Breslow), or one per tied death k = 1..m with k/m of the deaths' risk left in the risk
+    set (Efron).  Returns, per term: its time, share of the dead weight (1 or 1/m), k/m,
+    S0 and the mean of x, shape (E, p)."""
+    s0_all, d0_all = at_event_times(rr)
+    moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
+    s1_all = np.column_stack([m[0] for m in moments])
+    d1_all = np.column_stack([m[1] for m in moments])
+    m = np.bincount(slot, minlength=size)
+    if efron:
+        time = np.repeat(np.arange(size), m)
+        k = np.arange(time.size) - np.repeat(np.cumsum(m) - m, m) + 1.0
+        frac, share = k / m[time], 1.0 / m[time]
+    else:
+        time, frac, share = np.arange(size), np.ones(size), np.ones(size)
+    s0 = s0_all[time] - (1 - frac) * d0_all[time]
+    xbar = (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]
+    return time, share, frac, s0, xbar

@@ -1,17 +1,17 @@
-"""Synthetic sparse survival cohorts, as in the seeds' synthetic experiments.
+"""Synthetic sparse survival cohorts, as in the papers' (Yang2022, Yang2024) synthetic experiments.
 
-Design (seed 000, sec. 3.1; seed 001, sec. 3.1 / Fig. 4):
+Design (Yang2024, sec. 3.1; Yang2022, sec. 3.1 / Fig. 4):
 
 - X is an N x P binary matrix; every entry is 1 independently with probability `density`
   (the seeds use 5%, "95% sparsity"), built directly as CSC, column by column.
 - beta_j ~ N(0, 1) x Bernoulli(`nonzero`): on average 80% of the true coefficients are 0
-  (the seeds' "N(0,1) x Bernoulli(0.80)", where 0.80 is the chance of a zero).
+  (the papers' (Yang2022, Yang2024) "N(0,1) x Bernoulli(0.80)", where 0.80 is the chance of a zero).
 - T_i ~ Exponential(rate = h_k exp(x_i' beta)); h_k = 1 without strata, and with
   `baseline_sd` > 0 each stratum k gets its own baseline rate h_k = exp(baseline_sd * Z_k).
-- Strata (seed 000 sec. 3.1 stratifies the same design): K strata of equal size (up to one row),
+- Strata (Yang2024 sec. 3.1 stratifies the same design): K strata of equal size (up to one row),
   assigned to rows at random; K = N/2 gives strata of two rows.
 - Independent censoring C, exponential or uniform on (0, u), its rate (or u) solved so that the
-  expected censored fraction P(C < T) is `censoring`. The seeds' Cox simulations have no
+  expected censored fraction P(C < T) is `censoring`. The papers' Cox simulations have no
   censoring (`censoring=0`); 0.5 is the default here to exercise censored risk sets.
 - time = min(T, C), event = T <= C.
 

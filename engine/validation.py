@@ -6,6 +6,7 @@ values, and say how to fix the data.
 """
 import difflib
 import hashlib
+import re
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,9 @@ import pandas as pd
 from .errors import CohortError
 
 SHOWN_ROWS = 5
+MAX_COVARIATE = 1e150     # beyond this x^2 (in every information matrix) overflows float64
+_THOUSANDS = re.compile(r"^[-+]?\d{1,3}([,'\u00a0 ]\d{3})+([.]\d+)?$")
+_DATE = re.compile(r"^(\d{4}-\d{1,2}-\d{1,2}([ T].*)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})$")
 
 
 def _show(value):
@@ -223,6 +227,49 @@ def check_covariates_finite(X, names, labels=None):
         f"{'; '.join(parts)}. Remove or impute these rows, or leave the columns out (for a "
         'complete-case analysis pass missing="drop" to Cohort.from_frame).'
     )
+
+
+def check_covariates_scale(X, names, labels=None):
+    """Raise, naming the column, where |x| > 1e150: x^2 overflows in the information."""
+    bad = np.flatnonzero(np.abs(X.data) > MAX_COVARIATE)
+    if len(bad) == 0:
+        return
+    columns = np.searchsorted(X.indptr, bad, side="right") - 1
+    j = columns[0]
+    entries = bad[columns == j]
+    raise CohortError(
+        f"covariate {names[j]!r} has {len(entries)} value(s) beyond +-{MAX_COVARIATE:g}: "
+        f"{describe_rows(X.indices[entries], X.data[entries], labels)}. Their squares overflow "
+        "in the fit: rescale the column (e.g. log, or thousands) or correct the values.")
+
+
+def check_flat(series, name, role, labels=None):
+    """Raise if an object column holds nested values (lists, arrays, dicts: e.g. a Parquet list
+    or struct column), which cannot be a number or a category."""
+    if series.dtype != object or pd.api.types.infer_dtype(series, skipna=True) in (
+            "string", "bytes", "integer", "floating", "mixed-integer-float", "decimal",
+            "boolean", "empty"):
+        return                       # a C scan settles the common cases; no per-value call
+    nested = series.map(lambda value: isinstance(value, (list, tuple, dict, set, np.ndarray)))
+    fail_rows(nested.to_numpy(dtype=bool), series.to_numpy(dtype=object), name, role,
+              "nested values (lists or records)",
+              "Flatten the column first (one value per row), or leave it out.", labels)
+
+
+def check_not_number_like(levels, name, labels=None):
+    """Raise if most text levels of a covariate are numbers with thousands separators or dates,
+    which would otherwise be one-hot encoded as categories."""
+    text = [str(level).strip() for level in levels]
+    for pattern, what, fix in (
+            (_THOUSANDS, "numbers written with thousands separators (e.g. '1,234')",
+             f"pd.to_numeric(df[{name!r}].str.replace(',', ''))"),
+            (_DATE, "dates written as text",
+             f"(pd.to_datetime(df[{name!r}]) - origin).dt.days")):
+        matches = [t for t in text if pattern.match(t)]
+        if len(matches) > len(text) / 2:
+            raise CohortError(f"column {name!r} (covariate) holds {what}: {matches[:3]}; as "
+                              "text it would be one category per value. Convert it to "
+                              f"numbers first, e.g. {fix}.")
 
 
 def _nonempty_reduce(ufunc, values, X, dtype=None):

@@ -30,22 +30,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "browser: drives the Panel app in a headless browser")
 
 
-def _find_rossi() -> pd.DataFrame:
-    for p in (
-        ROOT / "sample_data" / "rossi.csv",
-        ROOT.parent / "shared" / "data" / "lifelines" / "rossi.csv",
-        Path("/work/shared/data/lifelines/rossi.csv"),
-    ):
-        if p.exists():
-            return pd.read_csv(p)
-    from lifelines.datasets import load_rossi  # same data (lifelines ships R's rossi)
-
-    return load_rossi()
-
-
 @pytest.fixture(scope="session")
 def rossi() -> pd.DataFrame:
-    df = _find_rossi()
+    df = pd.read_csv(ROOT / "sample_data" / "rossi.csv")
     assert df.shape == (432, 9)
     return df
 

@@ -1,17 +1,17 @@
 """NumPy references of the GPU backend's device passes, beside the CUDA sources they mirror.
 
 ``grad_hess`` is cuda/coordinate_grad_hess.cu written with the NumPy flag-value scan of
-engine/backends/flag_scan_reference.py: the same tiles, the same two-flag tuple (risk-set sums
+tests/flag_scan_reference.py: the same tiles, the same two-flag tuple (risk-set sums
 restarting at stratum heads, tied events' sums at tie-group heads), the same entry-time merge
-through gpu_layout.late and the same fixed-order reductions (per thread, per block, over
+through cox_gpu_layout.late and the same fixed-order reductions (per thread, per block, over
 blocks), in any dtype, so a float32 run of it estimates the float32 kernels' rounding.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from engine.backends.flag_scan_reference import IPT, THREADS, segmented_scan
-from engine.backends.gpu_layout import GROUP_HEAD
+from flag_scan_reference import IPT, THREADS, segmented_scan
+from engine.row_flags import GROUP_HEAD
 from engine.modeldata import EVENT, GROUP_END, HEAD
 
 
@@ -45,7 +45,7 @@ def _tree(x):
 def grad_hess(md, lay, D, flags, x, efron, dtype=np.float64):
     """dl/dbeta_j and -d2l/dbeta_j^2 for the dense column x, as the fused kernel computes them.
 
-    lay: gpu_layout.Layout; flags: current flags (EVENT as after set_weights)."""
+    lay: cox_gpu_layout.Layout; flags: current flags (EVENT as after set_weights)."""
     D, x, w = (np.asarray(a, dtype) for a in (D, x, md.weights))
     ev = ((flags & EVENT) != 0).astype(dtype)
     xd = x * D

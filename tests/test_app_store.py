@@ -261,7 +261,7 @@ def test_detect_device_says_cpu_without_cuda():
     try:
         import cupy  # noqa: F401
     except ImportError:
-        assert text == "CPU (no CUDA device)"
+        assert text == "CPU (no GPU: CuPy is not installed (pip install 'survscan[gpu]'))"
 
 
 def test_fine_gray_uses_causes_breslow_and_the_script_reproduces_it():

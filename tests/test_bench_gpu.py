@@ -2,7 +2,7 @@
 import pytest
 
 from bench.__main__ import main
-from engine.backends.gpu import device_count
+from engine.device import device_count
 
 
 @pytest.mark.skipif(device_count() > 0, reason="a CUDA device is present: the benchmark would run")

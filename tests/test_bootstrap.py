@@ -38,6 +38,26 @@ def test_a_replicate_equals_the_fit_on_copied_rows():
     np.testing.assert_allclose(boot.replicates.iloc[2], direct, rtol=1e-8, atol=1e-10)
 
 
+def test_fine_gray_and_logistic_replicates_equal_fits_on_copied_rows():
+    """Every model bootstraps by count weights: Fine-Gray (its censoring Kaplan-Meier
+    re-estimated with them) and logistic equal their fits on the rows repeated."""
+    df = engine.datasets.load_bmtcrr().assign(male=lambda d: (d["Sex"] == "M").astype(float))
+    fg = engine.Cohort.from_frame(df, time="ftime", event="Status", covariates=["Age", "male"],
+                                  competing_risks=True)
+    binary = engine.Cohort.from_frame(df.assign(relapse=(df["Status"] == 1).astype(int)),
+                                      time="ftime", event="relapse", covariates=["Age", "male"])
+    for cohort, model in ((fg, "fine_gray"), (binary, "logistic")):
+        boot = engine.bootstrap(cohort, model=model, replicates=2, seed=5, tol=1e-12)
+        codes, n_subjects = subjects(cohort)
+        rows = np.repeat(np.arange(cohort.n), bootstrap_counts(n_subjects, 5, 1)[codes])
+        copied = engine.Cohort.from_frame(df.iloc[rows].assign(
+            relapse=(df["Status"].iloc[rows] == 1).astype(int)), time="ftime",
+            event="Status" if model == "fine_gray" else "relapse",
+            covariates=["Age", "male"], competing_risks=model == "fine_gray")
+        direct = engine.fit(copied, model=model, tol=1e-12).coef
+        np.testing.assert_allclose(boot.replicates.iloc[1], direct, rtol=1e-7, atol=1e-9)
+
+
 def test_subjects_are_resampled_whole():
     ids = np.repeat(np.arange(50), 3)
     cohort = engine.Cohort.from_arrays(time=np.tile([1.0, 2.0, 3.0], 50),

@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+import engine
 from engine.cohort import Cohort
 from engine.errors import DataWarning
 
-DATA = "/work/shared/data/lifelines"
 
 
 @pytest.fixture
 def rossi():
-    return pd.read_csv(f"{DATA}/rossi.csv")
+    return engine.datasets.load_rossi()
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def test_from_arrays_large_sparse_design():
 
 
 def test_stanford_heart_counting_process():
-    heart = pd.read_csv(f"{DATA}/stanford_heart.csv")
+    heart = engine.datasets.load_stanford_heart()
     cohort = Cohort.from_frame(heart, time="stop", event="event", start="start", id="id")
     assert (cohort.n, cohort.n_events) == (172, 75)
     assert cohort.names == ["age", "year", "surgery", "transplant"]

@@ -2,7 +2,7 @@
 
 Oracles: the brute-force definitions in tests/oracles.py, statsmodels PHReg (Breslow and
 Efron, strata), lifelines CoxPHFitter (Efron, strata, case weights) and R coxph's published
-rossi values (/work/shared/data/README.md). Tolerance: 1e-6 relative on coef, loglik and se
+rossi values (R survival's coxph on rossi, Efron ties). Tolerance: 1e-6 relative on coef, loglik and se
 (the design's "Checking the numbers"); the published values at their printed precision.
 """
 
@@ -27,7 +27,7 @@ ROSSI_COVS = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 ROSSI_NOT_RACE = ["fin", "age", "wexp", "mar", "paro", "prio"]
 SOLVERS = ["auto", "ccd", "newton"]
 
-# R coxph (Efron), /work/shared/data/README.md, printed to 7 decimals.
+# R coxph (Efron) on rossi, printed to 7 decimals.
 R_ROSSI_EFRON = {
     "fin": -0.3794222, "age": -0.0574377, "race": 0.3138998, "wexp": -0.1497957,
     "mar": -0.4337039, "paro": -0.0848711, "prio": 0.0914971,

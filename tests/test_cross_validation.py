@@ -67,6 +67,29 @@ def test_score_is_full_minus_training_loglik_at_the_training_fit(ties):
         assert cv.curve["r0_f1"].iloc[row] == pytest.approx(expected, rel=1e-7, abs=1e-7)
 
 
+def test_fine_gray_score_is_full_minus_training_pseudo_loglik():
+    """Fine-Gray folds: the training fit (censoring weights from the training rows alone) and
+    the score l(beta_-k) - l_-k(beta_-k), equal to fits and log pseudo-likelihoods of the
+    cohorts built from the rows themselves."""
+    df = engine.datasets.load_bmtcrr().assign(male=lambda d: (d["Sex"] == "M").astype(float),
+                                              aml=lambda d: (d["D"] == "AML").astype(float))
+
+    def cohort_of(frame):
+        return engine.Cohort.from_frame(frame, time="ftime", event="Status",
+                                        covariates=["Age", "male", "aml"], competing_risks=True)
+
+    cohort = cohort_of(df)
+    cv = engine.cross_validate(cohort, model="fine_gray", folds=3, grid=3, seed=1, tol=1e-12)
+    keep = fold_of_rows(cohort, 3, seed=1, repeat=0) != 2
+    train = cohort_of(df[keep].reset_index(drop=True))
+    lam = cv.curve["lambda"].iloc[2]
+    beta = engine.fit(train, model="fine_gray", penalty=engine.L1(lam),
+                      tol=1e-12).coef.to_numpy()
+    expected = (engine.loglik(cohort, beta, model="fine_gray")
+                - engine.loglik(train, beta, model="fine_gray"))
+    assert cv.curve["r0_f2"].iloc[2] == pytest.approx(expected, rel=1e-7, abs=1e-7)
+
+
 def test_lambda_max_and_default_grid():
     cohort = _small()
     cv = engine.cross_validate(cohort, folds=3, seed=0)

@@ -16,7 +16,7 @@ import engine
 from cuda_emulator import CXX, SCHEDULES, EmulatorError, Module, schedule
 from cuda_emulator.cupy_on_cpu import installed
 from engine import modeldata
-from engine.backends.cpu import CpuBackend
+from engine.backends.cox_cpu import CoxCpuBackend
 from engine.modeldata import HEAD
 
 TOY = r'''
@@ -123,10 +123,10 @@ def _segmented_cumsum(values, heads):
 @pytest.fixture(scope="module")
 def large(cp):
     """N = 300,000 (293 tiles: the carry scans run in two rounds of 256), 500 strata, ties."""
-    from engine.backends.gpu import GpuBackend
+    from engine.backends.cox_gpu import CoxGpuBackend
     cohort = engine.simulate(300_000, 3, n_strata=500, seed=11, density=0.3)
     md = modeldata.build(cohort)
-    gpu = GpuBackend(modeldata.build(cohort), True)
+    gpu = CoxGpuBackend(modeldata.build(cohort), True)
     return md, gpu
 
 
@@ -147,7 +147,7 @@ def test_segmented_scan_kernel_over_many_tiles(large, cp):
 
 def test_fused_kernel_over_many_tiles(large):
     md, gpu = large
-    cpu = CpuBackend(md, True)
+    cpu = CoxCpuBackend(md, True)
     beta = np.array([0.3, -0.2, 0.1])
     cpu.set_beta(beta)
     gpu.set_beta(beta)
@@ -159,7 +159,7 @@ def test_fused_kernel_over_many_tiles(large):
 def test_kernels_have_no_race(cp):
     """The backend's kernels give bit-identical results whatever order a block's threads run
     in between barriers (strata, ties, entry times, Efron)."""
-    from engine.backends.gpu import GpuBackend
+    from engine.backends.cox_gpu import CoxGpuBackend
     heart = engine.datasets.load_stanford_heart()
     cohorts = [engine.simulate(3000, 4, n_strata=40, seed=4, density=0.5),
                engine.Cohort.from_frame(heart, time="stop", event="event", start="start",
@@ -169,7 +169,7 @@ def test_kernels_have_no_race(cp):
         seen = set()
         for name in SCHEDULES:
             with schedule(name):
-                gpu = GpuBackend(modeldata.build(cohort), True)
+                gpu = CoxGpuBackend(modeldata.build(cohort), True)
                 gpu.set_beta(np.linspace(-0.2, 0.3, md.p))
                 numbers = [gpu.grad_hess(j) for j in range(md.p)]
                 numbers += [gpu.loglik_gradient()[1].tolist()]
@@ -211,10 +211,10 @@ def test_launch_limits_are_a_devices(toy, cp):
 def test_scan_of_more_columns_than_one_launch_takes(cp, monkeypatch):
     """More columns than gridDim.y allows are scanned in several launches (the limit lowered
     here so the test stays small)."""
-    from engine.backends import gpu as gpu_module
-    from engine.backends.gpu import GpuBackend
+    from engine.backends import cox_gpu as gpu_module
+    from engine.backends.cox_gpu import CoxGpuBackend
     cohort = engine.simulate(1500, 2, n_strata=7, seed=1)
-    gpu = GpuBackend(modeldata.build(cohort), False)
+    gpu = CoxGpuBackend(modeldata.build(cohort), False)
     values = np.random.default_rng(2).integers(-3, 4, size=(5, 1500)).astype(float)
     flags = cp.asarray(gpu.md.flags)
     whole = gpu.scan(cp.asarray(values), flags, HEAD, False).get()
@@ -241,7 +241,7 @@ with installed() as cp:
 '''
 
 
-def _under_asan(args, timeout=600):
+def _under_asan(args, timeout=1500):
     libasan = subprocess.run([CXX, "-print-file-name=libasan.so"], capture_output=True,
                              text=True).stdout.strip()
     env = {**os.environ, "SURVSCAN_EMULATOR_ASAN": "1", "LD_PRELOAD": libasan,

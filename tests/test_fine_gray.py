@@ -103,7 +103,7 @@ def test_coordinate_scans_information_and_curvature_match_brute_force(case):
     # identity as design, the oracle's gradient and information are exactly those
     eta = X @ beta
     ident = np.eye(len(time_))
-    ll, r, h = m.backend._pass(2)
+    ll, r, h = m.backend.risk_set_pass(2)
     order = m.data.order
     wev = np.where(m.data.flags & 1, m.data.weights, 0.0)
     np.testing.assert_allclose((wev - r), O.gradient(time_, code, ident, eta, 1, w, s)[order],
@@ -144,7 +144,7 @@ def test_sandwich_matches_fine_gray_formula(case, censoring_strata):
     info, middle, V = O.sandwich(time_, code, X, beta, 1, w, s, cg)
     np.testing.assert_allclose(res.se, np.sqrt(np.diag(V)), rtol=1e-8)
     np.testing.assert_allclose(res.se_model, np.sqrt(np.diag(np.linalg.inv(info))), rtol=1e-8)
-    m_info, m_middle = res._model.sandwich(np.arange(3))
+    m_info, m_middle = res.problem.model.sandwich(np.arange(3))
     np.testing.assert_allclose(m_middle, middle, rtol=1e-8, atol=1e-12 * np.abs(middle).max())
 
 
@@ -195,7 +195,7 @@ def test_sandwich_is_fast_at_n10000_p10():
     cohort = engine.Cohort.from_arrays(time=rng.exponential(1.0, n), event=code, X=X,
                                        names=[f"x{j}" for j in range(p)], competing_risks=True)
     res = engine.fit(cohort, model="fine_gray", cause=1)
-    res._model.sandwich(np.arange(p))           # compiled
+    res.problem.model.sandwich(np.arange(p))           # compiled
     t0 = time.perf_counter()
     se = res.se
     assert time.perf_counter() - t0 < 1.0

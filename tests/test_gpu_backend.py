@@ -3,7 +3,7 @@
 Every test runs twice:
 - ``device``: real CuPy on a CUDA device, marked ``gpu``, skipped with the reason where CuPy or a
   device is missing;
-- ``emulator``: the unchanged GpuBackend with the CuPy stand-in of tests/cuda_emulator, whose
+- ``emulator``: the unchanged CoxGpuBackend with the CuPy stand-in of tests/cuda_emulator, whose
   kernels are the real sources of engine/backends/cuda/ compiled for the CPU (threads of a block
   as fibers with real barriers, kernel arguments checked against the C parameter types, device
   arrays that refuse implicit conversion to NumPy).  It runs everywhere; it proves the kernels'
@@ -18,8 +18,8 @@ import pytest
 
 import engine
 from engine import modeldata
-from engine.backends.cpu import CpuBackend
-from engine.backends.gpu import device_count
+from engine.backends.cox_cpu import CoxCpuBackend
+from engine.device import device_count
 
 if importlib.util.find_spec("cupy") is None:
     _NO_DEVICE = "CuPy is not installed (pip install 'survscan[gpu]'): the GPU backend cannot run"
@@ -75,9 +75,9 @@ def cohorts(where):
 
 
 def _pair(cohort, efron, **gpu_options):
-    from engine.backends.gpu import GpuBackend
+    from engine.backends.cox_gpu import CoxGpuBackend
     md = modeldata.build(cohort)
-    cpu, gpu = CpuBackend(md, efron), GpuBackend(modeldata.build(cohort), efron, **gpu_options)
+    cpu, gpu = CoxCpuBackend(md, efron), CoxGpuBackend(modeldata.build(cohort), efron, **gpu_options)
     beta = np.random.default_rng(1).normal(size=md.p) * 0.1
     cpu.set_beta(beta)
     gpu.set_beta(beta)
@@ -111,7 +111,7 @@ def test_kernels_equal_cpu(cohorts, name, efron):
 def test_quadratic_step_equals_cpu(cohorts, name, monkeypatch):
     """The proximal-Newton step of solver='auto': Gram matrix on the device, both branches
     (s x s system; the column-wise pass used above 2,000 columns, forced here)."""
-    from engine.backends import gpu as gpu_module
+    from engine.backends import cox_gpu as gpu_module
     md, cpu, gpu = _pair(cohorts[name], True)
     coords = np.arange(md.p)
     lam1, lam2 = np.full(md.p, 0.5), np.zeros(md.p)
@@ -152,12 +152,12 @@ def test_fit_equals_cpu(cohorts, name, ties, penalty, solver):
 
 def test_auto_takes_the_gpu(where):
     from engine.backends import get_backend
-    from engine.backends.gpu import GpuBackend
-    assert get_backend("auto") is GpuBackend
+    from engine.backends.cox_gpu import CoxGpuBackend
+    assert get_backend("cox", "auto") is CoxGpuBackend
 
 
 def test_float32_close_to_float64(cohorts):
-    """The float32 kernels against the float64 CPU: the bounds engine/backends/gpu.py states."""
+    """The float32 kernels against the float64 CPU: the bounds engine/backends/cox_gpu.py states."""
     md, cpu, gpu32 = _pair(cohorts["sparse"], False, dtype=np.float32)
     for j in range(min(md.p, 20)):
         g, h = cpu.grad_hess(j)
@@ -169,17 +169,18 @@ def test_float32_close_to_float64(cohorts):
 def test_cycle_graph_equals_launches(cohorts, name):
     """solver='ccd' cycles replayed from a captured CUDA graph equal the same launches made one
     by one, bit for bit, and the CPU's cycles to 1e-8; one capture serves every cycle."""
-    from engine.backends.gpu import GpuBackend
+    from engine.backends.cox_gpu import CoxGpuBackend
     from engine.models.cox import CoxModel
     from engine.solvers import ccd
+    from engine.solvers.state import SolverState
     cohort = cohorts[name]
     betas, modes = {}, {}
     for run_on in ("cpu", "graph", "launches"):
         model = CoxModel(cohort, ties="efron", backend="cpu")
         if run_on != "cpu":
-            model.backend = GpuBackend(model.data, True, graphs=run_on == "graph")
+            model.backend = CoxGpuBackend(model.data, True, graphs=run_on == "graph")
         p = model.p
-        state = ccd.SolverState(beta=np.zeros(p), lam1=np.full(p, 2.0), lam2=np.zeros(p),
+        state = SolverState(beta=np.zeros(p), lam1=np.full(p, 2.0), lam2=np.zeros(p),
                                 frozen=np.zeros(p, bool))
         ccd.run(model, state, tol=1e-10, max_iter=60)
         betas[run_on] = state.beta.copy()
@@ -245,7 +246,7 @@ def test_too_big_for_the_device_is_a_clear_error(cohorts, monkeypatch):
     ways out, instead of CuPy's OutOfMemoryError halfway through."""
     import cupy
 
-    from engine.backends.gpu import device_bytes
+    from engine.backends.cox_gpu import device_bytes
     md = modeldata.build(cohorts["sparse"])
     need = device_bytes(md, 8)
     assert need > md.indices.size * 12 + md.n * 8 * 5          # at least X, eta, D, w, wev, xs

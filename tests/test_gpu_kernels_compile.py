@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backends.gpu import _ENTRY_POINTS, CUDA_DIR, SOURCES, THREADS
+from engine.backends.cox_gpu import _ENTRY_POINTS, CUDA_DIR, SOURCES, THREADS
 
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists()
                                 else None)

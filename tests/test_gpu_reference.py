@@ -1,11 +1,11 @@
 """The GPU backend's algorithms pinned on the CPU (no device needed).
 
-- flag_scan_reference (seed 000 eq. 18, with the CUDA kernels' tiles and order) against a
+- flag_scan_reference (Yang2024 eq. 18, with the CUDA kernels' tiles and order) against a
   straightforward segmented cumsum, including hypothesis tests;
-- gpu_layout + gpu_risk_set (the device log-likelihood pass and information matrix, run here
-  with NumPy and SciPy for CuPy) against the Numba kernels of CpuBackend;
+- cox_gpu_layout + cox_gpu_risk_set (the device log-likelihood pass and information matrix, run here
+  with NumPy and SciPy for CuPy) against the Numba kernels of CoxCpuBackend;
 - tests/gpu_reference.grad_hess (cuda/coordinate_grad_hess.cu in NumPy) against
-  CpuBackend.grad_hess, and its float32 run: the error documented in engine/backends/gpu.py.
+  CoxCpuBackend.grad_hess, and its float32 run: the error documented in engine/backends/cox_gpu.py.
 """
 import numpy as np
 import pytest
@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 import engine
 import gpu_reference as ref
 from engine import modeldata
-from engine.backends.cpu import CpuBackend
-from engine.backends.flag_scan_reference import combine, segmented_scan
-from engine.backends.gpu_layout import event_groups, layout
-from engine.backends.gpu_risk_set import information_matrix, risk_set_pass
+from engine.backends.cox_cpu import CoxCpuBackend
+from flag_scan_reference import combine, segmented_scan
+from engine.backends.cox_gpu_layout import event_groups, layout
+from engine.backends.cox_gpu_risk_set import information_matrix, risk_set_pass
 
 COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
@@ -102,7 +102,7 @@ def _numpy_scan(cols, flags, bit, reverse):
 def _backend(name, efron, weighted):
     cohort = COHORTS[name]
     md = modeldata.build(cohort)
-    be = CpuBackend(md, efron)
+    be = CoxCpuBackend(md, efron)
     be.set_beta(np.random.default_rng(1).normal(size=md.p) * 0.1)
     if weighted:
         w = np.random.default_rng(3).integers(0, 3, size=md.n).astype(float)
@@ -119,18 +119,18 @@ def test_device_pass_equals_cpu(name, efron, weighted):
     md, be = _backend(name, efron, weighted)
     lay, groups = layout(md), event_groups(md.flags, md.weights, efron)
     lay.flags = np.where(md.weights > 0, lay.flags, lay.flags & ~np.uint8(1)).astype(np.uint8)
-    ll, r, h = be._pass(2)
-    ll2, r2, h2 = risk_set_pass(np, _numpy_scan, lay, groups, be.eta, be.D, md.weights,
-                                md.flags, be.shift, md.start_order, 2)
+    ll, r, h = be.risk_set_pass(2)
+    ll2, r2, h2 = risk_set_pass(np, _numpy_scan, lay, groups, be.state.eta, be.state.D, md.weights,
+                                md.flags, be.state.shift, md.start_order, 2)
     assert ll2 == pytest.approx(ll, rel=1e-12)
     np.testing.assert_allclose(r2, r, rtol=1e-11, atol=1e-14 * np.abs(r).max())
     np.testing.assert_allclose(h2, h, rtol=1e-11, atol=1e-14 * np.abs(h).max())
 
     cols = np.arange(md.p)
     _, _, info = be.information(cols)
-    Xs = be.sorted_block(cols)
-    _, r1, _ = be._pass(1)
-    info2 = information_matrix(np, _numpy_scan, lay, groups, Xs, r1, be.D, md.flags,
+    Xs = be.state.sorted_block(cols)
+    _, r1, _ = be.risk_set_pass(1)
+    info2 = information_matrix(np, _numpy_scan, lay, groups, Xs, r1, be.state.D, md.flags,
                                md.start_order, chunk_bytes=8 * md.n * 3)
     np.testing.assert_allclose(info2, info, rtol=1e-10, atol=1e-12 * np.abs(info).max())
 
@@ -144,14 +144,14 @@ def test_fused_kernel_reference_equals_cpu(name, efron, weighted):
         x = np.zeros(md.n)
         x[rows] = vals
         g, h = be.grad_hess(j)
-        g2, h2 = ref.grad_hess(md, lay, be.D, md.flags, x, efron)
+        g2, h2 = ref.grad_hess(md, lay, be.state.D, md.flags, x, efron)
         assert g2 == pytest.approx(g, rel=1e-10, abs=1e-12 * h)
         assert h2 == pytest.approx(h, rel=1e-10)
 
 
 def _float32_error(cohort, efron, beta_scale=0.1):
     md = modeldata.build(cohort)
-    be = CpuBackend(md, efron)
+    be = CoxCpuBackend(md, efron)
     be.set_beta(np.random.default_rng(1).normal(size=md.p) * beta_scale)
     lay = layout(md)
     worst_g = worst_h = 0.0
@@ -160,7 +160,7 @@ def _float32_error(cohort, efron, beta_scale=0.1):
         x = np.zeros(md.n)
         x[rows] = vals
         g, h = be.grad_hess(j)
-        g32, h32 = ref.grad_hess(md, lay, be.D, md.flags, x, efron, dtype=np.float32)
+        g32, h32 = ref.grad_hess(md, lay, be.state.D, md.flags, x, efron, dtype=np.float32)
         worst_g = max(worst_g, abs(g32 - g) / max(abs(g), 1e-3 * h))
         worst_h = max(worst_h, abs(h32 - h) / h)
     return worst_g, worst_h

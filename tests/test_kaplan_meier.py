@@ -14,13 +14,8 @@ from lifelines.exceptions import StatisticalWarning
 from lifelines.utils import median_survival_times
 
 import engine
+from r_survival_data import AML
 
-# R's aml (survival package, LGPL): acute myelogenous leukaemia, Miller (1981)
-AML = pd.DataFrame({
-    "time": [9, 13, 13, 18, 23, 28, 31, 34, 45, 48, 161, 5, 5, 8, 8, 12, 16, 23, 27, 30, 33, 43,
-             45],
-    "status": [1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1],
-    "x": ["Maintained"] * 11 + ["Nonmaintained"] * 12})
 
 # summary(survfit(Surv(time, status) ~ x, aml)) in R survival's tests/doaml.Rout.save
 R_AML = {

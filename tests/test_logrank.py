@@ -14,12 +14,7 @@ from lifelines.statistics import multivariate_logrank_test
 from statsmodels.duration.survfunc import survdiff
 
 import engine
-
-AML = pd.DataFrame({
-    "time": [9, 13, 13, 18, 23, 28, 31, 34, 45, 48, 161, 5, 5, 8, 8, 12, 16, 23, 27, 30, 33, 43,
-             45],
-    "status": [1, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1],
-    "x": ["Maintained"] * 11 + ["Nonmaintained"] * 12})
+from r_survival_data import AML
 
 
 def test_aml_against_R():

@@ -4,7 +4,6 @@ test of the extended model computed by statsmodels' PHReg.
 R values: survival package (Therneau), tests/Examples/survival-Ex.Rout.save (cox.zph of
 ovarian, printed to 3 decimals) and tests/zph.R (closed-form score tests on a 6-row example).
 """
-import io
 
 import numpy as np
 import pandas as pd
@@ -13,36 +12,7 @@ from lifelines import CoxPHFitter
 from statsmodels.duration.hazard_regression import PHReg
 
 import engine
-
-# R's ovarian (survival package, LGPL; Edmonson et al. 1979)
-OVARIAN = pd.read_csv(io.StringIO("""futime,fustat,age,resid_ds,rx,ecog_ps
-59,1,72.3315,2,1,1
-115,1,74.4932,2,1,1
-156,1,66.4658,2,1,2
-421,0,53.3644,2,2,1
-431,1,50.3397,2,1,1
-448,0,56.4301,1,1,2
-464,1,56.9370,2,2,2
-475,1,59.8548,2,2,2
-477,0,64.1753,2,1,1
-563,1,55.1781,1,2,2
-638,1,56.7562,1,1,2
-744,0,50.1096,1,2,1
-769,0,59.6301,2,2,2
-770,0,57.0521,2,2,1
-803,0,39.2712,1,1,1
-855,0,43.1233,1,1,2
-1040,0,38.8932,2,1,2
-1106,0,44.6000,1,1,1
-1129,0,53.9068,1,2,1
-1206,0,44.2055,2,2,1
-1227,0,59.5890,1,2,2
-268,1,74.5041,2,1,2
-329,1,43.1370,2,1,1
-353,1,63.2192,1,2,2
-365,1,64.4247,2,2,1
-377,0,58.3096,1,2,1
-"""))
+from r_survival_data import OVARIAN
 
 
 def test_ovarian_against_R():
@@ -179,3 +149,39 @@ def test_refusals(rossi):
     penalised = engine.fit(cohort, penalty=engine.L2(1.0))
     with pytest.raises(ValueError, match="unpenalised"):
         engine.ph_test(penalised, cohort)
+
+
+def _split(rossi, cuts):
+    rows = []
+    for i, r in rossi.iterrows():
+        bounds = [0, *[c for c in cuts if c < r["week"]], r["week"]]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            rows.append({"id": i, "start": a, "stop": b, "fin": r["fin"], "age": r["age"],
+                         "prio": r["prio"], "arrest": int(r["arrest"] and b == r["week"])})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_split_episodes_give_the_unsplit_test(rossi, ties):
+    """(start, stop] rows without covariate change: the same risk sets, so the same test (R's
+    zph2 against zph1)."""
+    names = ["fin", "age", "prio"]
+    plain = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=names)
+    split = engine.Cohort.from_frame(_split(rossi, (10, 25, 40)), "stop", "arrest",
+                                     covariates=names, start="start", id="id")
+    for transform in ("km", "identity"):
+        a = engine.ph_test(engine.fit(plain, ties=ties), plain, transform=transform)
+        b = engine.ph_test(engine.fit(split, ties=ties), split, transform=transform)
+        np.testing.assert_allclose(b["chisq"], a["chisq"], rtol=1e-7)
+
+
+def test_integer_weights_are_repeated_rows_with_breslow(rossi):
+    w = 1 + np.arange(len(rossi)) % 3
+    names = ["fin", "age", "prio"]
+    weighted = engine.Cohort.from_frame(rossi.assign(w=w), "week", "arrest", covariates=names,
+                                        weights="w")
+    repeated = engine.Cohort.from_frame(rossi.loc[rossi.index.repeat(w)].reset_index(drop=True),
+                                        "week", "arrest", covariates=names)
+    a = engine.ph_test(engine.fit(weighted), weighted, transform="identity")
+    b = engine.ph_test(engine.fit(repeated), repeated, transform="identity")
+    np.testing.assert_allclose(a["chisq"], b["chisq"], rtol=1e-7)

@@ -7,10 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 import engine
-from engine.balance import (covariate_balance, matched_weights, standardized_differences,
+from engine.comparative.balance import (covariate_balance, matched_weights, standardized_differences,
                             stratum_weights)
-from engine.matching import match_on_ps
-from engine.ps import fit_propensity, preference_score, stratify
+from engine.comparative.matching import match_on_ps
+from engine.comparative.ps import fit_propensity, preference_score, stratify
 
 
 def _confounded(n=800, p=20, seed=0):

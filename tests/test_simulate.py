@@ -1,4 +1,4 @@
-"""engine.simulate: the seeds' synthetic design (binary sparse X, sparse beta, exponential T)."""
+"""engine.simulate: the papers' (Yang2022, Yang2024) synthetic design (binary sparse X, sparse beta, exponential T)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -1,26 +1,42 @@
-"""Backends: where the risk-set scans run.  ``cpu`` (NumPy + Numba) is always there; ``gpu``
-(CuPy + the CUDA kernels of cuda/) when CuPy is installed; ``auto`` takes the GPU when CuPy
-sees a CUDA device, else the CPU, silently.  CuPy is imported lazily, never by ``import engine``.
+"""Backends by likelihood and device: ``<likelihood>_<device>.py`` files, each a class that
+answers the Backend protocol (protocol.py), found through one registry so that no model imports
+a concrete class.
+
+``get_backend(model, device)``: device "cpu" (NumPy + Numba, always there), "gpu" (CuPy and the
+CUDA kernels of cuda/, where the likelihood has them) or "auto" (the GPU when CuPy sees a CUDA
+device and the likelihood has GPU kernels, else the CPU, silently).
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 
-from .cpu import CpuBackend
-from .gpu import GpuBackend, cupy_or_error, device_count
+from ..device import cupy_or_error, device_count
 
-BACKENDS = {"cpu": CpuBackend}
-if importlib.util.find_spec("cupy") is not None:
-    BACKENDS["gpu"] = GpuBackend
+# (likelihood, device) -> "module:class"; a new likelihood or device is one line here.
+REGISTRY = {
+    ("cox", "cpu"): "cox_cpu:CoxCpuBackend",
+    ("cox", "gpu"): "cox_gpu:CoxGpuBackend",
+    ("fine_gray", "cpu"): "fine_gray_cpu:FineGrayCpuBackend",
+    ("logistic", "cpu"): "logistic_cpu:LogisticCpuBackend",
+}
+DEVICES = ("cpu", "gpu", "auto")
 
 
-def get_backend(name: str):
-    """The backend class for ``name`` ("cpu", "gpu" or "auto")."""
-    if name == "auto":
-        return GpuBackend if device_count() > 0 else CpuBackend
-    if name == "gpu":
+def devices(model: str) -> tuple[str, ...]:
+    """The devices with kernels for ``model``."""
+    return tuple(d for (m, d) in REGISTRY if m == model)
+
+
+def get_backend(model: str, device: str):
+    """The backend class of ``model`` on ``device`` ("cpu", "gpu" or "auto")."""
+    if device not in DEVICES:
+        raise ValueError(f"unknown backend {device!r}; choose one of {DEVICES}.")
+    if device == "auto":
+        device = "gpu" if (model, "gpu") in REGISTRY and device_count() > 0 else "cpu"
+    if (model, device) not in REGISTRY:
+        raise ValueError(f"backend={device!r} has no {model} kernels yet; use one of "
+                         f"{devices(model) + ('auto',)}.")
+    if device == "gpu":
         cupy_or_error()
-        return GpuBackend
-    if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; choose 'cpu', 'gpu' or 'auto'.")
-    return BACKENDS[name]
+    module, cls = REGISTRY[(model, device)].split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)

@@ -1,6 +1,6 @@
 """The inner solve of proximal Newton on the CPU, shared by the Cox, Fine-Gray and logistic
 backends: minimise the penalised quadratic model with a diagonal Hessian in eta (see
-cpu_kernels.quadratic_cd) over a working set of columns.
+diagonal_step_kernels.quadratic_cd) over a working set of columns.
 
 Through the Gram matrix of the working set when its rows hold few of the chosen columns (sparse
 designs: O(s) per coordinate), else column by column at O(nnz_j).  The Gram matrix is kept
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cpu_kernels as k
+from . import diagonal_step_kernels as k
 
 # Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
 # non-zeros within rows, the Gram cost, at most this many per non-zero, the column-wise cost).

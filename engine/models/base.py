@@ -37,5 +37,5 @@ class BackendModel:
         return self.backend.information(cols)
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
-        """The proximal-Newton step (see backends.cpu.CpuBackend.quadratic_step)."""
+        """The proximal-Newton step (see backends.protocol.Backend.quadratic_step)."""
         return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)

@@ -18,9 +18,7 @@ class CoxModel(BackendModel):
 
     def __init__(self, cohort, ties: str = "breslow", backend: str = "cpu",
                  precision: str = "float64"):
-        if ties not in ("breslow", "efron"):
-            raise ValueError(f"ties must be 'breslow' or 'efron', got {ties!r}")
-        backend_class = get_backend(backend)
+        backend_class = get_backend("cox", backend)
         options = {}
         if precision == "float32":
             if backend_class.name != "gpu":
@@ -28,8 +26,6 @@ class CoxModel(BackendModel):
                                  f"precision; backend={backend!r} has no GPU here. Use "
                                  "precision='float64', or backend='gpu' on a CUDA machine.")
             options["dtype"] = np.float32
-        elif precision != "float64":
-            raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
         causes = getattr(cohort, "causes", [1])
         if len(causes) > 1 or (len(causes) == 1 and causes[0] != 1):
             raise CohortError(
@@ -40,7 +36,7 @@ class CoxModel(BackendModel):
         self.names = list(cohort.names)
         self.data = modeldata.build(cohort)
         self.backend = backend_class(self.data, efron=(ties == "efron"), **options)
-        self.scale = _column_range(self.data)
+        self.scale = modeldata.column_range(self.data)
 
     @property
     def p(self) -> int:
@@ -55,16 +51,3 @@ class CoxModel(BackendModel):
             raise ValueError(f"weights must have {self.data.n} values, got shape {w.shape}")
         self.backend.set_weights(w[self.data.order])
 
-
-def _column_range(md) -> np.ndarray:
-    """max - min of each column (implicit zeros included): the scale of a coefficient."""
-    out = np.zeros(md.p)
-    for j in range(md.p):
-        rows, vals = md.column(j)
-        if rows.size == 0:
-            continue
-        lo, hi = vals.min(), vals.max()
-        if rows.size < md.n:
-            lo, hi = min(lo, 0.0), max(hi, 0.0)
-        out[j] = hi - lo
-    return out

@@ -1,6 +1,6 @@
-"""The Fine-Gray proportional subdistribution hazards model (Fine & Gray 1999; seed 001 sec. 2.2).
+"""The Fine-Gray proportional subdistribution hazards model (Fine & Gray 1999; Yang2022 sec. 2.2).
 
-The log pseudo-likelihood of cause k (seed 001 eq. 7) with cmprsk::crr's censoring weights:
+The log pseudo-likelihood of cause k (Yang2022 eq. 7) with cmprsk::crr's censoring weights:
 a subject r with a competing event at y_r stays in the risk set at a cause-k event time t > y_r
 with weight G(t-)/G(y_r-), G the Kaplan-Meier estimate of the censoring distribution
 (engine.censoring); rows with y_r >= t are in it with weight 1.  Ties Breslow (as crr), case
@@ -14,12 +14,9 @@ import numpy as np
 
 from .. import modeldata
 from ..backends import get_backend
-from ..backends.cpu import CpuBackend
-from ..backends.cpu_fine_gray_backend import FineGrayCpuBackend
 from ..censoring import left_limits
 from ..errors import CohortError
 from .base import BackendModel
-from .cox import _column_range
 
 
 class FineGrayModel(BackendModel):
@@ -29,16 +26,12 @@ class FineGrayModel(BackendModel):
     ----------
     cohort : engine.Cohort, event codes 0 (censored) and 1..m (causes)
     cause : int, the cause of interest (one of ``cohort.causes``)
-    ties : "breslow" (the only choice: crr's)
     backend : "cpu" | "auto" (the CPU until a GPU backend has Fine-Gray kernels)
     censoring_strata : bool, one censoring Kaplan-Meier per stratum instead of one for all
     """
 
-    def __init__(self, cohort, cause: int = 1, ties: str = "breslow", backend: str = "cpu",
+    def __init__(self, cohort, cause: int = 1, backend: str = "cpu",
                  censoring_strata: bool = False):
-        if ties != "breslow":
-            raise ValueError(f"Fine-Gray uses Breslow ties (as cmprsk::crr); got ties={ties!r}. "
-                             "Pass ties='breslow'.")
         causes = tuple(getattr(cohort, "causes", ()))
         if cause not in causes:
             raise CohortError(
@@ -47,29 +40,47 @@ class FineGrayModel(BackendModel):
         if cohort.start is not None:
             raise CohortError("Fine-Gray needs one row per subject: this cohort has entry "
                               "times (start=). Fit without start=, or use model='cox'.")
-        if backend != "auto" and get_backend(backend) is not CpuBackend:
-            raise ValueError(f"backend={backend!r} has no Fine-Gray kernels yet; use 'cpu'.")
+        backend_class = get_backend("fine_gray", backend)
         self.cause = int(cause)
-        self.ties = ties
+        self.ties = "breslow"
         self.censoring_strata = bool(censoring_strata)
         self.names = list(cohort.names)
         event = np.asarray(cohort.event)
         self.data = md = modeldata.build(cohort, event=event == cause)
         code = event[md.order]
-        censored = code == 0
-        competing = (code > 0) & (code != cause)
-        group = np.zeros(md.n, np.int64)
+        self._censored = code == 0
+        self._competing = (code > 0) & (code != cause)
+        self._group = np.zeros(md.n, np.int64)
         if self.censoring_strata:
-            group = np.repeat(np.arange(md.strata_bounds.size - 1), np.diff(md.strata_bounds))
-        gl = left_limits(md.stop, censored, md.weights, group)
-        omega = np.where(competing, 1.0 / gl, 0.0)
-        self.backend = FineGrayCpuBackend(md, omega, gl, censored, self.censoring_strata)
-        self.scale = _column_range(md)
+            self._group = np.repeat(np.arange(md.strata_bounds.size - 1),
+                                    np.diff(md.strata_bounds))
+        omega, gl = self._censoring_weights()
+        self.backend = backend_class(md, omega, gl, self._censored, self.censoring_strata)
+        self.scale = modeldata.column_range(md)
         self.n_events = int(np.count_nonzero(event == cause))
 
     @property
     def p(self) -> int:
         return self.data.p
+
+    def _censoring_weights(self):
+        """(omega, gl) in sorted order: G(y_r-) from the censoring Kaplan-Meier of the current
+        case weights, and 1/G(y_r-) on competing rows."""
+        md = self.data
+        gl = left_limits(md.stop, self._censored, md.weights, self._group)
+        safe = self._competing & (gl > 0)
+        omega = np.where(safe, 1.0 / np.where(safe, gl, 1.0), 0.0)
+        return omega, gl
+
+    def set_weights(self, w):
+        """Replace the case weights (caller's row order), keeping the sorted layout.  The
+        censoring distribution G is re-estimated with them, so a zero-weight row leaves the
+        pseudo-likelihood exactly as if deleted (folds, bootstrap replicates)."""
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.data.n,):
+            raise ValueError(f"weights must have {self.data.n} values, got shape {w.shape}")
+        self.backend.set_weights(w[self.data.order])
+        self.backend.set_censoring(*self._censoring_weights())
 
     @property
     def censoring_left_limits(self) -> np.ndarray:

@@ -13,8 +13,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backends import get_backend
-from ..backends.cpu import CpuBackend
-from ..backends.cpu_logistic import LogisticCpuBackend
 from ..errors import CohortError
 from .base import BackendModel
 
@@ -27,8 +25,7 @@ class LogisticModel(BackendModel):
     unpenalized = (INTERCEPT,)
 
     def __init__(self, cohort, backend: str = "cpu"):
-        if backend != "auto" and get_backend(backend) is not CpuBackend:
-            raise ValueError(f"backend={backend!r} has no logistic kernels yet; use 'cpu'.")
+        backend_class = get_backend("logistic", backend)
         event_column = cohort.source.get("event", "event")
         y = np.asarray(cohort.event)
         if len(getattr(cohort, "causes", [1])) > 1 or y.max() > 1:
@@ -49,7 +46,7 @@ class LogisticModel(BackendModel):
         X = sp.hstack([sp.csc_matrix(np.ones((n, 1))), cohort.X], format="csc")
         X.sort_indices()
         w = np.ones(n) if cohort.weights is None else np.asarray(cohort.weights, np.float64)
-        self.backend = LogisticCpuBackend(X, y, w)
+        self.backend = backend_class(X, y, w)
         self.scale = np.asarray(X.max(axis=0).toarray() - X.min(axis=0).toarray()).ravel()
         self.scale[0] = 1.0
 

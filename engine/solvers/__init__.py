@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ccd, newton, prox_newton
-from .ccd import SolverState
+from ..priors import kkt_violators
+from .state import SolverState
 
 SOLVERS = ("auto", "ccd", "newton", "prox_newton")
 
@@ -56,7 +57,8 @@ def _auto(model, state, tol, max_iter, n_events, progress):
                                          (not state.converged and cost <= _NEWTON_BUDGET)):
             newton.run(model, state, tol, 50, progress)
         _, g = model.loglik_gradient()
-        if state.converged and not prox_newton.violators(state, g).any():
+        if (state.converged
+                and not kkt_violators(state.beta, g, state.lam1, state.frozen).any()):
             return state
         state.converged = False
     return state

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as la
 
-from .ccd import DIVERGED, SolverState
+from .state import DIVERGED, SolverState
 
 # Largest move of x_j * beta_j in one Newton step (a trust region against runaway directions).
 _MAX_MOVE = 10.0

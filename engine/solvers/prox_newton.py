@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ccd import DIVERGED, SolverState
+from ..priors import kkt_violators
+from .state import DIVERGED, SolverState
 
 _INNER_CYCLES = 500
 # The inner problem is solved only as well as the outer step needs: its tolerance (a step in
@@ -78,7 +79,8 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
         if settled or (change <= _CHECK and not checked):
             checked = True
             _, g = model.loglik_gradient()
-            if violators(state, g).any():     # the strong rule missed some: widen it
+            # the strong rule missed some: widen it
+            if kkt_violators(beta, g, state.lam1, state.frozen).any():
                 strong = np.union1d(strong, _strong_set(state, g, everything))
                 continue
         if settled:
@@ -92,9 +94,3 @@ def _strong_set(state, g, coords):
     keep = ((state.lam1[coords] == 0) | (state.beta[coords] != 0)
             | (np.abs(g[coords]) >= _SCREEN * state.lam1[coords]))
     return coords[keep]
-
-
-def violators(state, g):
-    """Zero L1 coordinates whose gradient exceeds the penalty: they want to leave zero."""
-    return ((state.beta == 0) & (state.lam1 > 0) & ~state.frozen
-            & (np.abs(g) > state.lam1 * (1 + 1e-9) + 1e-12))

@@ -1,7 +1,7 @@
 """A stand-in for the part of CuPy that engine/backends/gpu*.py uses, on the CPU, for tests.
 
 ``installed()`` puts it in sys.modules as ``cupy`` (and ``cupyx.scipy.sparse``) for the duration
-of a ``with`` block, so the unchanged GpuBackend runs its host code here and its CUDA kernels
+of a ``with`` block, so the unchanged CoxGpuBackend runs its host code here and its CUDA kernels
 through the emulator of this package (cupy.RawModule -> cuda_emulator.Module).
 
 Device arrays wrap NumPy arrays and keep CuPy's rules where a GPU would enforce them, so host
@@ -358,7 +358,7 @@ def _cupyx_modules():
 @contextlib.contextmanager
 def installed():
     """``import cupy`` (and cupyx.scipy.sparse) give the stand-in inside the block."""
-    from engine.backends import gpu
+    from engine.backends import cox_gpu as gpu
     modules = {"cupy": _cupy_module(), **_cupyx_modules()}
     saved = {name: sys.modules.get(name) for name in modules}
     sys.modules.update(modules)

@@ -1,10 +1,10 @@
-// The conditional kernel of seed 001 Fig. 3: one thread takes coordinate j's CCD step from the
+// The conditional kernel of Yang2022 Fig. 3: one thread takes coordinate j's CCD step from the
 // gradient and curvature the fused kernel left in device memory, so no scalar crosses to the
-// host per coordinate.  It mirrors engine/solvers/ccd.py exactly:
-//   Newton step on f = -l + lam1 |b| + lam2/2 b^2 (seed 000 sec. 2.4): L1 at zero compares the
+// host per coordinate.  It mirrors engine/priors.py exactly (coordinate_step, trust_region):
+//   Newton step on f = -l + lam1 |b| + lam2/2 b^2 (Yang2024 sec. 2.4): L1 at zero compares the
 //   two directional derivatives, a step that would cross zero stops at zero;
 //   trust region: step clipped to [-width, width], width <- max(2 |step|, width / 2)
-//   (seed 000 eq. 17);
+//   (Yang2024 eq. 17);
 //   an unpenalised coefficient beyond any finite hazard ratio (|b| range > diverged, still
 //   moving outward) is frozen.
 // *step receives the step (0 when frozen or not moving) for update_coordinate; *biggest the

@@ -1,9 +1,9 @@
 // Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 of one coordinate in one fused pass
-// (seed 001 Fig. 2; seed 000 eqs 22-23 with strata, seed 001 eqs 14-17).
+// (Yang2022 Fig. 2; Yang2024 eqs 22-23 with strata, Yang2022 eqs 14-17).
 //
 // Each row contributes the tuple (D, x_j D, x_j^2 D); rows are sorted by stratum then time
 // descending, so the risk-set sums R at the end of a block of tied times are prefix sums that
-// restart at each stratum head (seed 000 eq. 18).  The tied events' sums E = (D, x D, x^2 D, w, 1)
+// restart at each stratum head (Yang2024 eq. 18).  The tied events' sums E = (D, x D, x^2 D, w, 1)
 // over events restart at each tie group's first row.  Both are one scan of the pair
 //     ((HEAD, GROUP_HEAD), (R, E))
 // whose operator applies eq. 18 to R with the HEAD bit and to E with the GROUP_HEAD bit (a
@@ -31,7 +31,7 @@ struct RiskTuple {
         for (int k = 0; k < 5; ++k) t.e[k] = 0;
         return t;
     }
-    // seed 000 eq. 18 on each half
+    // Yang2024 eq. 18 on each half
     __device__ static RiskTuple combine(const RiskTuple& a, const RiskTuple& b)
     {
         RiskTuple t;
@@ -57,7 +57,7 @@ struct RiskTuple {
     }
 };
 
-// The transform of seed 001 Fig. 3's sparse kernel output: row i's tuple for column j, read
+// The transform of Yang2022 Fig. 3's sparse kernel output: row i's tuple for column j, read
 // from D and the dense scratch xs holding column j (zero elsewhere).
 struct StopRows {
     const real* D;

@@ -1,6 +1,6 @@
-// The flag-value segmented scan of seed 000 sec. 2.6, eq. 18, as a reduce-then-scan over tiles.
+// The flag-value segmented scan of Yang2024 sec. 2.6, eq. 18, as a reduce-then-scan over tiles.
 //
-//   (f_i, a_i) (+)s (f_j, a_j) := (f_i | f_j,  f_j ? a_j : a_i + a_j)            (seed 000 eq. 18)
+//   (f_i, a_i) (+)s (f_j, a_j) := (f_i | f_j,  f_j ? a_j : a_i + a_j)            (Yang2024 eq. 18)
 //
 // A segmented scan becomes one ordinary scan whose cost does not depend on the number of
 // segments K.  Every tuple type T below provides identity(), combine(left, right) (the operator,
@@ -8,7 +8,7 @@
 //   1. tile_reduce:  each block reduces its tile of TILE items to one aggregate;
 //   2. carry_scan:   one block scans the G aggregates (exclusive): the carry into each tile;
 //   3. the caller's kernel re-scans its tile from the carry (block_prefix) and uses the
-//      running sums in registers (seed 001 Fig. 2: the scanned tuple never goes to memory).
+//      running sums in registers (Yang2022 Fig. 2: the scanned tuple never goes to memory).
 // Items are blocked: thread t of a block owns items [t * IPT, (t + 1) * IPT) of the tile, so a
 // thread's serial scan followed by a block scan of the thread aggregates is the tile's scan.
 // The block scan is Hillis-Steele in shared memory (log2 B steps); it only needs the operator

@@ -1,5 +1,5 @@
 // Segmented inclusive scan (sum) of c columns at once, column-major (c x n), one column per
-// grid row (blockIdx.y): the flag-value scan of seed 000 eq. 18 with a single value per pair.
+// grid row (blockIdx.y): the flag-value scan of Yang2024 eq. 18 with a single value per pair.
 // A row starts a segment when (flags[row] & bit) != 0.  With reverse = 1 the rows are read from
 // the end, which gives the suffix sums within segments (pass the flag of each segment's last
 // row).  Used for the risk-set sums of the log-likelihood pass, entry-time sums over the
@@ -11,7 +11,7 @@ struct Pair {
     real v;
     struct Agg { unsigned char* f; real* v; };
     __device__ static Pair identity() { Pair p; p.f = 0; p.v = 0; return p; }
-    // seed 000 eq. 18
+    // Yang2024 eq. 18
     __device__ static Pair combine(const Pair& a, const Pair& b)
     {
         Pair p;

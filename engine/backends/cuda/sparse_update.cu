@@ -1,4 +1,4 @@
-// Sparse kernels over the non-zeros of one column j (seed 001 sec. 2.7 and Fig. 3): O(nnz_j),
+// Sparse kernels over the non-zeros of one column j (Yang2022 sec. 2.7 and Fig. 3): O(nnz_j),
 // one thread per non-zero.  rows are column j's sorted row positions; vals its values, read only
 // when has_values (binary indicator columns store none: x = 1).
 #include "flag_scan.cuh"
@@ -23,9 +23,9 @@ extern "C" __global__ void clear_column(const int* rows, long long nnz, real* xs
     if (k < nnz) xs[rows[k]] = 0;
 }
 
-// beta_j += *step: eta_i += x_ij step (seed 000 eq. 27), D_i = w_i exp(eta_i - shift)
+// beta_j += *step: eta_i += x_ij step (Yang2024 eq. 27), D_i = w_i exp(eta_i - shift)
 // (eq. 24).  The step is read from device memory, so the conditional CCD kernel can decide it
-// without a host round trip; a zero step returns at once (seed 001 Fig. 3's conditional update).
+// without a host round trip; a zero step returns at once (Yang2022 Fig. 3's conditional update).
 // *recentre is set when some eta_i - shift exceeds reshift (the host then re-centres D).  Step
 // and shift are read through pointers, so a captured CUDA graph of a cycle stays valid.
 extern "C" __global__ void update_coordinate(const int* rows, const real* vals, int has_values,

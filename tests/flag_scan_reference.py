@@ -1,6 +1,6 @@
 """A NumPy reference of the flag-value segmented scan that cuda/flag_scan.cuh implements.
 
-Seed 000 sec. 2.6, eq. 18: pairs (f, a) of a segment-head flag and a value, combined by
+Yang2024 sec. 2.6, eq. 18: pairs (f, a) of a segment-head flag and a value, combined by
 
     (f_i, a_i) (+)s (f_j, a_j) = (f_i | f_j,  a_j if f_j else a_i + a_j),
 
@@ -21,7 +21,7 @@ IPT = 4         # SCAN_IPT
 
 
 def combine(left, right):
-    """The operator of seed 000 eq. 18 on (flag, value) pairs of arrays (flags broadcast)."""
+    """The operator of Yang2024 eq. 18 on (flag, value) pairs of arrays (flags broadcast)."""
     (fa, va), (fb, vb) = left, right
     return fa | fb, np.where(fb, vb, va + vb)
 

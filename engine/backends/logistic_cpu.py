@@ -1,4 +1,4 @@
-"""The CPU backend of logistic regression: the Bernoulli log-likelihood and its derivatives in
+"""Logistic regression on the CPU: the Bernoulli log-likelihood and its derivatives in
 the linear predictor, with the design as plain CSC columns (no risk sets, so no sorting).
 
 With p_i = 1 / (1 + exp(-eta_i)) the log-likelihood is l = sum_i w_i (y_i eta_i - log(1 +
@@ -15,8 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from . import cpu_kernels as k
 from .diagonal_step import DiagonalStep
+from .linear_predictor import column_dots, set_linear_predictor
 
 
 @njit(cache=True)
@@ -87,7 +87,7 @@ class LogisticCpuBackend:
 
     def set_beta(self, beta: np.ndarray) -> None:
         """eta = X beta from scratch."""
-        self.eta = k.set_linear_predictor(self._indptr, self._indices, self._values, self._vptr,
+        self.eta = set_linear_predictor(self._indptr, self._indices, self._values, self._vptr,
                                           np.asarray(beta, np.float64), self.X.shape[0])
         self._ll = bernoulli_terms(self.eta, self.y, self.w, self.r, self.h)
 
@@ -111,7 +111,7 @@ class LogisticCpuBackend:
 
     def loglik_gradient(self) -> tuple[float, np.ndarray]:
         ll = self.loglik()
-        return ll, k.column_dots(self._indptr, self._indices, self._values, self._vptr, self.r)
+        return ll, column_dots(self._indptr, self._indices, self._values, self._vptr, self.r)
 
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
         """l, gradient and X_S' diag(h) X_S over the columns S = ``cols``."""

@@ -2,7 +2,7 @@
 curvature) as array operations and segmented scans, for any NumPy-like module.
 
 The same algebra as cpu_kernels.risk_set_pass, reorganised for a device: the forward risk-set
-sums are one segmented scan (seed 000 eq. 18) read at the tie groups' ends; Efron's terms are
+sums are one segmented scan (Yang2024 eq. 18) read at the tie groups' ends; Efron's terms are
 laid out flat (gpu_layout.EventGroups), so the per-group factors
     alpha = sum wt/den,  beta = sum wt c/den,  gamma = sum wt/den^2,  delta = sum wt (1-c)^2/den^2
 are one segmented scan over the terms; the backward sums A_k, G_k over the risk sets holding
@@ -16,8 +16,7 @@ flags & bit.
 """
 from __future__ import annotations
 
-from ..modeldata import EVENT, HEAD
-from .gpu_layout import GROUP_HEAD, STRATUM_TAIL
+from ..row_flags import EVENT, GROUP_HEAD, HEAD, STRATUM_TAIL
 
 
 def _denominators(xp, scan, lay, groups, D, flags, start_order):

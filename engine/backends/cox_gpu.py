@@ -1,20 +1,20 @@
-"""The GPU backend: CuPy device arrays and the CUDA kernels of cuda/*.cu (seed 001 sec. 2.7).
+"""The GPU backend: CuPy device arrays and the CUDA kernels of cuda/*.cu (Yang2022 sec. 2.7).
 
-Same methods and numbers as CpuBackend.  ModelData is uploaded once (CSC columns over the sorted
+Same methods and numbers as CoxCpuBackend.  ModelData is uploaded once (CSC columns over the sorted
 rows with int32 row positions, binary columns without values; weights; flags); eta and
 D = w exp(eta - shift) live on the device, in buffers allocated once and rewritten in place
 (set_beta, set_weights, re-centring), so a captured CUDA graph's pointers stay valid.  What runs
 where:
 
-- grad_hess(j): scatter_column (column j into a dense scratch), the fused kernel of seed 001
+- grad_hess(j): scatter_column (column j into a dense scratch), the fused kernel of Yang2022
   Fig. 2 (grad_hess_reduce -> grad_hess_carry -> grad_hess_tiles -> grad_hess_finish: a
-  flag-value tuple scan, seed 000 eq. 18, of (D, x D, x^2 D) and the tied events' sums, reduced
+  flag-value tuple scan, Yang2024 eq. 18, of (D, x D, x^2 D) and the tied events' sums, reduced
   to g and h in the same pass, Breslow or Efron), clear_column.  With entry times a segmented
   scan of the start-ordered tuple (gather_start_rows + segmented_scan.cu) is read at positions
-  found once by searchsorted (gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
-- update(j, delta): update_coordinate (sparse, O(nnz_j), seed 001 Fig. 3).
+  found once by searchsorted (cox_gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
+- update(j, delta): update_coordinate (sparse, O(nnz_j), Yang2022 Fig. 3).
 - loglik / loglik_gradient / information / quadratic_step: the log-likelihood pass of
-  gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
+  cox_gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
   sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
   the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
 - quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
@@ -22,7 +22,7 @@ where:
   the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded.
 - ccd_cycle: the papers' CCD cycle with nothing crossing to the host per coordinate: per
   coordinate the fused kernel leaves (g, h) on the device, ccd_step.cu (the conditional kernel of
-  seed 001 Fig. 3) takes the trust-region Newton step with the prior exactly as
+  Yang2022 Fig. 3) takes the trust-region Newton step with the prior exactly as
   engine/solvers/ccd.py and update_coordinate applies it only when non-zero.  beta, widths and
   frozen flags go up and come back once per cycle.  Within a cycle the shift of exp(eta - shift)
   stays fixed; a re-centre flagged by the update kernel is applied at the cycle's end.  The
@@ -47,7 +47,7 @@ screening many models, not for reported estimates.
 
 Verification status: nothing here has run on a GPU.  Every .cu source compiles with nvcc
 (tests/test_gpu_kernels_compile.py, float64 and float32).  tests/test_gpu_backend.py compares
-this class with CpuBackend twice: on a device (marked gpu, skipped without one) and, everywhere,
+this class with CoxCpuBackend twice: on a device (marked gpu, skipped without one) and, everywhere,
 unchanged on the CPU emulator of tests/cuda_emulator (the kernel sources built by g++, a block's
 threads as fibers with real barriers, arguments checked against the C types, device arrays that
 refuse implicit conversion, as CuPy's do); tests/test_cuda_emulator.py runs the kernels over
@@ -64,42 +64,21 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cpu_kernels as k
-from .gpu_layout import event_groups, layout
-from .gpu_risk_set import information_matrix, risk_set_pass
-from ..modeldata import EVENT, HEAD, ModelData
+from . import diagonal_step_kernels as k
+from .cox_gpu_layout import event_groups, layout
+from .cox_gpu_risk_set import information_matrix, risk_set_pass
+from .hazard_state import RESHIFT
+from ..device import cupy_or_error, device_count
+from ..modeldata import ModelData
+from ..row_flags import EVENT, HEAD
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCES = ("segmented_scan.cu", "coordinate_grad_hess.cu", "sparse_update.cu",
            "column_dots.cu", "ccd_step.cu")
 THREADS = 256           # SCAN_THREADS of flag_scan.cuh
 TILE = 256 * 4          # SCAN_TILE
-_RESHIFT = 50.0         # as CpuBackend
 _GRAM_MAX = 2000
 _GRID_Y = 65535         # CUDA's limit on gridDim.y: the columns one segmented-scan launch takes
-
-
-def cupy_or_error():
-    """CuPy, or a ValueError that says how to get it."""
-    try:
-        import cupy
-    except ImportError as err:
-        raise ValueError("backend='gpu' needs CuPy and a CUDA device: install the extra "
-                         "(pip install 'survscan[gpu]', i.e. cupy-cuda13x) or use "
-                         "backend='cpu' or 'auto'.") from err
-    return cupy
-
-
-def device_count() -> int:
-    """CUDA devices CuPy sees; 0 without CuPy, without a driver or on any CUDA error."""
-    try:
-        import cupy
-    except ImportError:
-        return 0
-    try:
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except (cupy.cuda.runtime.CUDARuntimeError, RuntimeError, OSError):
-        return 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +104,7 @@ _ENTRY_POINTS = {
 }
 
 
-class GpuBackend:
+class CoxGpuBackend:
     """Risk-set scans on a CUDA device for one ModelData (see the module docstring)."""
 
     name = "gpu"
@@ -198,7 +177,7 @@ class GpuBackend:
         self._recentre_flag.fill(0)
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
-        """As CpuBackend.set_weights: a zero-weight event loses its EVENT flag."""
+        """As CoxCpuBackend.set_weights: a zero-weight event loses its EVENT flag."""
         cp, md = self.cp, self.md
         md.weights = np.ascontiguousarray(w_sorted, dtype=np.float64)
         md.flags = np.where(md.weights > 0, self._flags_built,
@@ -228,7 +207,7 @@ class GpuBackend:
             self._k["update_coordinate"](
                 (_blocks(nnz),), (THREADS,),
                 (rows, vals, has_values, nnz, self._step, self.eta, self.D, self._w,
-                 self._shift, np.float64(_RESHIFT), self._recentre_flag))
+                 self._shift, np.float64(RESHIFT), self._recentre_flag))
 
     def _column(self, j):
         """Column j's device row positions and values (empty for binary), for the kernels."""
@@ -245,7 +224,7 @@ class GpuBackend:
         return float(g), float(h)
 
     def _grad_hess_on_device(self, j):
-        """Leave (g, h) of coordinate j in self._gh (seed 001 Fig. 2); no host sync."""
+        """Leave (g, h) of coordinate j in self._gh (Yang2022 Fig. 2); no host sync."""
         n, G, kern = np.int64(self.md.n), np.int64(self._G), self._k
         rows, vals, has_values, nnz = self._column(j)
         if nnz:
@@ -324,7 +303,7 @@ class GpuBackend:
         return ll, g.get().astype(np.float64), info.get().astype(np.float64)
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
-        """As CpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
+        """As CoxCpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
         device, coordinate descent on the s x s system on the host (quadratic_cd_gram); above
         2,000 columns the column-wise quadratic_cd on the host with v and h downloaded."""
         md = self.md
@@ -374,13 +353,13 @@ class GpuBackend:
 
     # -- the papers' CCD on the device ---------------------------------------------------------
     def ccd_cycle(self, state, coords, diverged: float, scale: np.ndarray) -> float:
-        """One CCD cycle over ``coords`` (seed 001 Fig. 3): per coordinate the fused kernel,
+        """One CCD cycle over ``coords`` (Yang2022 Fig. 3): per coordinate the fused kernel,
         the conditional step kernel and the sparse update, launched back to back with no host
         round trip; state.beta, width and frozen are updated in place at the end.  Returns the
         cycle's largest relative step, as engine/solvers/ccd.py's loop does.
 
         The cycle's launches (about 8 per coordinate) are captured once into a CUDA graph and
-        replayed, one launch per cycle instead of P x 8 from Python (seed 001 sec. 2.7); the
+        replayed, one launch per cycle instead of P x 8 from Python (Yang2022 sec. 2.7); the
         graph is kept per set of active coordinates.  Without entry times only (their scan
         allocates); if capture fails the launches run one by one and ``cycle_mode`` says so."""
         cs = self._cycle_buffers(state, scale)
@@ -450,7 +429,7 @@ class GpuBackend:
 
 
 def device_bytes(md: ModelData, itemsize: int) -> int:
-    """About what GpuBackend holds on the device for ``md`` at its peak: the CSC columns, the
+    """About what CoxGpuBackend holds on the device for ``md`` at its peak: the CSC columns, the
     per-row state and index arrays, and the log-likelihood pass's scans and temporaries."""
     per_row = 60 + 20 * itemsize + (25 + 3 * itemsize if md.start is not None else 0)
     return int(md.indices.size * 4 + md.values.size * itemsize + 16 * (md.p + 1) + md.n * per_row)

@@ -1,9 +1,9 @@
 """Numba kernels of the CPU backend: fused transform -> scan -> reduce over the sorted rows.
 
-Notation (seed 001 eqs 13-17, seed 000 eqs 15-16): D_i = w_i exp(eta_i - shift); for coordinate j
+Notation (Yang2022 eqs 13-17, Yang2024 eqs 15-16): D_i = w_i exp(eta_i - shift); for coordinate j
 N1_i = x_ij D_i and N2_i = x_ij^2 D_i.  Rows are sorted by stratum then time descending, so the
 risk-set sums at the end of each block of tied times are running (prefix) sums that restart at
-each stratum head (the flag-value scan of seed 000 eq. 18, serial here).  With entry times the
+each stratum head (the flag-value scan of Yang2024 eq. 18, serial here).  With entry times the
 risk set {start < t <= stop} is the stop-ordered prefix minus the rows with start >= t, found by
 a second pointer walking the rows in start order.
 
@@ -21,26 +21,12 @@ import math
 import numpy as np
 from numba import njit
 
-EVENT, HEAD, GROUP_END = 1, 2, 4
-
-
-@njit(cache=True)
-def set_linear_predictor(indptr, indices, values, vptr, beta, n):
-    """eta = X beta over the sorted rows."""
-    eta = np.zeros(n)
-    for j in range(beta.size):
-        b = beta[j]
-        if b == 0.0:
-            continue
-        for k in range(indptr[j], indptr[j + 1]):
-            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-            eta[indices[k]] += b * x
-    return eta
+from ..row_flags import EVENT, GROUP_END, HEAD
 
 
 @njit(cache=True)
 def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift):
-    """Sparse update after beta_j += delta (seed 001 sec. 2.7): O(nnz_j).  Returns max new eta."""
+    """Sparse update after beta_j += delta (Yang2022 sec. 2.7): O(nnz_j).  Returns max new eta."""
     top = -np.inf
     v0 = vptr[j]
     for k in range(indptr[j], indptr[j + 1]):
@@ -56,7 +42,7 @@ def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift)
 @njit(cache=True)
 def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efron,
                          has_start, stop, start, start_order, bounds):
-    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 in one fused pass (seed 001 Fig. 2).
+    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 in one fused pass (Yang2022 Fig. 2).
 
     ``xs`` is an all-zero scratch of length n: column j is scattered into it and cleared again.
     """
@@ -237,21 +223,6 @@ def _risk_sums(per_group, own_event, flags, has_start, stop, start, start_order,
 
 
 @njit(cache=True)
-def column_dots(indptr, indices, values, vptr, v):
-    """X^T v over the sorted rows: O(nnz)."""
-    p = indptr.size - 1
-    out = np.zeros(p)
-    for j in range(p):
-        acc = 0.0
-        v0 = vptr[j]
-        for k in range(indptr[j], indptr[j + 1]):
-            x = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
-            acc += x * v[indices[k]]
-        out[j] = acc
-    return out
-
-
-@njit(cache=True)
 def information_matrix(rp, rc, rv, s, r, D, w, flags, efron, has_start, stop, start,
                        start_order, bounds, chunk):
     """Observed information of the s chosen columns: sum_k r_k x_k x_k^T - sum over event
@@ -330,193 +301,3 @@ def information_matrix(rp, rc, rv, s, r, D, w, flags, efron, has_start, stop, st
     if nb > 0:
         M += buf[:nb].T @ buf[:nb]
     return F - M
-
-
-@njit(cache=True)
-def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
-    """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
-    loop): -v'X delta + 1/2 sum_k h_k (xc_k' delta)^2 + penalty(beta + delta), v = dl/deta,
-    h = -d2l/deta^2 (diagonal), xc = x - mu the columns centred at their h-weighted means.
-
-    The likelihood does not change when x shifts, but its diagonal approximation does: centring
-    removes that artefact (it matters for uncentred columns such as age).  The centring stays
-    implicit, so sparsity is kept: with u = X delta, c = mu' delta and S = h'u maintained, one
-    coordinate costs O(nnz_j).  sum_k v_k = 0, so centring leaves the linear term unchanged.
-    Returns (delta, g), g the gradient of l at beta on ``coords`` (zero elsewhere).
-    """
-    n = v.size
-    p = beta.size
-    u = np.zeros(n)
-    delta = np.zeros(p)
-    g = np.zeros(p)
-    H = np.zeros(p)
-    xh = np.zeros(p)
-    mu = np.zeros(p)
-    sum_h = 0.0
-    for i in range(n):
-        sum_h += h[i]
-    for c in range(coords.size):
-        j = coords[c]
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        for k in range(indptr[j], indptr[j + 1]):
-            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-            i = indices[k]
-            a0 += x * v[i]
-            a1 += h[i] * x
-            a2 += h[i] * x * x
-        g[j] = a0
-        xh[j] = a1
-        mu[j] = a1 / sum_h if sum_h > 0 else 0.0
-        H[j] = a2 - mu[j] * a1
-    shift = 0.0      # mu' delta
-    S = 0.0          # h' u
-    full = True      # sweep every coordinate, then only the non-zero ones until they settle
-    for _ in range(max_cycles):
-        biggest = 0.0
-        for c in range(coords.size):
-            j = coords[c]
-            if H[j] + lam2[j] <= 0.0:
-                continue
-            b = beta[j] + delta[j]
-            if not full and b == 0.0 and lam1[j] > 0.0:
-                continue
-            xhu = 0.0
-            for k in range(indptr[j], indptr[j + 1]):
-                x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-                i = indices[k]
-                xhu += x * h[i] * u[i]
-            G = xhu - shift * xh[j] - mu[j] * S + mu[j] * shift * sum_h - g[j]
-            z = H[j] * b - G
-            if z > lam1[j]:
-                new = (z - lam1[j]) / (H[j] + lam2[j])
-            elif z < -lam1[j]:
-                new = (z + lam1[j]) / (H[j] + lam2[j])
-            else:
-                new = 0.0
-            move = new - b
-            if move != 0.0:
-                delta[j] += move
-                for k in range(indptr[j], indptr[j + 1]):
-                    x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-                    u[indices[k]] += move * x
-                S += move * xh[j]
-                shift += move * mu[j]
-                step = abs(move) * math.sqrt(H[j] + lam2[j])
-                if step > biggest:
-                    biggest = step
-        if biggest < tol:
-            if full:
-                break          # a full sweep changed nothing: done
-            full = True
-        else:
-            full = False
-    return delta, g
-
-
-@njit(cache=True)
-def row_block(indptr, indices, values, vptr, coords, n):
-    """Columns ``coords`` of the CSC arrays as CSR (rp, rc, rv) over the n rows: rc the position
-    in ``coords`` (ascending within a row), rv float64 (1.0 for binary columns).  Two passes over
-    their non-zeros, a counting sort by row: the block the Gram-matrix inner loop reads."""
-    rp = np.zeros(n + 1, np.int64)
-    for c in range(coords.size):
-        j = coords[c]
-        for k in range(indptr[j], indptr[j + 1]):
-            rp[indices[k] + 1] += 1
-    for i in range(n):
-        rp[i + 1] += rp[i]
-    fill = rp[:-1].copy()
-    rc = np.empty(rp[n], np.int64)
-    rv = np.empty(rp[n])
-    for c in range(coords.size):
-        j = coords[c]
-        lo, v0 = indptr[j], vptr[j]
-        for k in range(lo, indptr[j + 1]):
-            i = indices[k]
-            t = fill[i]
-            rc[t] = c
-            rv[t] = values[v0 + k - lo] if v0 >= 0 else 1.0
-            fill[i] = t + 1
-    return rp, rc, rv
-
-
-@njit(cache=True)
-def gram_matrix(rp, rc, rv, s, h):
-    """Q = X' diag(h) X of the chosen columns, centred at their h-weighted means.
-
-    One pass over the rows of the block (CSR, sequential in memory); O(sum of nnz_row^2).
-    """
-    n = h.size
-    xh = np.zeros(s)
-    Q = np.zeros((s, s))
-    sum_h = 0.0
-    for i in range(n):
-        hi = h[i]
-        sum_h += hi
-        for a in range(rp[i], rp[i + 1]):
-            ca = rc[a]
-            hx = hi * rv[a]
-            xh[ca] += hx
-            for b in range(rp[i], rp[i + 1]):
-                Q[ca, rc[b]] += hx * rv[b]
-    if sum_h > 0:
-        for a in range(s):
-            for b in range(s):
-                Q[a, b] -= xh[a] * xh[b] / sum_h     # centring: Q of x - mu
-    return Q
-
-
-@njit(cache=True)
-def block_dots(rp, rc, rv, s, v):
-    """X'v over the chosen columns, reading the block's rows in order."""
-    g = np.zeros(s)
-    for i in range(rp.size - 1):
-        vi = v[i]
-        for a in range(rp[i], rp[i + 1]):
-            g[rc[a]] += rv[a] * vi
-    return g
-
-
-@njit(cache=True)
-def quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles):
-    """The quadratic_cd model solved through the Gram matrix Q of the chosen columns:
-    coordinate descent at O(s) per coordinate instead of O(nnz_j) (glmnet's "covariance
-    updates"), worth it when rows hold few of the chosen columns, as in sparse designs.
-    ``g`` is the gradient of l on those columns."""
-    s = g.size
-    delta = np.zeros(s)
-    r = np.zeros(s)          # Q delta
-    full = True
-    for _ in range(max_cycles):
-        biggest = 0.0
-        for j in range(s):
-            H = Q[j, j] + lam2[j]
-            if H <= 0.0:
-                continue
-            b = beta[j] + delta[j]
-            if not full and b == 0.0 and lam1[j] > 0.0:
-                continue
-            z = Q[j, j] * b - r[j] + g[j]
-            if z > lam1[j]:
-                new = (z - lam1[j]) / H
-            elif z < -lam1[j]:
-                new = (z + lam1[j]) / H
-            else:
-                new = 0.0
-            move = new - b
-            if move != 0.0:
-                delta[j] += move
-                for a in range(s):
-                    r[a] += move * Q[a, j]
-                step = abs(move) * math.sqrt(H)
-                if step > biggest:
-                    biggest = step
-        if biggest < tol:
-            if full:
-                break
-            full = True
-        else:
-            full = False
-    return delta

@@ -3,12 +3,12 @@
 Rows are sorted by stratum then time descending (engine.modeldata); EVENT marks the cause-k
 events.  Per row, omega_r = 1/G(Y_r-) for rows ending with a competing event (0 otherwise) and
 gl_r = G(Y_r-), the left limit of the censoring Kaplan-Meier at the row's own time; at a group
-end gl is G(t_g-).  The risk set at a cause-k event time t_g (seed 001 sec. 2.2, eq. 7) is
+end gl is G(t_g-).  The risk set at a cause-k event time t_g (Yang2022 sec. 2.2, eq. 7) is
 
     R(t_g) = R1(g) + R2(g),  R1(g) = {y_r >= t_g} (weight 1),
                              R2(g) = {y_r < t_g, competing} (weight G(t_g-)/G(y_r-)),
 
-so with D_r = w_r exp(eta_r - shift) and x = column j (seed 001 eqs 18-20)
+so with D_r = w_r exp(eta_r - shift) and x = column j (Yang2022 eqs 18-20)
 
     den_g = S_pre[D](g) + Gt_g S_suf[omega D](g)
     N1_g  = S_pre[x D](g) + Gt_g S_suf[omega x D](g),  N2_g likewise with x^2,
@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-EVENT, HEAD, GROUP_END = 1, 2, 4
+from ..row_flags import EVENT, GROUP_END, HEAD
 
 
 @njit(cache=True)
@@ -109,7 +109,7 @@ def fine_gray_pass(eta, D, w, flags, omega, gl, shift, bounds, suf, want):
 @njit(cache=True)
 def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, omega, gl, bounds,
                          suf0, suf1, suf2):
-    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 (seed 001 eqs 19-20, Breslow ties).
+    """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 (Yang2022 eqs 19-20, Breslow ties).
 
     A backward scan stores the suffix sums S_suf[omega D], S_suf[omega x D], S_suf[omega x^2 D]
     at the group ends into the preallocated scratch ``suf0..2`` (length n), then one forward

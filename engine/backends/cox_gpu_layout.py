@@ -9,7 +9,7 @@ beta, so it is computed here once, uploaded, and the device passes become gather
   the backward, suffix scans start there);
 - group_end_of[i]: the last row of row i's tie group;
 - late[i] (entry times): the position in start order up to which the rows of i's stratum have
-  start >= stop[i], or -1 (the scan over start order is read there: seed 001's risk set
+  start >= stop[i], or -1 (the scan over start order is read there: Yang2022's risk set
   {start < t <= stop} as the difference of two scans, merged by searchsorted on the times);
 - entered_after[k] (entry times): the first row of k's stratum with stop <= start[k], or -1
   (the risk sets that do not hold k: a suffix of its stratum);
@@ -23,10 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..modeldata import EVENT, GROUP_END, HEAD, ModelData
-
-GROUP_HEAD = np.uint8(8)
-STRATUM_TAIL = np.uint8(16)
+from ..modeldata import ModelData
+from ..row_flags import EVENT, GROUP_END, GROUP_HEAD, HEAD, STRATUM_TAIL
 
 
 @dataclass

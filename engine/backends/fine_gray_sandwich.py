@@ -4,7 +4,7 @@
 
 eta_i the subject's score residual and psi_i the term from estimating G, as cmprsk::crr
 computes them (its Fortran crrvv does it in O(N^2)).  Same sorted layout, omega and gl as in
-cpu_fine_gray; X is a dense (n, s) block of the chosen columns over the sorted rows.  Case
+fine_gray_kernels; X is a dense (n, s) block of the chosen columns over the sorted rows.  Case
 weights multiply each subject's terms (sampling weights, as coxph's robust variance).
 
 With the group means m_g = N1_g/den_g and alpha_g = W_g/den_g (the Breslow increment of the
@@ -25,13 +25,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-EVENT, HEAD, GROUP_END = 1, 2, 4
+from ..row_flags import EVENT, GROUP_END, HEAD
 
 
 @njit(cache=True)
 def group_means(X, D, w, flags, omega, gl, bounds, suf):
     """alpha_g at each group end (n,) and the risk-set means m_g, one row per group end
-    (n_group_ends, s), in sorted order (seed 001 eq. 19 for all s columns at once).
+    (n_group_ends, s), in sorted order (Yang2022 eq. 19 for all s columns at once).
 
     A backward scan writes the suffix S_suf[omega x D] of each group end into its row of the
     output, then the forward scan turns it into the mean: exact suffix sums, no subtraction.

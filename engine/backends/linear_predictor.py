@@ -1,0 +1,39 @@
+"""The linear predictor shared by every CPU likelihood: eta = X beta over a backend's CSC
+columns, and X^T v, each O(nnz).
+
+Columns are held as in modeldata.ModelData: ``indptr``/``indices`` over the rows, and ``vptr[j]``
+the offset of column j's values in ``values``, or -1 for a binary column (every stored value 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def set_linear_predictor(indptr, indices, values, vptr, beta, n):
+    """eta = X beta over the sorted rows."""
+    eta = np.zeros(n)
+    for j in range(beta.size):
+        b = beta[j]
+        if b == 0.0:
+            continue
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
+            eta[indices[k]] += b * x
+    return eta
+
+
+@njit(cache=True)
+def column_dots(indptr, indices, values, vptr, v):
+    """X^T v over the sorted rows: O(nnz)."""
+    p = indptr.size - 1
+    out = np.zeros(p)
+    for j in range(p):
+        acc = 0.0
+        v0 = vptr[j]
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
+            acc += x * v[indices[k]]
+        out[j] = acc
+    return out

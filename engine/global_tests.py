@@ -1,0 +1,48 @@
+"""The global tests of a fit that R's ``summary(coxph)`` prints: likelihood ratio, Wald and score
+(log-rank) tests of all the tested coefficients being zero.
+
+Tested: the fit's unpenalised, finite coefficients (every coefficient of an unpenalised Cox
+fit; logistic regression keeps its intercept out, its null model is the intercept alone).
+LR = 2 (l(beta) - l(beta_0)); Wald = b' I(b) b; score = U(beta_0)' I(beta_0)^-1 U(beta_0), with
+beta_0 the fit with the tested coefficients at zero; each against chi-square on their number.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.linalg as la
+from scipy import stats
+
+
+def global_tests(res) -> pd.DataFrame:
+    """DataFrame indexed by test ("likelihood ratio", "wald", "score"): statistic, df, p."""
+    problem = getattr(res, "problem", None)
+    if problem is None:
+        raise ValueError("this FitResult holds no problem; run the tests on an engine.fit result")
+    if problem.options.model == "fine_gray":
+        raise ValueError("the likelihood-ratio and score tests need a likelihood; Fine-Gray's is "
+                         "a pseudo-likelihood (use the Wald tests of res.summary).")
+    if res.penalized.any():
+        raise ValueError("global tests need an unpenalised fit: refit with penalty=None (a "
+                         "penalty biases the statistics towards zero).")
+    own = set(getattr(problem.model, "unpenalized", ()))
+    tested = np.array([np.isfinite(b) and name not in own
+                       for name, b in zip(res.coef.index, res.coef.to_numpy())])
+    cols = np.flatnonzero(tested)
+    if cols.size == 0:
+        raise ValueError("no finite coefficient to test")
+    zero = np.zeros(problem.p)
+    problem.solve(zero, zero, init=np.where(tested, 0.0, res.beta), fixed=tested)
+    ll_0, g_0, info_0 = problem.model.information(cols)
+    problem.set_beta(res.beta)
+    info = problem.model.information(cols)[2]
+    b = res.beta[cols]
+    lr = 2.0 * (res.loglik - ll_0)
+    wald = float(b @ info @ b)
+    score = float(g_0 @ la.solve(info_0, g_0, assume_a="pos"))
+    df = cols.size
+    rows = {"likelihood ratio": lr, "wald": wald, "score": score}
+    out = pd.DataFrame({"statistic": rows, "df": df,
+                        "p": {k: float(stats.chi2.sf(v, df)) for k, v in rows.items()}})
+    out.index.name = "test"
+    return out

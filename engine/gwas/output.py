@@ -1,0 +1,142 @@
+"""Where the (trait, SNP) rows of a scan go: a DataFrame in memory, or a Parquet dataset.
+
+Both receive each SNP block as it is computed.  ``ParquetSink`` appends one file per block and
+trait to ``<output>/associations/Pheno=<trait>/`` (hive partitioning: a reader can load one trait
+without touching the others) and writes ``summary.parquet``, ``top_hits.parquet``,
+``h2.parquet`` beside it at the end, so neither genotypes nor results need fit in memory.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
+           "Nullh2"]
+_FLOATS = COLUMNS[4:]
+
+
+def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
+    """The output frame of rows (trait codes; SNP indices into ``snps``, or None for every SNP
+    of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
+    here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float block without a copy."""
+    def column(name):
+        a = snps[name].to_numpy()
+        return np.tile(a, len(names)) if snp is None else a[snp]
+
+    values[0] = column("ChrPos")
+    frame = pd.DataFrame(values.T, columns=_FLOATS, copy=False)
+    frame.insert(0, "Pheno", pd.Categorical.from_codes(trait, categories=names))
+    for k, name in enumerate(("sid_index", "SNP", "Chr"), start=1):
+        frame.insert(k, name, column(name))
+    return frame
+
+
+def empty_frame(names) -> pd.DataFrame:
+    """No rows (every p above the threshold), with the output's columns and types."""
+    snps = pd.DataFrame({"sid_index": np.zeros(0, dtype=np.int64), "SNP": np.zeros(0, object),
+                         "Chr": np.zeros(0), "ChrPos": np.zeros(0)})
+    none = np.zeros(0, dtype=np.int64)
+    return frame_of(names, snps, none, none, np.empty((5, 0)))
+
+
+def block_frame(names, snps, snp_rows, h2, p, beta, se, threshold) -> pd.DataFrame:
+    """Rows of one block (t x m_b arrays, trait-major as FaST-LMM orders them); only
+    p <= threshold when given.  Pheno is categorical over ``names`` (in their order)."""
+    t, m_b = p.shape
+    if threshold is None:
+        trait, snp = np.repeat(np.arange(t), m_b), np.tile(snp_rows, t)
+        values = np.empty((5, t * m_b))
+        values[1], values[2], values[3] = p.ravel(), beta.ravel(), se.ravel()
+    else:
+        trait, column = np.nonzero(p <= threshold)
+        snp = snp_rows[column]
+        values = np.empty((5, len(trait)))
+        values[1], values[2], values[3] = p[trait, column], beta[trait, column], se[trait, column]
+    values[4] = np.asarray(h2)[trait]
+    return frame_of(names, snps, trait, snp, values)
+
+
+def ordered(frame: pd.DataFrame, names) -> pd.DataFrame:
+    """Rows by trait (in ``names`` order), then by tested SNP; Pheno categorical over names."""
+    pheno = frame["Pheno"].astype("category").cat.set_categories(names)
+    key = pheno.cat.codes.to_numpy().astype(np.int64) * (1 + int(frame["sid_index"].max())) \
+        + frame["sid_index"].to_numpy() if len(frame) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    out = frame.assign(Pheno=pheno)[COLUMNS]
+    if not (np.diff(order) == 1).all():
+        out = out.iloc[order]
+    return out.reset_index(drop=True)
+
+
+class FrameSink:
+    """Keep the rows in memory.  Without a threshold every (trait, SNP) row is known in
+    advance: each block's values go straight to their place in the final arrays."""
+
+    def __init__(self, names, snps, threshold):
+        self.names, self.snps, self.threshold = names, snps, threshold
+        m, t = len(snps), len(names)
+        self.values = np.empty((5, t * m)) if threshold is None else None
+        self.parts = []
+
+    def write(self, snp_rows, h2, p, beta, se):
+        if self.values is None:
+            self.parts.append(block_frame(self.names, self.snps, snp_rows, h2, p, beta, se,
+                                          self.threshold))
+            return
+        t, m = p.shape[0], len(self.snps)
+        contiguous = bool((np.diff(snp_rows) == 1).all())
+        place = slice(snp_rows[0], snp_rows[-1] + 1) if contiguous else snp_rows
+        for row, a in zip((1, 2, 3), (p, beta, se)):
+            self.values[row].reshape(t, m)[:, place] = a
+        self.values[4].reshape(t, m)[:, place] = np.asarray(h2)[:, None]
+
+    def frame(self) -> pd.DataFrame:
+        if self.values is None:
+            if not self.parts:
+                return empty_frame(self.names)
+            return ordered(pd.concat(self.parts, ignore_index=True), self.names)
+        m, t = len(self.snps), len(self.names)
+        return frame_of(self.names, self.snps, np.repeat(np.arange(t), m), None, self.values)
+
+    def close(self, result):
+        """Nothing to flush in memory."""
+
+
+class ParquetSink:
+    """Stream every block's rows to ``<output>/associations`` partitioned by trait."""
+
+    def __init__(self, output, names, snps, threshold):
+        self.root = Path(output)
+        self.dataset = self.root / "associations"
+        if self.dataset.exists() and any(self.dataset.iterdir()):
+            raise FileExistsError(f"output: {self.dataset} already holds results; remove it or "
+                                  "choose another output folder.")
+        self.dataset.mkdir(parents=True, exist_ok=True)
+        self.names, self.snps, self.threshold = names, snps, threshold
+        self.blocks = 0
+
+    def write(self, snp_rows, h2, p, beta, se):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
+        if len(frame):
+            pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
+                                partition_cols=["Pheno"], max_partitions=len(self.names) + 1,
+                                basename_template=f"block{self.blocks:06d}-{{i}}.parquet")
+        self.blocks += 1
+
+    def close(self, result):
+        result.summary.to_parquet(self.root / "summary.parquet")
+        result.top_hits.to_parquet(self.root / "top_hits.parquet")
+        result.h2.rename(columns=str).to_parquet(self.root / "h2.parquet")
+
+    @staticmethod
+    def read(output, names) -> pd.DataFrame:
+        """The whole dataset back as one frame, in ``FrameSink``'s order."""
+        dataset = Path(output) / "associations"
+        if not any(dataset.iterdir()):
+            return empty_frame(names)
+        return ordered(pd.read_parquet(dataset), names)

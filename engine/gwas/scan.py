@@ -1,0 +1,292 @@
+"""``gwas.scan``: mixed-model association of every tested SNP with every trait (seed 004).
+
+The steps: match phenotypes and covariates to the .fam; for each kinship (one for "all", one per
+chromosome for "loco") one eigendecomposition in the covariates' complement, h2 of every trait
+(``heritability``), then SNP blocks (read one ahead, ``blocks``) x trait blocks through
+Algorithm 5 as GEMMs (``gls``), results kept in memory or streamed to Parquet (``output``) with
+per-trait summaries.  Numbers are FaST-LMM ``single_snp``'s.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CohortError
+from . import blocks, gls, heritability
+from .genotypes import Genotypes
+from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
+from .output import FrameSink, ParquetSink
+from .phenotypes import match, read_table
+from .summaries import Summaries
+
+BACKENDS = ("cpu", "gpu", "dask")
+KINSHIPS = ("loco", "all")
+_TILE_SNPS, _TILE_TRAITS = 1024, 512       # CPU tiles of the GEMM outputs (a few MB: in cache)
+
+
+@dataclass
+class GwasResult:
+    """What ``scan`` found.
+
+    ``frame``: one row per (trait, SNP), FaST-LMM's columns (read back from Parquet when the
+    scan streamed to ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
+    ``summary``: per trait tests, hits, min_p, lambda_gc, h2; ``top_hits``; ``timings``
+    (seconds: prepare = reading and matching, null_model = kinships, eigendecompositions and
+    h2, scan = the SNP blocks, write = assembling or flushing the output).
+    """
+
+    h2: pd.DataFrame
+    sigma2: pd.DataFrame
+    summary: pd.DataFrame
+    top_hits: pd.DataFrame
+    individuals: pd.MultiIndex
+    output: Path | None
+    timings: dict = field(default_factory=dict)
+    spec: dict = field(default_factory=dict)
+    _frame: pd.DataFrame | None = None
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        if self._frame is None:
+            self._frame = ParquetSink.read(self.output, list(self.h2.index))
+        return self._frame
+
+
+def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, backend="cpu",
+         memory="4GB", output=None, *, h2_method="reml", pvalue_threshold=None, top=10,
+         scheduler=None, n_workers=2) -> GwasResult:
+    """Test every SNP of ``bed`` (or ``snps``: a slice, positions or SNP ids) against every
+    trait of ``pheno`` with covariates ``covar`` (an intercept is added) under a linear mixed
+    model whose kinship is built from the tested SNPs ("loco", "all"), given as an n x n array
+    (individuals in .fam order), or built from all SNPs of another PLINK prefix.
+
+    ``memory`` bounds the working set ('4GB'); ``output`` streams rows to a Parquet dataset
+    partitioned by trait (only rows with p <= ``pvalue_threshold`` when given); ``h2_method``
+    "reml" (FaST-LMM's objective) or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
+    as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
+    """
+    clock = {"start": time.perf_counter()}
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: choose from {BACKENDS}.")
+    if h2_method not in heritability.METHODS:
+        raise ValueError(f"h2_method={h2_method!r}: choose from {heritability.METHODS}.")
+    genotypes = Genotypes.open(bed, count_A1=count_A1)
+    tested = genotypes.select(_snp_positions(genotypes, snps))
+    traits = read_table(pheno, "pheno")
+    covariates = None if covar is None else read_table(covar, "covar")
+    rows, Y, C = match(genotypes.ids(), traits, covariates)
+    tested = tested.keep(rows)
+    X = np.column_stack([C, np.ones(len(rows))])
+    complement = covariate_complement(X)
+    dof = complement.shape[1] - 1
+    names = [str(c) for c in traits.columns]
+    budget = blocks.parse_memory(memory)
+    m_block, t_block = blocks.block_sizes(budget, len(rows), tested.m, len(names))
+    groups = _kinship_groups(kinship, tested, genotypes, rows)
+    snp_table = _snp_table(tested)
+    sink = FrameSink(names, snp_table, pvalue_threshold) if output is None else \
+        ParquetSink(output, names, snp_table, pvalue_threshold)
+    summaries = Summaries(names, top=top, threshold=pvalue_threshold)
+    h2_cols, s2_cols = {}, {}
+    clock["prepare"] = time.perf_counter()
+    null_s = 0.0
+    with _backend(backend, scheduler, n_workers) as run:
+        for label, positions, K in groups:
+            null_start = time.perf_counter()
+            basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
+            null_s += time.perf_counter() - null_start
+            h2_cols[label], s2_cols[label] = h2, sigma2
+            problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
+            for start, beta, se, p in run(problem, m_block):
+                snp_rows = positions[start:start + beta.shape[1]]
+                summaries.add(p, beta, se, snp_rows)
+                sink.write(snp_rows, h2, p, beta, se)
+    clock["scan"] = time.perf_counter()
+    h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
+    result = GwasResult(
+        h2=h2_frame, sigma2=pd.DataFrame(s2_cols, index=h2_frame.index),
+        summary=summaries.table(h2_frame), top_hits=summaries.top_hits(snp_table),
+        individuals=genotypes.ids()[rows], output=None if output is None else Path(output),
+        spec={"bed": str(genotypes.path), "kinship": kinship if isinstance(kinship, str)
+              else "array", "count_A1": count_A1, "backend": backend, "memory": budget,
+              "h2_method": h2_method, "pvalue_threshold": pvalue_threshold,
+              "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names)},
+        _frame=sink.frame() if output is None else None)
+    sink.close(result)
+    clock["write"] = time.perf_counter()
+    result.timings = {"prepare": clock["prepare"] - clock["start"], "null_model": null_s,
+                      "scan": clock["scan"] - clock["prepare"] - null_s,
+                      "write": clock["write"] - clock["scan"]}
+    return result
+
+
+def _null_model(K, complement, X, Y, h2_method):
+    """The kinship's eigenbasis (Algorithm 5 line 2), the rotated traits (line 5) and every
+    trait's h2 and sigma2 under the null model."""
+    K = scale_to_n(K() if callable(K) else K)
+    basis = Eigenbasis.of(K, complement)
+    UY = basis.U.T @ Y
+    if h2_method == "ml":
+        h2, sigma2 = heritability.estimate(basis.S, UY, len(Y), heritability.MlTerms(K, X))
+    else:
+        h2, sigma2 = heritability.estimate(basis.S, UY, complement.shape[1])
+    return basis, UY, h2, sigma2
+
+
+@dataclass
+class _Problem:
+    """What every SNP block of one kinship needs (picklable: a Dask task carries it)."""
+
+    genotypes: Genotypes
+    basis: Eigenbasis
+    UY: np.ndarray
+    h2: np.ndarray
+    dof: int
+    t_block: int
+
+    def weights(self, xp):
+        """W = 1 / d_j (n' x t), Y' o W, y'Ky (t,) on the backend's device."""
+        d = self.basis.S[:, None] * self.h2[None, :] + (1.0 - self.h2[None, :])
+        W = 1.0 / d
+        YW = self.UY * W
+        return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
+
+    def compute(self, G, xp, device, tile=None):
+        """beta, SE and p (each t x m_b, trait-major, on the host) of a standardised genotype
+        block G (n x m_b), in tiles of (traits, SNPs) that keep the GEMM outputs in cache."""
+        UT, W, YW, yKy = device
+        X = gls.rotate(UT, xp.asarray(G), xp)
+        m_b, t = G.shape[1], W.shape[1]
+        m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
+        beta, se, p = (np.empty((t, m_b)) for _ in range(3))
+        for j in range(0, t, t_tile):
+            traits = slice(j, j + t_tile)
+            for i in range(0, m_b, m_tile):
+                snps = slice(i, i + m_tile)
+                b, v = gls.association(X[:, snps], W[:, traits], YW[:, traits], yKy[traits],
+                                       self.dof, xp)
+                b, v = _host(b), _host(v)
+                beta[traits, snps] = b
+                p[traits, snps] = gls.p_value(b, v, self.dof)
+                np.sqrt(v, out=se[traits, snps])
+        return beta, se, p
+
+    def __call__(self, start_stop):
+        """A Dask task: read, standardise and test SNPs start:stop (NumPy on the worker)."""
+        start, stop = start_stop
+        device = (self.basis.U.T.copy(), *self.weights(np))
+        return (start, *self.compute(self.genotypes.read(start, stop), np, device))
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else a
+
+
+@contextlib.contextmanager
+def _backend(backend, scheduler, n_workers):
+    """Yield ``run(problem, m_block)``: a generator of (start, beta, se, p) per SNP block."""
+    if backend == "dask":
+        from .distributed import DaskBlocks
+
+        with DaskBlocks(scheduler, n_workers) as run:
+            yield run
+        return
+    if backend == "gpu":
+        import cupy as xp
+    else:
+        xp = np
+
+    def run(problem, m_block):
+        device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
+        tile = None if xp is np else (m_block, problem.t_block)   # a GPU takes whole blocks
+        starts = range(0, problem.genotypes.m, m_block)
+        for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
+            yield (start, *problem.compute(G, xp, device, tile))
+
+    yield run
+
+
+def _kinship_groups(kinship, tested: Genotypes, genotypes: Genotypes, rows):
+    """[(label, tested SNP positions, K or a K builder)] for each kinship of the scan."""
+    everything = np.arange(tested.m)
+    if isinstance(kinship, np.ndarray):
+        n = len(rows)
+        K = np.asarray(kinship, dtype=float)
+        if K.shape == (len(genotypes.iid), len(genotypes.iid)) and K.shape != (n, n):
+            K = K[np.ix_(rows, rows)]
+        if K.shape != (n, n) or not np.allclose(K, K.T):
+            raise CohortError(f"kinship: expected a symmetric {n} x {n} array (the analysed "
+                              f"individuals in .fam order), got shape {K.shape}.")
+        return [("all", everything, K)]
+    if kinship == "all":
+        return [("all", everything, lambda: gram(tested))]
+    if kinship == "loco":
+        chroms = pd.unique(tested.chrom)
+        if len(chroms) < 2:
+            raise CohortError(f"kinship='loco': the tested SNPs are all on chromosome "
+                              f"{chroms[0]}; LOCO needs two or more; use kinship='all'.")
+        total = {}
+
+        def loco(c):
+            def build():
+                if "K" not in total:
+                    total["K"] = gram(tested)
+                return total["K"] - gram(tested.select(tested.chrom == c))
+            return build
+        return [(_chrom_label(c), np.flatnonzero(tested.chrom == c), loco(c)) for c in chroms]
+    if isinstance(kinship, (str, Path)) and (Path(f"{kinship}.bed").exists()
+                                             or str(kinship).endswith(".bed")):
+        other = Genotypes.open(kinship, count_A1=tested.count_A1)
+        position = pd.Series(np.arange(len(other.iid)), index=other.ids())
+        ids = genotypes.ids()[rows]
+        missing = ids.difference(position.index, sort=False)
+        if len(missing):
+            raise CohortError(f"kinship: {len(missing)} analysed individuals are not in "
+                              f"{other.path.with_suffix('.fam')}, e.g. {list(missing[:5])}.")
+        other = other.keep(position[ids].to_numpy())
+        return [("all", everything, lambda: gram(other))]
+    raise ValueError(f"kinship={kinship!r}: use 'loco', 'all', an n x n array or the prefix of "
+                     "an existing PLINK fileset.")
+
+
+def _chrom_label(c):
+    try:
+        return int(c)
+    except ValueError:
+        return str(c)
+
+
+def _snp_positions(genotypes: Genotypes, snps) -> np.ndarray:
+    """Positions of the tested SNPs among the .bim rows: all, a slice, ints, a mask or ids."""
+    everything = np.arange(genotypes.m)
+    if snps is None:
+        return everything
+    if isinstance(snps, slice):
+        return everything[snps]
+    snps = np.asarray(snps)
+    if snps.dtype.kind == "b":
+        if snps.shape != (genotypes.m,):
+            raise CohortError(f"snps: a boolean mask needs {genotypes.m} values, one per SNP.")
+        return everything[snps]
+    if snps.dtype.kind in "iu":
+        if snps.size and (snps.min() < 0 or snps.max() >= genotypes.m):
+            raise CohortError(f"snps: positions must lie in 0..{genotypes.m - 1}.")
+        return snps
+    lookup = pd.Series(everything, index=genotypes.sid)
+    unknown = [s for s in snps if s not in lookup.index]
+    if unknown:
+        raise CohortError(f"snps: {unknown[:5]} are not in {genotypes.path.with_suffix('.bim')}.")
+    return lookup[snps].to_numpy()
+
+
+def _snp_table(tested: Genotypes) -> pd.DataFrame:
+    """sid_index, SNP, Chr, ChrPos of the tested SNPs (Chr numeric when it can be)."""
+    chrom = pd.to_numeric(pd.Series(tested.chrom), errors="coerce")
+    chrom = chrom if not chrom.isna().any() else pd.Series(tested.chrom)
+    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": tested.sid,
+                         "Chr": chrom.to_numpy(), "ChrPos": tested.pos.astype(float)})

@@ -1,0 +1,141 @@
+"""The floors of docs/architecture.md, checked on the source: no import circle in engine/ or
+app/, no module reaching for another package's private (_) names, the engine free of GUI
+packages, the app on the engine's public names only, and ``import engine`` light."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+
+ROOT = Path(__file__).resolve().parents[1]
+GUI = {"panel", "bokeh", "holoviews", "param"}
+
+
+def _modules(package: str) -> dict[str, Path]:
+    out = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = {**_modules("engine"), **_modules("app")}
+
+
+def _imports(name: str, path: Path):
+    """(imported module, imported names) for every import statement, nested ones included."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            yield base, [a.name for a in node.names]
+
+
+def _edges():
+    """module -> the engine/app modules it imports (``from pkg import mod`` counts as mod)."""
+    graph = {}
+    for name, path in MODULES.items():
+        targets = set()
+        for base, names in _imports(name, path):
+            subs = [f"{base}.{n}" for n in names if f"{base}.{n}" in MODULES]
+            targets.update(subs or ([base] if base in MODULES else []))
+        graph[name] = targets - {name}
+    return graph
+
+
+def test_no_import_circle():
+    graph = _edges()
+    state, stack, cycles = {}, [], []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    # A package's __init__ re-exporting its own modules is not a circle of ideas: a module of
+    # the package importing a sibling through the package is what the check is after.
+    real = [c for c in cycles if not any(a.startswith(b + ".") or b.startswith(a + ".")
+                                         for a, b in zip(c, c[1:]))]
+    assert not real, "import circles: " + "; ".join(" -> ".join(c) for c in real)
+
+
+def test_no_private_name_of_another_package():
+    bad = []
+    for name, path in MODULES.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for base, names in _imports(name, path):
+            if not base.startswith(("engine", "app")):
+                continue
+            private = [n for n in names if n.startswith("_")]
+            if private and package not in (base, base.rpartition(".")[0]):
+                bad.append(f"{name}: from {base} import {', '.join(private)}")
+    assert not bad, bad
+
+
+def test_engine_imports_no_gui_package():
+    bad = [f"{name}: {base}" for name, path in _modules("engine").items()
+           for base, _ in _imports(name, path) if base.split(".")[0] in GUI]
+    assert not bad, bad
+
+
+PUBLIC_PACKAGES = {"engine.cdm", "engine.comparative", "engine.datasets", "engine.device",
+                   "engine.peers"}
+
+
+def test_app_uses_only_public_engine_names():
+    bad = []
+    for name, path in _modules("app").items():
+        for base, names in _imports(name, path):
+            if base == "engine":
+                bad += [f"{name}: engine.{n}" for n in names if n not in engine.__all__]
+            elif base.startswith("engine."):
+                if base not in PUBLIC_PACKAGES or any(n.startswith("_") for n in names):
+                    bad.append(f"{name}: {base} {names}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "engine" and node.attr not in engine.__all__):
+                bad.append(f"{name}: engine.{node.attr}")
+    assert not bad, sorted(set(bad))
+
+
+@pytest.mark.parametrize("heavy", ["duckdb", "lifelines", "panel", "cupy"])
+def test_import_engine_is_light(heavy):
+    code = f"import sys, engine; sys.exit(int({heavy!r} in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0, \
+        f"import engine imported {heavy}"
+
+
+def test_cuda_flags_equal_the_row_flags():
+    """The CUDA header's FLAG_* defines carry engine.row_flags' values (the GPU layout's
+    STRATUM_TAIL stays on the host)."""
+    from engine import row_flags
+
+    header = (ROOT / "engine" / "backends" / "cuda" / "flag_scan.cuh").read_text()
+    defines = {line.split()[1]: int(line.split()[2]) for line in header.splitlines()
+               if line.startswith("#define FLAG_")}
+    expected = {f"FLAG_{n}": int(getattr(row_flags, n))
+                for n in ("EVENT", "HEAD", "GROUP_END", "GROUP_HEAD", "STRATUM_TAIL")}
+    assert defines and defines == {k: expected[k] for k in defines}
