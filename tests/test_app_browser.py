@@ -217,7 +217,7 @@ def test_rossi_fit_hazard_ratio_and_every_view(page):
     expect(pg.get_by_text("events: 114")).to_be_visible()
     shot(pg, "data")
     tab(pg, "Design")
-    expect(pg.get_by_text("CPU (no CUDA device)")).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"Detected device: CPU \(no GPU"))).to_be_visible()
     shot(pg, "design")
 
     fit(pg, "rossi efron")
