@@ -18,8 +18,28 @@ APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 
 .PHONY: run test bench device-wheels clean distclean
 
+# `make run` serves on this machine only. Serving to a network is explicit: ADDRESS=0.0.0.0
+# with ORIGIN (the host:port users type) and AUTH (Panel's basic auth: a password, or a JSON
+# file of {"user": "password"}); DATA_DIRS are the folders the DuckDB and OMOP tabs may open.
+ADDRESS     ?= 127.0.0.1
+ORIGIN      ?=
+AUTH        ?=
+DATA_DIRS   ?=
+SERVE_FLAGS := --port $(PORT) --address $(ADDRESS)
+ifeq ($(ADDRESS),127.0.0.1)
+SERVE_FLAGS += --allow-websocket-origin=localhost:$(PORT) --allow-websocket-origin=127.0.0.1:$(PORT)
+else
+ifeq ($(and $(ORIGIN),$(AUTH)),)
+$(error serving on $(ADDRESS) needs ORIGIN=host:port and AUTH=password-or-users.json (see README))
+endif
+SERVE_FLAGS += --allow-websocket-origin=$(ORIGIN)
+SERVE_ENV   := PANEL_BASIC_AUTH='$(AUTH)' \
+               PANEL_COOKIE_SECRET=$$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+endif
+
 run: $(VENV)/.stamp-app
-	$(VENV)/bin/panel serve app/main.py --port $(PORT) --address 0.0.0.0 --allow-websocket-origin='*'
+	@echo "panel serve app/main.py $(SERVE_FLAGS)$(if $(AUTH), (basic auth on))"
+	@$(SERVE_ENV) SURVSCAN_DATA_DIRS='$(DATA_DIRS)' $(VENV)/bin/panel serve app/main.py $(SERVE_FLAGS)
 
 test: $(VENV)/.stamp $(CHROMIUM) $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS)

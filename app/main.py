@@ -3,7 +3,7 @@
 Serve it with ``panel serve app/main.py`` (``make run``). ``build_app`` is called once per
 browser session, so every session has its own Store (data, roles, fits); nothing mutable lives
 at module level. The views (app/views/) read and write that store; numerics come from engine/
-and lifelines.
+(lifelines only as a timed peer).
 """
 
 from __future__ import annotations
@@ -14,16 +14,19 @@ import holoviews as hv
 import panel as pn
 import param
 
+from app.autosave import Autosaver
+from app.autosave import load as load_saved
 from app.store import Store
 from app.views.data import DataView
 from app.views.design import DesignView
 from app.views.export import ExportView
 from app.views.fit import FitView
 from app.views.omop import OmopView
+from app.views.restore import RestoreOffer
 from app.views.results import ResultsView
 from app.views.timing import TimingView
 
-pn.extension("tabulator", notifications=True)
+pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
 TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")
@@ -33,11 +36,22 @@ LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 class App(param.Parameterized):
     """One session's store and views, arranged in a template."""
 
-    def __init__(self, sample: str | None = "rossi", **params):
+    def __init__(self, sample: str | None = "rossi", autosave: bool = False, **params):
         super().__init__(**params)
+        user = pn.state.user if autosave else None
+        saved = load_saved(user) if autosave else None
         self.store = Store()
         if sample:
             self.store.load_sample(sample)
+        if saved is not None and saved["spec"] == self.store.spec() and not saved["fits"]:
+            saved = None  # nothing to reopen beyond what is open
+        self.restore = RestoreOffer(store=self.store, record=saved, user=user)
+        if autosave:
+            self.saver = Autosaver(self.store, user)
+            self.store.param.watch(self.saver.save, [
+                "data_version", "time", "start", "event", "event_codes", "treatment",
+                "covariates", "strata", "id", "weights", "cut_points", "model", "cause", "ties",
+                "penalty", "strength", "unpenalized", "backend", "solver", "fits"])
         self.data = DataView(store=self.store)
         self.design = DesignView(store=self.store)
         self.fit = FitView(store=self.store)
@@ -48,7 +62,8 @@ class App(param.Parameterized):
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
                                         self.omop, self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")
-        self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
+                                       renderer_options={"html": False})
         self.store.param.watch(self._after_fit, ["fits"])
         self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
@@ -84,14 +99,16 @@ class App(param.Parameterized):
 
     def template(self) -> pn.template.BaseTemplate:
         return pn.template.BootstrapTemplate(
-            title="survscan", sidebar=[self.sidebar], main=[self.tabs], sidebar_width=260,
+            title="survscan", sidebar=[self.sidebar], main=[self.restore, self.tabs],
+            sidebar_width=260,
             header_background="#2f4f6f", logo=str(LOGO) if LOGO.exists() else None)
 
 
-def build_app(sample: str | None = "rossi") -> App:
-    """A fresh app (one per browser session)."""
-    return App(sample=sample)
+def build_app(sample: str | None = "rossi", autosave: bool = False) -> App:
+    """A fresh app (one per browser session); ``autosave`` saves the user's analysis as it
+    changes and offers the last one again (the served app does)."""
+    return App(sample=sample, autosave=autosave)
 
 
 if pn.state.served:
-    build_app().template().servable(title="survscan")
+    build_app(autosave=True).template().servable(title="survscan")

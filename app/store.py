@@ -1,8 +1,9 @@
-"""The app's one data store: the loaded data, the column roles, the analysis spec and the fits.
+"""The state of one browser session: the loaded data, the column roles, the design and options,
+and the kept fits.
 
-Views read and write this store; nothing here imports Panel widgets, so the store is tested
-without a browser (tests/test_app_store.py). Numerics stay in engine/ (and lifelines): the store
-only reads files, assigns roles, builds the engine's Cohort and calls engine.fit.
+Views read and write this store; nothing here imports Panel widgets, so it is tested without a
+browser (tests/test_app_store.py). Reading files and queries is in loading.py, fit and study
+jobs in jobs.py, the analysis spec and its script in script.py; numerics stay in engine/.
 
 Two kinds of data:
 - a DataFrame (a bundled sample, an uploaded CSV/Parquet file, a DuckDB query result), and
@@ -12,14 +13,8 @@ Two kinds of data:
 
 from __future__ import annotations
 
-import io
-import json
 import math
 import re
-import threading
-import time as _time
-import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,43 +22,28 @@ import pandas as pd
 import param
 
 import engine
-from engine import datasets
 
+from .caught_warnings import collected
+from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
+from .jobs import CrossValidationJob, FitJob, KeptFit, StudyJob
+from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .samples import ROLE_GUESSES, SAMPLES
+from .script import AnalysisSpec, jsonable
 
-PENALTIES = ("none", "L1", "L2")
-TIES = ("efron", "breslow")
-SOLVERS = engine.SOLVERS
-SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
 SIMULATED_COLUMNS = ("time", "event", "strata")
 MAX_PREVIEW_ROWS = 200
 CELECOXIB, DICLOFENAC, GI_HAEMORRHAGE = 1118084, 1124300, 192671  # the OHDSI teaching study
-STUDY_FIT_NAME = "OMOP: PS-stratified"
 
 
-class DataLoadError(ValueError):
-    """A file, query or setting the app cannot turn into data; the message is for the user."""
+def upload_source(filename: str) -> dict:
+    """The data source of an uploaded file (for the spec and the script)."""
+    kind = "parquet" if Path(filename).suffix.lower() in (".parquet", ".pq") else "csv"
+    return {"kind": kind, "name": filename, "label": f"file: {filename}"}
 
 
-class FitCancelled(Exception):
-    """Raised from inside engine.fit's progress callback when the user pressed Cancel."""
-
-
-def detect_device() -> str:
-    """The compute device the engine would use with backend="auto", in words."""
-    if "gpu" not in engine.device.available_backends():
-        return f"CPU ({engine.device.description()})"
-    return f"GPU: {engine.device.description()}"
-
-
-def available_backends() -> list[str]:
-    """Backends a user may pick: cpu and auto always, gpu when the engine can use a device."""
-    return ["cpu", "auto"] + (["gpu"] if "gpu" in engine.device.available_backends() else [])
-
-
-def available_models() -> list[str]:
-    """The survival models engine.fit accepts (Cox; Fine-Gray once the engine has it)."""
-    return [m for m in SURVIVAL_MODELS if m in engine.MODELS]
+def duckdb_source(path: str, sql: str) -> dict:
+    return {"kind": "duckdb", "path": path.strip(), "sql": sql.strip(),
+            "label": f"DuckDB: {path.strip() or 'samples'}"}
 
 
 def parse_cut_points(text: str) -> list[float]:
@@ -83,264 +63,6 @@ def parse_cut_points(text: str) -> list[float]:
     if not values:
         raise DataLoadError("type at least one cut point, e.g. 10")
     return sorted(set(values))
-
-
-def read_upload(filename: str, content: bytes) -> pd.DataFrame:
-    """A CSV or Parquet upload as a DataFrame; DataLoadError with a readable message otherwise."""
-    if not content:
-        raise DataLoadError(f"{filename!r} is empty")
-    suffix = Path(filename or "").suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            df = pd.read_parquet(io.BytesIO(content))
-        elif suffix in (".csv", ".txt", ".tsv", ""):
-            df = pd.read_csv(io.BytesIO(content), sep=None if suffix == ".tsv" else ",",
-                             engine="python" if suffix == ".tsv" else "c")
-        else:
-            raise DataLoadError(f"{filename!r}: open a .csv or .parquet file")
-    except DataLoadError:
-        raise
-    except Exception as exc:  # pandas/pyarrow parser errors
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataLoadError(f"could not read {filename!r}: {first}. Check that it is a "
-                            "comma-separated file with one header row (or a Parquet file).") from None
-    if df.shape[0] == 0 or df.shape[1] < 2:
-        raise DataLoadError(f"{filename!r} has {df.shape[0]} rows and {df.shape[1]} columns; "
-                            "survival data needs at least a time and an event column")
-    return df
-
-
-def query_duckdb(path: str, sql: str) -> pd.DataFrame:
-    """Run ``sql`` on a DuckDB file opened read-only; with no path, on an in-memory database
-    where the bundled samples are tables (rossi, stanford_heart, jasa1, mgus2, bmtcrr)."""
-    import duckdb
-
-    if not sql.strip():
-        raise DataLoadError("type a SQL query, e.g. SELECT * FROM rossi WHERE age > 20")
-    try:
-        if path.strip():
-            if not Path(path).exists():
-                raise DataLoadError(f"no DuckDB file at {path!r}")
-            con = duckdb.connect(path.strip(), read_only=True)
-        else:
-            con = duckdb.connect()
-            for name, sample in SAMPLES.items():
-                con.register(name, sample.load())
-        try:
-            df = con.execute(sql).df()
-        finally:
-            con.close()
-    except DataLoadError:
-        raise
-    except Exception as exc:  # duckdb.Error and friends
-        first = str(exc).strip().splitlines()[0]
-        raise DataLoadError(f"the DuckDB query failed: {first}") from None
-    if df.empty:
-        raise DataLoadError("the query returned no rows")
-    return df
-
-
-@dataclass
-class KeptFit:
-    """One finished fit, kept for the results and the comparison table."""
-
-    name: str
-    result: object          # engine.FitResult
-    summary: pd.DataFrame   # result.summary, computed once in the worker
-    spec: dict              # the analysis as asked: data, roles, design, options
-    elapsed: float          # wall seconds, cohort building included
-    warnings: list = field(default_factory=list)
-    n_strata: int = 1       # strata of the cohort as the user defined them (before cut points)
-
-    def row(self) -> dict:
-        """One row of the comparison table."""
-        res, spec = self.result, self.spec
-        treatment = spec["roles"].get("treatment")
-        hr = ""
-        if treatment:
-            names = [n for n in self.summary.index if n == treatment or n.startswith(treatment + "[")]
-            hr = "; ".join(f"{n}: {self.summary.loc[n, 'hr']:.4g}" for n in names)
-        cuts = spec["design"]["cut_points"]
-        return {
-            "fit": self.name,
-            "model": spec["options"]["model"]
-            + (f" (cause {spec['options']['cause']})" if spec["options"].get("cause") else ""),
-            "data": spec["data"]["label"],
-            "n": res.n,
-            "events": res.n_events,
-            "strata": self.n_strata,
-            "cut points": "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}"
-                                    for k, v in cuts.items()) or "none",
-            "ties": spec["options"]["ties"],
-            "penalty": res.spec.get("penalty", "none"),
-            "solver": spec["options"]["solver"],
-            "converged": bool(res.converged),
-            "iterations": int(res.n_iter),
-            "loglik": float(res.loglik),
-            "treatment HR": hr,
-            "seconds": round(self.elapsed, 3),
-        }
-
-
-@dataclass
-class FitJob:
-    """A snapshot of the store at the moment Fit was pressed; ``run`` works in any thread."""
-
-    name: str
-    spec: dict
-    make_cohort: object     # callable() -> engine.Cohort
-    options: dict           # keyword arguments of engine.fit
-
-    def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
-        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations."""
-        t0 = _time.perf_counter()
-
-        def on_iteration(state):
-            if progress is not None:
-                progress(state.n_iter)
-            if cancel is not None and cancel.is_set():
-                raise FitCancelled(f"{self.name} cancelled after {state.n_iter} iterations")
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            cohort = self.make_cohort()
-            if cancel is not None and cancel.is_set():
-                raise FitCancelled(f"{self.name} cancelled before the first iteration")
-            res = engine.fit(cohort, progress=on_iteration, **self.options)
-            summary = res.summary
-        messages = list(dict.fromkeys(str(w.message) for w in caught))
-        return KeptFit(self.name, res, summary, self.spec, _time.perf_counter() - t0, messages,
-                       n_strata=int(cohort.n_strata))
-
-
-@dataclass
-class CrossValidationRun:
-    """A finished cross-validation: the engine's result and the name of its kept refit."""
-
-    name: str
-    penalty: str            # "L1" | "L2"
-    result: object          # engine.CrossValidationResult (.curve, .penalty, .fit, .lambda_max)
-
-    @property
-    def chosen(self) -> float:
-        return float(self.result.penalty.lam)
-
-
-@dataclass
-class CrossValidationJob:
-    """A snapshot for engine.cross_validate; ``run`` works in any thread."""
-
-    name: str
-    spec: dict
-    make_cohort: object     # callable() -> engine.Cohort
-    options: dict           # keyword arguments of engine.cross_validate
-
-    def run(self, cancel: threading.Event | None = None, progress=None):
-        """(CrossValidationRun, KeptFit of the refit); engine.Cancelled when ``cancel`` is set."""
-        t0 = _time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            cohort = self.make_cohort()
-            cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
-            summary = cv.fit.summary
-        spec = json.loads(json.dumps(self.spec))
-        spec["options"].update(strength=float(cv.penalty.lam),
-                               cross_validated={"folds": self.options["folds"],
-                                                "grid": self.options["grid"]})
-        messages = list(dict.fromkeys(str(w.message) for w in caught))
-        kept = KeptFit(self.name, cv.fit, summary, spec, _time.perf_counter() - t0, messages,
-                       n_strata=int(cohort.n_strata))
-        return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
-
-
-def open_omop(path: str = ""):
-    """A read-only connection to the OMOP CDM at ``path`` (DuckDB file or Parquet folder), or to
-    the bundled Eunomia CDM when ``path`` is empty; DataLoadError with the reason otherwise."""
-    from engine import cdm
-
-    try:
-        return cdm.open_cdm(path.strip()) if path.strip() else cdm.open_eunomia()
-    except engine.CohortError as exc:
-        raise DataLoadError(str(exc)) from None
-    except Exception as exc:  # duckdb.Error: not a database, locked, ...
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DataLoadError(f"could not open the CDM at {path!r}: {first}") from None
-
-
-def concept_names(con, ids) -> dict:
-    """concept_id -> concept_name from the vocabulary's concept table (missing ids left out)."""
-    wanted = sorted({int(i) for i in ids})
-    if not wanted:
-        return {}
-    rows = con.execute("SELECT concept_id, concept_name FROM concept WHERE concept_id IN "
-                       f"({', '.join(str(i) for i in wanted)})").fetchall()
-    return {int(cid): str(name) for cid, name in rows}
-
-
-@dataclass
-class StudyRun:
-    """A finished OMOP study: engine.cdm's StudyResult, the concept names and its settings."""
-
-    result: object          # engine.cdm.StudyResult
-    names: dict             # concept_id -> name
-    settings: dict
-    elapsed: float
-
-    def label(self, concept_id: int) -> str:
-        return f"{self.names.get(int(concept_id), 'unknown concept')} ({concept_id})"
-
-    def stratified_fit(self) -> KeptFit:
-        """The PS-stratified outcome model as a kept fit (covariate: treatment, target = 1)."""
-        s = self.settings
-        key = next(k for k in self.result.fits if k.startswith("PS stratified"))
-        res = self.result.fits[key]
-        label = (f"OMOP {s['database']}: {self.label(s['target'])} vs "
-                 f"{self.label(s['comparator'])}, outcome {self.label(s['outcome'])}")
-        spec = {"survscan": 1,
-                "data": {"kind": "omop", "label": label, **s},
-                "roles": {"time": "time", "start": None, "event": "event", "event_codes": [],
-                          "treatment": "treatment", "covariates": ["treatment"],
-                          "strata": ["ps_stratum"], "id": None, "weights": None},
-                "design": {"cut_points": {}},
-                "options": {"model": "cox", "ties": res.spec.get("ties", "breslow"),
-                            "penalty": "none", "cause": None, "strength": 0.0,
-                            "unpenalized": [], "backend": "cpu", "solver": "auto"}}
-        return KeptFit(STUDY_FIT_NAME, res, res.summary, spec, self.elapsed,
-                       n_strata=int(self.result.cohort["ps_stratum"].nunique()))
-
-
-@dataclass
-class StudyJob:
-    """A snapshot of the OMOP tab's settings; ``run`` works in any thread."""
-
-    path: str
-    settings: dict
-
-    def concept_names(self) -> dict:
-        con = open_omop(self.path)
-        try:
-            return concept_names(con, [self.settings[k] for k in ("target", "comparator",
-                                                                   "outcome")])
-        finally:
-            con.close()
-
-    def run(self) -> StudyRun:
-        from engine.cdm import run_study
-
-        t0 = _time.perf_counter()
-        s = self.settings
-        con = open_omop(self.path)
-        try:
-            names = concept_names(con, [s["target"], s["comparator"], s["outcome"]])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = run_study(con, s["target"], s["comparator"], s["outcome"],
-                                   ps_strata=s["ps_strata"], match_ratio=s["match_ratio"],
-                                   caliper=s["caliper"], prior_observation=s["prior_observation"],
-                                   risk_window_end=s["risk_window_end"])
-        finally:
-            con.close()
-        return StudyRun(result, names, dict(s), _time.perf_counter() - t0)
 
 
 class Store(param.Parameterized):
@@ -373,7 +95,7 @@ class Store(param.Parameterized):
     penalty = param.Selector(objects=list(PENALTIES), default="none")
     strength = param.Number(default=1.0, bounds=(0, None))
     unpenalized = param.List(default=[])
-    backend = param.Selector(objects=["cpu", "auto", "gpu"], default="cpu")
+    backend = param.Selector(objects=list(BACKENDS), default="cpu")
     solver = param.Selector(objects=list(SOLVERS), default="auto")
 
     # --- cross-validation of the penalty strength -----------------------------------------
@@ -412,15 +134,14 @@ class Store(param.Parameterized):
         )
 
     def load_upload(self, filename: str, content: bytes) -> None:
-        df = read_upload(filename, content)
-        kind = "parquet" if Path(filename).suffix.lower() in (".parquet", ".pq") else "csv"
-        self._set_frame(df, {"kind": kind, "name": filename, "label": f"file: {filename}"})
-        self.guess_roles()
+        self.load_frame(read_upload(filename, content), upload_source(filename))
 
     def load_duckdb(self, path: str, sql: str) -> None:
-        df = query_duckdb(path, sql)
-        self._set_frame(df, {"kind": "duckdb", "path": path.strip(), "sql": sql.strip(),
-                             "label": f"DuckDB: {path.strip() or 'samples'}"})
+        self.load_frame(query_duckdb(path, sql), duckdb_source(path, sql))
+
+    def load_frame(self, df: pd.DataFrame, source: dict) -> None:
+        """Hold ``df`` (read in a worker by loading.py) with roles guessed from its columns."""
+        self._set_frame(df, source)
         self.guess_roles()
 
     def load_simulated(self, n: int, p: int, density: float = 0.05, n_strata: int = 1,
@@ -547,11 +268,13 @@ class Store(param.Parameterized):
         return sorted(values.tolist(), key=lambda v: (str(type(v)), v))
 
     def km_frame(self) -> pd.DataFrame:
-        """time, start (optional) and 0/1 event columns for Kaplan-Meier curves."""
+        """time, 0/1 event, and start and id (when set) for Kaplan-Meier curves."""
         out = {"time": pd.to_numeric(self.column(self.time), errors="coerce"),
                "event": self.event_indicator()}
         if self.start:
             out["start"] = pd.to_numeric(self.column(self.start), errors="coerce")
+            if self.id:
+                out["id"] = self.column(self.id)
         return pd.DataFrame(out)
 
     # ------------------------------------------------------------------------------------
@@ -604,8 +327,7 @@ class Store(param.Parameterized):
 
     def build_cohort(self):
         """The engine Cohort of the current data and roles (CohortError/DataLoadError if bad)."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with collected():
             return self.make_cohort_factory()()
 
     def validation_report(self) -> dict:
@@ -630,8 +352,7 @@ class Store(param.Parameterized):
             except Exception:  # unreadable event column: the cohort error below names it
                 pass
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            with collected() as caught:
                 cohort = self.make_cohort_factory()()
         except (engine.CohortError, DataLoadError, ValueError, KeyError) as exc:
             report["error"] = str(exc)
@@ -643,7 +364,7 @@ class Store(param.Parameterized):
                       censored_pct=100.0 * (cohort.n - cohort.n_events) / cohort.n,
                       strata=cohort.n_strata, covariates=cohort.p,
                       subjects=None if cohort.id is None else int(pd.unique(cohort.id).size),
-                      warnings=list(dict.fromkeys(str(w.message) for w in caught)))
+                      warnings=list(dict.fromkeys(caught)))
         return report
 
     def column_problems(self) -> pd.DataFrame:
@@ -707,26 +428,27 @@ class Store(param.Parameterized):
                 if isinstance(c, (int, float, np.integer, np.floating)) and c > 0
                 and float(c).is_integer()]
 
+    def analysis_spec(self) -> AnalysisSpec:
+        """The whole analysis: data source, roles, design, fit options."""
+        return AnalysisSpec(
+            data={k: v for k, v in self.source.items() if k != "about"},
+            roles={"time": self.time, "start": self.start, "event": self.event,
+                   "event_codes": [jsonable(c) for c in self.event_codes],
+                   "treatment": self.treatment, "covariates": list(self.covariates),
+                   "strata": list(self.strata), "id": self.id, "weights": self.weights},
+            design={"cut_points": {k: list(v) for k, v in self.cut_points.items()}},
+            options={"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
+                     "cause": int(self.cause) if self.competing_risks else None,
+                     "strength": float(self.strength),
+                     "unpenalized": list(self.fit_options()["unpenalized"]),
+                     "backend": self.backend, "solver": self.solver})
+
     def spec(self) -> dict:
-        """The whole analysis as JSON-able data: data source, roles, design, fit options."""
-        source = {k: v for k, v in self.source.items() if k != "about"}
-        return {
-            "survscan": 1,
-            "data": source,
-            "roles": {"time": self.time, "start": self.start, "event": self.event,
-                      "event_codes": [_jsonable(c) for c in self.event_codes],
-                      "treatment": self.treatment, "covariates": list(self.covariates),
-                      "strata": list(self.strata), "id": self.id, "weights": self.weights},
-            "design": {"cut_points": {k: list(v) for k, v in self.cut_points.items()}},
-            "options": {"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
-                        "cause": int(self.cause) if self.competing_risks else None,
-                        "strength": float(self.strength),
-                        "unpenalized": list(self.fit_options()["unpenalized"]),
-                        "backend": self.backend, "solver": self.solver},
-        }
+        """The analysis spec as JSON-able data (a kept fit's record of what was asked)."""
+        return self.analysis_spec().to_dict()
 
     def spec_json(self) -> str:
-        return json.dumps(self.spec(), indent=2)
+        return self.analysis_spec().to_json()
 
     def next_fit_name(self) -> str:
         taken = {f.name for f in self.fits}
@@ -788,8 +510,8 @@ class Store(param.Parameterized):
         s = self.study_settings()
         if s["target"] == s["comparator"]:
             raise DataLoadError("the target and the comparator must be different concepts")
-        if self.omop_path.strip() and not Path(self.omop_path.strip()).exists():
-            raise DataLoadError(f"no DuckDB file or Parquet folder at {self.omop_path!r}")
+        if self.omop_path.strip():
+            data_path(self.omop_path, "DuckDB file or Parquet folder")
         return StudyJob(self.omop_path, s)
 
     def remove_fit(self, name: str) -> None:
@@ -800,21 +522,9 @@ class Store(param.Parameterized):
             return None
         return next((f for f in self.fits if f.name == name), self.fits[-1])
 
-    def comparison(self) -> pd.DataFrame:
-        """One row per kept fit (for the sensitivity comparison)."""
-        return pd.DataFrame([f.row() for f in self.fits])
-
-    def coefficient_comparison(self) -> pd.DataFrame:
-        """Hazard ratios side by side: covariate x fit."""
-        if not self.fits:
-            return pd.DataFrame()
-        table = pd.concat({f.name: f.summary["hr"] for f in self.fits}, axis=1)
-        table.index.name = "covariate"
-        return table
-
-    def python_script(self, spec: dict | None = None) -> str:
+    def python_script(self) -> str:
         """A Python script that reproduces the analysis with the engine's public API."""
-        return python_script(spec or self.spec())
+        return self.analysis_spec().python_script()
 
     def subsample_factory(self, n: int, seed: int = 0, replace: bool = False):
         """A callable building a cohort of ``n`` rows drawn at random: without replacement (at
@@ -850,84 +560,6 @@ class Store(param.Parameterized):
         frame = frame.reset_index(drop=True)
 
         def build():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with collected():
                 return engine.Cohort.from_frame(frame, **kwargs)
         return build
-
-
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def python_script(spec: dict) -> str:
-    """The script text for ``spec`` (see Store.spec)."""
-    data, roles, design, opts = spec["data"], spec["roles"], spec["design"], spec["options"]
-    lines = ['"""Reproduce a survscan analysis with the engine API (generated by the app)."""',
-             "import engine"]
-    kind = data.get("kind")
-    if kind == "simulated":
-        lines += ["", f"cohort = engine.simulate({data['n']}, {data['p']}, density={data['density']!r}, "
-                      f"n_strata={data['n_strata']}, seed={data['seed']})"]
-        all_names = [f"x{j}" for j in range(data["p"])]
-        competing = opts["model"] == "fine_gray"
-        if (roles["covariates"] != all_names or (data["n_strata"] > 1) != bool(roles["strata"])
-                or competing):
-            lines += [f"covariates = {roles['covariates']!r}",
-                      "cohort = engine.Cohort.from_arrays(",
-                      "    time=cohort.time, event=cohort.event,",
-                      "    X=cohort.X[:, [cohort.names.index(c) for c in covariates]], names=covariates,",
-                      f"    strata={'cohort.strata' if roles['strata'] else 'None'},",
-                      *(["    competing_risks=True,"] if competing else []),
-                      ")"]
-    else:
-        lines.insert(1, "import pandas as pd")
-        if kind == "sample":
-            lines += ["from engine import datasets", "",
-                      f"df = datasets.load_{data['name']}()"]
-        elif kind == "csv":
-            lines += ["", f"df = pd.read_csv({data['name']!r})  # the uploaded file"]
-        elif kind == "parquet":
-            lines += ["", f"df = pd.read_parquet({data['name']!r})  # the uploaded file"]
-        elif kind == "duckdb":
-            lines.insert(1, "import duckdb")
-            if data.get("path"):
-                lines += ["", f"con = duckdb.connect({data['path']!r}, read_only=True)"]
-            else:
-                lines += ["from engine import datasets", "", "con = duckdb.connect()"]
-                lines += [f"con.register({name!r}, datasets.load_{name}())" for name in SAMPLES]
-            lines += [f"df = con.execute({data['sql']!r}).df()", "con.close()"]
-        else:
-            lines += ["", "df = ...  # load your data here"]
-        event = roles["event"]
-        competing = opts["model"] == "fine_gray"
-        if roles["event_codes"] and not competing:
-            event = f"{roles['event']}_event"
-            lines += [f"df[{event!r}] = df[{roles['event']!r}].isin({roles['event_codes']!r}).astype(int)"
-                      "  # these codes count as events"]
-        lines += ["cohort = engine.Cohort.from_frame(", "    df,",
-                  f"    time={roles['time']!r},", f"    event={event!r},",
-                  f"    covariates={roles['covariates']!r},"]
-        for role in ("strata", "start", "id", "weights"):
-            value = roles[role] or None
-            if value:
-                lines.append(f"    {role}={value!r},")
-        if competing:
-            lines.append("    competing_risks=True,  # event codes: 0 censored, 1..k causes")
-        lines.append(")")
-    penalty = "None"
-    if opts["penalty"] != "none":
-        penalty = f"engine.{opts['penalty']}({opts['strength']!r})"
-    lines += ["", "res = engine.fit(", "    cohort,", f"    model={opts['model']!r},",
-              f"    ties={opts['ties']!r},", f"    penalty={penalty},"]
-    if opts.get("cause") is not None:
-        lines.append(f"    cause={opts['cause']!r},")
-    if opts["unpenalized"]:
-        lines.append(f"    unpenalized={opts['unpenalized']!r},")
-    if design["cut_points"]:
-        lines.append(f"    cut_points={design['cut_points']!r},")
-    lines += [f"    backend={opts['backend']!r},", f"    solver={opts['solver']!r},", ")",
-              "print(res)", "print(res.summary)", ""]
-    return "\n".join(lines)

@@ -37,6 +37,7 @@ CHROMIUM_ARGS = [
 ]
 ROSSI_FIN_EFRON = -0.3794222  # R coxph, Efron ties (sample_data/README.md)
 TIMEOUT = 120_000  # ms: the CI machine has 2 cores shared with other jobs
+MAX_UPLOAD_MB = 1  # the served app's upload limit in these tests
 
 
 def _free_port() -> int:
@@ -62,7 +63,10 @@ def app_url(tmp_path_factory):
     """`panel serve app/main.py` on a free port; yields its URL once it answers HTTP."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("panel") / "serve.log"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    data_dir = tmp_path_factory.mktemp("data")  # the operator's data directory
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "SURVSCAN_DATA_DIRS": str(data_dir), "SURVSCAN_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB),
+           "SURVSCAN_STATE_DIR": str(tmp_path_factory.mktemp("sessions"))}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "panel", "serve", "app/main.py", "--port", str(port),
@@ -213,7 +217,7 @@ def test_rossi_fit_hazard_ratio_and_every_view(page):
     expect(pg.get_by_text("events: 114")).to_be_visible()
     shot(pg, "data")
     tab(pg, "Design")
-    expect(pg.get_by_text("CPU (no CUDA device)")).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"Detected device: CPU \(no GPU"))).to_be_visible()
     shot(pg, "design")
 
     fit(pg, "rossi efron")
@@ -278,6 +282,7 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin")).to_have_count(0)
     # both fits side by side in the comparison tables
     compare = pg.locator(".compare-hr-table")
+    compare.scroll_into_view_if_needed()  # where a user reads it
     expect(compare.locator(".tabulator-col", has_text="no cut")).to_have_count(1)
     expect(compare.locator(".tabulator-col", has_text="fin cut at 10")).to_have_count(1)
     expect(row_with(pg, "fin[10,inf)", table=".compare-hr-table")).to_have_count(1)

@@ -13,10 +13,10 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app import main  # noqa: E402
-from app.store import (  # noqa: E402
-    STUDY_FIT_NAME, DataLoadError, Store, concept_names, open_omop,
-)
-from app.views import omop, results  # noqa: E402
+from app.jobs import STUDY_FIT_NAME, comparison  # noqa: E402
+from app.loading import DataLoadError, concept_names, open_omop  # noqa: E402
+from app.store import Store  # noqa: E402
+from app.views import plots, results  # noqa: E402
 
 CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
 
@@ -59,7 +59,8 @@ def test_concept_names_from_the_vocabulary():
                      GI_BLEED: "Gastrointestinal hemorrhage"}
 
 
-def test_bad_study_settings_are_messages(tmp_path):
+def test_bad_study_settings_are_messages(tmp_path, monkeypatch):
+    monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(tmp_path))
     s = Store()
     s.omop_comparator = CELECOXIB
     with pytest.raises(DataLoadError, match="must be different"):
@@ -87,7 +88,7 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     assert kept.summary.loc["treatment", "hr"] == pytest.approx(expected.loc[
         "PS stratified (5 strata)", "hr"], rel=1e-12)
     assert app.tabs.active == main.TABS.index("OMOP study")  # the study's kept fit stays put
-    row = app.store.comparison().set_index("fit").loc[STUDY_FIT_NAME]
+    row = comparison(app.store.fits).set_index("fit").loc[STUDY_FIT_NAME]
     assert row["strata"] == 5 and row["treatment HR"] == "treatment: 0.9824"
     # a rerun replaces the kept fit rather than adding a second one
     asyncio.run(app.omop.run_study())
@@ -95,11 +96,11 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
 
 
 def test_study_plots(study):
-    pref = omop.preference_plot(study.cohort[["treatment", "preference"]])
+    pref = plots.preference_plot(study.cohort[["treatment", "preference"]])
     assert [h.label for h in pref.Histogram] == ["target", "comparator"]
-    bal = omop.balance_plot(study.balance_stratified, study.balance_matched)
+    bal = plots.balance_plot(study.balance_stratified, study.balance_matched)
     assert len(bal.Scatter) == 2 and len(bal.VLine) == 1 and len(bal.HLine) == 1
-    km = omop.km_by_arm_plot(study.km, "KM")
+    km = plots.km_by_arm_plot(study.km, "KM")
     assert len(km.Curve) == 2 and len(km.Area) == 2
     for element in (pref, bal, km):
         hv.render(element)
@@ -109,7 +110,7 @@ def test_failed_study_is_a_message(app, monkeypatch):
     def broken(self):
         raise ValueError("the cohort has persons in only one arm")
 
-    monkeypatch.setattr("app.store.StudyJob.run", broken)
+    monkeypatch.setattr("app.jobs.StudyJob.run", broken)
     asyncio.run(app.omop.run_study())
     assert app.omop.last_outcome == "failed"
     assert app.omop.status.object == "Study failed: the cohort has persons in only one arm"
@@ -167,7 +168,7 @@ def test_cv_cancel_and_failure_are_messages(app, monkeypatch):
         raise engine.Cancelled("cancelled")
 
     app.store.penalty = "L1"
-    monkeypatch.setattr("app.store.CrossValidationJob.run", cancelled)
+    monkeypatch.setattr("app.jobs.CrossValidationJob.run", cancelled)
     asyncio.run(app.fit.run_cv())
     assert app.fit.last_outcome == "cancelled" and app.store.fits == []
     app.store.penalty = "none"
@@ -180,7 +181,7 @@ def test_cv_cancel_and_failure_are_messages(app, monkeypatch):
 def test_cv_plot_marks_the_chosen_lambda():
     curve = pd.DataFrame({"lambda": [10.0, 1.0, 0.1], "mean": [-5.0, -4.0, -4.5],
                           "sd": [0.5, 0.4, 0.6]})
-    plot = results.cv_plot(curve, 1.0, "L1")
+    plot = plots.cv_plot(curve, 1.0, "L1")
     assert plot.VLine.I.data == 1.0 and plot.opts.get().kwargs["logx"]
     assert results.cv_table(curve, 1.0)["chosen"].tolist() == ["", "◀ chosen", ""]
 

@@ -57,7 +57,7 @@ def test_failed_fit_becomes_a_message_and_keeps_data_and_fits(app, monkeypatch):
     def broken(self, cancel=None, progress=None):
         raise ValueError("column 'week' has negative times")
 
-    monkeypatch.setattr("app.store.FitJob.run", broken)
+    monkeypatch.setattr("app.jobs.FitJob.run", broken)
     asyncio.run(app.fit.run_fit())
     assert app.fit.status.object == "Fit failed (fit 2): column 'week' has negative times"
     assert app.fit.last_outcome == "failed"

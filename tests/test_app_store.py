@@ -16,10 +16,11 @@ pytest.importorskip("param")
 
 import engine  # noqa: E402
 from app.samples import SAMPLES  # noqa: E402
-from app.store import (  # noqa: E402
-    DataLoadError, FitCancelled, Store, detect_device, parse_cut_points, python_script,
-    read_upload,
-)
+from app.choices import available_models, detect_device  # noqa: E402
+from app.jobs import FitCancelled, coefficient_comparison, comparison  # noqa: E402
+from app.loading import DataLoadError, read_upload  # noqa: E402
+from app.script import python_script  # noqa: E402
+from app.store import Store, parse_cut_points  # noqa: E402
 
 ROSSI_FIN_EFRON = -0.3794222
 
@@ -104,9 +105,10 @@ def test_failed_load_keeps_the_data(store):
     assert store.source["name"] == "rossi" and store.n_rows == 432
 
 
-def test_duckdb_samples_and_read_only_file(tmp_path, rossi):
+def test_duckdb_samples_and_read_only_file(tmp_path, rossi, monkeypatch):
     import duckdb
 
+    monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(tmp_path))
     s = Store()
     s.load_duckdb("", "SELECT * FROM rossi WHERE age > 30")
     assert s.n_rows == int((rossi["age"] > 30).sum())
@@ -118,8 +120,10 @@ def test_duckdb_samples_and_read_only_file(tmp_path, rossi):
     con.close()
     s.load_duckdb(str(path), "SELECT week, arrest, fin, age FROM cohort")
     assert s.n_rows == 432 and s.covariates == ["fin", "age"]
-    with pytest.raises(DataLoadError, match="DuckDB query failed"):
+    with pytest.raises(DataLoadError, match="only a read-only SELECT"):
         s.load_duckdb(str(path), "DROP TABLE cohort")
+    with pytest.raises(DataLoadError, match="DuckDB query failed"):
+        s.load_duckdb(str(path), "SELECT * FROM no_such_table")
     with pytest.raises(DataLoadError, match="no DuckDB file"):
         s.load_duckdb(str(tmp_path / "missing.duckdb"), "SELECT 1")
     assert s.n_rows == 432  # still there
@@ -239,11 +243,11 @@ def test_fits_comparison_and_sessions_are_separate(store):
     store.cut_points = {"fin": [10.0]}
     store.keep(store.fit_job("cut").run())
     assert other.fits == [] and store.get_fit("base").name == "base"
-    comp = store.comparison()
+    comp = comparison(store.fits)
     assert list(comp["fit"]) == ["base", "cut"]
     assert comp.loc[1, "cut points"] == "fin at 10"
     assert list(comp["strata"]) == [1, 1]  # the user's strata, not the cut-point intervals
-    side = store.coefficient_comparison()
+    side = coefficient_comparison(store.fits)
     assert side.loc["fin", "base"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
     assert np.isnan(side.loc["fin", "cut"]) and not np.isnan(side.loc["fin[0,10)", "cut"])
     store.remove_fit("base")
@@ -261,8 +265,6 @@ def test_detect_device_says_cpu_without_cuda():
 
 
 def test_fine_gray_uses_causes_breslow_and_the_script_reproduces_it():
-    from app.store import available_models
-
     if "fine_gray" not in available_models():
         pytest.skip("the engine has no Fine-Gray yet")
     s = Store()
@@ -286,3 +288,20 @@ def test_subsample_with_replacement_beyond_the_data(store):
     heart = Store()
     heart.load_sample("stanford_heart")  # subject ids: never duplicated
     assert heart.subsample_factory(1_000, replace=True)().n == 172
+
+
+def test_analysis_spec_round_trips_through_json_and_refuses_other_files(store):
+    from app.script import AnalysisSpec
+
+    spec = store.analysis_spec()
+    again = AnalysisSpec.from_json(spec.to_json())
+    assert again == spec and again.to_dict() == store.spec()
+    assert again.python_script() == store.python_script()
+    with pytest.raises(ValueError, match="not JSON"):
+        AnalysisSpec.from_json("{")
+    with pytest.raises(ValueError, match="version"):
+        AnalysisSpec.from_json('{"survscan": 99}')
+    broken = store.spec()
+    del broken["roles"]["time"]
+    with pytest.raises(ValueError, match="roles.time"):
+        AnalysisSpec.from_dict(broken)

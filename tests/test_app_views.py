@@ -18,7 +18,8 @@ import holoviews as hv  # noqa: E402
 import engine  # noqa: E402
 from app import main  # noqa: E402
 from app.store import Store  # noqa: E402
-from app.views import results, timing  # noqa: E402
+from app.views import plots, results, timing  # noqa: E402
+from engine import peers  # noqa: E402
 
 
 @pytest.fixture
@@ -32,23 +33,42 @@ def app():
 def test_at_risk_counts_match_direct_counts(rossi):
     s = Store()
     s.load_sample("rossi")
-    fitters = results.fit_km(s, "fin")
-    ticks = results.nice_ticks(0, 52)
+    km = results.km_result(s, "fin")
+    ticks = plots.nice_ticks(0, 52)
     assert ticks == [0, 10, 20, 30, 40, 50]
-    table = results.at_risk_table(fitters, ticks)
-    for _, row in table.iterrows():
+    table = results.at_risk_table(km, ticks)
+    assert len(table) == 2 * len(ticks)
+    for _, row in table.iterrows():  # R's summary(survfit, times=): at risk at t, counts since
         arm = rossi[rossi["fin"] == int(row["group"].split("= ")[1])]
         t = row["time"]
-        assert row["at risk"] == (arm["week"] > t).sum()
-        assert row["events"] == ((arm["week"] <= t) & (arm["arrest"] == 1)).sum()
-        assert row["censored"] == ((arm["week"] <= t) & (arm["arrest"] == 0)).sum()
+        before = max([u for u in ticks if u < t], default=-1.0)
+        since = (arm["week"] > before) & (arm["week"] <= t)
+        assert row["at risk"] == (arm["week"] >= t).sum()
+        assert row["events"] == (since & (arm["arrest"] == 1)).sum()
+        assert row["censored"] == (since & (arm["arrest"] == 0)).sum()
+
+
+def test_km_curve_is_the_engines_and_matches_lifelines(rossi):
+    from lifelines import KaplanMeierFitter
+
+    s = Store()
+    s.load_sample("rossi")
+    table = results.fit_km(s, "fin")
+    for level, g in table.groupby("group"):
+        arm = rossi[rossi["fin"] == int(level.split("= ")[1])]
+        kmf = KaplanMeierFitter().fit(arm["week"], arm["arrest"])
+        expected = kmf.survival_function_at_times(g["time"]).to_numpy()
+        np.testing.assert_allclose(g["survival"].to_numpy(), expected, rtol=1e-12)
+        band = kmf.confidence_interval_.loc[g["time"].to_numpy()]
+        np.testing.assert_allclose(g["lower"].to_numpy(), band.iloc[:, 0], rtol=1e-9)
 
 
 def test_km_plot_has_bands_ticks_and_aligned_table():
     s = Store()
     s.load_sample("stanford_heart")  # start/stop rows: lifelines' entry=
-    fitters = results.fit_km(s, "surgery")
-    layout, risk = results.km_plot(fitters, (0, 400), time_label="stop")
+    km = results.km_result(s, "surgery")
+    risk = results.at_risk_table(km, plots.nice_ticks(0, 400))
+    layout = plots.km_plot(km.table, risk, (0, 400), time_label="stop")
     km, table = layout
     assert isinstance(table, hv.Labels)
     assert {type(e).__name__ for e in km} >= {"Curve", "Area", "Scatter"}
@@ -70,15 +90,16 @@ def test_km_groups_cut_many_valued_numbers_in_quartiles():
 def test_large_curves_are_thinned():
     s = Store()
     s.load_simulated(30_000, 3, seed=1)
-    layout, _ = results.km_plot(results.fit_km(s, "x0"), (0, 1))
+    km = results.km_result(s, "x0")
+    layout = plots.km_plot(km.table, results.at_risk_table(km, [0, 1]), (0, 1))
     for curve in layout[0].Curve:
-        assert len(curve) <= results.MAX_STEPS
+        assert len(curve) <= plots.MAX_STEPS
 
 
 def test_forest_plot_log_axis_and_reference_line(app):
     asyncio.run(app.fit.run_fit())
     summary = app.store.fits[-1].summary
-    plot = results.forest_plot(summary)
+    plot = plots.forest_plot(summary)
     assert plot.opts.get().kwargs["logx"] is True
     assert any(isinstance(e, hv.VLine) and e.data == 1.0 for e in plot)
     points = plot.Scatter.I
@@ -89,7 +110,7 @@ def test_forest_plot_log_axis_and_reference_line(app):
 def test_naive_loglik_matches_the_engine_scan():
     cohort = engine.simulate(400, 5, density=0.3, seed=4)
     beta = np.random.default_rng(0).normal(size=5) * 0.3
-    naive = timing.naive_loglik(cohort.time, cohort.event, cohort.X, beta)
+    naive = peers.naive_loglik(cohort.time, cohort.event, cohort.X, beta)
     assert naive == pytest.approx(engine.loglik(cohort, beta, ties="breslow"), rel=1e-10)
 
 
@@ -112,8 +133,8 @@ def test_timings_on_small_and_large_data():
     scaling = timing.run_scaling(lambda n: s.subsample_factory(n), 1_000, s.fit_options(),
                                  threading.Event(), lambda m: None)
     assert set(scaling["N"]) == {250, 500, 1000}
-    hv.render(timing.scaling_plot(scaling))
-    hv.render(timing.timing_bars(df.reset_index()))
+    hv.render(plots.scaling_plot(scaling))
+    hv.render(plots.timing_bars(df.reset_index()))
 
 
 def test_timing_view_runs(app):
@@ -139,11 +160,11 @@ def test_exports(app):
 
 def test_data_view_bad_upload_keeps_data(app):
     view = app.data
-    view.file.filename = "broken.csv"
-    view.file.value = b'week,arrest\n1,0\n2,1,5,6\n"x\n'
+    view.file.value = {"broken.csv": b'week,arrest\n1,0\n2,1,5,6\n"x\n'}
     assert app.store.source["name"] == "rossi" and app.store.n_rows == 432
-    view.file.filename = "ok.csv"
-    view.file.value = b"time,status,age\n5,1,40\n6,0,50\n7,1,60\n9,1,45\n"
+    view.file.value = {"empty.csv": b""}
+    assert app.store.source["name"] == "rossi"
+    view.file.value = {"ok.csv": "time,status,age\n5,1,40\n6,0,50\n7,1,60\n9,1,45\n"}
     assert app.store.source["label"] == "file: ok.csv"
     assert view.w["time"].value == "time" and view.w["event"].value == "status"
     assert view.w["covariates"].value == ["age"]

@@ -101,7 +101,8 @@ def test_engine_imports_no_gui_package():
     assert not bad, bad
 
 
-PUBLIC_PACKAGES = {"engine.cdm", "engine.comparative", "engine.datasets", "engine.device"}
+PUBLIC_PACKAGES = {"engine.cdm", "engine.comparative", "engine.datasets", "engine.device",
+                   "engine.peers"}
 
 
 def test_app_uses_only_public_engine_names():

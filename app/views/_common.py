@@ -1,8 +1,10 @@
-"""Helpers the views share: notifications, worker threads, table formatting."""
+"""Helpers the views share: notifications, worker threads, tables and Markdown that never
+render a user's text (file names, column headers, values) as HTML."""
 
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import threading
 
@@ -17,8 +19,19 @@ def notify(kind: str, message: str, duration: int = 8000) -> None:
     """A toast (error/warning/success/info) when the page has notifications; logged always."""
     getattr(log, "warning" if kind in ("error", "warning") else "info")("%s: %s", kind, message)
     notifications = pn.state.notifications
-    if notifications is not None:
-        getattr(notifications, kind)(message, duration=duration)
+    if notifications is not None:  # the toast sets HTML: a file name must stay text
+        getattr(notifications, kind)(html.escape(message), duration=duration)
+
+
+def text_options(values) -> dict:
+    """Options of a MultiChoice (Choices.js renders a label as HTML): label as text -> value."""
+    return {html.escape(str(v)): v for v in values}
+
+
+def markdown(text: str = "", **kwargs) -> pn.pane.Markdown:
+    """A Markdown pane in which raw HTML (say a column named <img onerror=...>) is shown as
+    text, never run."""
+    return pn.pane.Markdown(text, renderer_options={"html": False}, **kwargs)
 
 
 async def in_thread(fn, *args, name: str = "survscan-worker"):
@@ -62,4 +75,20 @@ def table(df: pd.DataFrame | None = None, **kwargs) -> pn.widgets.Tabulator:
     opts = dict(disabled=True, show_index=False, sizing_mode="stretch_width",
                 layout="fit_data_table")
     opts.update(kwargs)
-    return pn.widgets.Tabulator(pd.DataFrame() if df is None else df, **opts)
+    widget = pn.widgets.Tabulator(pd.DataFrame() if df is None else df, **opts)
+    widget.titles = escaped_titles(widget.value)
+    return widget
+
+
+def show(widget: pn.widgets.Tabulator, df: pd.DataFrame, digits: int | None = None) -> None:
+    """Put ``df`` in a table in one update: values, number formats (``digits`` decimals) and
+    headers as text (Tabulator renders a title as HTML), so the table re-renders once."""
+    updates = {"value": df, "titles": escaped_titles(df)}
+    if digits is not None:
+        updates["formatters"] = number_formatters(df, digits)
+    with pn.io.hold():
+        widget.param.update(**updates)
+
+
+def escaped_titles(df: pd.DataFrame | None) -> dict:
+    return {str(c): html.escape(str(c)) for c in (df.columns if df is not None else [])}

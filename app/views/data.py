@@ -10,8 +10,10 @@ from panel.viewable import Viewer
 import engine
 
 from ..samples import SAMPLES
-from ..store import DataLoadError, Store
-from ._common import in_thread, notify, table
+from .. import config
+from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
+from ..store import Store, duckdb_source, upload_source
+from ._common import in_thread, markdown, notify, show, table, text_options
 
 NONE = "(none)"
 ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
@@ -32,11 +34,14 @@ class DataView(Viewer):
                                         if s.source.get("kind") == "sample" else "rossi")
         self.open_sample = pn.widgets.Button(label="Open sample", color="primary")
         self.open_sample.on_click(self._open_sample)
-        self.file = pn.widgets.FileInput(accept=".csv,.parquet,.pq,.txt", multiple=False,
-                                         label="CSV or Parquet file")
+        self.file = pn.widgets.FileDropper(multiple=False, chunk_size=4_000_000,
+                                           max_file_size=f"{config.max_upload_mb():g}MB",
+                                           accepted_filetypes=[".csv", ".parquet", ".pq",
+                                                               ".txt", "text/csv"])
         self.file.param.watch(self._open_file, "value")
+        self._opened = None  # the upload last opened (the dropper re-sends its whole value)
         self.db_path = pn.widgets.TextInput(
-            label="DuckDB file (opened read-only)",
+            label="DuckDB file in the data directory (opened read-only)",
             placeholder="empty: an in-memory database with the samples as tables")
         self.sql = pn.widgets.TextAreaInput(label="SQL", value="SELECT * FROM rossi", height=90)
         self.run_sql = pn.widgets.Button(label="Run query", color="primary")
@@ -51,14 +56,15 @@ class DataView(Viewer):
         self.simulate.on_click(self._simulate)
         self.sources = pn.Tabs(
             ("Sample", pn.Column(self.sample, self.open_sample)),
-            ("File", pn.Column(self.file, pn.pane.Markdown(
-                "CSV (comma-separated, one header row) or Parquet.", margin=(0, 10)))),
+            ("File", pn.Column(self.file, markdown(
+                f"CSV (comma-separated, one header row) or Parquet, up to "
+                f"{config.max_upload_mb():g} MB. {big_data_way_out()}", margin=(0, 10)))),
             ("DuckDB", pn.Column(self.db_path, self.sql, self.run_sql)),
             ("Simulate", pn.Column(pn.Row(self.sim_n, self.sim_p, self.sim_density),
                                    pn.Row(self.sim_strata, self.sim_seed), self.simulate)),
             dynamic=False,
         )
-        self.about = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.about = markdown(sizing_mode="stretch_width")
         # --- roles -----------------------------------------------------------------------
         self.w = {
             "time": pn.widgets.Select(label="Time (or stop)"),
@@ -79,7 +85,7 @@ class DataView(Viewer):
         s.param.watch(self._sync_widgets, ["columns", "data_version", *ROLES])
         s.param.watch(self._validate, ["data_version", "model", *ROLES])
         # --- report and preview -----------------------------------------------------------
-        self.report = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.report = markdown(sizing_mode="stretch_width")
         self.problems = table(height=160, visible=False)
         self.preview = table(pagination="local", page_size=8, layout="fit_data_table")
         self._sync_widgets()
@@ -102,16 +108,39 @@ class DataView(Viewer):
         if self._guard(lambda: self.store.load_sample(self.sample.value), "Opening the sample"):
             notify("success", f"Opened {self.sample.value}", duration=3000)
 
-    def _open_file(self, event=None) -> None:
-        content, filename = self.file.value, self.file.filename or "upload.csv"
-        if not content:
+    async def _load(self, read, source: dict, what: str) -> bool:
+        """``read()`` in a worker thread (parsing and queries never hold the page), then the
+        frame into the store; a refusal or error is a notification and the old data stay."""
+        self.sources.loading = True
+        try:
+            df = await in_thread(read, name="survscan-load")
+        except (DataLoadError, engine.CohortError, ValueError) as exc:
+            notify("error", f"{what}: {exc}", duration=0)
+            return False
+        except Exception as exc:  # never a traceback on the page
+            notify("error", f"{what} failed unexpectedly: {type(exc).__name__}: {exc}",
+                   duration=0)
+            return False
+        finally:
+            self.sources.loading = False
+        return self._guard(lambda: self.store.load_frame(df, source), what)
+
+    async def _open_file(self, event=None) -> None:
+        if not self.file.value:
             return
-        if self._guard(lambda: self.store.load_upload(filename, content), f"Opening {filename}"):
+        filename, content = list(self.file.value.items())[-1]
+        if (filename, content) == self._opened:
+            return  # a removal re-sent the files already opened
+        self._opened = (filename, content)
+        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        if await self._load(lambda: read_upload(filename, data), upload_source(filename),
+                            f"Opening {filename}"):
             notify("success", f"Opened {filename}: {self.store.n_rows:,} rows", duration=3000)
 
-    def _run_query(self, event=None) -> None:
-        if self._guard(lambda: self.store.load_duckdb(self.db_path.value, self.sql.value),
-                       "DuckDB"):
+    async def _run_query(self, event=None) -> None:
+        path, sql = self.db_path.value, self.sql.value
+        if await self._load(lambda: query_duckdb(path, sql), duckdb_source(path, sql),
+                            "DuckDB"):
             notify("success", f"Query returned {self.store.n_rows:,} rows", duration=3000)
 
     async def _simulate(self, event=None) -> None:
@@ -162,7 +191,7 @@ class DataView(Viewer):
                 self.w[role].options = optional
                 self.w[role].disabled = simulated and role != "treatment"
             codes = s.event_code_options()
-            self.w["event_codes"].options = {str(c): c for c in codes}
+            self.w["event_codes"].options = text_options(codes)
             self.w["event_codes"].disabled = simulated or not codes
             role_cols = {s.time, s.event, s.start, s.id, s.weights} - {None}
             if simulated:
@@ -172,7 +201,7 @@ class DataView(Viewer):
                 cov_options = [c for c in cols if c not in role_cols]
                 strata_options = [c for c in cols if c not in role_cols]
             self.w["covariates"].options = cov_options
-            self.w["strata"].options = strata_options
+            self.w["strata"].options = text_options(strata_options)
             for role in ROLES:
                 value = getattr(s, role)
                 if role in ("covariates", "strata", "event_codes"):
@@ -183,7 +212,7 @@ class DataView(Viewer):
                     self.w[role].value = value if value in cols else None
         finally:
             self._syncing = False
-        self.preview.value = s.preview()
+        show(self.preview, s.preview())
         src = s.source
         self.about.object = (f"**{src.get('label', 'no data')}** — {s.n_rows:,} rows, "
                              f"{len(cols):,} columns. {src.get('about', '')}")
@@ -196,7 +225,7 @@ class DataView(Viewer):
             self.report.object = f"**Validation could not run:** {type(exc).__name__}: {exc}"
             return
         self.report.object = report_markdown(r)
-        self.problems.value = r["problems"]
+        show(self.problems, r["problems"])
         self.problems.visible = len(r["problems"]) > 0
 
     def __panel__(self):

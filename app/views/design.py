@@ -6,10 +6,10 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..store import (
-    DataLoadError, Store, available_backends, available_models, detect_device, parse_cut_points,
-)
-from ._common import notify
+from ..choices import available_backends, available_models, detect_device
+from ..loading import DataLoadError
+from ..store import Store, parse_cut_points
+from ._common import markdown, notify, text_options
 
 
 class DesignView(Viewer):
@@ -28,14 +28,14 @@ class DesignView(Viewer):
         self.add_cut.on_click(self._add_cut)
         self.clear_cut = pn.widgets.Button(label="Clear cut points")
         self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
-        self.cut_list = pn.pane.Markdown()
+        self.cut_list = markdown()
         s.param.backend.objects = available_backends()
         s.param.model.objects = available_models()
         self.model = pn.widgets.Select.from_param(s.param.model, label="Model")
         self.cause = pn.widgets.Select(label="Cause of interest (Fine-Gray)", visible=False)
         self.cause.param.watch(lambda e: e.new is not None and setattr(s, "cause", int(e.new)),
                                "value")
-        self.ties_note = pn.pane.Markdown("Fine-Gray uses Breslow ties (as cmprsk::crr).",
+        self.ties_note = markdown("Fine-Gray uses Breslow ties (as cmprsk::crr).",
                                           visible=False)
         self.ties = pn.widgets.RadioButtonGroup.from_param(s.param.ties, label="Ties")
         self.penalty = pn.widgets.RadioButtonGroup.from_param(s.param.penalty, label="Penalty")
@@ -45,7 +45,7 @@ class DesignView(Viewer):
         self.unpenalized = pn.widgets.MultiChoice(label="Unpenalized covariates")
         self.backend = pn.widgets.Select.from_param(s.param.backend, label="Backend")
         self.solver = pn.widgets.Select.from_param(s.param.solver, label="Solver")
-        self.device = pn.pane.Markdown(f"Detected device: **{detect_device()}**")
+        self.device = markdown(f"Detected device: **{detect_device()}**")
         self._syncing = False
         self.strata.param.watch(lambda e: self._set("strata", e.new), "value")
         self.unpenalized.param.watch(lambda e: self._set("unpenalized", e.new), "value")
@@ -67,10 +67,10 @@ class DesignView(Viewer):
                 strata_options = ["strata"] if "strata" in s.columns else []
             else:
                 strata_options = [c for c in s.columns if c not in used]
-            self.strata.options = strata_options
+            self.strata.options = text_options(strata_options)
             self.strata.value = [c for c in s.strata if c in strata_options]
             self.cut_covariate.options = list(s.covariates)
-            self.unpenalized.options = list(s.covariates)
+            self.unpenalized.options = text_options(s.covariates)
             self.unpenalized.value = [c for c in s.unpenalized if c in s.covariates]
             self.unpenalized.disabled = s.penalty == "none"
             self.strength.disabled = s.penalty == "none"

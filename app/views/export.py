@@ -17,9 +17,11 @@ from bokeh.embed import file_html
 from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
+from ..jobs import coefficient_comparison, comparison
 from ..store import Store
-from ._common import notify
-from .results import ResultsView, forest_plot, hr_table
+from ._common import markdown, notify
+from .plots import forest_plot
+from .results import ResultsView, hr_table
 
 
 def plot_html(obj, title: str) -> str:
@@ -51,7 +53,7 @@ class ExportView(Viewer):
         self.forest_html = download("Forest plot (HTML)", "forest.html", self.forest_text)
         self.spec_json = download("Analysis spec (JSON)", "survscan_spec.json", self.spec_text)
         self.script_py = download("Python script (.py)", "survscan_analysis.py", self.script_text)
-        self.script = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.script = markdown(sizing_mode="stretch_width")
         self.store.param.watch(self._refresh, ["fits", "data_version", "time", "event",
                                                "covariates", "strata", "cut_points", "ties",
                                                "penalty", "strength", "solver", "backend",
@@ -80,8 +82,8 @@ class ExportView(Viewer):
     def comparison_text(self):
         if not self.store.fits:
             raise ValueError("no fit yet")
-        comp = self.store.comparison()
-        side = self.store.coefficient_comparison().T.add_prefix("HR ")
+        comp = comparison(self.store.fits)
+        side = coefficient_comparison(self.store.fits).T.add_prefix("HR ")
         return _text(comp.join(side, on="fit").to_csv(index=False))
 
     def risk_text(self):
@@ -113,7 +115,7 @@ class ExportView(Viewer):
             "## Export",
             pn.Row(pn.Column("### Tables", self.hr_csv, self.compare_csv, self.risk_csv),
                    pn.Column("### Plots", self.km_html, self.forest_html,
-                             pn.pane.Markdown("PNG needs a browser driver on the server; the "
+                             markdown("PNG needs a browser driver on the server; the "
                                               "HTML files carry a Bokeh toolbar whose save "
                                               "button writes a PNG.", width=300)),
                    pn.Column("### Analysis", self.spec_json, self.script_py)),

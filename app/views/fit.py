@@ -16,8 +16,11 @@ from panel.viewable import Viewer
 
 import engine
 
-from ..store import DataLoadError, FitCancelled, Store
-from ._common import in_thread, notify, number_formatters, table
+from ..job_slots import SLOTS
+from ..jobs import FitCancelled, comparison
+from ..loading import DataLoadError
+from ..store import Store
+from ._common import in_thread, markdown, notify, show, table
 
 
 class FitView(Viewer):
@@ -37,8 +40,8 @@ class FitView(Viewer):
         self.cancel_button.on_click(self._on_cancel)
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
                                                bar_color="primary", visible=False)
-        self.status = pn.pane.Markdown("No fit yet.", sizing_mode="stretch_width")
-        self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.status = markdown("No fit yet.", sizing_mode="stretch_width")
+        self.summary = markdown(sizing_mode="stretch_width")
         self.fits_table = table(height=220)
         self.remove_select = pn.widgets.Select(label="Kept fit", width=220)
         self.remove_button = pn.widgets.Button(label="Remove fit", width=120)
@@ -72,9 +75,8 @@ class FitView(Viewer):
             f"solver {opts['solver']}, backend {opts['backend']}")
 
     def _refresh_fits(self, *events) -> None:
-        df = self.store.comparison()
-        self.fits_table.formatters = number_formatters(df, 4)
-        self.fits_table.value = df
+        df = comparison(self.store.fits)
+        show(self.fits_table, df, 4)
         names = [f.name for f in self.store.fits]
         self.remove_select.options = names
         self.remove_select.value = names[-1] if names else None
@@ -111,17 +113,27 @@ class FitView(Viewer):
             return None
 
     async def _in_worker(self, run, progress, thread: str, describe):
-        """Run ``run(cancel, progress)`` in a new thread; until it ends, refresh the status
-        line with ``describe(elapsed)`` every 0.25 s.  Returns (finished task, elapsed)."""
+        """Run ``run(cancel, progress)`` in a new thread once a server-wide job slot is free;
+        until it ends, refresh the status line (the place in the queue, then
+        ``describe(elapsed)``) every 0.25 s.  Returns (finished task, elapsed)."""
         cancel = threading.Event()
         self._cancel = cancel
         self.running = True
         self.fit_button.disabled = self.cv_button.disabled = True
         self.cancel_button.disabled = False
         t0 = time.monotonic()
-        task = asyncio.ensure_future(in_thread(run, cancel, progress, name=thread))
+        place = [0]  # in the server's queue; 0 once running
+
+        def queued(cancel, progress):
+            with SLOTS.slot(cancel, lambda k: place.__setitem__(0, k)):
+                return run(cancel, progress)
+
+        task = asyncio.ensure_future(in_thread(queued, cancel, progress, name=thread))
         while not task.done():
-            if not cancel.is_set():
+            if place[0] and not cancel.is_set():
+                self.status.object = (f"The server is busy: waiting, number {place[0]} in the "
+                                      f"queue ({time.monotonic() - t0:.1f} s)")
+            elif not cancel.is_set():
                 describe(time.monotonic() - t0)
             await asyncio.wait([task], timeout=0.25)
         return task, time.monotonic() - t0

@@ -12,19 +12,17 @@ from __future__ import annotations
 import asyncio
 import time
 
-import holoviews as hv
-import numpy as np
 import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..store import STUDY_FIT_NAME, DataLoadError, Store
-from ._common import in_thread, notify, number_formatters, table
-from .results import PALETTE, PLOT_WIDTH, _steps
+from ..jobs import STUDY_FIT_NAME
+from ..loading import DataLoadError
+from ..store import Store
+from ._common import in_thread, markdown, notify, show, table
+from .plots import balance_plot, km_by_arm_plot, preference_plot
 
-ARMS = (("target", 1), ("comparator", 0))
-IMBALANCE = 0.1  # |standardized difference| above this counts as imbalanced
 
 
 # ----------------------------------------------------------------------------------------
@@ -35,57 +33,6 @@ def hazard_ratio_table(hazard_ratios: pd.DataFrame) -> pd.DataFrame:
     df.insert(1, "HR (95% CI)", [f"{r.hr:.3f} ({r.lower:.3f} to {r.upper:.3f})"
                                  for r in df.itertuples()])
     return df
-
-
-def preference_plot(cohort: pd.DataFrame, bins: int = 40) -> hv.Overlay:
-    """Preference-score distribution by arm (density histograms, overlaid)."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    parts = []
-    for k, (arm, value) in enumerate(ARMS):
-        density, _ = np.histogram(cohort.loc[cohort["treatment"] == value, "preference"],
-                                  bins=edges, density=True)
-        parts.append(hv.Histogram((edges, density), kdims=["preference score"], vdims=["density"],
-                                  label=arm)
-                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
-    return hv.Overlay(parts).opts(
-        title="Preference score by arm", width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
-        legend_position="top_left", show_grid=True, toolbar="above")
-
-
-def balance_plot(stratified: pd.DataFrame, matched: pd.DataFrame) -> hv.Overlay:
-    """|std diff| before (x) against after (y) adjustment, one point per covariate."""
-    parts = []
-    for k, (label, df) in enumerate((("PS stratified", stratified), ("PS matched", matched))):
-        before, after = df["std_diff_before"].abs(), df["std_diff_after"].abs()
-        parts.append(hv.Scatter((before, after, df["covariate"]), "|std diff| before",
-                                ["|std diff| after", "covariate"], label=label)
-                     .opts(color=PALETTE[k], size=6, alpha=0.6, tools=["hover"]))
-    top = max(float(np.nanmax(stratified["std_diff_before"].abs())), 2 * IMBALANCE)
-    parts += [hv.VLine(IMBALANCE).opts(color="gray", line_dash="dashed"),
-              hv.HLine(IMBALANCE).opts(color="gray", line_dash="dashed")]
-    return hv.Overlay(parts).opts(
-        title="Covariate balance (dashed: 0.1)", width=PLOT_WIDTH // 2, height=320,
-        xlim=(0, top * 1.05), ylim=(0, top * 1.05), legend_position="top_left",
-        show_grid=True, toolbar="above")
-
-
-def km_by_arm_plot(km: pd.DataFrame, title: str) -> hv.Overlay:
-    """Kaplan-Meier by arm from engine.cdm.kaplan_meier_by_arm's table (95% CI bands)."""
-    parts = []
-    for k, (arm, _) in enumerate(ARMS):
-        g = km[km["arm"] == arm]
-        if g.empty:
-            continue
-        x = g["time"].to_numpy(float)
-        xs, lower, upper = _steps(x, g["lower"].to_numpy(float), g["upper"].to_numpy(float))
-        parts.append(hv.Area((xs, lower, upper), "days", ["lower", "upper"], label=arm)
-                     .opts(color=PALETTE[k], alpha=0.15, line_alpha=0))
-        parts.append(hv.Curve((x, g["survival"].to_numpy(float)), "days", "survival",
-                              label=arm)
-                     .opts(interpolation="steps-post", color=PALETTE[k], line_width=2))
-    return hv.Overlay(parts).opts(title=title, width=PLOT_WIDTH // 2, height=320,
-                                  show_grid=True, legend_position="bottom_left",
-                                  ylabel="outcome-free survival", toolbar="above")
 
 
 class OmopView(Viewer):
@@ -109,7 +56,7 @@ class OmopView(Viewer):
         }
         for w in self.concepts.values():
             w.width = 200
-        self.names = pn.pane.Markdown("Concept names are looked up in the CDM's vocabulary.",
+        self.names = markdown("Concept names are looked up in the CDM's vocabulary.",
                                       sizing_mode="stretch_width")
         self.lookup_button = pn.widgets.Button(label="Look up concepts", width=160)
         self.lookup_button.on_click(self._on_lookup)
@@ -130,9 +77,9 @@ class OmopView(Viewer):
         self.run_button.on_click(self._on_run)
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
                                                bar_color="primary", visible=False)
-        self.status = pn.pane.Markdown("No study yet: press **Run study**.",
+        self.status = markdown("No study yet: press **Run study**.",
                                        sizing_mode="stretch_width")
-        self.summary = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.summary = markdown(sizing_mode="stretch_width")
         self.hr = table(css_classes=["omop-hr-table"])
         self.attrition = table()
         self.counts = table()
@@ -232,14 +179,11 @@ class OmopView(Viewer):
             f"{ps.penalty}, {len(ps.coefficients) - 1} non-zero; equipoise "
             f"{ps.equipoise:.1%} (preference score 0.3–0.7).")
         hr = hazard_ratio_table(res.hazard_ratios)
-        self.hr.formatters = number_formatters(hr, 4)
-        self.hr.value = hr
-        self.attrition.value = res.attrition
-        self.counts.formatters = number_formatters(res.counts, 0)
-        self.counts.value = res.counts
+        show(self.hr, hr, 4)
+        show(self.attrition, res.attrition)
+        show(self.counts, res.counts, 0)
         bal = res.balance_summary.reset_index(names="analysis")
-        self.balance_summary.formatters = number_formatters(bal, 3)
-        self.balance_summary.value = bal
+        show(self.balance_summary, bal, 3)
         cohort = res.cohort[["treatment", "preference"]]
         self.preference.object = preference_plot(cohort)
         self.balance.object = balance_plot(res.balance_stratified, res.balance_matched)

@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import warnings
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
@@ -20,45 +18,20 @@ import param
 from panel.viewable import Viewer
 
 import engine
+from engine.peers import lifelines_fit, naive_loglik
 
-from ..store import DataLoadError, FitCancelled, Store, available_backends
-from ._common import in_thread, notify, number_formatters, table
+from ..caught_warnings import collected
+from ..choices import SOLVERS, available_backends
+from ..jobs import FitCancelled
+from ..loading import DataLoadError
+from ..store import Store
+from ._common import in_thread, markdown, notify, show, table
+from .plots import scaling_plot, timing_bars
 
 LIFELINES_MAX_ROWS = 20_000
 LIFELINES_MAX_COLS = 60
 NAIVE_MAX_ROWS = 3_000  # N x N float matrix: 72 MB at 3,000 rows
 SCALING_NS = (250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
-
-
-def naive_loglik(time_, event, X, beta) -> float:
-    """TEACHING ONLY: the Breslow log partial likelihood by brute force, O(N^2) time and memory.
-
-    l = sum over events i of [eta_i - log sum_{j: t_j >= t_i} exp(eta_j)] (no strata, no entry
-    times). Timed beside the engine's scan to show why scans matter.
-    """
-    eta = np.asarray(X @ beta).ravel()
-    at_risk = time_[None, :] >= time_[:, None]            # N x N risk-set indicator
-    denom = at_risk.astype(float) @ np.exp(eta)
-    ev = event > 0
-    return float(np.sum(eta[ev] - np.log(denom[ev])))
-
-
-def lifelines_fit(cohort, ties_note: list) -> None:
-    """Fit the cohort with lifelines (CoxPHFitter, or CoxTimeVaryingFitter for start/stop)."""
-    from lifelines import CoxPHFitter, CoxTimeVaryingFitter
-
-    df = cohort.to_frame()
-    df["event"] = (df["event"] > 0).astype(int)
-    strata = ["strata"] if "strata" in df else None
-    if cohort.start is not None:
-        CoxTimeVaryingFitter().fit(df.drop(columns=[c for c in ("weights",) if c in df]),
-                                   id_col="id", event_col="event", start_col="start",
-                                   stop_col="time", strata=strata)
-    else:
-        df = df.drop(columns=[c for c in ("id",) if c in df])
-        CoxPHFitter().fit(df, duration_col="time", event_col="event", strata=strata,
-                          weights_col="weights" if "weights" in df else None)
-    ties_note.append("lifelines uses Efron ties, unpenalised")
 
 
 def best_of(fn, repeats: int = 3) -> float:
@@ -88,15 +61,14 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
     for backend in available_backends():
         if backend == "auto" and "gpu" not in available_backends():
             continue  # auto is the CPU here: timed as cpu
-        for solver in ("auto", "ccd", "newton"):
+        for solver in SOLVERS:
             if cancel.is_set():
                 raise FitCancelled("timing cancelled")
             label = f"engine {backend} / {solver}"
             if solver == "newton" and options["penalty"] is not None and options["penalty"].l1 > 0:
                 add(label, None, "skipped: Newton needs a smooth penalty (L1 is not)")
                 continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with collected():
                 res = engine.fit(cohort, **{**options, "backend": backend, "solver": solver},
                                  progress=stop_check)
             add(label, res.timings["total"], f"{res.n_iter} iterations"
@@ -107,12 +79,11 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
         add("lifelines CoxPHFitter", None, "skipped: lifelines has no Fine-Gray regression")
     elif n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
         t0 = time.perf_counter()
-        note = []
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                lifelines_fit(cohort, note)
-            add("lifelines CoxPHFitter", time.perf_counter() - t0, "; ".join(note))
+            with collected():
+                lifelines_fit(cohort)
+            add("lifelines CoxPHFitter", time.perf_counter() - t0,
+                "lifelines uses Efron ties, unpenalised")
         except Exception as exc:
             add("lifelines CoxPHFitter", None, f"failed: {str(exc).splitlines()[0][:120]}")
     else:
@@ -142,8 +113,7 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
             raise FitCancelled("timing cancelled")
         cohort = subsample(n)()
         report(f"scaling: N = {cohort.n:,}")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with collected():
             res = engine.fit(cohort, **{**options, "solver": "auto"})
         rows.append({"N": cohort.n, "method": "engine fit (auto)", "seconds": res.timings["total"]})
         beta = np.zeros(cohort.p)
@@ -157,30 +127,13 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
                 and options.get("model") != "fine_gray"):
             t0 = time.perf_counter()
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    lifelines_fit(cohort, [])
+                with collected():
+                    lifelines_fit(cohort)
                 rows.append({"N": cohort.n, "method": "lifelines fit",
                              "seconds": time.perf_counter() - t0})
             except Exception:
                 pass
     return pd.DataFrame(rows)
-
-
-def timing_bars(df: pd.DataFrame) -> hv.Bars:
-    done = df.dropna(subset=["seconds"])
-    return hv.Bars(done, "method", "seconds").opts(
-        invert_axes=True, width=900, height=60 + 32 * max(len(done), 1), logx=False,
-        title="Seconds on the current data (shorter is faster)", color="#1f77b4",
-        show_grid=True, toolbar="above")
-
-
-def scaling_plot(df: pd.DataFrame) -> hv.Overlay:
-    curves = [hv.Curve(g, "N", "seconds", label=m) * hv.Scatter(g, "N", "seconds", label=m)
-              for m, g in df.groupby("method", sort=False)]
-    return hv.Overlay(curves).opts(
-        logx=True, logy=True, width=900, height=380, legend_position="top_left",
-        title="Scaling over N (log-log): naive O(N²) vs scans", show_grid=True, toolbar="above")
 
 
 class TimingView(Viewer):
@@ -196,7 +149,7 @@ class TimingView(Viewer):
         self.run_button.on_click(self._on_run)
         self.cancel_button = pn.widgets.Button(label="Cancel timings", disabled=True)
         self.cancel_button.on_click(lambda e: self._cancel.set())
-        self.status = pn.pane.Markdown("Times the current model (Design tab) on the current data.")
+        self.status = markdown("Times the current model (Design tab) on the current data.")
         self.table = table(height=300)
         self.bars = pn.pane.HoloViews(sizing_mode="fixed")
         self.scale = pn.pane.HoloViews(sizing_mode="fixed")
@@ -247,8 +200,7 @@ class TimingView(Viewer):
             notify("error", f"Timing failed: {exc}", duration=0)
         else:
             self.results, self.scaling_results = timings, scaling
-            self.table.formatters = number_formatters(timings, 4)
-            self.table.value = timings
+            show(self.table, timings, 4)
             self.bars.object = timing_bars(timings)
             self.scale.object = scaling_plot(scaling) if len(scaling) else None
             beyond = (f" Scaling points beyond the data's {s.n_rows:,} rows are rows drawn "
@@ -264,7 +216,7 @@ class TimingView(Viewer):
     def __panel__(self):
         return pn.Column(
             "## Timing",
-            pn.pane.Markdown(
+            markdown(
                 "The same model on each backend and solver of the engine, on lifelines where "
                 "the data are small enough, and one log-likelihood evaluated naively "
                 "(**O(N²)**: every risk set summed separately, pure NumPy, teaching only) "

@@ -1,0 +1,29 @@
+"""The choices the Design tab offers, from the engine's public names only: the option tuples
+(engine.MODELS, TIES, SOLVERS, BACKENDS) and the device probes of engine.device."""
+
+from __future__ import annotations
+
+import engine
+
+SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
+PENALTIES = ("none", "L1", "L2")
+TIES = engine.TIES
+SOLVERS = engine.SOLVERS
+BACKENDS = engine.BACKENDS
+
+
+def detect_device() -> str:
+    """The compute device the engine would use with backend="auto", in words."""
+    if "gpu" not in engine.device.available_backends():
+        return f"CPU ({engine.device.description()})"
+    return f"GPU: {engine.device.description()}"
+
+
+def available_backends() -> list[str]:
+    """Backends a user may pick: cpu and auto always, gpu when the engine can use a device."""
+    return ["cpu", "auto"] + (["gpu"] if "gpu" in engine.device.available_backends() else [])
+
+
+def available_models() -> list[str]:
+    """The survival models engine.fit accepts."""
+    return [m for m in SURVIVAL_MODELS if m in engine.MODELS]

@@ -1,0 +1,60 @@
+"""The operator's settings for a served app, read from the environment once per call.
+
+SURVSCAN_DATA_DIRS      folders (separated by ':') whose files the DuckDB box and the OMOP
+                        tab may open; nothing else on the server can be read (default: none)
+SURVSCAN_QUERY_ROWS     most rows a DuckDB query may return (default 1,000,000)
+SURVSCAN_QUERY_SECONDS  a DuckDB query running longer is interrupted (default 30)
+SURVSCAN_QUERY_MEMORY   DuckDB's memory limit per query (default 1GB)
+SURVSCAN_MAX_UPLOAD_MB  largest file a browser may upload (default 50)
+SURVSCAN_JOB_SLOTS      fits and cross-validations run at once over all sessions (default:
+                        the number of CPU cores); the others wait in a visible queue
+SURVSCAN_STATE_DIR      where each user's last analysis is autosaved (default:
+                        $XDG_CACHE_HOME/survscan/sessions, else ~/.cache/survscan/sessions)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def data_dirs() -> list[Path]:
+    """The configured data directories, resolved (symbolic links followed)."""
+    text = os.environ.get("SURVSCAN_DATA_DIRS", "")
+    return [Path(os.path.realpath(Path(p).expanduser())) for p in text.split(os.pathsep)
+            if p.strip()]
+
+
+def _number(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
+    try:
+        return float(value) if value.strip() else default
+    except ValueError:
+        raise ValueError(f"{name}={value!r} is not a number") from None
+
+
+def query_rows() -> int:
+    return int(_number("SURVSCAN_QUERY_ROWS", 1_000_000))
+
+
+def query_seconds() -> float:
+    return _number("SURVSCAN_QUERY_SECONDS", 30.0)
+
+
+def query_memory() -> str:
+    return os.environ.get("SURVSCAN_QUERY_MEMORY", "1GB")
+
+
+def max_upload_mb() -> float:
+    return _number("SURVSCAN_MAX_UPLOAD_MB", 50.0)
+
+
+def job_slots() -> int:
+    return int(_number("SURVSCAN_JOB_SLOTS", float(os.cpu_count() or 1)))
+
+
+def state_dir() -> Path:
+    if os.environ.get("SURVSCAN_STATE_DIR", "").strip():
+        return Path(os.environ["SURVSCAN_STATE_DIR"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "survscan" / "sessions"

@@ -1,0 +1,215 @@
+"""Jobs and kept fits: snapshots of the store that a worker thread runs (fit, cross-validation,
+OMOP study), and the finished fits the Results and Export tabs show.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+import engine
+
+from .caught_warnings import collected
+from .loading import concept_names, open_omop
+
+STUDY_FIT_NAME = "OMOP: PS-stratified"
+
+
+class FitCancelled(Exception):
+    """Raised from inside engine.fit's progress callback when the user pressed Cancel."""
+
+
+@dataclass
+class KeptFit:
+    """One finished fit, kept for the results and the comparison table."""
+
+    name: str
+    result: object          # engine.FitResult
+    summary: pd.DataFrame   # result.summary, computed once in the worker
+    spec: dict              # the analysis as asked: data, roles, design, options
+    elapsed: float          # wall seconds, cohort building included
+    warnings: list = field(default_factory=list)
+    n_strata: int = 1       # strata of the cohort as the user defined them (before cut points)
+
+    def row(self) -> dict:
+        """One row of the comparison table."""
+        res, spec = self.result, self.spec
+        treatment = spec["roles"].get("treatment")
+        hr = ""
+        if treatment:
+            names = [n for n in self.summary.index if n == treatment or n.startswith(treatment + "[")]
+            hr = "; ".join(f"{n}: {self.summary.loc[n, 'hr']:.4g}" for n in names)
+        cuts = spec["design"]["cut_points"]
+        return {
+            "fit": self.name,
+            "model": spec["options"]["model"]
+            + (f" (cause {spec['options']['cause']})" if spec["options"].get("cause") else ""),
+            "data": spec["data"]["label"],
+            "n": res.n,
+            "events": res.n_events,
+            "strata": self.n_strata,
+            "cut points": "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}"
+                                    for k, v in cuts.items()) or "none",
+            "ties": spec["options"]["ties"],
+            "penalty": res.spec.get("penalty", "none"),
+            "solver": spec["options"]["solver"],
+            "converged": bool(res.converged),
+            "iterations": int(res.n_iter),
+            "loglik": float(res.loglik),
+            "treatment HR": hr,
+            "seconds": round(self.elapsed, 3),
+        }
+
+
+@dataclass
+class FitJob:
+    """A snapshot of the store at the moment Fit was pressed; ``run`` works in any thread."""
+
+    name: str
+    spec: dict
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.fit
+
+    def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
+        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations."""
+        t0 = time.perf_counter()
+
+        def on_iteration(state):
+            if progress is not None:
+                progress(state.n_iter)
+            if cancel is not None and cancel.is_set():
+                raise FitCancelled(f"{self.name} cancelled after {state.n_iter} iterations")
+
+        with collected() as caught:
+            cohort = self.make_cohort()
+            if cancel is not None and cancel.is_set():
+                raise FitCancelled(f"{self.name} cancelled before the first iteration")
+            res = engine.fit(cohort, progress=on_iteration, **self.options)
+            summary = res.summary
+        messages = list(dict.fromkeys(caught))
+        return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
+                       n_strata=int(cohort.n_strata))
+
+
+@dataclass
+class CrossValidationRun:
+    """A finished cross-validation: the engine's result and the name of its kept refit."""
+
+    name: str
+    penalty: str            # "L1" | "L2"
+    result: object          # engine.CrossValidationResult (.curve, .penalty, .fit, .lambda_max)
+
+    @property
+    def chosen(self) -> float:
+        return float(self.result.penalty.lam)
+
+
+@dataclass
+class CrossValidationJob:
+    """A snapshot for engine.cross_validate; ``run`` works in any thread."""
+
+    name: str
+    spec: dict
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.cross_validate
+
+    def run(self, cancel: threading.Event | None = None, progress=None):
+        """(CrossValidationRun, KeptFit of the refit); engine.Cancelled when ``cancel`` is set."""
+        t0 = time.perf_counter()
+        with collected() as caught:
+            cohort = self.make_cohort()
+            cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
+            summary = cv.fit.summary
+        spec = json.loads(json.dumps(self.spec))
+        spec["options"].update(strength=float(cv.penalty.lam),
+                               cross_validated={"folds": self.options["folds"],
+                                                "grid": self.options["grid"]})
+        messages = list(dict.fromkeys(caught))
+        kept = KeptFit(self.name, cv.fit, summary, spec, time.perf_counter() - t0, messages,
+                       n_strata=int(cohort.n_strata))
+        return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
+
+
+
+
+@dataclass
+class StudyRun:
+    """A finished OMOP study: engine.cdm's StudyResult, the concept names and its settings."""
+
+    result: object          # engine.cdm.StudyResult
+    names: dict             # concept_id -> name
+    settings: dict
+    elapsed: float
+
+    def label(self, concept_id: int) -> str:
+        return f"{self.names.get(int(concept_id), 'unknown concept')} ({concept_id})"
+
+    def stratified_fit(self) -> KeptFit:
+        """The PS-stratified outcome model as a kept fit (covariate: treatment, target = 1)."""
+        s = self.settings
+        key = next(k for k in self.result.fits if k.startswith("PS stratified"))
+        res = self.result.fits[key]
+        label = (f"OMOP {s['database']}: {self.label(s['target'])} vs "
+                 f"{self.label(s['comparator'])}, outcome {self.label(s['outcome'])}")
+        spec = {"survscan": 1,
+                "data": {"kind": "omop", "label": label, **s},
+                "roles": {"time": "time", "start": None, "event": "event", "event_codes": [],
+                          "treatment": "treatment", "covariates": ["treatment"],
+                          "strata": ["ps_stratum"], "id": None, "weights": None},
+                "design": {"cut_points": {}},
+                "options": {"model": "cox", "ties": res.spec.get("ties", "breslow"),
+                            "penalty": "none", "cause": None, "strength": 0.0,
+                            "unpenalized": [], "backend": "cpu", "solver": "auto"}}
+        return KeptFit(STUDY_FIT_NAME, res, res.summary, spec, self.elapsed,
+                       n_strata=int(self.result.cohort["ps_stratum"].nunique()))
+
+
+@dataclass
+class StudyJob:
+    """A snapshot of the OMOP tab's settings; ``run`` works in any thread."""
+
+    path: str
+    settings: dict
+
+    def concept_names(self) -> dict:
+        con = open_omop(self.path)
+        try:
+            return concept_names(con, [self.settings[k] for k in ("target", "comparator",
+                                                                   "outcome")])
+        finally:
+            con.close()
+
+    def run(self) -> StudyRun:
+        from engine.cdm import run_study
+
+        t0 = time.perf_counter()
+        s = self.settings
+        con = open_omop(self.path)
+        try:
+            names = concept_names(con, [s["target"], s["comparator"], s["outcome"]])
+            with collected():  # the study's warnings are not shown
+                result = run_study(con, s["target"], s["comparator"], s["outcome"],
+                                   ps_strata=s["ps_strata"], match_ratio=s["match_ratio"],
+                                   caliper=s["caliper"], prior_observation=s["prior_observation"],
+                                   risk_window_end=s["risk_window_end"])
+        finally:
+            con.close()
+        return StudyRun(result, names, dict(s), time.perf_counter() - t0)
+
+
+def comparison(fits: list[KeptFit]) -> pd.DataFrame:
+    """One row per kept fit (for the sensitivity comparison)."""
+    return pd.DataFrame([f.row() for f in fits])
+
+
+def coefficient_comparison(fits: list[KeptFit]) -> pd.DataFrame:
+    """Hazard ratios side by side: covariate x fit."""
+    if not fits:
+        return pd.DataFrame()
+    table = pd.concat({f.name: f.summary["hr"] for f in fits}, axis=1)
+    table.index.name = "covariate"
+    return table
