@@ -41,7 +41,7 @@ def left_limits(time: np.ndarray, censored: np.ndarray, weights: np.ndarray,
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _left_limits_sorted(time, censored, w, group):
     """The product-limit over rows sorted by group then time descending: a backward scan
     (ascending time) that multiplies in 1 - dC(u)/Y(u) after each block of equal times, Y(u)

@@ -43,7 +43,7 @@ def concordance(res, cohort=None) -> pd.Series:
                       "concordant": concordant, "discordant": discordant, "tied": tied})
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pair_counts(stop, start, event, w, rank, n_ranks, by_stop, by_start):
     """Weighted (concordant, discordant, tied) pairs among the rows ``by_stop`` (one stratum,
     by decreasing stop, non-events first among equal stops; ``by_start`` the same rows by

@@ -173,7 +173,7 @@ def _chunks(indptr, parts):
     return np.unique(bounds)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _scatter_parallel(indptr, rows, data, pos, vptr, chunks, at, col_of, val_of, indices, values,
                       with_values):
     """_scatter_chunk over the column chunks in parallel: disjoint runs of columns, so disjoint
@@ -183,7 +183,7 @@ def _scatter_parallel(indptr, rows, data, pos, vptr, chunks, at, col_of, val_of,
                        val_of, indices, values, with_values)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scatter_chunk(indptr, rows, data, pos, vptr, j0, j1, at, col_of, val_of, indices, values,
                    with_values):
     """Columns j0..j1-1 re-indexed to sorted positions, ascending within each column.

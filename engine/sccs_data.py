@@ -326,7 +326,7 @@ def _no_contrast(X, names, codes):
     return {names[j]: "constant within every case" for j in np.flatnonzero(flat)}
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _within_case_sums(indptr, indices, data, codes, size):
     """Per column j: sum of x^2, and sum over cases of (sum of x in the case)^2 / case size;
     their difference is the within-case sum of squares.  O(nnz), one pass."""

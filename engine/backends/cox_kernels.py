@@ -24,7 +24,7 @@ from numba import njit
 from ..row_flags import EVENT, GROUP_END, HEAD
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift):
     """Sparse update after beta_j += delta (Yang2022 sec. 2.7): O(nnz_j).  Returns max new eta."""
     top = -np.inf
@@ -39,7 +39,7 @@ def update_coordinate(indptr, indices, values, vptr, j, delta, eta, D, w, shift)
     return top
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efron,
                          has_start, stop, start, start_order, bounds):
     """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 in one fused pass (Yang2022 Fig. 2).
@@ -117,7 +117,7 @@ def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efro
     return gx - g, h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_order, bounds,
                   want):
     """Log partial likelihood; with ``want`` >= 1 the gradient in eta, with 2 also its curvature.
@@ -193,7 +193,7 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
     return ll, r, h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _risk_sums(per_group, own_event, flags, has_start, stop, start, start_order, bounds):
     """For each row k: sum of per_group over the risk sets holding k, less own_event of its own
     group when k is an event (Efron's share).  Suffix sums within each stratum."""
@@ -222,7 +222,7 @@ def _risk_sums(per_group, own_event, flags, has_start, stop, start, start_order,
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def information_matrix(rp, rc, rv, s, r, D, w, flags, efron, has_start, stop, start,
                        start_order, bounds, chunk):
     """Observed information of the s chosen columns: sum_k r_k x_k x_k^T - sum over event

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
     """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
     loop): -v'X delta + 1/2 sum_k h_k (xc_k' delta)^2 + penalty(beta + delta), v = dl/deta,
@@ -93,7 +93,7 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     return delta, g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def row_block(indptr, indices, values, vptr, coords, n):
     """Columns ``coords`` of the CSC arrays as CSR (rp, rc, rv) over the n rows: rc the position
     in ``coords`` (ascending within a row), rv float64 (1.0 for binary columns).  Two passes over
@@ -120,7 +120,7 @@ def row_block(indptr, indices, values, vptr, coords, n):
     return rp, rc, rv
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gram_matrix(rp, rc, rv, s, h):
     """Q = X' diag(h) X of the chosen columns, centred at their h-weighted means.
 
@@ -146,7 +146,7 @@ def gram_matrix(rp, rc, rv, s, h):
     return Q
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def block_dots(rp, rc, rv, s, v):
     """X'v over the chosen columns, reading the block's rows in order."""
     g = np.zeros(s)
@@ -157,7 +157,7 @@ def block_dots(rp, rc, rv, s, v):
     return g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles):
     """The quadratic_cd model solved through the Gram matrix Q of the chosen columns:
     coordinate descent at O(s) per coordinate instead of O(nnz_j) (glmnet's "covariance

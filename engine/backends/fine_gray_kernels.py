@@ -27,7 +27,7 @@ from numba import njit
 from ..row_flags import EVENT, GROUP_END, HEAD
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def competing_suffix(D, omega, flags, bounds, suf):
     """Backward scan: at each group end i, suf[i] = sum of omega D over the rows after i in
     its stratum (S_suf[omega D] of eq. 19's denominator).  Other entries are left as they are."""
@@ -39,7 +39,7 @@ def competing_suffix(D, omega, flags, bounds, suf):
             acc += omega[i] * D[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fine_gray_pass(eta, D, w, flags, omega, gl, shift, bounds, suf, want):
     """Log pseudo-likelihood (eq. 7, Breslow ties); with ``want`` >= 1 the gradient in eta, with
     2 also the diagonal of the curvature.
@@ -106,7 +106,7 @@ def fine_gray_pass(eta, D, w, flags, omega, gl, shift, bounds, suf, want):
     return ll, r, h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, omega, gl, bounds,
                          suf0, suf1, suf2):
     """Gradient dl/dbeta_j and curvature -d2l/dbeta_j^2 (Yang2022 eqs 19-20, Breslow ties).
@@ -168,7 +168,7 @@ def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, omeg
     return gx - g, h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def event_outer_products(rp, rc, rv, s, D, w, flags, omega, gl, bounds, suf, chunk):
     """Sum over event groups of W_g m_g m_g^T, m_g = (N1_R1(g) + Gt_g N1_suf(g)) / den_g the
     risk-set mean of the s chosen columns (the second term of the information matrix).

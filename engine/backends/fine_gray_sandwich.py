@@ -28,7 +28,7 @@ from numba import njit
 from ..row_flags import EVENT, GROUP_END, HEAD
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def group_means(X, D, w, flags, omega, gl, bounds, suf):
     """alpha_g at each group end (n,) and the risk-set means m_g, one row per group end
     (n_group_ends, s), in sorted order (Yang2022 eq. 19 for all s columns at once).
@@ -77,7 +77,7 @@ def group_means(X, D, w, flags, omega, gl, bounds, suf):
     return alpha, M
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def score_residuals(X, D, w, flags, omega, gl, bounds, alpha, M):
     """eta_i of the module docstring, (n, s) in sorted order.
 
@@ -124,7 +124,7 @@ def score_residuals(X, D, w, flags, omega, gl, bounds, alpha, M):
     return eta
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def censoring_residuals(X, D, w, flags, omega, gl, stop, stratum, cgroup, censored, alpha, M,
                         n_strata, n_cgroups, by_stratum, order):
     """psi_i of the module docstring, (n, s) in sorted order.

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def set_linear_predictor(indptr, indices, values, vptr, beta, n):
     """eta = X beta over the sorted rows."""
     eta = np.zeros(n)
@@ -24,7 +24,7 @@ def set_linear_predictor(indptr, indices, values, vptr, beta, n):
     return eta
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def column_dots(indptr, indices, values, vptr, v):
     """X^T v over the sorted rows: O(nnz)."""
     p = indptr.size - 1

@@ -19,7 +19,7 @@ from .diagonal_step import DiagonalStep
 from .linear_predictor import column_dots, set_linear_predictor
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _row_terms(i, eta, y, w, r, h):
     """r_i and h_i of one row; returns its log-likelihood term (log1p forms: no overflow)."""
     e = eta[i]
@@ -36,7 +36,7 @@ def _row_terms(i, eta, y, w, r, h):
     return w[i] * (y[i] * e - softplus) if w[i] > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bernoulli_terms(eta, y, w, r, h):
     """r = dl/deta and h = -d2l/deta^2 of every row, in place; returns l: O(N)."""
     ll = 0.0
@@ -45,7 +45,7 @@ def bernoulli_terms(eta, y, w, r, h):
     return ll
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_coordinate(indptr, indices, values, j, delta, eta, y, w, r, h):
     """beta_j += delta: eta, r and h on the rows of column j only, O(nnz_j)."""
     for t in range(indptr[j], indptr[j + 1]):
@@ -54,7 +54,7 @@ def update_coordinate(indptr, indices, values, j, delta, eta, y, w, r, h):
         _row_terms(i, eta, y, w, r, h)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def coordinate_grad_hess(indptr, indices, values, j, r, h):
     """dl/dbeta_j = x_j' r and -d2l/dbeta_j^2 = (x_j^2)' h: O(nnz_j)."""
     g = 0.0

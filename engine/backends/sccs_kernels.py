@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def recentre(case_ptr, eta, length, E, D, shift):
     """c_i = max eta in case i, E_k = l_k exp(eta_k - c_i), D_i = sum_k E_k: O(K)."""
     for i in range(case_ptr.size - 1):
@@ -35,7 +35,7 @@ def recentre(case_ptr, eta, length, E, D, shift):
         D[i] = total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def loglik(case_ptr, eta, y, log_length, E, D, shift, w, n):
     """l(beta) (eq. 2 plus sum y log l); also re-sums D_i from E, undoing the rounding that
     incremental updates accumulate (Suchard2013's once-per-cycle O(K) work)."""
@@ -53,7 +53,7 @@ def loglik(case_ptr, eta, y, log_length, E, D, shift, w, n):
     return ll
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def grad_hess(indptr, indices, values, j, case_of, y, E, D, w, n):
     """dl/dbeta_j (eq. 7) and -d2l/dbeta_j^2 (eq. 9) by one fused pass over column j.
 
@@ -83,7 +83,7 @@ def grad_hess(indptr, indices, values, j, case_of, y, E, D, w, n):
     return g, h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update(indptr, indices, values, j, delta, case_of, eta, length, E, D, shift):
     """beta_j += delta: eta, E and the denominators D_i of the cases of column j only (the
     Suchard2013's sparse update, Listing 3).  Returns the largest eta_k - c_i touched, so the caller
@@ -100,7 +100,7 @@ def update(indptr, indices, values, j, delta, case_of, eta, length, E, D, shift)
     return top
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def residuals(case_ptr, y, E, D, w, n, r, q):
     """r_k = dl/deta_k = w_i (y_k - n_i p_k) and q_k = p_k = E_k / D_i, in place."""
     for i in range(case_ptr.size - 1):
@@ -109,7 +109,7 @@ def residuals(case_ptr, y, E, D, w, n, r, q):
             r[k] = w[i] * (y[k] - n[i] * q[k]) if n[i] > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def quadratic_cd(indptr, indices, values, coords, case_of, n_cases, r, q, a, beta, lam1, lam2,
                  tol, max_cycles):
     """Coordinate descent on the exact quadratic model of -l around beta plus the penalty.
@@ -188,7 +188,7 @@ def quadratic_cd(indptr, indices, values, coords, case_of, n_cases, r, q, a, bet
     return delta, g
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def information_matrix(rp, rc, rv, s, case_ptr, a, q, r):
     """Gradient X_S' r and observed information over the s columns of a row block (CSR over
     the sorted eras, columns renumbered 0..s-1):

@@ -23,7 +23,7 @@ import numpy as np
 THRESHOLD = 0.47
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _draw_positive(mu_star, first, normals, uniforms, out):
     """Fill out[first:] until a buffer runs dry; returns the first row not drawn."""
     a = b = 0

@@ -39,7 +39,7 @@ def match_on_ps(logit, treatment, ratio: int = 1, caliper: float = 0.2,
     return sets
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _find(parent, i):
     """Root of i with path halving: the nearest unused position in parent's direction."""
     while parent[i] != i:
@@ -48,7 +48,7 @@ def _find(parent, i):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _greedy(target_logit, comp_logit, width, ratio):
     """owner[c] = index (in target order) of the target that took sorted comparator c, or -1."""
     m = comp_logit.size
