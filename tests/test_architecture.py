@@ -1,6 +1,7 @@
 """The floors of docs/architecture.md, checked on the source: no import circle in engine/ or
 app/, no module reaching for another package's private (_) names, the engine free of GUI
-packages, the app on the engine's public names only, and ``import engine`` light."""
+packages, and ``import engine`` light (the app on the engine's public names only:
+tests/test_app_imports.py)."""
 from __future__ import annotations
 
 import ast
@@ -9,8 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import engine
 
 ROOT = Path(__file__).resolve().parents[1]
 GUI = {"panel", "bokeh", "holoviews", "param"}
@@ -99,26 +98,6 @@ def test_engine_imports_no_gui_package():
     bad = [f"{name}: {base}" for name, path in _modules("engine").items()
            for base, _ in _imports(name, path) if base.split(".")[0] in GUI]
     assert not bad, bad
-
-
-PUBLIC_PACKAGES = {"engine.cdm", "engine.comparative", "engine.datasets", "engine.device",
-                   "engine.peers"}
-
-
-def test_app_uses_only_public_engine_names():
-    bad = []
-    for name, path in _modules("app").items():
-        for base, names in _imports(name, path):
-            if base == "engine":
-                bad += [f"{name}: engine.{n}" for n in names if n not in engine.__all__]
-            elif base.startswith("engine."):
-                if base not in PUBLIC_PACKAGES or any(n.startswith("_") for n in names):
-                    bad.append(f"{name}: {base} {names}")
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id == "engine" and node.attr not in engine.__all__):
-                bad.append(f"{name}: engine.{node.attr}")
-    assert not bad, sorted(set(bad))
 
 
 @pytest.mark.parametrize("heavy", ["duckdb", "lifelines", "panel", "cupy"])
