@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,6 +29,36 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs CuPy and a CUDA device")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "browser: drives the Panel app in a headless browser")
+
+
+def _no_device_reason():
+    """Why the GPU backends cannot run on a device here, or None when they can."""
+    from engine.device import device_count, has_cupy
+
+    if not has_cupy():
+        return "CuPy is not installed (pip install 'survscan[gpu]'): the GPU backend cannot run"
+    if device_count() < 1:
+        return "CuPy is installed but sees no CUDA device: the GPU backend cannot run"
+    return None
+
+
+@pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
+                                        "emulator"])
+def where(request):
+    """Where a GPU backend runs: the CUDA device (marked gpu, skipped without one) or the CPU
+    emulator of its kernels (tests/cuda_emulator, which clears every backend's kernel cache on
+    entry and exit)."""
+    if request.param == "device":
+        reason = _no_device_reason()
+        if reason:
+            pytest.skip(reason)
+        yield "device"
+        return
+    if shutil.which("g++") is None:
+        pytest.fail("the CUDA emulator needs g++ (make test installs it)")
+    from cuda_emulator.cupy_on_cpu import installed
+    with installed():
+        yield "emulator"
 
 
 @pytest.fixture(scope="session")

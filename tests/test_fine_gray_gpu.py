@@ -5,47 +5,15 @@ tests/cuda_emulator; its log pseudo-likelihood also matches the brute-force defi
 tests/fine_gray_oracles.py."""
 from __future__ import annotations
 
-import importlib.util
-import shutil
 
 import numpy as np
 import pytest
 
 import engine
 import fine_gray_oracles as O
-from engine.backends import cox_gpu, fine_gray_gpu
-from engine.device import device_count
 from engine.models.fine_gray import FineGrayModel
 
 RTOL = 1e-8
-if importlib.util.find_spec("cupy") is None:
-    _NO_DEVICE = "CuPy is not installed: the GPU backend cannot run"
-elif device_count() < 1:
-    _NO_DEVICE = "CuPy sees no CUDA device"
-else:
-    _NO_DEVICE = None
-
-
-def _clear():
-    cox_gpu._kernels.cache_clear()
-    fine_gray_gpu._column_dots.cache_clear()
-
-
-@pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
-                                        "emulator"])
-def where(request):
-    if request.param == "device":
-        if _NO_DEVICE:
-            pytest.skip(_NO_DEVICE)
-        yield "device"
-        return
-    if shutil.which("g++") is None:
-        pytest.fail("the CUDA emulator needs g++")
-    from cuda_emulator.cupy_on_cpu import installed
-    _clear()
-    with installed():
-        yield "emulator"
-    _clear()
 
 
 def _simulated(n=90, ties=True, strata=False, weights=False, seed=0):

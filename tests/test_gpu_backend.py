@@ -10,8 +10,6 @@ Every test runs twice:
   indexing, tiling, carries and arithmetic and the host code around them, not the device's
   memory model or speed.
 """
-import importlib.util
-import shutil
 
 import numpy as np
 import pytest
@@ -19,34 +17,10 @@ import pytest
 import engine
 from engine import modeldata
 from engine.backends.cox_cpu import CoxCpuBackend
-from engine.device import device_count
-
-if importlib.util.find_spec("cupy") is None:
-    _NO_DEVICE = "CuPy is not installed (pip install 'survscan[gpu]'): the GPU backend cannot run"
-elif device_count() < 1:
-    _NO_DEVICE = "CuPy is installed but sees no CUDA device: the GPU backend cannot run"
-else:
-    _NO_DEVICE = None
 
 COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 RTOL = 1e-8
 NAMES = ["rossi", "rossi strata", "rossi weights", "heart", "K = N/2", "sparse"]
-
-
-@pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
-                                        "emulator"])
-def where(request):
-    """Where the GPU backend runs: the CUDA device or the CPU emulator of its kernels."""
-    if request.param == "device":
-        if _NO_DEVICE:
-            pytest.skip(_NO_DEVICE)
-        yield "device"
-        return
-    if shutil.which("g++") is None:
-        pytest.fail("the CUDA emulator needs g++ (make test installs it)")
-    from cuda_emulator.cupy_on_cpu import installed
-    with installed():
-        yield "emulator"
 
 
 @pytest.fixture(scope="module")

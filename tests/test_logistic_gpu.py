@@ -4,8 +4,6 @@ unpenalised fit also matches statsmodels' Logit.  (The source's nvcc compile and
 tests/test_gpu_kernels_compile.py.)"""
 from __future__ import annotations
 
-import importlib.util
-import shutil
 
 import numpy as np
 import pytest
@@ -15,34 +13,8 @@ import statsmodels.api as sm
 import engine
 from engine.backends import logistic_gpu
 from engine.backends.logistic_cpu import LogisticCpuBackend
-from engine.device import device_count
 
 RTOL = 1e-8
-if importlib.util.find_spec("cupy") is None:
-    _NO_DEVICE = "CuPy is not installed: the GPU backend cannot run"
-elif device_count() < 1:
-    _NO_DEVICE = "CuPy sees no CUDA device"
-else:
-    _NO_DEVICE = None
-
-
-@pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
-                                        "emulator"])
-def where(request):
-    if request.param == "device":
-        if _NO_DEVICE:
-            pytest.skip(_NO_DEVICE)
-        yield "device"
-        return
-    if shutil.which("g++") is None:
-        pytest.fail("the CUDA emulator needs g++")
-    from cuda_emulator.cupy_on_cpu import installed
-    logistic_gpu._kernels.cache_clear()
-    with installed():
-        yield "emulator"
-    logistic_gpu._kernels.cache_clear()
-
-
 def _data(n=700, p=8, seed=1, sparse=False):
     """As tests/test_logistic.py: a dense design with a binary and an uncentred column, or a
     sparse 0/1 one; y drawn from the logistic model."""

@@ -3,7 +3,6 @@ CUDA device (marked gpu) and everywhere on the CPU emulator of tests/cuda_emulat
 source compiles with nvcc and fits a block of 256 threads."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -14,7 +13,6 @@ import pytest
 
 import engine
 from engine.backends import sccs_gpu
-from engine.device import device_count
 from engine.backends.sccs_cpu import SccsCpuBackend
 from engine.models.sccs import SccsModel
 from sccs_oracles import AGE_CUTS, read, simulated
@@ -22,14 +20,6 @@ from sccs_oracles import AGE_CUTS, read, simulated
 RTOL = 1e-8
 NVCC = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists()
                                 else None)
-if importlib.util.find_spec("cupy") is None:
-    _NO_DEVICE = "CuPy is not installed: the GPU backend cannot run"
-elif device_count() < 1:
-    _NO_DEVICE = "CuPy sees no CUDA device"
-else:
-    _NO_DEVICE = None
-
-
 @pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not installed")
 def test_source_compiles_and_fits_a_block(tmp_path):
     cmd = [NVCC, "-arch=sm_90", "-std=c++17", "-cubin", "-Xptxas", "-v",
@@ -48,23 +38,6 @@ def test_source_compiles_and_fits_a_block(tmp_path):
     assert done.returncode == 0, done.stderr
     for entry in sccs_gpu.ENTRY_POINTS:                 # extern "C": found by RawModule
         assert f".entry {entry}(" in ptx.read_text()
-
-
-@pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
-                                        "emulator"])
-def where(request):
-    if request.param == "device":
-        if _NO_DEVICE:
-            pytest.skip(_NO_DEVICE)
-        yield "device"
-        return
-    if shutil.which("g++") is None:
-        pytest.fail("the CUDA emulator needs g++")
-    from cuda_emulator.cupy_on_cpu import installed
-    sccs_gpu._kernels.cache_clear()
-    with installed():
-        yield "emulator"
-    sccs_gpu._kernels.cache_clear()
 
 
 @pytest.fixture(scope="module")
