@@ -10,6 +10,17 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def soft_threshold(z, lam1, curvature):
+    """The minimiser over b of curvature/2 b^2 - z b + lam1 |b|: one coordinate of the penalised
+    quadratic model (L2's lam2 already in ``curvature``)."""
+    if z > lam1:
+        return (z - lam1) / curvature
+    if z < -lam1:
+        return (z + lam1) / curvature
+    return 0.0
+
+
 @njit(cache=True, nogil=True)
 def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
     """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
@@ -67,12 +78,7 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
                 xhu += x * h[i] * u[i]
             G = xhu - shift * xh[j] - mu[j] * S + mu[j] * shift * sum_h - g[j]
             z = H[j] * b - G
-            if z > lam1[j]:
-                new = (z - lam1[j]) / (H[j] + lam2[j])
-            elif z < -lam1[j]:
-                new = (z + lam1[j]) / (H[j] + lam2[j])
-            else:
-                new = 0.0
+            new = soft_threshold(z, lam1[j], H[j] + lam2[j])
             move = new - b
             if move != 0.0:
                 delta[j] += move
@@ -177,12 +183,7 @@ def quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles):
             if not full and b == 0.0 and lam1[j] > 0.0:
                 continue
             z = Q[j, j] * b - r[j] + g[j]
-            if z > lam1[j]:
-                new = (z - lam1[j]) / H
-            elif z < -lam1[j]:
-                new = (z + lam1[j]) / H
-            else:
-                new = 0.0
+            new = soft_threshold(z, lam1[j], H)
             move = new - b
             if move != 0.0:
                 delta[j] += move

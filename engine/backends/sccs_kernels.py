@@ -19,6 +19,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .diagonal_step_kernels import soft_threshold
+
 
 @njit(cache=True, nogil=True)
 def recentre(case_ptr, eta, length, E, D, shift):
@@ -163,12 +165,7 @@ def quadratic_cd(indptr, indices, values, coords, case_of, n_cases, r, q, a, bet
                 hd += a[i] * q[k] * values[t] * (u[k] - s[i])
             G = hd - g[j]
             z = H[j] * b - G
-            if z > lam1[j]:
-                new = (z - lam1[j]) / (H[j] + lam2[j])
-            elif z < -lam1[j]:
-                new = (z + lam1[j]) / (H[j] + lam2[j])
-            else:
-                new = 0.0
+            new = soft_threshold(z, lam1[j], H[j] + lam2[j])
             move = new - b
             if move != 0.0:
                 delta[j] += move
