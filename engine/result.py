@@ -15,6 +15,10 @@ from .errors import ConvergenceWarning
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
+_LIKELIHOOD = {"cox": "log partial likelihood",
+               "fine_gray": "log partial likelihood (subdistribution hazard)",
+               "logistic": "log likelihood",
+               "sccs": "log conditional likelihood"}
 
 
 @dataclass
@@ -24,7 +28,8 @@ class FitResult:
     Attributes
     ----------
     coef : pandas.Series, covariate name -> beta (+/-inf for a diverging coefficient)
-    loglik : float, maximised log partial likelihood, penalty not included
+    loglik : float, the maximised log likelihood (partial for Cox and Fine-Gray, conditional
+        for SCCS), penalty not included
     converged : bool; n_iter : int, CCD cycles plus Newton steps
     timings : dict, stage -> seconds (prepare, solve, se when asked)
     penalized : pandas.Series of bool, which coefficients carry a penalty
@@ -115,10 +120,11 @@ class FitResult:
 
     def __str__(self) -> str:
         s = self.spec
+        ties = f"ties={s['ties']}, " if s["model"] in ("cox", "fine_gray") else ""
         head = [
             f"survscan {s['model']} fit: n={self.n}, events={self.n_events}, "
-            f"strata={s.get('n_strata', 1)}, ties={s['ties']}, penalty={s['penalty']}",
-            f"log partial likelihood = {self.loglik:.6f}; converged={self.converged} "
+            f"strata={s.get('n_strata', 1)}, {ties}penalty={s['penalty']}",
+            f"{_LIKELIHOOD[s['model']]} = {self.loglik:.6f}; converged={self.converged} "
             f"after {self.n_iter} iterations ({s['solver']}, {s['backend']})",
         ]
         if self.diverged:

@@ -48,6 +48,8 @@ def test_itpdat_against_statsmodels_conditional_poisson(itp):
     summary = res.summary
     assert list(summary.columns[:5]) == ["coef", "irr", "se", "irr_lower", "irr_upper"]
     np.testing.assert_allclose(summary["irr"], np.exp(ref.params), rtol=1e-6)
+    printed = str(res)
+    assert f"log conditional likelihood = {ref.llf:.6f}" in printed and "ties" not in printed
 
 
 def test_brute_force_likelihood_and_gradient():
