@@ -64,6 +64,11 @@ class KeptFit:
             "seconds": round(self.elapsed, 3),
         }
 
+    def release(self) -> None:
+        """Free what the fit's prepared problem holds (a GPU fit's device memory) once the
+        fit is no longer kept; its numbers stay, but it cannot be re-solved."""
+        self.result.problem.release()
+
 
 @dataclass
 class FitJob:

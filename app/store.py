@@ -474,7 +474,7 @@ class Store(param.Parameterized):
 
     def keep_replacing(self, fit: KeptFit) -> None:
         """Keep ``fit``, dropping an earlier fit of the same name (a rerun study)."""
-        self.fits = [*(f for f in self.fits if f.name != fit.name), fit]
+        self._drop(fit.name, keep=fit)
 
     # ------------------------------------------------------------------------------------
     # cross-validation and the OMOP study
@@ -515,7 +515,16 @@ class Store(param.Parameterized):
         return StudyJob(self.omop_path, s)
 
     def remove_fit(self, name: str) -> None:
-        self.fits = [f for f in self.fits if f.name != name]
+        self._drop(name)
+
+    def _drop(self, name: str, keep: KeptFit | None = None) -> None:
+        """Forget the fits called ``name`` (keeping ``keep`` in their place, if given) and free
+        what their problems hold (GPU memory), unless ``keep`` still uses that result."""
+        gone = [f for f in self.fits if f.name == name]
+        self.fits = [*(f for f in self.fits if f.name != name), *([keep] if keep else [])]
+        for fit in gone:
+            if keep is None or fit.result is not keep.result:
+                fit.release()
 
     def get_fit(self, name: str | None) -> KeptFit | None:
         if not self.fits:

@@ -98,18 +98,22 @@ class Problem:
     def set_weights(self, w) -> None:
         """Replace the case weights (caller's row order): a fold's training set, a bootstrap
         sample's counts.  The sorted layout is kept."""
+        self._check_live()
         self.model.set_weights(w)
 
     def set_beta(self, beta) -> None:
+        self._check_live()
         self.model.set_beta(np.asarray(beta, dtype=np.float64))
 
     def loglik(self, beta=None) -> float:
         """The log-likelihood at ``beta`` (default: where the model stands)."""
+        self._check_live()
         if beta is not None:
             self.set_beta(beta)
         return float(self.model.loglik())
 
     def gradient(self, beta=None) -> np.ndarray:
+        self._check_live()
         if beta is not None:
             self.set_beta(beta)
         return self.model.loglik_gradient()[1]
@@ -119,6 +123,7 @@ class Problem:
         """Minimise -l + penalty from ``init`` (zeros by default); coordinates in ``fixed``
         stay at their ``init`` values (a profile likelihood).  Solver, tol and max_iter
         default to the problem's options.  The model is left at the solution."""
+        self._check_live()
         o = self.options
         m = self.model
         beta = np.zeros(m.p) if init is None else np.array(init, dtype=np.float64)
@@ -167,6 +172,11 @@ class Problem:
         """Free what the backend holds (a GPU fit's device memory); the problem cannot be
         solved again afterwards."""
         self.model.backend = None
+
+    def _check_live(self) -> None:
+        if self.model.backend is None:
+            raise RuntimeError("this problem was released (Problem.release freed its data); "
+                               "prepare it again with Problem.from_cohort")
 
 
 def _likelihood(cohort, o: FitOptions):

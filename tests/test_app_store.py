@@ -250,8 +250,11 @@ def test_fits_comparison_and_sessions_are_separate(store):
     side = coefficient_comparison(store.fits)
     assert side.loc["fin", "base"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
     assert np.isnan(side.loc["fin", "cut"]) and not np.isnan(side.loc["fin[0,10)", "cut"])
+    removed = store.get_fit("base").result
     store.remove_fit("base")
     assert [f.name for f in store.fits] == ["cut"]
+    with pytest.raises(RuntimeError, match="released"):  # its problem (GPU memory) is freed
+        removed.problem.solve(0.0, 0.0)
     assert store.next_fit_name() == "fit 2"
 
 
