@@ -153,6 +153,7 @@ class SccsView(Viewer):
         self.bootstrap = pn.widgets.IntInput.from_param(
             s.param.bootstrap, name="Bootstrap replicates (0: none)", width=200)
         self.seed = pn.widgets.IntInput.from_param(s.param.seed, name="Seed", width=100)
+        self.resampling = pn.Row(self.interest, self.cv_folds, self.bootstrap, self.seed)
         # --- fit --------------------------------------------------------------------------
         self.fit_button = pn.widgets.Button(label="Fit SCCS", color="primary", width=140)
         self.fit_button.on_click(self._on_fit)
@@ -191,6 +192,7 @@ class SccsView(Viewer):
         self.cases_design.visible = kind in ("sample", "csv") and s.layout == "cases"
         self.eras_design.visible = kind == "csv" and s.layout == "eras"
         self.cdm_design.visible = kind == "eunomia"
+        self.resampling.visible = kind != "eunomia"  # the CDM study fits itself
         self.data_line.object = f"**Data:** {s.source.get('label', 'none')}" + (
             f" — {len(s.frame):,} rows, {len(cols)} columns ({s.layout})"
             if s.frame is not None else "")
@@ -319,8 +321,7 @@ class SccsView(Viewer):
                      "windows per drug separated by commas, drugs by `;` (`mmr: 0..42; "
                      "ns: 0..end`)."),
             "### Options",
-            pn.Row(self.penalty, self.strength, self.interest),
-            pn.Row(self.cv_folds, self.bootstrap, self.seed),
+            pn.Row(self.penalty, self.strength), self.resampling,
             pn.Row(self.fit_button, self.cancel_button),
             self.progress, self.status,
             self.results,

@@ -52,8 +52,8 @@ def time_to_event_plot(time_to_event: pd.DataFrame, bins: int = 40) -> hv.Histog
     days = time_to_event.dropna(subset=["days_from_exposure"])
     data = hv.Dataset(days, "days_from_exposure")
     return histogram(data, dimension="days_from_exposure", num_bins=bins).opts(
-        title=f"Time from exposure start to outcome ({len(days):,} outcomes after an "
-              "exposure)", xlabel="days since the latest exposure start", ylabel="outcomes",
+        title=f"Days from exposure start to outcome (n = {len(days):,})",
+        xlabel="days since the latest exposure start", ylabel="outcomes",
         width=PLOT_WIDTH // 2, height=300, color=BLUE, toolbar="above")
 
 
@@ -67,5 +67,5 @@ def observed_expected_plot(table: pd.DataFrame) -> hv.Overlay:
     dots = hv.Scatter((months, table["expected"]), "month", "outcomes").opts(
         color=ORANGE, size=7)
     return (bars * expected * dots).opts(
-        title="Observed (bars) and expected (line) outcomes by calendar month",
+        title="Observed (bars) and expected outcomes by month",
         width=PLOT_WIDTH // 2, height=300, toolbar="above")

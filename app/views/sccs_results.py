@@ -48,12 +48,13 @@ class SccsResults(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.summary = markdown(sizing_mode="stretch_width")
-        self.irr = table(css_classes=["sccs-irr-table"], height=260)
+        self.irr = table(css_classes=["sccs-irr-table"], max_height=360)
         self.study = table(css_classes=["sccs-study-table"])
         self.attrition = table()
         self.forest = pn.pane.HoloViews()
         self.diagnostics_note = markdown(sizing_mode="stretch_width")
         self.pre = pn.pane.HoloViews()
+        self.pre_table = table(css_classes=["sccs-diagnostic-table"])
         self.tte = pn.pane.HoloViews()
         self.oe = pn.pane.HoloViews()
         self.cv = pn.pane.HoloViews()
@@ -78,7 +79,7 @@ class SccsResults(Viewer):
             self.summary, "### Incidence-rate ratios", self.irr,
             pn.Column("### Eunomia study: the exposure's IRR and attrition", self.study,
                       self.attrition, visible=False),
-            self.forest, "### Diagnostics", self.diagnostics_note, self.pre,
+            self.forest, "### Diagnostics", self.diagnostics_note, self.pre, self.pre_table,
             pn.Row(self.tte, self.oe), self.cv,
             "### Export", self.downloads,
             "#### Python script that reproduces this fit", self.script,
@@ -128,7 +129,10 @@ class SccsResults(Viewer):
         self.pre.object = None if pre is None else irr_forest(
             pre, "Pre-exposure and risk windows" + (
                 ", end-of-observation probe" if run.study is not None else ""))
-        if pre is None:
+        self.pre_table.visible = pre is not None
+        if pre is not None:
+            show(self.pre_table, pre, 4)
+        else:
             notes.append("Add a pre-exposure window (e.g. -14..-1) to see whether events "
                          "change the exposure (its IRR should be near 1).")
         if run.study is not None:
