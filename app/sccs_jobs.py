@@ -19,6 +19,7 @@ from .caught_warnings import collected
 from .jobs import FitCancelled
 from .loading import open_omop
 
+PROBE = "end_of_observation"
 IRR_COLUMNS = ["covariate", "irr", "irr_lower", "irr_upper", "p", "coef", "se", "penalized"]
 
 
@@ -32,6 +33,22 @@ def make_sccs(spec: dict, frame: pd.DataFrame | None):
                                           events=design["events"],
                                           covariates=design["covariates"])
     return engine.SccsData.from_cases(frame, **design)
+
+
+def diagnostic_sccs(spec: dict, frame: pd.DataFrame):
+    """The diagnostic model of raw case histories: the design plus the end-of-observation
+    probe, a pseudo-exposure starting on each case's last day with the window
+    (1 - probe_days, 0), i.e. its last ``probe_days`` days (an IRR far from 1 means events
+    shorten observation).  None for eras or without a probe."""
+    days = spec["options"].get("probe_days", 0)
+    if spec["layout"] != "cases" or not days:
+        return None
+    d = spec["design"]
+    probe = pd.DataFrame({"case": frame[d["case"]], "drug": PROBE,
+                          "start": frame[d["obs_end"]]}).drop_duplicates()
+    windows = {**d["risk_windows"], PROBE: [(1 - days, 0)]}
+    return engine.SccsData.from_cases(frame, **{**d, "risk_windows": windows},
+                                      exposures=probe)
 
 
 def unpenalized_columns(names: list[str], interest: str) -> list[str]:
@@ -62,6 +79,7 @@ class SccsRun:
     cv: object = None                # engine.CrossValidationResult
     boot: object = None              # engine.BootstrapResult
     study: object = None             # engine.cdm.SccsStudyResult
+    diagnostic: object = None        # engine.FitResult of the probe model (case histories)
     warnings: list = field(default_factory=list)
 
     def irr_table(self) -> pd.DataFrame:
@@ -79,11 +97,15 @@ class SccsRun:
         return table[~table["covariate"].str.startswith("age[")].reset_index(drop=True)
 
     def pre_exposure(self) -> pd.DataFrame | None:
-        """The diagnostic IRRs: Eunomia's diagnostic model (pre-exposure window, risk window,
-        end-of-observation probe); for case histories, the windows that open before the
-        exposure with the drug's other windows.  None when the design has none."""
+        """The diagnostic IRRs: the drugs' windows (a pre-exposure window among them) and the
+        end-of-observation probe, from Eunomia's diagnostic model or the case histories'
+        probe model; without one, the windows of drugs with a pre-exposure window.  None
+        when the design has neither."""
         if self.study is not None:
             return self.study.pre_exposure.reset_index()
+        if self.diagnostic is not None:
+            table = self.diagnostic.summary.reset_index()[IRR_COLUMNS]
+            return table[~table["covariate"].str.startswith("age[")].reset_index(drop=True)
         pre = {d for d, ws in self.spec["design"].get("risk_windows", {}).items()
                if any(isinstance(w[0], int) and w[0] < 0 for w in ws)}
         if not pre:
@@ -142,7 +164,13 @@ class SccsJob:
                 sccs, model="sccs", penalty=penalty, replicates=opts["bootstrap"],
                 seed=opts["seed"], unpenalized=unpenalized, cancel=cancel,
                 progress=lambda k, total: report("bootstrap replicates", k, total))
-        return SccsRun(self.name, self.spec, res, sccs, 0.0, cv=cv, boot=boot)
+        diagnostic = None
+        probe = diagnostic_sccs(self.spec, self.frame)
+        if probe is not None:
+            report("fitting the end-of-observation probe model", 0, 0)
+            diagnostic = engine.fit(probe, model="sccs")
+        return SccsRun(self.name, self.spec, res, sccs, 0.0, cv=cv, boot=boot,
+                       diagnostic=diagnostic)
 
     def _study(self, report) -> SccsRun:
         from engine import cdm

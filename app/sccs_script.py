@@ -62,7 +62,7 @@ def python_script(spec: dict) -> str:
     if spec["layout"] == "cdm":
         return "\n".join(lines + ["import engine"] + _study_lines(spec))
     opts = spec["options"]
-    if spec["data"]["kind"] == "csv":
+    if spec["data"]["kind"] == "csv" or opts.get("probe_days"):
         lines.append("import pandas as pd")
     lines += ["import engine", ""] + _data_lines(spec)
     penalty = _penalty(opts)
@@ -86,6 +86,24 @@ def python_script(spec: dict) -> str:
                   "res = engine.fit(sccs, model='sccs', penalty=penalty, "
                   "unpenalized=unpenalized)"]
     lines += ["print(res)", "print(res.summary)"]
+    if spec["layout"] == "cases" and opts.get("probe_days"):
+        d = spec["design"]
+        windows = {k: [tuple(w) for w in ws] for k, ws in d["risk_windows"].items()}
+        windows["end_of_observation"] = [(1 - opts["probe_days"], 0)]
+        lines += ["", "# diagnostic model: the end-of-observation probe, a pseudo-exposure on "
+                  "each case's last day",
+                  "probe = pd.DataFrame({'case': df[%r], 'drug': 'end_of_observation',"
+                  % d["case"], "                      'start': df[%r]}).drop_duplicates()"
+                  % d["obs_end"],
+                  "diagnostic = engine.fit(engine.SccsData.from_cases(",
+                  f"    df, case={d['case']!r}, obs_start={d['obs_start']!r}, "
+                  f"obs_end={d['obs_end']!r},",
+                  f"    event_times={d['event_times']!r}, "
+                  f"exposure_start={d['exposure_start']!r},",
+                  f"    exposure_end={d['exposure_end']!r}, risk_windows={windows!r},",
+                  f"    age_cuts={d['age_cuts']!r}, first_event_only={d['first_event_only']!r},",
+                  "    exposures=probe), model='sccs')",
+                  "print(diagnostic.summary)"]
     if opts["bootstrap"]:
         lines += ["", "boot = engine.bootstrap(",
                   f"    sccs, model='sccs', penalty=penalty, replicates={opts['bootstrap']}, "

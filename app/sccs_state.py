@@ -122,6 +122,8 @@ class SccsState(param.Parameterized):
     pre_window = param.String(default="", doc="e.g. -14..-1: a window before every exposure")
     age_cuts = param.String(default="")
     first_event_only = param.Boolean(default=False)
+    probe_days = param.Integer(default=30, bounds=(0, None),
+                               doc="end-of-observation probe of the diagnostic model (0: none)")
     # prepared eras: SccsData.from_frame
     length = param.String(default="")
     events = param.String(default="")
@@ -283,7 +285,8 @@ class SccsState(param.Parameterized):
                     "cv_folds": 0, "bootstrap": 0, "seed": int(self.seed)}
         return {"penalty": self.penalty, "strength": float(self.strength),
                 "interest": self.interest.strip(), "cv_folds": int(self.cv_folds),
-                "bootstrap": int(self.bootstrap), "seed": int(self.seed)}
+                "bootstrap": int(self.bootstrap), "seed": int(self.seed),
+                "probe_days": int(self.probe_days) if self.layout == "cases" else 0}
 
     def spec(self) -> dict:
         """The analysis as JSON-able data: data source, layout, design and options."""

@@ -117,6 +117,31 @@ def test_itpdat_fit_equals_engine_and_statsmodels_and_the_script_reproduces_it()
     np.testing.assert_allclose(script["res"].summary["irr"], table["irr"], rtol=1e-12)
 
 
+def test_end_of_observation_probe_against_a_day_by_day_expansion():
+    """The probe model of case histories: exposure 1 on a case's last 30 observed days; its
+    fit equals statsmodels' ConditionalPoisson on one row per observed day."""
+    from sccs_oracles import day_by_day
+    from statsmodels.discrete.conditional_models import ConditionalPoisson
+
+    s = SccsState()
+    s.load_sample("itpdat")
+    assert s.probe_days == 30
+    run = s.job().run()
+    df = engine.datasets.load_sccs("itpdat")
+    daily = day_by_day(df, "case", "sta", "end", "itp",
+                       {"mmr[0,42]": ("mmr", None, 0, 42),
+                        "end_of_observation[-29,0]": ("end", None, -29, 0)}, AGE_CUTS)
+    names = run.diagnostic.coef.index
+    assert daily.groupby("case")["end_of_observation[-29,0]"].sum().eq(30).all()
+    ref = ConditionalPoisson(daily["events"], daily[names], groups=daily["case"]).fit(
+        method="newton", maxiter=100, tol=1e-14, disp=0)
+    np.testing.assert_allclose(run.diagnostic.coef, ref.params, rtol=1e-6)
+    pre = run.pre_exposure()
+    assert pre["covariate"].tolist() == ["mmr[0,42]", "end_of_observation[-29,0]"]
+    script = run_script(python_script(s.spec()))
+    np.testing.assert_allclose(script["diagnostic"].coef, run.diagnostic.coef, rtol=1e-12)
+
+
 def test_penalised_multi_drug_fit_with_cv_bootstrap_and_its_script():
     s = SccsState()
     s.use_simulated(400, 12, 3)
@@ -200,11 +225,30 @@ def test_view_fits_shows_results_and_keeps_them_after_bad_input(view, notes):
     assert "<html" in view.results.plots_html().lower()
 
 
-def test_bad_upload_is_a_message_and_the_data_stay(view, notes):
+def test_uploads_case_histories_and_a_bad_file_is_a_message(view, notes):
     view.state.load_sample("itpdat")
     view.file.value = {"empty.csv": ""}
     assert notes[-1][0] == "error" and "empty" in notes[-1][1]
     assert view.state.source["name"] == "itpdat"
+
+    text = engine.datasets.load_sccs("gidat").to_csv(index=False)
+    view.file.value = {"gi.csv": text}                  # raw case histories (the default)
+    assert notes[-1][0] == "success" and view.state.source["label"] == "file: gi.csv"
+    assert [view.roles[r].value for r in ("case", "obs_start", "obs_end", "event_times")] == [
+        "case", "sta", "end", ""]
+    asyncio.run(view.run_fit())                         # no event day chosen yet
+    assert view.last_outcome == "failed" and "choose the event day column" in notes[-1][1]
+    view.roles["event_times"].value = "bleed"
+    view.exposures.value, view.exposure_ends.value = ["ns"], ["endns"]
+    view.windows.value = "ns: 0..end"
+    asyncio.run(view.run_fit())
+    assert view.last_outcome == "done", view.status.object
+    direct = engine.fit(engine.SccsData.from_cases(
+        engine.datasets.load_sccs("gidat"), case="case", obs_start="sta", obs_end="end",
+        event_times="bleed", exposure_start=["ns"], exposure_end={"ns": "endns"},
+        risk_windows={"ns": [(0, "end")]}), model="sccs")
+    np.testing.assert_allclose(view.state.run.fit.coef, direct.coef, rtol=1e-12)
+    assert "pd.read_csv('gi.csv')" in view.results.script.object
 
 
 def test_cancel_stops_the_fit_and_the_bootstrap():

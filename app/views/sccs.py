@@ -109,11 +109,14 @@ class SccsView(Viewer):
                             "0..42, 43..90  or  mmr: 0..42; ns: 0..end", 380)
         self.pre_window = text("Pre-exposure window", "pre_window", "e.g. -14..-1", 180)
         self.age_cuts = text("Age group cut points (days)", "age_cuts", "e.g. 427, 488, 549")
+        self.probe = pn.widgets.IntInput.from_param(
+            s.param.probe_days, name="End-of-observation probe (days; 0: none)", width=260)
         self.first_event = pn.widgets.Checkbox(label="First event of each case only")
         self.first_event.param.watch(lambda e: setattr(s, "first_event_only", e.new), "value")
         self.cases_design = pn.Column(
             pn.Row(*self.roles.values()), pn.Row(self.exposures, self.exposure_ends),
-            pn.Row(self.windows, self.pre_window, self.age_cuts), self.first_event)
+            pn.Row(self.windows, self.pre_window, self.age_cuts),
+            pn.Row(self.probe, self.first_event))
         # --- design: prepared eras ------------------------------------------------------
         self.era_roles = {"case": select("Case id", "case"),
                           "length": select("Era length", "length"),

@@ -126,23 +126,30 @@ class SccsResults(Viewer):
             show(self.attrition, run.study.attrition)
         notes = []
         pre = run.pre_exposure()
+        probe = run.study is not None or run.diagnostic is not None
         self.pre.object = None if pre is None else irr_forest(
-            pre, "Pre-exposure and risk windows" + (
-                ", end-of-observation probe" if run.study is not None else ""))
+            pre, "Diagnostic model: risk windows" + (", end-of-observation probe" if probe
+                                                      else ""))
         self.pre_table.visible = pre is not None
         if pre is not None:
             show(self.pre_table, pre, 4)
-        else:
+        windows = run.spec["design"].get("risk_windows", {})
+        if run.study is None and not any(isinstance(w[0], int) and w[0] < 0
+                                         for ws in windows.values() for w in ws):
             notes.append("Add a pre-exposure window (e.g. -14..-1) to see whether events "
                          "change the exposure (its IRR should be near 1).")
+        if probe:
+            notes.append("end_of_observation: the last days of each case's observation as a "
+                         "pseudo-exposure; an IRR far from 1 means events cut observation "
+                         "short, against the SCCS assumption.")
         if run.study is not None:
             self.tte.object = time_to_event_plot(run.study.time_to_event)
             self.oe.object = observed_expected_plot(run.study.observed_expected)
         else:
             self.tte.object = self.oe.object = None
-            notes.append("The end-of-observation probe, time from exposure to event and "
-                         "observed/expected by calendar month need calendar dates: they are "
-                         "drawn for the Eunomia CDM study.")
+            notes.append("Time from exposure to event and observed/expected outcomes by "
+                         "calendar month need calendar dates: they are drawn for the Eunomia "
+                         "CDM study.")
         self.cv.object = None if run.cv is None else cv_plot(
             run.cv.curve, float(run.cv.penalty.lam), run.spec["options"]["penalty"])
         self.diagnostics_note.object = "  \n".join(notes)
