@@ -88,3 +88,42 @@ def test_eunomia_study_with_diagnostics(page):
     expect(pg.get_by_text("Cases with an exposure era").first).to_be_visible()
     assert pg.locator(".bk-Canvas").count() >= 4   # forest, diagnostics forest, histogram, months
     shot(pg, "sccs_eunomia")
+
+
+def test_simulated_drugs_l1_bootstrap_and_cancel(page):
+    """Many drugs: the L1 fit with bootstrap selection frequencies in the table; a long run
+    (100,000 cases, 2,000 replicates) is cancelled."""
+    from playwright.sync_api import expect
+
+    sccs = engine.simulate_sccs(500, 10, seed=3)
+    boot = engine.bootstrap(sccs, model="sccs", penalty=engine.L1(5.0), replicates=5, seed=0)
+    expected = boot.summary["nonzero_fraction"]
+
+    pg = page
+    tab(pg, "SCCS")
+    tab(pg, "Simulated drugs")
+    type_into(pg, "Cases", 500)
+    type_into(pg, "Drugs", 10)
+    type_into(pg, "Seed", 3)
+    pg.get_by_role("button", name="Simulate").click()
+    expect(pg.get_by_text("simulated: 500 cases, 10 drugs (seed 3)")).to_be_visible()
+    type_into(pg, "Bootstrap replicates", 5)
+    pg.get_by_role("button", name="Fit SCCS").click()
+    status = pg.locator(".sccs-status")
+    expect(status).to_have_text(re.compile(r"SCCS fit (done:|failed)"))
+    for drug in ("drug0", "drug9"):
+        row = pg.locator(".sccs-irr-table .tabulator-row", has=pg.locator(
+            '.tabulator-cell[tabulator-field="covariate"]', has_text=re.compile(
+                rf"^\s*{drug}\s*$")))
+        shown = row.locator('.tabulator-cell[tabulator-field="selected"]').inner_text()
+        assert float(shown) == pytest.approx(expected[drug], abs=1e-12)
+    shot(pg, "sccs_simulated")
+
+    type_into(pg, "Cases", 100_000)
+    type_into(pg, "Drugs", 500)
+    pg.get_by_role("button", name="Simulate").click()
+    type_into(pg, "Bootstrap replicates", 2000)
+    pg.get_by_role("button", name="Fit SCCS").click()
+    expect(status).to_have_text(re.compile(r"SCCS: "))
+    pg.get_by_role("button", name="Cancel").click()
+    expect(status).to_have_text(re.compile(r"SCCS fit cancelled"))

@@ -39,7 +39,7 @@ def irr_forest(table: pd.DataFrame, title: str = "Incidence-rate ratios (95% CI)
         labels = hv.Labels((np.full(n, hi / 1.6), ys, text), ["incidence-rate ratio", "y"],
                            "text").opts(text_font_size="9pt", text_color=GREY)
         layers = layers * labels
-        title += "; bootstrap selection frequency P(beta != 0)"
+        title += " and bootstrap selection frequency"
     return layers.opts(
         title=title, logx=True, width=PLOT_WIDTH, height=max(160, 50 + 26 * n),
         yticks=[(y, name) for y, name in zip(ys, df["covariate"])], ylim=(-0.7, n - 0.3),

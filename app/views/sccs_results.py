@@ -40,6 +40,27 @@ def describe(run) -> str:
     return text
 
 
+def diagnostic_notes(run) -> list[str]:
+    """What the diagnostics show for this run, and what the data would need for the rest."""
+    layout, notes = run.spec["layout"], []
+    windows = run.spec["design"].get("risk_windows", {})
+    if layout == "eras":
+        notes.append("The diagnostics need raw case histories (observation periods and "
+                     "exposure days) or the Eunomia CDM; eras carry neither.")
+    elif layout == "cases" and not any(isinstance(w[0], int) and w[0] < 0
+                                       for ws in windows.values() for w in ws):
+        notes.append("Add a pre-exposure window (e.g. -14..-1) to see whether events change "
+                     "the exposure (its IRR should be near 1).")
+    if run.study is not None or run.diagnostic is not None:
+        notes.append("end_of_observation: the last days of each case's observation as a "
+                     "pseudo-exposure; an IRR far from 1 means events cut observation short, "
+                     "against the SCCS assumption.")
+    if layout == "cases":
+        notes.append("Time from exposure to event and observed/expected outcomes by calendar "
+                     "month need calendar dates: they are drawn for the Eunomia CDM study.")
+    return notes
+
+
 class SccsResults(Viewer):
     """Tables, plots and downloads of the state's last run."""
 
@@ -75,10 +96,11 @@ class SccsResults(Viewer):
             download("Analysis spec (JSON)", "sccs_spec.json", self.spec_json),
             download("Python script (.py)", "sccs_analysis.py", self.script_text))
         self.script = markdown(sizing_mode="stretch_width")
+        self.study_box = pn.Column("### Eunomia study: the exposure's IRR and attrition",
+                                   self.study, self.attrition, visible=False)
         self.body = pn.Column(
             self.summary, "### Incidence-rate ratios", self.irr,
-            pn.Column("### Eunomia study: the exposure's IRR and attrition", self.study,
-                      self.attrition, visible=False),
+            self.study_box,
             self.forest, "### Diagnostics", self.diagnostics_note, self.pre, self.pre_table,
             pn.Row(self.tte, self.oe), self.cv,
             "### Export", self.downloads,
@@ -119,12 +141,10 @@ class SccsResults(Viewer):
         self.summary.object = describe(run)
         show(self.irr, run.irr_table(), 4)
         self.forest.object = irr_forest(run.exposure_table())
-        study_box = self.body[3]
-        study_box.visible = run.study is not None
+        self.study_box.visible = run.study is not None
         if run.study is not None:
             show(self.study, run.study.irr, 4)
             show(self.attrition, run.study.attrition)
-        notes = []
         pre = run.pre_exposure()
         probe = run.study is not None or run.diagnostic is not None
         self.pre.object = None if pre is None else irr_forest(
@@ -133,26 +153,14 @@ class SccsResults(Viewer):
         self.pre_table.visible = pre is not None
         if pre is not None:
             show(self.pre_table, pre, 4)
-        windows = run.spec["design"].get("risk_windows", {})
-        if run.study is None and not any(isinstance(w[0], int) and w[0] < 0
-                                         for ws in windows.values() for w in ws):
-            notes.append("Add a pre-exposure window (e.g. -14..-1) to see whether events "
-                         "change the exposure (its IRR should be near 1).")
-        if probe:
-            notes.append("end_of_observation: the last days of each case's observation as a "
-                         "pseudo-exposure; an IRR far from 1 means events cut observation "
-                         "short, against the SCCS assumption.")
         if run.study is not None:
             self.tte.object = time_to_event_plot(run.study.time_to_event)
             self.oe.object = observed_expected_plot(run.study.observed_expected)
         else:
             self.tte.object = self.oe.object = None
-            notes.append("Time from exposure to event and observed/expected outcomes by "
-                         "calendar month need calendar dates: they are drawn for the Eunomia "
-                         "CDM study.")
+        self.diagnostics_note.object = "  \n".join(diagnostic_notes(run))
         self.cv.object = None if run.cv is None else cv_plot(
             run.cv.curve, float(run.cv.penalty.lam), run.spec["options"]["penalty"])
-        self.diagnostics_note.object = "  \n".join(notes)
         self.script.object = f"```python\n{python_script(run.spec)}\n```"
         self.body.visible = True
 
