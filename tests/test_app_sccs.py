@@ -22,6 +22,7 @@ from app.sccs_jobs import make_sccs  # noqa: E402
 from app.sccs_script import python_script  # noqa: E402
 from app.sccs_state import SccsState, parse_age_cuts, parse_windows  # noqa: E402
 from app.views import sccs as sccs_view  # noqa: E402
+from app.views import sccs_sources  # noqa: E402
 from app.views.sccs_plots import irr_forest  # noqa: E402
 
 AGE_CUTS = [427, 488, 549, 610, 671]  # R SCCS's itpdat example
@@ -38,8 +39,9 @@ def itp_direct(**extra):
 def notes(monkeypatch):
     """The notifications the page raised, as (kind, message)."""
     seen = []
-    monkeypatch.setattr(sccs_view, "notify", lambda kind, message, duration=0:
-                        seen.append((kind, message)))
+    for module in (sccs_view, sccs_sources):
+        monkeypatch.setattr(module, "notify", lambda kind, message, duration=0:
+                            seen.append((kind, message)))
     return seen
 
 
@@ -227,12 +229,12 @@ def test_view_fits_shows_results_and_keeps_them_after_bad_input(view, notes):
 
 def test_uploads_case_histories_and_a_bad_file_is_a_message(view, notes):
     view.state.load_sample("itpdat")
-    view.file.value = {"empty.csv": ""}
+    view.sources.file.value = {"empty.csv": ""}
     assert notes[-1][0] == "error" and "empty" in notes[-1][1]
     assert view.state.source["name"] == "itpdat"
 
     text = engine.datasets.load_sccs("gidat").to_csv(index=False)
-    view.file.value = {"gi.csv": text}                  # raw case histories (the default)
+    view.sources.file.value = {"gi.csv": text}                  # raw case histories (the default)
     assert notes[-1][0] == "success" and view.state.source["label"] == "file: gi.csv"
     assert [view.roles[r].value for r in ("case", "obs_start", "obs_end", "event_times")] == [
         "case", "sta", "end", ""]
