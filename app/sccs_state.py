@@ -275,6 +275,9 @@ class SccsState(param.Parameterized):
         if self.penalty != "none" and not self.strength > 0 and not self.cv_folds:
             raise DataLoadError(f"the {self.penalty} strength must be > 0, or set CV folds "
                                 "to choose it")
+        if self.cv_folds and self.penalty == "none":
+            raise DataLoadError("CV folds choose the L1 or L2 strength: choose L1 or L2, or "
+                                "set CV folds to 0")
         if self.cv_folds == 1:
             raise DataLoadError("CV folds: 0 (no cross-validation) or at least 2")
         if self.bootstrap == 1:

@@ -169,16 +169,24 @@ def test_penalised_multi_drug_fit_with_cv_bootstrap_and_its_script():
     assert "selected 1.00" in list(labels)             # drug0, unpenalised, always kept
 
 
-def test_eras_csv_upload_equals_the_case_histories_fit():
+def test_eras_csv_upload_equals_the_case_histories_fit(tmp_path, monkeypatch):
     eras = itp_direct().to_frame()
     s = SccsState()
     s.load_upload("itp_eras.csv", eras.to_csv(index=False).encode(), "eras")
+    s.cv_folds = 3
+    with pytest.raises(DataLoadError, match="choose L1 or L2"):
+        s.spec()
+    s.cv_folds = 0
     assert (s.case, s.length, s.events) == ("case", "length", "events")
     assert s.covariates == ["mmr[0,42]", *eras.columns[4:]]
     run = s.job().run()
     np.testing.assert_allclose(run.fit.coef, engine.fit(itp_direct(), model="sccs").coef,
                                rtol=1e-10)
     assert make_sccs(s.spec(), s.frame).names == run.sccs.names
+    eras.to_csv(tmp_path / "itp_eras.csv", index=False)   # the script reads the upload
+    monkeypatch.chdir(tmp_path)
+    script = run_script(python_script(s.spec()))
+    np.testing.assert_allclose(script["res"].coef, run.fit.coef, rtol=1e-12)
 
 
 def test_eunomia_study_equals_engine_cdm_and_its_script():
