@@ -171,7 +171,10 @@ class SccsState(param.Parameterized):
     def load_upload(self, filename: str, content: bytes, layout: str) -> None:
         """A CSV upload of raw case histories or of eras; the design is guessed from R SCCS's
         column names (case, sta, end) and left for the user to check."""
-        df = read_upload(filename, content)
+        self.load_frame(read_upload(filename, content), filename, layout)
+
+    def load_frame(self, df: pd.DataFrame, filename: str, layout: str) -> None:
+        """An uploaded file already read (read_upload, in a worker thread): see load_upload."""
         self._set_frame(df, layout, {"kind": "csv", "name": filename,
                                      "label": f"file: {filename}"})
         cols = self.columns

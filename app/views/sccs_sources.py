@@ -11,9 +11,9 @@ from panel.viewable import Viewer
 import engine
 
 from .. import config
-from ..loading import DataLoadError
+from ..loading import DataLoadError, read_upload
 from ..sccs_state import SAMPLE_DESIGNS, SccsState
-from ._common import markdown, notify, show, table
+from ._common import in_thread, markdown, notify, show, table
 
 LAYOUT_LABELS = {"Raw case histories (one row per event)": "cases",
                  "Prepared eras (one row per era)": "eras"}
@@ -85,13 +85,19 @@ class SccsSources(Viewer):
         if self._guard(lambda: self.state.load_sample(self.sample.value), "Open dataset"):
             notify("success", f"Opened {self.sample.value}", duration=3000)
 
-    def _on_file(self, event=None) -> None:
+    async def _on_file(self, event=None) -> None:
+        """Read the upload in a worker thread (a big CSV never holds the event loop)."""
         if not self.file.value:
             return
         filename, content = list(self.file.value.items())[-1]
         data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
         layout = LAYOUT_LABELS[self.file_layout.value]
-        if self._guard(lambda: self.state.load_upload(filename, data, layout),
+        try:
+            df = await in_thread(read_upload, filename, data, name="survscan-sccs-upload")
+        except (DataLoadError, ValueError) as exc:
+            notify("error", f"Opening {filename}: {exc}", duration=0)
+            return
+        if self._guard(lambda: self.state.load_frame(df, filename, layout),
                        f"Opening {filename}"):
             notify("success", f"Opened {filename}: check the columns below", duration=3000)
 
