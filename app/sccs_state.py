@@ -165,7 +165,7 @@ class SccsState(param.Parameterized):
                           event_times=d["event_times"], exposures=list(d["exposures"]),
                           exposure_ends=list(d["exposure_ends"]), windows=d["windows"],
                           age_cuts=d["age_cuts"], pre_window="", interest=d["exposures"][0],
-                          first_event_only=False)
+                          first_event_only=False, penalty="none", cv_folds=0, bootstrap=0)
         self.data_version += 1
 
     def load_upload(self, filename: str, content: bytes, layout: str) -> None:
@@ -178,7 +178,10 @@ class SccsState(param.Parameterized):
         self._set_frame(df, layout, {"kind": "csv", "name": filename,
                                      "label": f"file: {filename}"})
         cols = self.columns
-        pick = lambda *names: next((c for c in names if c in cols), "")  # noqa: E731
+
+        def pick(*names):
+            return next((c for c in names if c in cols), "")
+
         if layout == "cases":
             self.param.update(case=pick("case", "id", "person_id") or cols[0],
                               obs_start=pick("sta", "obs_start", "start"),
