@@ -24,12 +24,13 @@ from app.views.fit import FitView
 from app.views.omop import OmopView
 from app.views.restore import RestoreOffer
 from app.views.results import ResultsView
+from app.views.sccs import SccsView
 from app.views.timing import TimingView
 
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")
+TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "SCCS", "Timing", "Export")
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -57,10 +58,11 @@ class App(param.Parameterized):
         self.fit = FitView(store=self.store)
         self.results = ResultsView(store=self.store)
         self.omop = OmopView(store=self.store)
+        self.sccs = SccsView()
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.omop, self.timing, self.export)),
+                                        self.omop, self.sccs, self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})
