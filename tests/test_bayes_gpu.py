@@ -141,3 +141,18 @@ def test_kernels_compile_with_nvcc_and_fit_a_block(real, tmp_path):
     assert set(usage) == set(gpu.ENTRY_POINTS)             # extern "C": found by RawModule
     for entry, registers in usage.items():
         assert int(registers) * gpu.THREADS <= 65536, entry
+
+
+def test_bench_bayes_adds_the_gpu_row(device, tmp_path):
+    """python -m bench bayes runs the same chain on the GPU when there is one."""
+    import json
+
+    from bench.__main__ import main
+
+    main(["bayes", "--n", "200", "--p", "6", "--iterations", "60", "--peers", "",
+          "--out", str(tmp_path)])
+    (path,) = tmp_path.glob("*.json")
+    record = json.loads(path.read_text())
+    assert list(record["tools"]) == ["survscan-gibbs-cpu-float64", "survscan-gibbs-gpu-float64"]
+    assert record["tools"]["survscan-gibbs-gpu-float64"]["max_abs_gap_to_cpu_chain"] < 1e-8
+    assert record["skipped"] == {}

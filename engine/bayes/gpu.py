@@ -47,8 +47,8 @@ def _blocks(count):
 
 
 class HorseshoeProbitGpu:
-    """The sampler on one design held on the device (parameters as HorseshoeProbit; X may be
-    a NumPy array or already a CuPy array)."""
+    """The sampler on one design held on the device (parameters as HorseshoeProbit; X and y
+    may be NumPy arrays or already CuPy arrays)."""
 
     def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", precision="float64"):
         cp = cupy_or_error()
@@ -62,7 +62,7 @@ class HorseshoeProbitGpu:
         self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float")
         self.X = cp.ascontiguousarray(cp.asarray(X, dtype=self.dtype))
         self.n, self.p = n, p
-        self.sign = cp.asarray(2.0 * np.asarray(y, dtype=np.float64) - 1.0)
+        self.sign = 2.0 * cp.asarray(y, dtype=np.float64) - 1.0
         self.shrunk = np.asarray(shrunk, dtype=bool)
         self.shrunk_index = cp.asarray(np.flatnonzero(self.shrunk).astype(np.int32))
         self.XtX = self._gram()
@@ -95,7 +95,7 @@ class HorseshoeProbitGpu:
         z, s = cp.empty(n, dtype=self.dtype), cp.empty(p)
         kept_beta, kept_tau = cp.empty((draws, p)), cp.empty(draws)
         kappa = cp.zeros(p_s)
-        n_variance = cp.asarray(n * np.asarray(column_variance, dtype=np.float64))
+        n_variance = n * cp.asarray(column_variance, dtype=np.float64)
         iterations = burn_in + draws * thin
         total = iterations if total is None else total
         every = max(1, iterations // 200)
