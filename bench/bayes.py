@@ -7,6 +7,11 @@ on every coefficient. survscan (engine.sample, one chain of ``iterations`` on th
 Reported per tool: wall time, iterations per second, bulk ESS of the coefficients (minimum and
 median, ArviZ) and ESS per second. The ESS ratio is printed only when the two posteriors agree
 (every posterior mean within 4 combined Monte Carlo standard errors, or 0.05 absolute).
+
+With a CUDA device the same chain also runs on it (backend="gpu"; the row records why it was
+skipped otherwise). ``python -m bench.bayes gpu`` is the device-scale run (Terenin2019's
+N = 10^6, p = 1,000, 10,000 iterations; the data drawn on the device): the H100 target is
+under 30 s (bench/on_device.sh runs it).
 """
 import json
 import os
@@ -70,6 +75,18 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
     tools = {f"survscan-gibbs-cpu-{precision}": {**_stats(post.draws, post.timings["sampling"], iterations),
                                     "wall_s": wall, "prepare_s": post.timings["prepare"]}}
     print(f"  {wall:.1f} s, {iterations / post.timings['sampling']:.0f} it/s", flush=True)
+    reason = _no_device_reason()
+    if reason is None:
+        print("survscan Gibbs on the GPU (same chain)", flush=True)
+        start = time.perf_counter()
+        dev = engine.sample(cohort, draws=iterations - burn_in, burn_in=burn_in, chains=1,
+                            seed=seed, intercept=False, standardize=False, backend="gpu",
+                            precision=precision)
+        tools[f"survscan-gibbs-gpu-{precision}"] = {
+            **_stats(dev.draws, dev.timings["sampling"], iterations),
+            "wall_s": time.perf_counter() - start, "prepare_s": dev.timings["prepare"],
+            "max_abs_gap_to_cpu_chain": float(np.abs(dev.draws - post.draws).max())}
+    skipped = {} if reason is None else {f"survscan-gibbs-gpu-{precision}": reason}
     if "nuts" in peers:
         from bench.nuts import run_nuts
 
@@ -89,7 +106,7 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
                            "blas_threads": [i["num_threads"] for i in threadpool_info()],
                            "nuts_warmup": nuts_warmup, "nuts_samples": nuts_samples,
                            "nuts_chains": nuts_chains},
-              "tools": tools, "machine": machine_info(),
+              "tools": tools, "skipped": skipped, "machine": machine_info(),
               "signal_means": {k: v["mean"][:6] for k, v in tools.items()},
               "truth": beta[:6].tolist()}
     if "numpyro-nuts-cpu" in tools:
@@ -127,6 +144,8 @@ def markdown(record):
                      f"{t['iterations_per_s']:.1f} | {t['ess_min']:.0f} | "
                      f"{t['ess_median']:.0f} | {t['ess_per_s_min']:.2f} | "
                      f"{t['ess_per_s_median']:.2f} |")
+    for name, reason in record.get("skipped", {}).items():
+        lines.append(f"| {name} | skipped: {reason} | | | | | | |")
     lines += ["", f"Gibbs ({st['precision']}, BLAS threads {st['blas_threads']}): "
               f"{st['iterations']:,} iterations, {st['burn_in']:,} burn-in; NUTS: "
               f"{st['nuts_chains']} chain(s) x ({st['nuts_warmup']} warm-up + "
@@ -146,3 +165,70 @@ def markdown(record):
             lines.append(f"posteriors DISAGREE (max mean gap {record['max_mean_gap']:.3f}): "
                          "no ESS ratio printed")
     return "\n".join(lines) + "\n"
+
+
+def _no_device_reason():
+    """Why the GPU rows cannot run here, or None."""
+    from engine import device
+
+    if not device.has_cupy():
+        return "CuPy is not installed"
+    if device.device_count() < 1:
+        return "no CUDA device"
+    return None
+
+
+def run_gpu(n=1_000_000, p=1_000, iterations=10_000, burn_in=None, seed=0,
+            precision="float32", out="bench/results"):
+    """The paper's device-scale run: its design drawn on the device, one chain of
+    ``iterations`` by engine.bayes.gpu (X'X, the chain and the kept draws on the device)."""
+    import cupy as cp
+
+    from engine import device
+    from engine.bayes.gpu import HorseshoeProbitGpu
+
+    burn_in = iterations // 4 if burn_in is None else burn_in
+    start = time.perf_counter()
+    rs = cp.random.RandomState(seed)
+    X = rs.standard_normal((n, p), dtype=np.float32)
+    truth = cp.zeros(p, dtype=np.float32)
+    truth[:6] = cp.asarray(np.array(PAPER_BETA, np.float32))
+    y = (X @ truth + rs.standard_normal(n, dtype=np.float32) > 0).astype(np.float64)
+    gibbs = HorseshoeProbitGpu(X, y, np.ones(p, bool), precision=precision)
+    cp.cuda.Device().synchronize()
+    prepare = time.perf_counter() - start
+    print(f"GPU paper run N={n:,} p={p:,} {precision}: prepared in {prepare:.1f} s", flush=True)
+    chain = gibbs.run_chain(0, seed, iterations - burn_in, burn_in, 1, X.var(axis=0))
+    record = {"benchmark": "bayes-gpu", "device": device.description(),
+              "problem": {"n": n, "p": p, "seed": seed, "beta_nonzero": list(PAPER_BETA)},
+              "settings": {"iterations": iterations, "burn_in": burn_in,
+                           "precision": precision},
+              "prepare_s": prepare, "tools": {f"survscan-gibbs-gpu-{precision}": _stats(
+                  chain["beta"][None], chain["seconds"], iterations)},
+              "target_s": 30.0, "machine": machine_info()}
+    record["signal_means"] = record["tools"][f"survscan-gibbs-gpu-{precision}"].pop("mean")[:6]
+    record["tools"][f"survscan-gibbs-gpu-{precision}"].pop("mcse")
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.join(out, f"bayes_gpu_n{n}_p{p}_it{iterations}_{precision}")
+    with open(stem + ".json", "w") as f:
+        json.dump(record, f, indent=1)
+    t = record["tools"][f"survscan-gibbs-gpu-{precision}"]
+    print(f"{iterations:,} iterations in {t['seconds']:.1f} s ({t['iterations_per_s']:.0f} it/s; "
+          f"target < 30 s on an H100), ESS median {t['ess_median']:.0f}; signal means "
+          f"{[round(m, 3) for m in record['signal_means']]}; wrote {stem}.json")
+    return record
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.bayes gpu",
+                                     description="the device-scale GPU run (run_gpu)")
+    parser.add_argument("command", choices=["gpu"])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--p", type=int, default=1_000)
+    parser.add_argument("--iterations", type=int, default=10_000)
+    parser.add_argument("--precision", choices=("float32", "float64"), default="float32")
+    parser.add_argument("--out", default="bench/results")
+    args = parser.parse_args()
+    run_gpu(args.n, args.p, args.iterations, precision=args.precision, out=args.out)

@@ -6,7 +6,8 @@
 #               bash bench/on_device.sh [quick]
 # It installs the carried wheels into a folder beside the image's own packages (no network
 # there), prints the device, runs every gpu-marked test (GPU = CPU to 1e-8) and the CPU-vs-GPU
-# benchmark (bench/gpu.py; "quick": N = 100,000 only), and leaves the logs and results in $OUT.
+# benchmark (bench/gpu.py; "quick": N = 100,000 only), the horseshoe probit sampler at the paper's
+# size (bench/bayes.py run_gpu), and leaves the logs and results in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results/device}
@@ -21,4 +22,8 @@ tests=${PIPESTATUS[0]}
 sizes=()
 [ "${1:-}" = quick ] && sizes=(--sizes 100000)
 python3 -m bench gpu --out "$OUT" "${sizes[@]}" 2>&1 | tee "$OUT/bench_gpu.log" | tail -25
+# the horseshoe probit Gibbs sampler at Terenin2019's size (target: < 30 s on an H100)
+bayes=()
+[ "${1:-}" = quick ] && bayes=(--n 100000 --iterations 2000)
+python3 -m bench.bayes gpu --out "$OUT" "${bayes[@]}" 2>&1 | tee "$OUT/bench_bayes_gpu.log" | tail -5
 exit "$tests"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.bayes import rng as streams
+from engine.bayes import philox, rng as streams
 from engine.bayes.gaussian_draw import PrecisionDraw, bcm_draw
 from engine.bayes.horseshoe_probit import GibbsState, HorseshoeProbit
 from engine.bayes.truncated_normal import THRESHOLD, draw_latent, draw_positive
@@ -41,16 +41,38 @@ def test_latent_z_truncated_by_outcome():
             assert stats.kstest(z[pick], ref.cdf).pvalue > P_MIN
 
 
+def test_philox_block_is_numpys_philox4x64_10():
+    """philox.philox is NumPy's Philox bijection (NumPy increments its counter before the
+    first block, hence c0 + 1)."""
+    key = np.array([2**64 - 5, 7], dtype=np.uint64)
+    for counter in ([5, 9, 3, 2], [2**64 - 2, 0, 2**40, 1], [0, 123456, 9999, 5]):
+        raw = np.random.Philox(key=key, counter=np.array(counter, np.uint64)).random_raw(4)
+        c = np.array(counter, np.uint64)
+        c[0] += np.uint64(1)
+        mine = philox.philox(key[0], key[1], *c)
+        np.testing.assert_array_equal(np.array(mine, dtype=np.uint64), raw)
+    unit = np.random.Generator(np.random.Philox(key=key, counter=[4, 9, 3, 2])).random(4)
+    np.testing.assert_array_equal(philox.uniforms4(key, 5, 9, 3, 2), unit)
+
+
 def test_philox_streams_are_keyed_by_seed_chain_iteration_step():
-    a = streams.stream(1, 0, 5, 2).random(4)
-    np.testing.assert_array_equal(a, streams.stream(1, 0, 5, 2).random(4))
-    chain_streams = streams.ChainStreams(1, 0)
-    chain_streams.at(9, 0).random(7)                    # moving on and back is harmless
-    np.testing.assert_array_equal(a, chain_streams.at(5, 2).random(4))
-    direct = np.random.Generator(np.random.Philox(key=1, counter=[0, 0, 5, 2]))
-    np.testing.assert_array_equal(a, direct.random(4))
+    a = streams.stream(1, 0, 5, 2).standard_normal(6)
+    np.testing.assert_array_equal(a, streams.ChainStreams(1, 0).at(5, 2).standard_normal(6))
+    np.testing.assert_array_equal(a[:3], streams.stream(1, 0, 5, 2).standard_normal(3))
     for other in [(2, 0, 5, 2), (1, 1, 5, 2), (1, 0, 6, 2), (1, 0, 5, 3)]:
-        assert not np.allclose(a, streams.stream(*other).random(4))
+        assert not np.allclose(a, streams.stream(*other).standard_normal(6))
+
+
+def test_normal_exponential_and_gamma_draws_match_scipy():
+    s = streams.stream(3, 0, 1, 0)
+    assert stats.kstest(s.standard_normal(20000), "norm").pvalue > P_MIN
+    rate = np.repeat([0.2, 1.0, 7.5], 8000)
+    e = s.exponential(rate)
+    for r in (0.2, 1.0, 7.5):
+        assert stats.kstest(e[rate == r], stats.expon(scale=1 / r).cdf).pvalue > P_MIN
+    for shape, rate in ((1.0, 1.0), (1.5, 0.3), (50.5, 20.0)):
+        g = np.array([streams.stream(4, 0, it, 2).gamma(shape, rate) for it in range(4000)])
+        assert stats.kstest(g, stats.gamma(shape, scale=1 / rate).cdf).pvalue > P_MIN
 
 
 def _exact_gaussian(X, z, d):

@@ -70,7 +70,7 @@ def test_binary_outcome_errors_name_column_rows_and_fix(bad, match):
 def test_sample_refuses_what_it_cannot_do(small):
     with pytest.raises(ValueError, match="model="):
         engine.sample(small, model="logit")
-    with pytest.raises(ValueError, match="GPU sampler is not built"):
+    with pytest.raises(ValueError, match="backend=.gpu."):
         engine.sample(small, backend="gpu")
     with pytest.raises(ValueError, match="draws"):
         engine.sample(small, draws=0)
@@ -214,14 +214,20 @@ def test_bcm_route_and_cholesky_route_sample_the_same_posterior():
 def test_truth_recovery_on_the_paper_design():
     """Sec. 6.1's design, beta = (1.3, 4, -1, 1.6, 5, -2, 0, ...), at N = 2,000, p = 50 (the
     paper's N = 10,000 is for the benchmark): the six signals inside their 95% intervals and
-    the 44 nulls' posterior means near 0."""
+    the 44 nulls' posterior means near 0. The interval ends are Monte Carlo estimates from
+    slowly mixing chains (Albert-Chib on strong signals): each is allowed 3 of its Monte Carlo
+    standard errors (ArviZ)."""
     X, y = _probit_data(2000, 50, PAPER_BETA, seed=0)
     post = engine.sample(_cohort(X, y), draws=1500, burn_in=500, chains=2, seed=0,
                          intercept=False, standardize=False)
     s = post.summary
     truth = np.r_[PAPER_BETA, np.zeros(44)]
     signal = s.iloc[:6]
-    assert np.all((signal["q2.5"] < truth[:6]) & (truth[:6] < signal["q97.5"]))
+    beta = post.to_inference_data().posterior[["beta"]]
+    mcse = {q: az.mcse(beta, method="quantile", prob=q)["beta"].values[:6]
+            for q in (0.025, 0.975)}
+    assert np.all(signal["q2.5"] - 3 * mcse[0.025] < truth[:6])
+    assert np.all(truth[:6] < signal["q97.5"] + 3 * mcse[0.975])
     assert np.abs(s["mean"].iloc[6:]).max() < 0.15
     assert s["shrunk"].iloc[6:].mean() > 0.9 and not s["shrunk"].iloc[:6].any()
 

@@ -14,32 +14,76 @@ D = diag(prior variances) (tau^2 lambda_j^2 for shrunk coefficients). Two routes
 In float32 (the paper's precision on the GPU) X, X'X, the factor and the solves are single
 precision; z, the scales and the kept draws stay float64.
 """
+import ctypes
+
+import numba
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, get_lapack_funcs
+from numba.extending import get_cython_function_address
+from scipy.linalg import cho_factor, cho_solve, get_blas_funcs
+
+_POINTERS = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 5)
+_POTRF = {np.dtype(np.float64): _POINTERS(get_cython_function_address(
+              "scipy.linalg.cython_lapack", "dpotrf")),
+          np.dtype(np.float32): _POINTERS(get_cython_function_address(
+              "scipy.linalg.cython_lapack", "spotrf"))}
+_LOWER = ord("L")
+
+
+def _factor_kernel(potrf):
+    """Q = XtX + diag(d) into ``work`` and its lower Cholesky factor in place, by LAPACK's
+    potrf called directly (SciPy's wrapper would hold the GIL, which the sampler's second
+    thread needs); returns LAPACK's info."""
+    @numba.njit(nogil=True)
+    def factor(XtX, d, work):
+        p = XtX.shape[0]
+        work[:] = XtX
+        for j in range(p):
+            work[j, j] += d[j]
+        uplo = np.array([_LOWER], np.uint8)
+        size = np.array([p], np.int32)
+        info = np.zeros(1, np.int32)
+        potrf(uplo.ctypes, size.ctypes, work.ctypes, size.ctypes, info.ctypes)
+        return info[0]
+    return factor
+
+
+_FACTOR = {dtype: _factor_kernel(potrf) for dtype, potrf in _POTRF.items()}
 
 
 class PrecisionDraw:
-    """Holds X'X (formed once) and a work buffer for the per-iteration Cholesky factor."""
+    """Holds X'X (formed once) and a work buffer for the per-iteration Cholesky factor.
+
+    ``factor(d)`` (Q = X'X + diag(d), factorised in place; releases the GIL, so it can run
+    beside the z step) then ``solve(X'z, s)``, or both at once by calling the object."""
 
     def __init__(self, X):
         X64 = X.astype(np.float64, copy=False)
         self.XtX = np.asfortranarray((X64.T @ X64).astype(X.dtype))
         self._work = np.empty_like(self.XtX, order="F")
-        self._potrf, self._trtrs = get_lapack_funcs(("potrf", "trtrs"), (self.XtX,))
+        self._factor = _FACTOR[self.XtX.dtype]
+        self._trsv, = get_blas_funcs(("trsv",), (self.XtX,))
 
-    def __call__(self, Xtz, prior_precision, s):
-        """beta ~ N(Q^-1 X'z, Q^-1), Q = X'X + diag(prior_precision); s ~ N(0, I_p)."""
-        work = self._work
-        np.copyto(work, self.XtX)
-        work.flat[:: work.shape[0] + 1] += prior_precision
-        factor, info = self._potrf(work, lower=1, clean=0, overwrite_a=1)
+    def factor(self, prior_precision):
+        """Cholesky factor L of Q = X'X + diag(prior_precision), kept for ``solve``."""
+        d = np.ascontiguousarray(prior_precision, dtype=self.XtX.dtype)
+        info = self._factor(self.XtX, d, self._work)
         if info != 0:
             raise np.linalg.LinAlgError(
                 f"X'X + tau^-2 Lambda^-2 is not positive definite (LAPACK potrf info={info}); "
                 "with a flat prior the design must have full column rank.")
-        half, _ = self._trtrs(factor, Xtz.astype(work.dtype, copy=False), lower=1, trans=0)
-        beta, _ = self._trtrs(factor, half + s, lower=1, trans=1)
+
+    def solve(self, Xtz, s):
+        """beta = L^-T (L^-1 X'z + s) ~ N(Q^-1 X'z, Q^-1) with the last factor."""
+        dtype = self._work.dtype
+        half = self._trsv(self._work, Xtz.astype(dtype, copy=False), lower=1, trans=0)
+        beta = self._trsv(self._work, (half + s).astype(dtype), lower=1, trans=1,
+                          overwrite_x=1)
         return beta.astype(np.float64, copy=False)
+
+    def __call__(self, Xtz, prior_precision, s):
+        """beta ~ N(Q^-1 X'z, Q^-1), Q = X'X + diag(prior_precision); s ~ N(0, I_p)."""
+        self.factor(prior_precision)
+        return self.solve(Xtz, s)
 
 
 def bcm_draw(X, z, prior_variance, u_std, delta):

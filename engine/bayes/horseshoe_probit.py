@@ -23,14 +23,18 @@ reciprocals, as here), with p_s the number of shrunk coefficients:
     xi^-1 | .           ~ Exp(rate = 1 + tau^-2)
 
 One iteration updates, as sec. 5 orders them: (i) z and lambda^-2 (in parallel), then tau^-2;
-(ii) beta, nu^-1 and xi^-1 (in parallel). Each conditional draws from its own Philox stream
-(rng.py). The chain starts, as sec. 6.1, at beta = 0 and lambda = nu = tau = xi = 1.
+(ii) beta, nu^-1 and xi^-1 (in parallel). The Cholesky factor of (ii)'s precision needs only
+lambda and tau, so with ``threads=2`` it is computed in a second thread while z and X'z are.
+Each element of each conditional draws from its own Philox stream (rng.py), the same on the
+GPU (gpu.py). The chain starts, as sec. 6.1, at beta = 0 and lambda = nu = tau = xi = 1.
 
 An intercept (or any coefficient not shrunk) has a fixed N(0, s^2) prior: precision 1/s^2 in
 Sigma^-1 and prior variance s^2 in the p > N draw. ``prior="flat"`` drops every prior term
 (Sigma = (X'X)^-1): the plain Albert-Chib sampler, whose posterior mode is the probit MLE.
 """
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -68,10 +72,12 @@ class HorseshoeProbit:
     prior : "horseshoe" | "flat"
     route : "auto" (BCM when p > N) | "cholesky" | "bcm": how beta | z is drawn (same law).
     precision : "float64" | "float32": of X and the Cholesky route's linear algebra.
+    threads : 1 | 2: with 2, the Cholesky factor of step (ii)'s precision, which needs only
+        lambda and tau, is computed in a second thread while z and X'z are (same draws).
     """
 
     def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto",
-                 precision="float64"):
+                 precision="float64", threads=1):
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if route not in ROUTES:
@@ -92,6 +98,12 @@ class HorseshoeProbit:
             raise ValueError(f"a flat prior needs p <= N and the Cholesky route (here p = {p}, "
                              f"N = {n}): X'X is singular or the prior variance infinite.")
         self.precision_draw = None if self.wide else PrecisionDraw(self.X)
+        self.threads = threads
+
+    @cached_property
+    def _pool(self):
+        """The second thread (threads=2) that factorises the precision beside the z step."""
+        return ThreadPoolExecutor(1, thread_name_prefix="survscan-cholesky")
 
     def initial_state(self):
         """beta = 0 and lambda = nu = tau = xi = 1 (sec. 6.1)."""
@@ -112,32 +124,43 @@ class HorseshoeProbit:
         def rng(step):
             return chain_streams.at(iteration, step)
 
-        # (i) z | beta and lambda^-2 | beta, nu, tau in parallel; then tau^-2 | beta, lambda, xi
-        mu = (self.X @ state.beta.astype(self.dtype)).astype(np.float64)
-        z = draw_latent(mu, self.sign, rng(streams.STEP_Z))
+        # lambda^-2 | beta, nu, tau, then tau^-2 | beta, lambda, xi (step i: given beta, z and
+        # lambda are independent, so z may come after them)
         if self.prior == "flat":
-            lambda_sq_inv, nu_inv = state.lambda_sq_inv, state.nu_inv
-            tau_sq_inv, xi_inv = state.tau_sq_inv, state.xi_inv
+            lambda_sq_inv, tau_sq_inv = state.lambda_sq_inv, state.tau_sq_inv
         else:
             b2 = state.beta[self.shrunk] ** 2
             lambda_sq_inv = rng(streams.STEP_LAMBDA).exponential(
-                1.0 / (state.nu_inv + 0.5 * state.tau_sq_inv * b2))
+                state.nu_inv + 0.5 * state.tau_sq_inv * b2)
             tau_sq_inv = rng(streams.STEP_TAU).gamma(
-                0.5 * (b2.size + 1), 1.0 / (state.xi_inv + 0.5 * lambda_sq_inv @ b2))
-        # (ii) beta | z, lambda, tau;  nu^-1 | lambda;  xi^-1 | tau, in parallel
+                0.5 * (b2.size + 1), state.xi_inv + 0.5 * lambda_sq_inv @ b2)
         draft = GibbsState(state.beta, lambda_sq_inv, state.nu_inv, tau_sq_inv, state.xi_inv)
-        beta = self.draw_beta(z, draft, rng(streams.STEP_BETA))
+        factored = None
+        if not self.wide and self.threads > 1:       # step (ii)'s Cholesky beside step (i)'s z
+            factored = self._pool.submit(self.precision_draw.factor,
+                                         self.prior_precision(draft))
+        # z | beta
+        mu = (self.X @ state.beta.astype(self.dtype)).astype(np.float64)
+        z = draw_latent(mu, self.sign, rng(streams.STEP_Z))
+        # (ii) beta | z, lambda, tau;  nu^-1 | lambda;  xi^-1 | tau
+        beta = self.draw_beta(z, draft, rng(streams.STEP_BETA), factored)
+        nu_inv, xi_inv = state.nu_inv, state.xi_inv
         if self.prior == "horseshoe":
-            nu_inv = rng(streams.STEP_NU).exponential(1.0 / (1.0 + lambda_sq_inv))
-            xi_inv = rng(streams.STEP_XI).exponential(1.0 / (1.0 + tau_sq_inv))
+            nu_inv = rng(streams.STEP_NU).exponential(1.0 + lambda_sq_inv)
+            xi_inv = rng(streams.STEP_XI).exponential(np.array([1.0 + tau_sq_inv]))[0]
         return GibbsState(beta, lambda_sq_inv, nu_inv, tau_sq_inv, xi_inv), z
 
-    def draw_beta(self, z, state, rng):
-        """beta | z, lambda, tau (gaussian_draw): Cholesky of the precision, or BCM for p > N."""
+    def draw_beta(self, z, state, rng, factored=None):
+        """beta | z, lambda, tau (gaussian_draw): Cholesky of the precision (already under way
+        in the second thread when ``factored`` is its future), or BCM for p > N."""
         n, p = self.X.shape
         if not self.wide:
-            return self.precision_draw(self.X.T @ z.astype(self.dtype),
-                                       self.prior_precision(state), rng.standard_normal(p))
+            Xtz = self.X.T @ z.astype(self.dtype)
+            if factored is None:
+                self.precision_draw.factor(self.prior_precision(state))
+            else:
+                factored.result()
+            return self.precision_draw.solve(Xtz, rng.standard_normal(p))
         variance = 1.0 / self.prior_precision(state)
         normals = rng.standard_normal(p + n)
         return bcm_draw(self.X, z, variance, normals[:p], normals[p:])

@@ -1,40 +1,56 @@
-"""Counter-based random streams: one Philox stream per (seed, chain, iteration, step).
+"""Counter-based random streams: one Philox stream per (seed, chain, iteration, step, element).
 
 Terenin, Dong & Draper (2019, sec. 5) recommend Philox (Salmon et al. 2011, "Parallel random
 numbers: as easy as 1, 2, 3") because it skips ahead in constant time. Here the skip is the
-counter itself: the 128-bit key is (seed, chain) and the 256-bit counter starts at
-(0, 0, iteration, step), so every Gibbs step of every iteration of every chain owns a disjoint
-stream of 2^128 blocks. A chain is reproducible whatever ran before it, chains are independent,
-and the steps of one iteration may run in any order (or in parallel) with the same numbers.
+counter itself: the 128-bit key is (seed, chain) and element i of a step reads the blocks
+(b, i, iteration, step) (philox.py), so every element of every Gibbs step of every iteration of
+every chain owns a disjoint stream. A chain is reproducible whatever ran before it, chains are
+independent, the steps of one iteration may run in any order, and the CPU (Numba) and the GPU
+(cuda/philox.cuh, one thread an element) draw the same numbers.
 """
+from dataclasses import dataclass
+
 import numpy as np
+
+from . import philox
 
 # the steps of one iteration, in the order the paper (sec. 5) updates them
 STEP_Z, STEP_LAMBDA, STEP_TAU, STEP_BETA, STEP_NU, STEP_XI = range(6)
-_EMPTY = np.zeros(4, dtype=np.uint64)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """The draws of one step of one iteration of one chain."""
+
+    key: np.ndarray          # (2,) uint64: seed, chain
+    iteration: int
+    step: int
+
+    def standard_normal(self, n):
+        return philox.normals(self.key, self.iteration, self.step, n)
+
+    def exponential(self, rate):
+        """Exp(rate_j), one per element of rate."""
+        return philox.exponentials(self.key, self.iteration, self.step,
+                                   np.ascontiguousarray(rate, dtype=np.float64))
+
+    def gamma(self, shape, rate):
+        """One Gamma(shape, rate) draw (shape >= 1)."""
+        return philox.gamma(self.key, self.iteration, self.step, float(shape), float(rate))
 
 
 class ChainStreams:
-    """The Philox streams of one chain. ``at(iteration, step)`` moves one Generator to the
-    start of that stream and returns it (valid until the next ``at``): re-keying a generator
-    costs a few microseconds, building one (with its seed sequence) several times more."""
+    """The Philox streams of one chain: ``at(iteration, step)`` is one step's Stream."""
 
     def __init__(self, seed: int, chain: int):
         if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**64):
             raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
         self.key = np.array([seed, chain], dtype=np.uint64)
-        self.bit_generator = np.random.Philox(key=self.key)
-        self.generator = np.random.Generator(self.bit_generator)
 
-    def at(self, iteration: int, step: int) -> np.random.Generator:
-        counter = np.array([0, 0, iteration, step], dtype=np.uint64)
-        self.bit_generator.state = {"bit_generator": "Philox",
-                                    "state": {"counter": counter, "key": self.key},
-                                    "buffer": _EMPTY, "buffer_pos": 4, "has_uint32": 0,
-                                    "uinteger": 0}
-        return self.generator
+    def at(self, iteration: int, step: int) -> Stream:
+        return Stream(self.key, iteration, step)
 
 
-def stream(seed: int, chain: int, iteration: int, step: int) -> np.random.Generator:
-    """A new generator at the start of one step's stream (same numbers as ChainStreams.at)."""
+def stream(seed: int, chain: int, iteration: int, step: int) -> Stream:
+    """One step's stream (the same numbers as ChainStreams(seed, chain).at(iteration, step))."""
     return ChainStreams(seed, chain).at(iteration, step)

@@ -13,16 +13,18 @@ import numpy as np
 import pandas as pd
 
 from .. import parallel as par
+from ..device import device_count
 from .chain import ChainTask, run_chain
 from .horseshoe_probit import HorseshoeProbit
 from .result import PosteriorResult
 
 MODELS = ("horseshoe_probit", "probit")
-BACKENDS = ("cpu", "auto")
+BACKENDS = ("cpu", "gpu", "auto")
 INTERCEPT = "(intercept)"
 INTERCEPT_SD = 10.0            # N(0, 10^2) prior of the intercept, on the standardised scale
 DENSE_LIMIT = 2 * 1024**3      # bytes of a dense float64 design this sampler will hold
 PARALLEL_WORK = 2e9            # N * p * iterations above which chains run in processes
+OVERLAP_P = 200                # p from which a serial chain factorises in a second thread
 
 
 def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4, thin=1,
@@ -39,7 +41,8 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     chains : independent chains (Philox streams keyed by seed and chain index).
     thin : keep every thin-th iteration.
     seed : integer in [0, 2**64).
-    backend : "cpu" | "auto" (the CPU: no GPU sampler yet).
+    backend : "cpu" | "gpu" (CuPy and a CUDA device; chains one after another on it; p <= N)
+        | "auto" (the GPU when there is one and p <= N, else the CPU).
     progress : callable(done, total) in iterations over all chains (serial runs), or in chains
         (parallel runs).
     cancel : threading.Event-like; ``engine.Cancelled`` is raised when it is set.
@@ -67,11 +70,22 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     shrunk = np.array([name != INTERCEPT for name in names])
     prior = "flat" if model == "probit" else "horseshoe"
     column_variance = X[:, shrunk].var(axis=0)
-    gibbs = HorseshoeProbit(X, y, shrunk, INTERCEPT_SD, prior, precision=precision)
+    iterations = burn_in + draws * thin
+    if backend == "auto":
+        backend = "gpu" if device_count() > 0 and X.shape[1] <= X.shape[0] else "cpu"
+    if backend == "gpu":
+        return _sample_gpu(X, y, shrunk, prior, precision, names, center, scale, cohort,
+                           column_variance, t0,
+                           dict(draws=draws, burn_in=burn_in, chains=chains, thin=thin,
+                                seed=seed, model=model, standardize=standardize,
+                                intercept=intercept), progress, cancel)
+    mode = _parallel_mode(parallel, chains, X.size * iterations)
+    # a serial run's second core factorises the precision beside the z step (horseshoe_probit)
+    threads = 2 if mode is None and (os.cpu_count() or 1) > 1 and X.shape[1] >= OVERLAP_P else 1
+    gibbs = HorseshoeProbit(X, y, shrunk, INTERCEPT_SD, prior, precision=precision,
+                            threads=threads)
     t_prepare = time.perf_counter() - t0
 
-    iterations = burn_in + draws * thin
-    mode = _parallel_mode(parallel, chains, X.size * iterations)
     t1 = time.perf_counter()
     if mode is None:
         runs = [run_chain(gibbs, c, seed, draws, burn_in, thin, column_variance, progress,
@@ -86,19 +100,43 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
                        progress=progress, cancel=cancel)
     t_sampling = time.perf_counter() - t1
 
-    beta = np.stack([run["beta"] for run in runs])
-    beta = _original_scale(beta, names, center, scale)
+    spec = {"model": model, "draws": draws, "burn_in": burn_in, "chains": chains, "thin": thin,
+            "seed": seed, "backend": "cpu", "precision": precision, "standardize": standardize,
+            "intercept": intercept, "parallel": mode or "serial", "threads": threads,
+            "beta_route": "bcm" if gibbs.wide else "cholesky"}
+    return _result(runs, names, center, scale, shrunk, prior, cohort, y, spec,
+                   {"prepare": t_prepare, "sampling": t_sampling})
+
+
+def _sample_gpu(X, y, shrunk, prior, precision, names, center, scale, cohort,
+                column_variance, t0, options, progress, cancel):
+    """The chains one after another on the CUDA device (gpu.py)."""
+    from .gpu import HorseshoeProbitGpu
+
+    gibbs = HorseshoeProbitGpu(X, y, shrunk, INTERCEPT_SD, prior, precision=precision)
+    t_prepare = time.perf_counter() - t0
+    chains, seed = options["chains"], options["seed"]
+    iterations = options["burn_in"] + options["draws"] * options["thin"]
+    t1 = time.perf_counter()
+    runs = [gibbs.run_chain(c, seed, options["draws"], options["burn_in"], options["thin"],
+                            column_variance, progress, cancel, done_before=c * iterations,
+                            total=chains * iterations) for c in range(chains)]
+    spec = {**options, "backend": "gpu", "precision": precision, "parallel": "serial",
+            "threads": 1, "beta_route": "cholesky"}
+    return _result(runs, names, center, scale, shrunk, prior, cohort, y, spec,
+                   {"prepare": t_prepare, "sampling": time.perf_counter() - t1})
+
+
+def _result(runs, names, center, scale, shrunk, prior, cohort, y, spec, timings):
+    """PosteriorResult of the chains' runs, on the covariates' scale."""
+    beta = _original_scale(np.stack([run["beta"] for run in runs]), names, center, scale)
     shrinkage = np.full(len(names), np.nan)
     if prior == "horseshoe":
         shrinkage[shrunk] = np.mean([run["shrinkage"] for run in runs], axis=0)
-    spec = {"model": model, "draws": draws, "burn_in": burn_in, "chains": chains, "thin": thin,
-            "seed": seed, "backend": "cpu", "precision": precision, "standardize": standardize,
-            "intercept": intercept, "intercept_sd": INTERCEPT_SD if intercept else None,
-            "parallel": mode or "serial", "center": center, "scale": scale,
-            "beta_route": "bcm" if gibbs.wide else "cholesky",
-            "n": cohort.n, "n_events": int(y.sum()), "covariates": list(cohort.names)}
-    timings = {"prepare": t_prepare, "sampling": t_sampling,
-               "chains": [run["seconds"] for run in runs]}
+    spec = {**spec, "intercept_sd": INTERCEPT_SD if spec["intercept"] else None,
+            "center": center, "scale": scale, "n": cohort.n, "n_events": int(y.sum()),
+            "covariates": list(cohort.names)}
+    timings = {**timings, "chains": [run["seconds"] for run in runs]}
     return PosteriorResult(draws=beta, names=names,
                            tau=np.stack([run["tau"] for run in runs]),
                            shrinkage=pd.Series(shrinkage, index=names), timings=timings,
@@ -116,7 +154,7 @@ def _check_options(model, draws, burn_in, chains, thin, seed, backend):
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not available for engine.sample; use one of "
-                         f"{BACKENDS} (the GPU sampler is not built yet).")
+                         f"{BACKENDS}.")
 
 
 def _design(cohort, standardize, intercept):

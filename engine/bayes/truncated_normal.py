@@ -12,61 +12,59 @@ c. mu* < 0.47: Robert's (1995) exponential rejection. With the standardised trun
    a uniform u1 as -log(1 - u1) / theta, is accepted when a second uniform
    u2 < rho = exp(-(z* - mu* - theta)^2 / 2).
 
-One compiled loop over the rows (Numba) consumes, in row order, standard normals and uniforms
-drawn in bulk from the caller's NumPy Generator; should a buffer run dry, the row in progress
-restarts on fresh buffers from the same stream. The draws are therefore fixed by
-(seed, chain, iteration) (rng.py).
+Row i reads its own Philox stream (philox.py): block b gives two proposals, from its words
+(0, 1) and (2, 3) (s by Box-Muller on branch b). One compiled loop over the rows here; one
+thread a row in cuda/horseshoe.cu (``latent_z``), with the same numbers.
 """
+import math
+
 import numba
 import numpy as np
+
+from .philox import box_muller, uniforms4
 
 THRESHOLD = 0.47
 
 
+@numba.njit(cache=True, inline="always")
+def _proposal(m, theta, ua, ub):
+    """(z*, accepted) of one proposal from the uniforms (ua, ub)."""
+    if m >= THRESHOLD:                                  # b: normal rejection
+        z = box_muller(ua, ub) + m
+        return z, z > 0.0
+    z = -math.log1p(-ua) / theta                        # c: Robert's exponential rejection
+    d = z - m - theta
+    return z, ub < math.exp(-0.5 * d * d)
+
+
 @numba.njit(cache=True, nogil=True)
-def _draw_positive(mu_star, first, normals, uniforms, out):
-    """Fill out[first:] until a buffer runs dry; returns the first row not drawn."""
-    a = b = 0
-    for i in range(first, mu_star.size):
+def _draw_positive(mu_star, key, iteration, step, out):
+    for i in range(mu_star.size):
         m = mu_star[i]
-        if m >= THRESHOLD:                      # b: normal rejection
-            while True:
-                if a == normals.size:
-                    return i
-                z = normals[a] + m
-                a += 1
-                if z > 0.0:
-                    break
-        else:                                   # c: Robert's exponential rejection
-            theta = 0.5 * (-m + np.sqrt(m * m + 4.0))
-            while True:
-                if b + 2 > uniforms.size:
-                    return i
-                z = -np.log1p(-uniforms[b]) / theta
-                d = z - m - theta
-                b += 2
-                if uniforms[b - 1] < np.exp(-0.5 * d * d):
-                    break
+        theta = 0.5 * (-m + math.sqrt(m * m + 4.0))
+        block = 0
+        while True:
+            u0, u1, u2, u3 = uniforms4(key, block, i, iteration, step)
+            block += 1
+            z, ok = _proposal(m, theta, u0, u1)
+            if ok:
+                break
+            z, ok = _proposal(m, theta, u2, u3)
+            if ok:
+                break
         out[i] = z
-    return mu_star.size
 
 
-def draw_positive(mu_star, rng):
-    """z* ~ N(mu*, 1) truncated to (0, inf), elementwise; shape of ``mu_star``."""
+def draw_positive(mu_star, stream):
+    """z* ~ N(mu*, 1) truncated to (0, inf), elementwise, from one step's Philox stream
+    (rng.Stream); shape of ``mu_star``."""
     mu_star = np.ascontiguousarray(mu_star, dtype=np.float64)
     out = np.empty_like(mu_star)
-    done = 0
-    while done < mu_star.size:
-        normal_rows = int(np.count_nonzero(mu_star[done:] >= THRESHOLD))
-        exponential_rows = mu_star.size - done - normal_rows
-        # about 1.5 proposals per row at worst (acceptance >= ~2/3); a shortfall tops up
-        normals = rng.standard_normal(normal_rows + normal_rows // 2 + 16)
-        uniforms = rng.random(2 * (exponential_rows + exponential_rows // 2 + 16))
-        done = _draw_positive(mu_star, done, normals, uniforms, out)
+    _draw_positive(mu_star, stream.key, stream.iteration, stream.step, out)
     return out
 
 
-def draw_latent(mu, sign, rng):
+def draw_latent(mu, sign, stream):
     """z_i ~ TN(mu_i, 1, y_i) with sign = 2 y - 1 (step a): truncated to R+ where sign = 1,
     to R- where sign = -1."""
-    return sign * draw_positive(sign * mu, rng)
+    return sign * draw_positive(sign * mu, stream)
