@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import runpy
 import threading
 
@@ -61,7 +62,8 @@ def test_tables_are_the_engines_numbers_reshaped(breast_run):
                                                           rel=1e-12)
     intervals = state.intervals(run)
     assert list(intervals.index) == state.predictors
-    assert (intervals["q2.5"] <= intervals["q5"]).all() and (intervals["q95"] <= intervals["q97.5"]).all()
+    assert (intervals["q2.5"] <= intervals["q5"]).all()
+    assert (intervals["q95"] <= intervals["q97.5"]).all()
     diag = state.diagnostics(run)
     assert list(diag.columns) == ["coefficient", "r_hat", "ess", "ess_tail", "mcse_mean",
                                   "ess_per_s"]
@@ -140,13 +142,14 @@ def view():
 def test_view_runs_draws_and_exports(view):
     asyncio.run(view.run_sampler())
     assert view.last_outcome == "done" and view.state.run is not None
-    assert view.caterpillar.object is not None and view.shrinkage.object is not None
-    assert list(view.chosen.value) == ["mean radius", "mean texture"]
-    assert view.traces.object is not None and view.acf.object is not None
-    assert view.compare.value["coefficient"].tolist() == view.state.predictors
-    html = view._plots_html().getvalue()
+    res = view.results
+    assert res.caterpillar.object is not None and len(res.shrinkage) == 2
+    assert list(res.chosen.value) == ["mean radius", "mean texture"]
+    assert len(res.traces) == 2 and res.acf.object is not None
+    assert res.compare.value["coefficient"].tolist() == view.state.predictors
+    html = res._plots_html().getvalue()
     assert "<html" in html.lower() and "mean concave points" in html
-    assert not any(w.disabled for w in view.downloads)
+    assert not any(w.disabled for w in res.downloads)
 
 
 @pytest.mark.parametrize("frame, match", [
@@ -195,6 +198,7 @@ def test_cancel_keeps_the_last_run(view):
         task = asyncio.ensure_future(view.run_sampler())
         while "iteration" not in view.status.object:
             await asyncio.sleep(0.01)
+        assert re.search(r"iteration [\d,]+ of 400,020, elapsed [\d.]+ s, ETA", view.status.object)
         view._on_cancel()
         await task
 

@@ -1,5 +1,6 @@
 """The Bayesian page's plots (HoloViews/Bokeh), pure functions of the tables BayesState makes:
-a caterpillar of posterior intervals, traces, autocorrelations and the shrinkage plot."""
+a caterpillar of posterior intervals, traces, autocorrelations and the shrinkage plot (lists of
+plots go side by side in a Panel Row: a Bokeh grid or a FlexBox of them rendered collapsed)."""
 
 from __future__ import annotations
 
@@ -29,15 +30,16 @@ def caterpillar(table: pd.DataFrame, scale: str) -> hv.Overlay:
         width=WIDTH, height=height, invert_axes=True).redim.values(coefficient=names)
 
 
-def traces(long: pd.DataFrame, scale: str) -> hv.Layout:
-    """One panel per coefficient, one line per chain."""
+def traces(long: pd.DataFrame, scale: str) -> list:
+    """One plot per coefficient, one line per chain."""
     plots = []
     for name, part in long.groupby("coefficient", sort=False):
         curves = {f"chain {c}": hv.Curve(d, "iteration", ("value", f"value ({scale})"))
                   for c, d in part.groupby("chain")}
         plots.append(hv.NdOverlay(curves, kdims="chain").opts(
-            title=f"Trace: {name}", width=WIDTH // 2, height=220, legend_position="right"))
-    return hv.Layout(plots).cols(2)
+            title=f"Trace: {name}", width=WIDTH // 2 + 60, height=220,
+            legend_position="right", shared_axes=False))
+    return plots
 
 
 def autocorrelation(long: pd.DataFrame) -> hv.NdOverlay:
@@ -49,17 +51,18 @@ def autocorrelation(long: pd.DataFrame) -> hv.NdOverlay:
         legend_position="top_right", ylim=(-0.2, 1.05))
 
 
-def shrinkage(table: pd.DataFrame, scale: str) -> hv.Layout:
+def shrinkage(table: pd.DataFrame, scale: str) -> list:
     """Posterior mean against the probit MLE (the dashed line: no shrinkage), and the
     shrinkage factor kappa per slope (0 = left alone, 1 = shrunk to zero)."""
     kappa = hv.Bars(table, "coefficient", ("shrinkage", "shrinkage factor kappa")).opts(
         invert_axes=True, width=WIDTH // 2, height=max(220, 22 * len(table) + 80),
         title="Shrinkage factor (horseshoe)", color="#2f4f6f", ylim=(0, 1))
     if "MLE" not in table:
-        return hv.Layout([kappa])
+        return [kappa]
     points = hv.Scatter(table, ("MLE", f"probit MLE ({scale})"),
                         [("posterior mean", f"posterior mean ({scale})"), "coefficient"])
     diagonal = hv.Slope(1, 0).opts(color="gray", line_dash="dashed", line_width=1)
     scatter = (diagonal * points.opts(size=8, color="#c0392b")).opts(
-        title="Posterior mean against the probit MLE", width=WIDTH // 2, height=320)
-    return hv.Layout([scatter, kappa]).cols(2)
+        title="Posterior mean against the probit MLE", width=WIDTH // 2, height=320,
+        xlabel=f"probit MLE ({scale})", ylabel=f"posterior mean ({scale})")
+    return [scatter, kappa]
