@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -74,8 +75,9 @@ class BayesJob:
                         time.perf_counter() - t0, list(dict.fromkeys([*self.warnings, *caught])))
 
 
-def breast_cancer_columns() -> list[str]:
-    return [c for c in engine.datasets.load_breast_cancer().columns if c != BREAST_OUTCOME]
+@lru_cache(maxsize=1)
+def breast_cancer_columns() -> tuple[str, ...]:
+    return tuple(c for c in engine.datasets.load_breast_cancer().columns if c != BREAST_OUTCOME)
 
 
 class BayesState(param.Parameterized):
@@ -111,7 +113,7 @@ class BayesState(param.Parameterized):
 
     def predictor_options(self) -> list[str]:
         if self.source == BREAST:
-            return breast_cancer_columns()
+            return list(breast_cancer_columns())
         s = self.store
         return [c for c in s.columns if c != s.event] if s.loaded else []
 

@@ -169,6 +169,18 @@ def test_bad_input_is_a_message_and_the_last_run_stays(view, frame, match):
     assert view.state.run is kept
 
 
+def test_loaded_source_without_data_is_a_message(view):
+    view.state.store.param.update(event=None)
+    view.state.source = LOADED
+    assert view.state.predictors == []
+    asyncio.run(view.run_sampler())
+    assert view.last_outcome == "failed" and "choose at least one predictor" in view.status.object
+    view.state.predictors = ["x"]
+    asyncio.run(view.run_sampler())
+    assert "load data and choose its event column first" in view.status.object
+    assert view.state.run is None
+
+
 def test_constant_predictor_is_dropped_with_a_warning():
     store = Store()
     df = engine.datasets.load_breast_cancer().iloc[:60][["mean radius", "target_benign"]]

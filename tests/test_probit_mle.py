@@ -49,6 +49,15 @@ def test_probit_mle_refuses_separation_and_too_few_rows(breast):
         engine.probit_mle(_cohort(breast.iloc[[0, 1, 2, 19, 20]], MEANS))
 
 
+def test_probit_mle_refuses_collinear_predictors():
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.normal(size=50), rng.normal(size=50)
+    frame = pd.DataFrame({"x1": x1, "x2": x2, "x3": x1 + x2,
+                          "y": (x1 + rng.normal(size=50) > 0).astype(int)})
+    with pytest.raises(engine.CohortError, match="'y' are collinear"):
+        engine.probit_mle(_cohort(frame, None, event="y"))
+
+
 def _acf(x, k):
     x = x - x.mean()
     return np.sum(x[: len(x) - k] * x[k:]) / np.sum(x * x)

@@ -143,6 +143,8 @@ class BayesView(Viewer):
         self._finish("done", f"Done: {run.posterior.n_draws:,} draws in {elapsed:.2f} s.")
         for message in run.warnings:
             notify("warning", message, duration=0)
+        if run.mle is None:   # separation or too few rows: the posterior is there, the MLE not
+            notify("warning", f"No probit MLE: {run.mle_note}", duration=0)
         notify("success", f"Sampling done in {elapsed:.2f} s", duration=3000)
 
     def _describe(self, place: int, done: list, elapsed: float) -> None:
