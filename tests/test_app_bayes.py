@@ -147,9 +147,14 @@ def test_view_runs_draws_and_exports(view):
     assert list(res.chosen.value) == ["mean radius", "mean texture"]
     assert len(res.traces) == 2 and res.acf.object is not None
     assert res.compare.value["coefficient"].tolist() == view.state.predictors
-    html = res._plots_html().getvalue()
+    html = res.plots_html()
     assert "<html" in html.lower() and "mean concave points" in html
     assert not any(w.disabled for w in res.downloads)
+    csv = res.downloads[0].callback().getvalue()
+    assert csv.startswith("coefficient,mean,sd")
+    assert res.downloads[1].callback().getvalue()[:4] == b"\x89HDF"   # NetCDF-4 is HDF5
+    view.state.run = None                       # a failing export is a message, not a traceback
+    assert res.downloads[0].callback().getvalue().startswith("export failed:")
 
 
 @pytest.mark.parametrize("frame, match", [

@@ -5,6 +5,7 @@ breast-cancer data with few draws and read a posterior mean and the probit MLE o
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from test_app_browser import (  # noqa: F401  (fixtures are used by name)
@@ -55,3 +56,7 @@ def test_breast_cancer_posterior_mean_on_the_page_is_the_engines(page):
     # caterpillar, MLE scatter, shrinkage factors, two traces, autocorrelation
     expect(pg.locator(".bk-Canvas").nth(5)).to_be_attached()
     shot(pg, "bayes")
+    with pg.expect_download() as info:
+        pg.get_by_role("button", name="Python script").click()
+    script = Path(info.value.path()).read_text()
+    assert "seed=3," in script and "draws=60," in script and "engine.sample(" in script

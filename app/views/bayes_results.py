@@ -13,7 +13,7 @@ from panel.viewable import Viewer
 
 from ..bayes_state import BayesState
 from . import bayes_plots as plots
-from ._common import markdown, show, table, text_options
+from ._common import markdown, notify, show, table, text_options
 
 
 class BayesResults(Viewer):
@@ -84,32 +84,35 @@ class BayesResults(Viewer):
     def _downloads(self) -> list:
         st = self.state
 
-        def text(make):
-            return lambda: io.StringIO(make(st.run))
+        def download(label, filename, make):
+            def callback():
+                try:
+                    out = make(st.run)
+                except Exception as exc:  # a download never shows a traceback
+                    notify("error", f"{label}: {exc}", duration=0)
+                    out = f"export failed: {exc}\n"
+                return io.BytesIO(out) if isinstance(out, bytes) else io.StringIO(out)
 
-        return [
-            pn.widgets.FileDownload(callback=text(st.summary_csv), filename="bayes_summary.csv",
-                                    label="Summary CSV", width=170),
-            pn.widgets.FileDownload(callback=lambda: io.BytesIO(st.netcdf(st.run)),
-                                    filename="bayes_draws.nc", label="Draws NetCDF", width=170),
-            pn.widgets.FileDownload(callback=self._plots_html, filename="bayes_plots.html",
-                                    label="Plots HTML", width=170),
-            pn.widgets.FileDownload(callback=text(st.spec_json), filename="bayes_spec.json",
-                                    label="JSON spec", width=170),
-            pn.widgets.FileDownload(callback=text(lambda run: st.python_script(run.spec)),
-                                    filename="bayes_run.py", label="Python script", width=170),
-        ]
+            return pn.widgets.FileDownload(callback=callback, filename=filename, label=label,
+                                           width=170)
+
+        return [download("Summary CSV", "bayes_summary.csv", st.summary_csv),
+                download("Draws NetCDF", "bayes_draws.nc", st.netcdf),
+                download("Plots HTML", "bayes_plots.html", lambda run: self.plots_html()),
+                download("JSON spec", "bayes_spec.json", st.spec_json),
+                download("Python script", "bayes_run.py",
+                         lambda run: st.python_script(run.spec))]
 
     def plots_layout(self) -> pn.Column:
         return pn.Column(markdown(self.headline.object), self.caterpillar.object,
                          pn.Row(*[p.object for p in self.shrinkage]),
                          pn.Row(*[p.object for p in self.traces]), self.acf.object)
 
-    def _plots_html(self) -> io.StringIO:
+    def plots_html(self) -> str:
+        """The plots as one self-contained HTML page (Bokeh inlined: it opens offline)."""
         out = io.StringIO()
         self.plots_layout().save(out, resources=INLINE, title="survscan Bayesian run")
-        out.seek(0)
-        return out
+        return out.getvalue()
 
     def __panel__(self):
         return pn.Column(
