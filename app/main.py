@@ -16,7 +16,9 @@ import param
 
 from app.autosave import Autosaver
 from app.autosave import load as load_saved
+from app.bayes_state import BayesState
 from app.store import Store
+from app.views.bayes import BayesView
 from app.views.data import DataView
 from app.views.design import DesignView
 from app.views.export import ExportView
@@ -30,7 +32,7 @@ from app.views.timing import TimingView
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "SCCS", "Timing", "Export")
+TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "Timing", "Export")
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -61,8 +63,10 @@ class App(param.Parameterized):
         self.sccs = SccsView()
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
+        self.bayes = BayesView(state=BayesState(store=self.store))
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.omop, self.sccs, self.timing, self.export)),
+                                        self.omop, self.sccs, self.bayes, self.timing,
+                                        self.export)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})

@@ -30,6 +30,10 @@ from .sccs_data import SccsData
 from .simulate import simulate
 from .simulate_sccs import simulate_sccs
 from .table_one import TableOne, table_one
+# the Bayesian page's companions of engine.sample
+from .autocorrelation import autocorrelation
+from .per_sd import per_sd
+from .probit_mle import ProbitMLE, probit_mle
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 
@@ -50,4 +54,5 @@ __all__ = [
     "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
     "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
+    "autocorrelation", "per_sd", "ProbitMLE", "probit_mle",
 ]
