@@ -21,6 +21,7 @@ from app.views.data import DataView
 from app.views.design import DesignView
 from app.views.export import ExportView
 from app.views.fit import FitView
+from app.views.gwas import GwasView
 from app.views.omop import OmopView
 from app.views.restore import RestoreOffer
 from app.views.results import ResultsView
@@ -29,7 +30,7 @@ from app.views.timing import TimingView
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")
+TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export", "GWAS")
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -59,8 +60,9 @@ class App(param.Parameterized):
         self.omop = OmopView(store=self.store)
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
+        self.gwas = GwasView()
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.omop, self.timing, self.export)),
+                                        self.omop, self.timing, self.export, self.gwas)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})

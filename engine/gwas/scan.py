@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import CohortError
+from ..errors import Cancelled, CohortError
 from . import blocks, gls, heritability
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
@@ -59,7 +59,7 @@ class GwasResult:
 
 def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, backend="cpu",
          memory="4GB", output=None, *, h2_method="reml", pvalue_threshold=None, top=10,
-         scheduler=None, n_workers=2) -> GwasResult:
+         scheduler=None, n_workers=2, progress=None, cancel=None) -> GwasResult:
     """Test every SNP of ``bed`` (or ``snps``: a slice, positions or SNP ids) against every
     trait of ``pheno`` with covariates ``covar`` (an intercept is added) under a linear mixed
     model whose kinship is built from the tested SNPs ("loco", "all"), given as an n x n array
@@ -70,6 +70,9 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     when given); ``top`` hits per trait are kept; ``h2_method`` "reml" (FaST-LMM's objective)
     or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
     as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
+    ``progress(done, total)`` is called with the SNP blocks done (0 first, then after each
+    block of every kinship); a set ``cancel`` (a threading.Event) stops the scan between
+    blocks with ``engine.Cancelled``.
     """
     clock = {"start": time.perf_counter()}
     if backend not in BACKENDS:
@@ -97,8 +100,12 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     h2_cols, s2_cols = {}, {}
     clock["prepare"] = time.perf_counter()
     null_s = 0.0
+    done, total = 0, sum(-(-len(positions) // m_block) for _, positions, _ in groups)
+    step = _Steps(progress, cancel, total)
+    step(done)
     with _backend(backend, scheduler, n_workers) as run:
         for label, positions, K in groups:
+            step(done)
             null_start = time.perf_counter()
             basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
             null_s += time.perf_counter() - null_start
@@ -108,6 +115,8 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
                 snp_rows = positions[start:start + beta.shape[1]]
                 summaries.add(p, beta, se, snp_rows)
                 sink.write(snp_rows, h2, p, beta, se)
+                done += 1
+                step(done)
     clock["scan"] = time.perf_counter()
     h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
     result = GwasResult(
@@ -117,7 +126,8 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
         spec={"bed": str(genotypes.path), "kinship": kinship if isinstance(kinship, str)
               else "array", "count_A1": count_A1, "backend": backend, "memory": budget,
               "h2_method": h2_method, "pvalue_threshold": pvalue_threshold,
-              "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names)},
+              "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names),
+              "dof": dof},
         _frame=sink.frame() if output is None else None)
     sink.close(result)
     clock["write"] = time.perf_counter()
@@ -125,6 +135,19 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
                       "scan": clock["scan"] - clock["prepare"] - null_s,
                       "write": clock["write"] - clock["scan"]}
     return result
+
+
+class _Steps:
+    """Report blocks done to ``progress`` and stop with Cancelled once ``cancel`` is set."""
+
+    def __init__(self, progress, cancel, total):
+        self.progress, self.cancel, self.total = progress, cancel, total
+
+    def __call__(self, done):
+        if self.progress is not None:
+            self.progress(done, self.total)
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled(f"GWAS scan cancelled after {done} of {self.total} SNP blocks")
 
 
 def _null_model(K, complement, X, Y, h2_method):
