@@ -66,3 +66,32 @@ def test_summary_statistics_alleles_and_definitions(problem, count_A1):
     np.testing.assert_allclose(out.P, 2 * stats.t.sf(np.abs(t), dof), rtol=1e-9)
     np.testing.assert_allclose(out.LOG10P, -np.log10(out.P), rtol=1e-9)
     assert (out.N == 60).all() and list(out.PHENO.unique()) == ["y0", "y1", "y2"]
+
+
+def test_fused_cpu_finish_equals_the_array_formulas():
+    """gls_kernels.finish (the CPU's one pass) = gls.association's formulas and scipy's F tail,
+    for ordinary, untestable (S_BR = 0) and beyond-the-table (|t| > 40) pairs."""
+    from scipy import special
+
+    from engine.gwas import gls, gls_kernels
+
+    rng = np.random.default_rng(0)
+    t, m, dof = 7, 300, 57
+    sKs = rng.uniform(0.5, 2.0, (t, m))
+    sKs[:, :3] = 0.0
+    yKy = rng.uniform(50.0, 80.0, t)
+    sKy = rng.uniform(-1.0, 1.0, (t, m)) * np.sqrt(sKs * yKy[:, None])
+    sKy[:, 3] = 0.999999999 * np.sqrt(sKs[:, 3] * yKy)      # r2 near 0: F beyond the table
+    beta, se, p = (np.empty((t, m)) for _ in range(3))
+    beyond = gls_kernels.finish(sKs, sKy, yKy, float(dof), *gls.tail_table(dof), beta, se, p)
+    assert np.isnan(p).sum() == beyond >= t
+    gls.p_value_beyond(beta, se, p, dof)
+    tested = sKs > 0
+    safe = np.where(tested, sKs, 1.0)
+    want_beta = np.where(tested, sKy / safe, 0.0)
+    var = np.where(tested, (yKy[:, None] - sKy * want_beta) / dof / safe, np.inf)
+    np.testing.assert_allclose(beta, want_beta, rtol=1e-14)
+    np.testing.assert_allclose(se, np.sqrt(var), rtol=1e-14)
+    F = want_beta ** 2 / var
+    np.testing.assert_allclose(p, special.fdtrc(1.0, dof, F), rtol=1e-10)
+    assert (p[:, :3] == 1.0).all() and (p[:, 3] < 1e-200).all()

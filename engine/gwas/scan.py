@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Cancelled, CohortError
-from . import blocks, gls, heritability
+from . import blocks, gls, gls_kernels, heritability
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink
@@ -111,7 +111,7 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
             null_s += time.perf_counter() - null_start
             h2_cols[label], s2_cols[label] = h2, sigma2
             problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
-            for start, beta, se, p in run(problem, m_block):
+            for start, beta, se, p in run(problem, m_block, sink.target(positions)):
                 snp_rows = positions[start:start + beta.shape[1]]
                 summaries.add(p, beta, se, snp_rows)
                 sink.write(snp_rows, h2, p, beta, se)
@@ -181,18 +181,32 @@ class _Problem:
         YW = self.UY * W
         return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
 
-    def compute(self, G, xp, device, tile=None):
-        """beta, SE and p (each t x m_b, trait-major, on the host) of a standardised genotype
-        block G (n x m_b), in tiles of (traits, SNPs) that keep the GEMM outputs in cache."""
+    def compute(self, G, xp, device, tile=None, out=None):
+        """beta, SE and p (each t x m_b, trait-major, on the host; written into ``out`` when
+        given) of a standardised genotype block G (n x m_b), in tiles of (traits, SNPs) that
+        keep the GEMM outputs in cache; on the CPU the last step is one fused pass
+        (``gls_kernels.finish``)."""
         UT, W, YW, yKy = device
         X = gls.rotate(UT, xp.asarray(G), xp)
         m_b, t = G.shape[1], W.shape[1]
         m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
-        beta, se, p = (np.empty((t, m_b)) for _ in range(3))
+        beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
+        if xp is np:
+            X2 = X * X
+            table = gls.tail_table(int(self.dof))
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
             for i in range(0, m_b, m_tile):
                 snps = slice(i, i + m_tile)
+                if xp is np:
+                    beyond = gls_kernels.finish(
+                        W[:, traits].T @ X2[:, snps], YW[:, traits].T @ X[:, snps], yKy[traits],
+                        float(self.dof), *table, beta[traits, snps], se[traits, snps],
+                        p[traits, snps])
+                    if beyond:
+                        gls.p_value_beyond(beta[traits, snps], se[traits, snps],
+                                           p[traits, snps], self.dof)
+                    continue
                 b, v = gls.association(X[:, snps], W[:, traits], YW[:, traits], yKy[traits],
                                        self.dof, xp)
                 b, v = _host(b), _host(v)
@@ -214,7 +228,8 @@ def _host(a):
 
 @contextlib.contextmanager
 def _backend(backend, scheduler, n_workers):
-    """Yield ``run(problem, m_block)``: a generator of (start, beta, se, p) per SNP block."""
+    """Yield ``run(problem, m_block, out)``: a generator of (start, beta, se, p) per SNP
+    block, written into ``out(start, stop)``'s arrays where it gives them (``FrameSink``)."""
     if backend == "dask":
         from .distributed import DaskBlocks
 
@@ -226,12 +241,13 @@ def _backend(backend, scheduler, n_workers):
     else:
         xp = np
 
-    def run(problem, m_block):
+    def run(problem, m_block, out=None):
         device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
         tile = None if xp is np else (m_block, problem.t_block)   # a GPU takes whole blocks
         starts = range(0, problem.genotypes.m, m_block)
         for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
-            yield (start, *problem.compute(G, xp, device, tile))
+            views = None if out is None else out(start, start + G.shape[1])
+            yield (start, *problem.compute(G, xp, device, tile, views))
 
     yield run
 
