@@ -191,3 +191,27 @@ def test_cancel_in_the_view_keeps_earlier_results(view):
 
     asyncio.run(run_and_cancel())
     assert view.last_outcome == "cancelled" and view.state.run is first
+
+
+def test_traits_with_missing_values_run_on_their_own_people(view, monkeypatch, tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(folder))
+    for name in ("toydata.5chrom.bed", "toydata.5chrom.bim", "toydata.5chrom.fam",
+                 "toydata.cov"):
+        (folder / name).write_bytes((TOY / name).read_bytes())
+    phe = pd.read_csv(TOY / "toydata.phe", sep=r"\s+", header=None, dtype={0: str, 1: str})
+    traits = pd.DataFrame({"FID": phe[0], "IID": phe[1], "y": phe[2],
+                           "y_gappy": phe[2].where(np.arange(len(phe)) % 10 != 0)})
+    traits.to_csv(folder / "gappy.csv", index=False)
+    view.state.param.update(source=SOURCES[1], bed="toydata.5chrom", pheno="gappy.csv",
+                            covar="toydata.cov", kinship="all")
+    asyncio.run(view.run_scan())
+    assert view.last_outcome == "done", view.status.object
+    table = view.h2.value.set_index("Pheno")
+    assert table.loc["y", "n"] == 500 and table.loc["y_gappy", "n"] == 450
+    alone = traits[["FID", "IID", "y_gappy"]].dropna()
+    direct = gwas.scan(bed=TOY / "toydata.5chrom", pheno=alone, covar=TOY / "toydata.cov",
+                       kinship="all", memory="512MB")
+    mine = view.state.run.rows("y_gappy").reset_index(drop=True)
+    np.testing.assert_allclose(mine.PValue, direct.frame.PValue, rtol=1e-12)

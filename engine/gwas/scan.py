@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Cancelled, CohortError
-from . import blocks, gls, gls_kernels, heritability
+from . import blocks, gls, gls_kernels, heritability, missing
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink
@@ -70,8 +70,11 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     when given); ``top`` hits per trait are kept; ``h2_method`` "reml" (FaST-LMM's objective)
     or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
     as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
+    A trait with missing values is tested on the individuals who have it (FaST-LMM's
+    single-trait behaviour; one kinship and eigendecomposition per missingness pattern,
+    ``missing``); ``summary.n`` counts each trait's individuals.
     ``progress(done, total)`` is called with the SNP blocks done (0 first, then after each
-    block of every kinship); a set ``cancel`` (a threading.Event) stops the scan between
+    block of every kinship; per missingness pattern); a set ``cancel`` (a threading.Event) stops the scan between
     blocks with ``engine.Cancelled``.
     """
     clock = {"start": time.perf_counter()}
@@ -82,6 +85,20 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     genotypes = Genotypes.open(bed, count_A1=count_A1)
     tested = genotypes.select(_snp_positions(genotypes, snps))
     traits = read_table(pheno, "pheno")
+    by_pattern = missing.patterns(traits)
+    if len(by_pattern) > 1:                      # traits with different missing individuals
+        if output is not None:
+            raise CohortError("pheno: traits are missing for different individuals; scan "
+                              "them in memory (output=None) or one missingness pattern at a "
+                              "time.")
+        names = [str(c) for c in traits.columns]
+        results = [scan(bed, traits.loc[ids, columns], covar, kinship, snps, count_A1,
+                        backend, memory, h2_method=h2_method,
+                        pvalue_threshold=pvalue_threshold, top=top, scheduler=scheduler,
+                        n_workers=n_workers, progress=progress, cancel=cancel)
+                   for columns, ids in by_pattern]
+        return GwasResult(**missing.combine(results, names))
+    traits = traits.loc[by_pattern[0][1]]        # individuals missing every trait: dropped
     covariates = None if covar is None else read_table(covar, "covar")
     rows, Y, C = match(genotypes.ids(), traits, covariates)
     tested = tested.keep(rows)
@@ -121,13 +138,13 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
     result = GwasResult(
         h2=h2_frame, sigma2=pd.DataFrame(s2_cols, index=h2_frame.index),
-        summary=summaries.table(h2_frame), top_hits=summaries.top_hits(snp_table),
+        summary=summaries.table(h2_frame).assign(n=len(rows)), top_hits=summaries.top_hits(snp_table),
         individuals=genotypes.ids()[rows], output=None if output is None else Path(output),
         spec={"bed": str(genotypes.path), "kinship": kinship if isinstance(kinship, str)
               else "array", "count_A1": count_A1, "backend": backend, "memory": budget,
               "h2_method": h2_method, "pvalue_threshold": pvalue_threshold,
               "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names),
-              "dof": dof},
+              "dof": dof, "covariates": C.shape[1]},
         _frame=sink.frame() if output is None else None)
     sink.close(result)
     clock["write"] = time.perf_counter()
