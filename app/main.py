@@ -23,6 +23,7 @@ from app.views.data import DataView
 from app.views.design import DesignView
 from app.views.export import ExportView
 from app.views.fit import FitView
+from app.views.gwas import GwasView
 from app.views.omop import OmopView
 from app.views.restore import RestoreOffer
 from app.views.results import ResultsView
@@ -32,7 +33,8 @@ from app.views.timing import TimingView
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "Timing", "Export")
+TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS", "Timing",
+        "Export")
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -64,8 +66,9 @@ class App(param.Parameterized):
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
         self.bayes = BayesView(state=BayesState(store=self.store))
+        self.gwas = GwasView()
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.omop, self.sccs, self.bayes, self.timing,
+                                        self.omop, self.sccs, self.bayes, self.gwas, self.timing,
                                         self.export)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text

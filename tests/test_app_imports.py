@@ -13,7 +13,7 @@ import engine
 APP = Path(__file__).resolve().parent.parent / "app"
 # the engine's public modules besides the package itself (design.md and docs/architecture.md)
 PUBLIC_MODULES = {"engine", "engine.cdm", "engine.comparative", "engine.datasets",
-                  "engine.device", "engine.peers"}
+                  "engine.device", "engine.gwas", "engine.peers"}
 
 
 def public(name: str) -> bool:

@@ -8,7 +8,10 @@ Parquet; ``gwas.simulate_traits`` makes traits of known heritability on real gen
 Not imported by ``import engine``.
 """
 from .genotypes import Genotypes
+from .phenotypes import read_table
 from .scan import BACKENDS, KINSHIPS, GwasResult, scan
 from .simulate import simulate_traits
+from .sumstats import summary_statistics
 
-__all__ = ["BACKENDS", "Genotypes", "GwasResult", "KINSHIPS", "scan", "simulate_traits"]
+__all__ = ["BACKENDS", "Genotypes", "GwasResult", "KINSHIPS", "read_table", "scan",
+           "simulate_traits", "summary_statistics"]

@@ -41,7 +41,9 @@ class DaskBlocks:
         if self._cluster is not None:
             self._cluster.close()
 
-    def __call__(self, problem, m_block):
+    def __call__(self, problem, m_block, out=None):
+        """Blocks of ``problem`` as tasks (results come back from the workers: ``out`` is not
+        used)."""
         items = [(s, s + m_block) for s in range(0, problem.genotypes.m, m_block)]
         chunk = _IN_FLIGHT * max(1, len(self._client.scheduler_info()["workers"]))
         with Runner(problem, parallel=self._client) as runner:

@@ -51,15 +51,18 @@ def p_value(beta: np.ndarray, var: np.ndarray, dof: int) -> np.ndarray:
     return f_tail(int(dof))(beta * beta / var)
 
 
-@functools.lru_cache(maxsize=8)
-def f_tail(dof: int):
-    """P(F(1, dof) > F) as a function of F, tabulated once per dof.
+def p_value_beyond(beta, se, p, dof: int) -> None:
+    """Fill the p left NaN by ``gls_kernels.finish`` (F beyond the table) with
+    ``special.fdtrc``."""
+    beyond = np.isnan(p) & (se > 0)
+    F = (beta[beyond] / se[beyond]) ** 2
+    p[beyond] = special.fdtrc(1.0, dof, F)
 
-    F(1, dof) = T^2 with T Student's t on dof degrees of freedom, so p = 2 P(T > |t|),
-    |t| = sqrt(F).  log p is smooth in |t|: a cubic Hermite interpolant of log p on a grid of
-    step h = 2^-9 in |t| (values from ``special.stdtr``, slopes -f_T / P(T > t) from the t
-    density) matches ``special.fdtrc`` to about 1e-12 relative wherever p > 1e-290; beyond
-    the table's last node (|t| = 40, or where p <= 1e-290) ``special.fdtrc`` itself is used.
+
+@functools.lru_cache(maxsize=8)
+def tail_table(dof: int):
+    """(h, c0, c1, c2, c3, F_max): the cubic Hermite table of log P(F(1, dof) > F) in
+    u = sqrt(F) / h, node by node (``f_tail`` explains it); above F_max ``special.fdtrc``.
     """
     h = 2.0 ** -9
     t = np.arange(0.0, 40.0 + h, h)
@@ -71,9 +74,22 @@ def f_tail(dof: int):
     slope = -np.exp(log_density - np.log(tail)) * h               # d log p / du, u = |t| / h
     g0, g1, s0, s1 = g[:-1], g[1:], slope[:-1], slope[1:]
     coef = np.stack([g0, s0, 3 * (g1 - g0) - 2 * s0 - s1, 2 * (g0 - g1) + s0 + s1], axis=1)
-    nodes = len(coef)
-
     c0, c1, c2, c3 = (np.ascontiguousarray(c) for c in coef.T)
+    return h, c0, c1, c2, c3, float(t[-1] ** 2)
+
+
+@functools.lru_cache(maxsize=8)
+def f_tail(dof: int):
+    """P(F(1, dof) > F) as a function of F, tabulated once per dof.
+
+    F(1, dof) = T^2 with T Student's t on dof degrees of freedom, so p = 2 P(T > |t|),
+    |t| = sqrt(F).  log p is smooth in |t|: a cubic Hermite interpolant of log p on a grid of
+    step h = 2^-9 in |t| (values from ``special.stdtr``, slopes -f_T / P(T > t) from the t
+    density) matches ``special.fdtrc`` to about 1e-12 relative wherever p > 1e-290; beyond
+    the table's last node (|t| = 40, or where p <= 1e-290) ``special.fdtrc`` itself is used.
+    """
+    h, c0, c1, c2, c3, F_max = tail_table(dof)
+    nodes = len(c0)
 
     def sf(F):
         F = np.asarray(F, dtype=float)
@@ -89,7 +105,7 @@ def f_tail(dof: int):
             p *= u
             p += c.take(i)
         np.exp(p, out=p)
-        beyond = F > t[-1] ** 2
+        beyond = F > F_max
         if beyond.any():
             p[beyond] = special.fdtrc(1.0, dof, F[beyond])
         return p

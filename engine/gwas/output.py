@@ -22,17 +22,16 @@ _ROW_BYTES = 100            # about one output row in memory (5 floats, ids, an 
 def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
     """The output frame of rows (trait codes; SNP indices into ``snps``, or None for every SNP
     of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
-    here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float block without a copy."""
+    here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy."""
     def column(name):
         a = snps[name].to_numpy()
         return np.tile(a, len(names)) if snp is None else a[snp]
 
     values[0] = column("ChrPos")
-    frame = pd.DataFrame(values.T, columns=_FLOATS, copy=False)
-    frame.insert(0, "Pheno", pd.Categorical.from_codes(trait, categories=names))
-    for k, name in enumerate(("sid_index", "SNP", "Chr"), start=1):
-        frame.insert(k, name, column(name))
-    return frame
+    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names),
+               **{name: column(name) for name in ("sid_index", "SNP", "Chr")},
+               **dict(zip(_FLOATS, values))}
+    return pd.DataFrame(columns, copy=False)       # one block per column: nothing copied
 
 
 def empty_frame(names) -> pd.DataFrame:
@@ -82,6 +81,22 @@ class FrameSink:
         self.values = np.empty((5, t * m)) if threshold is None else None
         self.parts = []
 
+    def target(self, positions):
+        """``views(start, stop)``: beta, se, p (t x block views of the final arrays) for the
+        SNPs ``positions[start:stop]`` when they are consecutive, so a block is computed in
+        place; None where rows are filtered (a threshold)."""
+        if self.values is None:
+            return None
+        t, m = len(self.names), len(self.snps)
+
+        def views(start, stop):
+            rows = positions[start:stop]
+            if not (np.diff(rows) == 1).all():
+                return None
+            place = slice(rows[0], rows[-1] + 1)
+            return tuple(self.values[row].reshape(t, m)[:, place] for row in (2, 3, 1))
+        return views
+
     def write(self, snp_rows, h2, p, beta, se):
         if self.values is None:
             self.parts.append(block_frame(self.names, self.snps, snp_rows, h2, p, beta, se,
@@ -90,8 +105,9 @@ class FrameSink:
         t, m = p.shape[0], len(self.snps)
         contiguous = bool((np.diff(snp_rows) == 1).all())
         place = slice(snp_rows[0], snp_rows[-1] + 1) if contiguous else snp_rows
-        for row, a in zip((1, 2, 3), (p, beta, se)):
-            self.values[row].reshape(t, m)[:, place] = a
+        if not np.may_share_memory(p, self.values):             # not computed in place
+            for row, a in zip((1, 2, 3), (p, beta, se)):
+                self.values[row].reshape(t, m)[:, place] = a
         self.values[4].reshape(t, m)[:, place] = np.asarray(h2)[:, None]
 
     def frame(self) -> pd.DataFrame:
@@ -100,7 +116,8 @@ class FrameSink:
                 return empty_frame(self.names)
             return ordered(pd.concat(self.parts, ignore_index=True), self.names)
         m, t = len(self.snps), len(self.names)
-        return frame_of(self.names, self.snps, np.repeat(np.arange(t), m), None, self.values)
+        trait = np.repeat(np.arange(t, dtype=np.int16 if t < 2**15 else np.int32), m)
+        return frame_of(self.names, self.snps, trait, None, self.values)
 
     def close(self, result):
         """Nothing to flush in memory."""
@@ -119,6 +136,10 @@ class ParquetSink:
         self.names, self.snps, self.threshold = names, snps, threshold
         self.buffer, self.buffered, self.buffer_rows = [], 0, max(1, buffer_bytes // _ROW_BYTES)
         self.flushes = 0
+
+    def target(self, positions):
+        """Rows go through a buffer: nothing is computed in place."""
+        return None
 
     def write(self, snp_rows, h2, p, beta, se):
         """Buffer a block's rows; write them once ``buffer_bytes`` are held (one file per

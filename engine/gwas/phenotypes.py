@@ -3,7 +3,8 @@
 Accepted sources: a pandas DataFrame (columns FID and IID, or a two-level index), a Parquet file,
 a CSV file with a header naming FID and IID, or a PLINK / FaST-LMM whitespace text file (FID,
 IID, then one column per trait; a header line starting ``FID IID`` names them, otherwise they are
-named after the file, as FaST-LMM does).  ``NA``/``NaN`` are missing.  Ids must be unique; every
+named after the file, as FaST-LMM does).  ``NA``/``NaN`` are missing (``scan`` tests a trait on
+the individuals who have it, ``missing``; covariates must be complete).  Ids must be unique; every
 phenotyped individual must be genotyped and have covariates; the analysis keeps the phenotyped
 individuals in .fam order.  Anything else raises CohortError naming the ids and the fix.
 """

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import CohortError
-from . import blocks, gls, heritability
+from ..errors import Cancelled, CohortError
+from . import blocks, gls, gls_kernels, heritability, missing
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink
@@ -59,7 +59,7 @@ class GwasResult:
 
 def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, backend="cpu",
          memory="4GB", output=None, *, h2_method="reml", pvalue_threshold=None, top=10,
-         scheduler=None, n_workers=2) -> GwasResult:
+         scheduler=None, n_workers=2, progress=None, cancel=None) -> GwasResult:
     """Test every SNP of ``bed`` (or ``snps``: a slice, positions or SNP ids) against every
     trait of ``pheno`` with covariates ``covar`` (an intercept is added) under a linear mixed
     model whose kinship is built from the tested SNPs ("loco", "all"), given as an n x n array
@@ -70,6 +70,12 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     when given); ``top`` hits per trait are kept; ``h2_method`` "reml" (FaST-LMM's objective)
     or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
     as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
+    A trait with missing values is tested on the individuals who have it (FaST-LMM's
+    single-trait behaviour; one kinship and eigendecomposition per missingness pattern,
+    ``missing``); ``summary.n`` counts each trait's individuals.
+    ``progress(done, total)`` is called with the SNP blocks done (0 first, then after each
+    block of every kinship; per missingness pattern); a set ``cancel`` (a threading.Event) stops the scan between
+    blocks with ``engine.Cancelled``.
     """
     clock = {"start": time.perf_counter()}
     if backend not in BACKENDS:
@@ -79,6 +85,20 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     genotypes = Genotypes.open(bed, count_A1=count_A1)
     tested = genotypes.select(_snp_positions(genotypes, snps))
     traits = read_table(pheno, "pheno")
+    by_pattern = missing.patterns(traits)
+    if len(by_pattern) > 1:                      # traits with different missing individuals
+        if output is not None:
+            raise CohortError("pheno: traits are missing for different individuals; scan "
+                              "them in memory (output=None) or one missingness pattern at a "
+                              "time.")
+        names = [str(c) for c in traits.columns]
+        results = [scan(bed, traits.loc[ids, columns], covar, kinship, snps, count_A1,
+                        backend, memory, h2_method=h2_method,
+                        pvalue_threshold=pvalue_threshold, top=top, scheduler=scheduler,
+                        n_workers=n_workers, progress=progress, cancel=cancel)
+                   for columns, ids in by_pattern]
+        return GwasResult(**missing.combine(results, names))
+    traits = traits.loc[by_pattern[0][1]]        # individuals missing every trait: dropped
     covariates = None if covar is None else read_table(covar, "covar")
     rows, Y, C = match(genotypes.ids(), traits, covariates)
     tested = tested.keep(rows)
@@ -97,27 +117,34 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     h2_cols, s2_cols = {}, {}
     clock["prepare"] = time.perf_counter()
     null_s = 0.0
+    done, total = 0, sum(-(-len(positions) // m_block) for _, positions, _ in groups)
+    step = _Steps(progress, cancel, total)
+    step(done)
     with _backend(backend, scheduler, n_workers) as run:
         for label, positions, K in groups:
+            step(done)
             null_start = time.perf_counter()
             basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
             null_s += time.perf_counter() - null_start
             h2_cols[label], s2_cols[label] = h2, sigma2
             problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
-            for start, beta, se, p in run(problem, m_block):
+            for start, beta, se, p in run(problem, m_block, sink.target(positions)):
                 snp_rows = positions[start:start + beta.shape[1]]
                 summaries.add(p, beta, se, snp_rows)
                 sink.write(snp_rows, h2, p, beta, se)
+                done += 1
+                step(done)
     clock["scan"] = time.perf_counter()
     h2_frame = pd.DataFrame(h2_cols, index=pd.Index(names, name="Pheno"))
     result = GwasResult(
         h2=h2_frame, sigma2=pd.DataFrame(s2_cols, index=h2_frame.index),
-        summary=summaries.table(h2_frame), top_hits=summaries.top_hits(snp_table),
+        summary=summaries.table(h2_frame).assign(n=len(rows)), top_hits=summaries.top_hits(snp_table),
         individuals=genotypes.ids()[rows], output=None if output is None else Path(output),
         spec={"bed": str(genotypes.path), "kinship": kinship if isinstance(kinship, str)
               else "array", "count_A1": count_A1, "backend": backend, "memory": budget,
               "h2_method": h2_method, "pvalue_threshold": pvalue_threshold,
-              "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names)},
+              "block": (m_block, t_block), "n": len(rows), "m": tested.m, "t": len(names),
+              "dof": dof, "covariates": C.shape[1]},
         _frame=sink.frame() if output is None else None)
     sink.close(result)
     clock["write"] = time.perf_counter()
@@ -125,6 +152,19 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
                       "scan": clock["scan"] - clock["prepare"] - null_s,
                       "write": clock["write"] - clock["scan"]}
     return result
+
+
+class _Steps:
+    """Report blocks done to ``progress`` and stop with Cancelled once ``cancel`` is set."""
+
+    def __init__(self, progress, cancel, total):
+        self.progress, self.cancel, self.total = progress, cancel, total
+
+    def __call__(self, done):
+        if self.progress is not None:
+            self.progress(done, self.total)
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled(f"GWAS scan cancelled after {done} of {self.total} SNP blocks")
 
 
 def _null_model(K, complement, X, Y, h2_method):
@@ -158,18 +198,32 @@ class _Problem:
         YW = self.UY * W
         return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
 
-    def compute(self, G, xp, device, tile=None):
-        """beta, SE and p (each t x m_b, trait-major, on the host) of a standardised genotype
-        block G (n x m_b), in tiles of (traits, SNPs) that keep the GEMM outputs in cache."""
+    def compute(self, G, xp, device, tile=None, out=None):
+        """beta, SE and p (each t x m_b, trait-major, on the host; written into ``out`` when
+        given) of a standardised genotype block G (n x m_b), in tiles of (traits, SNPs) that
+        keep the GEMM outputs in cache; on the CPU the last step is one fused pass
+        (``gls_kernels.finish``)."""
         UT, W, YW, yKy = device
         X = gls.rotate(UT, xp.asarray(G), xp)
         m_b, t = G.shape[1], W.shape[1]
         m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
-        beta, se, p = (np.empty((t, m_b)) for _ in range(3))
+        beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
+        if xp is np:
+            X2 = X * X
+            table = gls.tail_table(int(self.dof))
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
             for i in range(0, m_b, m_tile):
                 snps = slice(i, i + m_tile)
+                if xp is np:
+                    beyond = gls_kernels.finish(
+                        W[:, traits].T @ X2[:, snps], YW[:, traits].T @ X[:, snps], yKy[traits],
+                        float(self.dof), *table, beta[traits, snps], se[traits, snps],
+                        p[traits, snps])
+                    if beyond:
+                        gls.p_value_beyond(beta[traits, snps], se[traits, snps],
+                                           p[traits, snps], self.dof)
+                    continue
                 b, v = gls.association(X[:, snps], W[:, traits], YW[:, traits], yKy[traits],
                                        self.dof, xp)
                 b, v = _host(b), _host(v)
@@ -191,7 +245,8 @@ def _host(a):
 
 @contextlib.contextmanager
 def _backend(backend, scheduler, n_workers):
-    """Yield ``run(problem, m_block)``: a generator of (start, beta, se, p) per SNP block."""
+    """Yield ``run(problem, m_block, out)``: a generator of (start, beta, se, p) per SNP
+    block, written into ``out(start, stop)``'s arrays where it gives them (``FrameSink``)."""
     if backend == "dask":
         from .distributed import DaskBlocks
 
@@ -203,12 +258,13 @@ def _backend(backend, scheduler, n_workers):
     else:
         xp = np
 
-    def run(problem, m_block):
+    def run(problem, m_block, out=None):
         device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
         tile = None if xp is np else (m_block, problem.t_block)   # a GPU takes whole blocks
         starts = range(0, problem.genotypes.m, m_block)
         for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
-            yield (start, *problem.compute(G, xp, device, tile))
+            views = None if out is None else out(start, start + G.shape[1])
+            yield (start, *problem.compute(G, xp, device, tile, views))
 
     yield run
 
