@@ -18,6 +18,7 @@ from app.autosave import Autosaver
 from app.autosave import load as load_saved
 from app.store import Store
 from app.views.data import DataView
+from app.views.describe import DescribeView
 from app.views.design import DesignView
 from app.views.export import ExportView
 from app.views.fit import FitView
@@ -29,7 +30,7 @@ from app.views.timing import TimingView
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "Timing", "Export")
+TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "Timing", "Export")
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -54,12 +55,13 @@ class App(param.Parameterized):
                 "penalty", "strength", "unpenalized", "backend", "solver", "fits"])
         self.data = DataView(store=self.store)
         self.design = DesignView(store=self.store)
+        self.describe = DescribeView(store=self.store)
         self.fit = FitView(store=self.store)
         self.results = ResultsView(store=self.store)
         self.omop = OmopView(store=self.store)
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
-        self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
+        self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.describe, self.fit, self.results,
                                         self.omop, self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
