@@ -23,6 +23,7 @@ from .lr_test import lr_test
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, path
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .ph_smooth import ph_smooth
 from .residuals import residuals
 from .priors import L1, L2
 from .problem import Problem
@@ -49,6 +50,6 @@ __all__ = [
     "PosteriorResult", "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bayes", "bootstrap", "cdm",
     "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at", "kaplan_meier",
-    "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
+    "loglik", "logrank_test", "lr_test", "path", "ph_smooth", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
 ]
