@@ -60,7 +60,7 @@ class App(param.Parameterized):
         self.results = ResultsView(store=self.store)
         self.omop = OmopView(store=self.store)
         self.timing = TimingView(store=self.store)
-        self.export = ExportView(store=self.store, results=self.results)
+        self.export = ExportView(store=self.store, results=self.results, describe=self.describe)
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.describe, self.fit, self.results,
                                         self.omop, self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")

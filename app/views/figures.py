@@ -210,3 +210,35 @@ def forest_figure(summary: pd.DataFrame, *, ratio: str = "HR",
     ax.annotate(f"{ratio} (95% CI)", xy=(1.02, n - 0.45), xycoords=("axes fraction", "data"),
                 va="bottom", fontsize=8.5, fontweight="bold")
     return fig
+
+
+def beta_t_figure(smooth: pd.DataFrame, residuals: pd.DataFrame, coef: pd.Series,
+                  tests: pd.DataFrame, *, time_label: str = "time", columns: int = 3) -> Figure:
+    """beta(t) per coefficient: the scaled Schoenfeld residuals (dots), their smooth with a
+    +/- 2 SE band (engine.ph_smooth), the Cox estimate (dotted) and 0 (grey), the PH test's
+    p in each title; a flat smooth around the estimate is proportional hazards."""
+    names = list(dict.fromkeys(smooth["covariate"]))
+    rows = -(-len(names) // columns)
+    fig = Figure(figsize=(WIDTH, 2.3 * rows + 0.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
+    for ax, name in zip(axes, names):
+        part = smooth[smooth["covariate"] == name]
+        ax.plot(residuals["time"], residuals[name], linestyle="none", marker=".", markersize=3,
+                color="#999999", alpha=0.6)
+        ax.plot(part["time"], part["beta"], color=PALETTE[0], linewidth=1.8)
+        ax.plot(part["time"], part["lower"], color=PALETTE[0], linestyle="--", linewidth=0.9)
+        ax.plot(part["time"], part["upper"], color=PALETTE[0], linestyle="--", linewidth=0.9)
+        ax.axhline(float(coef.get(name, np.nan)), color=PALETTE[1], linestyle=":", linewidth=1.2)
+        ax.axhline(0.0, color="#bbbbbb", linewidth=0.8)
+        low, high = part["lower"].min(), part["upper"].max()
+        span = high - low
+        ax.set_ylim(low - 0.3 * span, high + 0.3 * span)   # the band, not every outlying dot
+        term = name if name in tests.index else name.split("[")[0]
+        p = tests.loc[term, "p"] if term in tests.index else np.nan
+        ax.set_title(f"{name}: PH test p = {p:.3g}", fontsize=9, loc="left")
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel(time_label, fontsize=8)
+        ax.set_ylabel("beta(t)", fontsize=8)
+    for ax in axes[len(names):]:
+        ax.set_visible(False)
+    return fig
