@@ -179,9 +179,14 @@ def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> t
     return t1, left_out
 
 
-def table_display(t1) -> pd.DataFrame:
-    """Table 1 as one flat table of text cells (variable, level, then the groups)."""
-    return t1.table.reset_index()
+def table_display(t1, by: str | None = None) -> pd.DataFrame:
+    """Table 1 as one flat table of text cells (variable, level, then the groups, named
+    "<by> = <level>")."""
+    out = t1.table.reset_index()
+    if by:
+        groups = [g for g in t1.summary["group"].unique() if g != "Overall"]
+        out = out.rename(columns={g: f"{by} = {g}" for g in groups})
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -206,14 +211,30 @@ def logrank(groups: Groups, rho: float, gamma: float):
                                strata=labels_of(groups, "strata"), rho=rho, gamma=gamma)
 
 
-def test_name(choice: str, rho: float, gamma: float) -> str:
+def km_caption(options) -> str:
+    """What the Kaplan-Meier figure shows, in words (a figure legend for the paper)."""
+    parts = ["Kaplan-Meier survival by group"]
+    if "CI bands" in options:
+        parts.append("shaded: pointwise 95% CI (log-log)")
+    if "Censor marks" in options:
+        parts.append("ticks: censored")
+    if "Median lines" in options:
+        parts.append("dashed: median survival")
+    if "KMunicate table" in options:
+        parts.append("table: number at risk, events and censored so far (KMunicate)")
+    elif "Risk table" in options:
+        parts.append("table: number at risk")
+    return "; ".join(parts) + "."
+
+
+def logrank_name(choice: str, rho: float, gamma: float) -> str:
     """The test as the user chose it: "Log-rank", "Peto-Peto", "Fleming-Harrington (p, q)"."""
     if choice == "Fleming-Harrington (p, q)":
         return f"Fleming-Harrington (p = {rho:g}, q = {gamma:g})"
     return choice.split(" (")[0]
 
 
-def test_words(test, name: str, stratified: bool) -> str:
+def logrank_words(test, name: str, stratified: bool) -> str:
     """'Log-rank: chi-square = 3.84 on 1 df, p = 0.0501' (the test named as chosen)."""
     if test is None:
         return ""

@@ -80,9 +80,10 @@ def test_table_one_against_pandas(rossi_view):
     rossi = store.data
     for fin in (0, 1):
         age = rossi.loc[rossi["fin"] == fin, "age"]
-        assert shown.loc[("age", ""), str(fin)] == f"{age.mean():.1f} ({age.std():.1f})"
+        assert shown.loc[("age", ""), f"fin = {fin}"] == f"{age.mean():.1f} ({age.std():.1f})"
         race1 = (rossi.loc[rossi["fin"] == fin, "race"] == 1)
-        assert shown.loc[("race", "1"), str(fin)] == f"{race1.sum()} ({100 * race1.mean():.1f})"
+        assert shown.loc[("race", "1"), f"fin = {fin}"] == (f"{race1.sum()} "
+                                                            f"({100 * race1.mean():.1f})")
     assert shown.loc[("n", ""), "Overall"] == "432"
     view.t1_nonnormal.value = ["age"]
     shown = view.t1_table.value.set_index(["variable", "level"])

@@ -19,7 +19,7 @@ from panel.viewable import Viewer
 from .. import describing as d
 from ..store import Store
 from ._common import markdown, show, table, text_options
-from .figures import cif_figure, km_figure, risk_times, save
+from .figures import cif_figure, km_figure, risk_times, save, svg_markup
 
 NO_GROUP = "(none)"
 PLOT_OPTIONS = ("Risk table", "Censor marks", "CI bands", "Median lines", "KMunicate table")
@@ -54,6 +54,7 @@ class DescribeView(Viewer):
                                                    value=list(DEFAULT_OPTIONS))
         self.test_text = markdown(css_classes=["survival-test"], sizing_mode="stretch_width")
         self.message = markdown(css_classes=["survival-message"], sizing_mode="stretch_width")
+        self.caption = markdown(css_classes=["survival-caption"], sizing_mode="stretch_width")
         self.figure = pn.pane.SVG(sizing_mode="stretch_width", max_width=1000,
                                   css_classes=["survival-figure"])
         self.png = self._download("Figure (PNG)", "survival.png", lambda: self._figure("png"))
@@ -162,7 +163,7 @@ class DescribeView(Viewer):
             self.t1_table.value = pd.DataFrame()
             self.frames.pop("table_one", None)
             return
-        shown = d.table_display(t1)
+        shown = d.table_display(t1, self._by())
         self.frames["table_one"] = shown
         self.t1_message.object = (
             "n (%) for categorical rows, mean (SD) or median [Q1, Q3] for numbers; SMD = "
@@ -183,6 +184,7 @@ class DescribeView(Viewer):
         self.cause.visible = self._competing()
         self.weights.visible = not self._competing()
         self.km_section.visible = not self._competing()
+        self.options.visible = not self._competing()     # the curve options are Kaplan-Meier's
         self.frames = {k: v for k, v in self.frames.items() if k == "table_one"}
         try:
             groups = d.groups_of(s, self._by(), strata)
@@ -199,6 +201,7 @@ class DescribeView(Viewer):
             self.message.object = f"Not available: {exc}"
             self.test_text.object = ""
             self.figure.object = None
+            self.caption.object = ""
             self._fig = None
 
     def _draw_km(self, groups, strata) -> None:
@@ -207,7 +210,7 @@ class DescribeView(Viewer):
                                   self.fh_q.value or 0.0)
         km = d.survival_by(groups)
         test = d.logrank(groups, rho, gamma)
-        words = d.test_words(test, d.test_name(self.weights.value, rho, gamma),
+        words = d.logrank_words(test, d.logrank_name(self.weights.value, rho, gamma),
                              strata is not None)
         trend = d.trend_words(test)
         self.test_text.object = "  \n".join(f"**{w}**" if k == 0 else w
@@ -225,7 +228,8 @@ class DescribeView(Viewer):
             note=words, ci="CI bands" in options, censor_marks="Censor marks" in options,
             kmunicate="KMunicate table" in options,
             title=f"Kaplan-Meier{' by ' + groups.column if groups.column else ''}")
-        self.figure.object = save(self._fig, "svg").decode()
+        self.figure.object = svg_markup(self._fig)
+        self.caption.object = d.km_caption(options)
         med = d.median_table(km, groups)
         self.frames["medians"] = med
         show(self.medians, d.median_display(med))
@@ -251,9 +255,10 @@ class DescribeView(Viewer):
         row = d.gray(groups, cause)
         words = d.gray_words(row, cause, strata is not None)
         self.test_text.object = f"**{words}**" if words else ""
-        self._fig = cif_figure(curves, cause=cause, time_label=self.store.time, note=words,
-                               ci="CI bands" in self.options.value)
-        self.figure.object = save(self._fig, "svg").decode()
+        self._fig = cif_figure(curves, cause=cause, time_label=self.store.time, note=words)
+        self.figure.object = svg_markup(self._fig)
+        self.caption.object = (f"Cumulative incidence of cause {cause} (Aalen-Johansen), "
+                               "shaded: pointwise 95% CI; the other causes compete.")
         self.frames["cumulative_incidence"] = curves
         self.frames["gray_test"] = pd.DataFrame() if row is None else row.to_frame().T
 
@@ -299,7 +304,7 @@ class DescribeView(Viewer):
             pn.Row(self.weights, self.fh_p, self.fh_q, self.strata, self.cause),
             self.options,
             self.test_text, self.message,
-            self.figure,
+            self.figure, self.caption,
             pn.Row(self.png, self.svg, self.tables_csv),
             self.km_section,
             sizing_mode="stretch_width",

@@ -38,6 +38,13 @@ def save(fig: Figure, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+def svg_markup(fig: Figure) -> str:
+    """The figure's SVG from its <svg> element on (no XML prolog), as Panel's SVG pane takes
+    it (it base64-encodes it into an <img>, so nothing in it runs on the page)."""
+    text = save(fig, "svg").decode()
+    return text[text.index("<svg"):]
+
+
 def _steps(x, y):
     """Staircase (steps-post) coordinates."""
     return np.repeat(x, 2)[1:], np.repeat(y, 2)[:-1]

@@ -18,7 +18,7 @@ import engine
 
 from ..store import Store
 from ._common import markdown, notify, show, table
-from .figures import beta_t_figure, save
+from .figures import beta_t_figure, save, svg_markup
 
 ALPHA = 0.05
 MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more on request
@@ -96,7 +96,7 @@ class PhCheck(Viewer):
         ordered = pd.concat([smooth[smooth["covariate"] == n] for n in names])  # smallest p first
         self._fig = beta_t_figure(ordered, resid, res.coef, zph,
                                   time_label=fit.spec["roles"].get("time") or "time")
-        self.figure.object = save(self._fig, "svg").decode()
+        self.figure.object = svg_markup(self._fig)
         offered = [t for t in order if t in self.store.covariates]
         self.covariate.options = offered
         if offered:
