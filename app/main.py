@@ -20,6 +20,7 @@ from app.bayes_state import BayesState
 from app.store import Store
 from app.views.bayes import BayesView
 from app.views.data import DataView
+from app.views.describe import DescribeView
 from app.views.design import DesignView
 from app.views.export import ExportView
 from app.views.fit import FitView
@@ -33,8 +34,8 @@ from app.views.timing import TimingView
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS", "Timing",
-        "Export")
+TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS",
+        "Timing", "Export")
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -59,17 +60,18 @@ class App(param.Parameterized):
                 "penalty", "strength", "unpenalized", "backend", "solver", "fits"])
         self.data = DataView(store=self.store)
         self.design = DesignView(store=self.store)
+        self.describe = DescribeView(store=self.store)
         self.fit = FitView(store=self.store)
         self.results = ResultsView(store=self.store)
         self.omop = OmopView(store=self.store)
         self.sccs = SccsView()
         self.timing = TimingView(store=self.store)
-        self.export = ExportView(store=self.store, results=self.results)
+        self.export = ExportView(store=self.store, results=self.results, describe=self.describe)
         self.bayes = BayesView(state=BayesState(store=self.store))
         self.gwas = GwasView()
-        self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.omop, self.sccs, self.bayes, self.gwas, self.timing,
-                                        self.export)),
+        self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.describe, self.fit,
+                                        self.results, self.omop, self.sccs, self.bayes, self.gwas,
+                                        self.timing, self.export)),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})

@@ -16,12 +16,14 @@ from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, fit_problem, gradient, loglik
 from .global_tests import global_tests
+from .gray_test import gray_test
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, path
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .ph_smooth import ph_smooth
 from .residuals import residuals
 from .priors import L1, L2
 from .problem import Problem
@@ -51,8 +53,8 @@ __all__ = [
     "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bayes", "bootstrap", "cdm",
     "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
-    "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
-    "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
+    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at", "kaplan_meier",
+    "loglik", "logrank_test", "lr_test", "path", "ph_smooth", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
     "autocorrelation", "per_sd", "ProbitMLE", "probit_mle",
 ]

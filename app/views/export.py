@@ -1,9 +1,6 @@
-"""Export view: tables as CSV, plots as standalone HTML, the analysis spec as JSON, and a Python
-script that reproduces the analysis with the engine API.
-
-PNG export of Bokeh plots needs a browser driver on the server (selenium + a webdriver), which
-the app does not assume; plots are offered as self-contained HTML (open it and use the Bokeh
-toolbar's save button for a PNG).
+"""Export view: tables as CSV, plots as standalone HTML and as PNG/SVG figures drawn on the
+server (figures.py, matplotlib), the analysis spec as JSON, a Python script that reproduces the
+analysis with the engine API, and the report folder (a ZIP of all of it).
 """
 
 from __future__ import annotations
@@ -18,10 +15,13 @@ from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
 from ..jobs import coefficient_comparison, comparison
+from ..report import report_zip
 from ..store import Store
 from ._common import markdown, notify
+from .describe import DescribeView
+from .figures import DPI, forest_figure, save
 from .plots import forest_plot
-from .results import ResultsView, hr_table
+from .results import ResultsView, hr_table, is_fine_gray
 
 
 def plot_html(obj, title: str) -> str:
@@ -36,6 +36,7 @@ def _text(s: str) -> io.StringIO:
 class ExportView(Viewer):
     store = param.ClassSelector(class_=Store)
     results = param.ClassSelector(class_=ResultsView)
+    describe = param.ClassSelector(class_=DescribeView)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -51,6 +52,12 @@ class ExportView(Viewer):
         self.risk_csv = download("At-risk table (CSV)", "at_risk.csv", self.risk_text)
         self.km_html = download("Kaplan-Meier plot (HTML)", "kaplan_meier.html", self.km_text)
         self.forest_html = download("Forest plot (HTML)", "forest.html", self.forest_text)
+        self.forest_png = download("Forest plot (PNG)", "forest.png",
+                                   lambda: io.BytesIO(self.forest_figure("png")))
+        self.forest_svg = download("Forest plot (SVG)", "forest.svg",
+                                   lambda: io.BytesIO(self.forest_figure("svg")))
+        self.report = download("Report folder (ZIP)", "survscan_report.zip",
+                               lambda: io.BytesIO(self.report_bytes()))
         self.spec_json = download("Analysis spec (JSON)", "survscan_spec.json", self.spec_text)
         self.script_py = download("Python script (.py)", "survscan_analysis.py", self.script_text)
         self.script = markdown(sizing_mode="stretch_width")
@@ -77,7 +84,35 @@ class ExportView(Viewer):
         return fit
 
     def hr_text(self):
-        return _text(hr_table(self._fit().summary).to_csv(index=False))
+        fit = self._fit()
+        return _text(hr_table(fit.summary, is_fine_gray(fit)).to_csv(index=False))
+
+    def forest_figure(self, fmt: str) -> bytes:
+        fit = self._fit()
+        labels = ({"ratio": "sHR", "title": "Subdistribution hazard ratios (95% CI)"}
+                  if is_fine_gray(fit) else {})
+        return save(forest_figure(fit.summary.head(60), **labels), fmt)
+
+    def report_bytes(self) -> bytes:
+        """Describe's tables and figure, the fit's ratios, forest plot and PH check, the
+        comparison of fits, the spec and the script, as one ZIP."""
+        files = dict(self.describe.report_files()) if self.describe is not None else {}
+        if self.store.fits:
+            fit = self._fit()
+            files["hazard_ratios.csv"] = hr_table(fit.summary, is_fine_gray(fit)).to_csv(
+                index=False).encode()
+            files["forest.png"] = self.forest_figure("png")
+            files["forest.svg"] = self.forest_figure("svg")
+            files.update(self.results.ph.files())
+            files["fit_tests.txt"] = (self.results.fit_tests.object or "").encode()
+            files["comparison.csv"] = self.comparison_text().getvalue().encode()
+        if self.store.loaded:
+            files["survscan_spec.json"] = self.store.spec_json().encode()
+            try:
+                files["survscan_analysis.py"] = self.store.python_script().encode()
+            except Exception:  # roles not complete yet: no script, the rest still goes
+                pass
+        return report_zip(files, self.store.source.get("label", "none"), DPI)
 
     def comparison_text(self):
         if not self.store.fits:
@@ -114,11 +149,15 @@ class ExportView(Viewer):
         return pn.Column(
             "## Export",
             pn.Row(pn.Column("### Tables", self.hr_csv, self.compare_csv, self.risk_csv),
-                   pn.Column("### Plots", self.km_html, self.forest_html,
-                             markdown("PNG needs a browser driver on the server; the "
-                                              "HTML files carry a Bokeh toolbar whose save "
-                                              "button writes a PNG.", width=300)),
-                   pn.Column("### Analysis", self.spec_json, self.script_py)),
+                   pn.Column("### Plots", self.km_html, self.forest_html, self.forest_png,
+                             self.forest_svg,
+                             markdown("Kaplan-Meier and cumulative incidence figures (PNG, "
+                                      "SVG) are on the Describe tab.", width=300)),
+                   pn.Column("### Analysis", self.spec_json, self.script_py,
+                             "### Report folder", self.report,
+                             markdown("Every table (CSV) and figure (PNG and SVG) of the "
+                                      "Describe and Results tabs, the spec and the script.",
+                                      width=300))),
             "### Python script that reproduces the current analysis",
             self.script,
             sizing_mode="stretch_width",

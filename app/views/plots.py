@@ -140,8 +140,10 @@ def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> hv.Overlay:
         toolbar="above", hooks=[left_border])
 
 
-def forest_plot(summary: pd.DataFrame, title: str = "Hazard ratios (95% CI)") -> hv.Overlay:
-    """HR with CI segments on a log axis and a line at HR = 1."""
+def forest_plot(summary: pd.DataFrame, title: str = "Hazard ratios (95% CI)",
+                ratio: str = "hazard ratio") -> hv.Overlay:
+    """HR (or ``ratio``, e.g. Fine-Gray's subdistribution HR) with CI segments on a log axis and
+    a line at 1."""
     df = summary.reset_index()
     df = df[np.isfinite(df["hr"]) & (df["hr"] > 0)].reset_index(drop=True)
     n = len(df)
@@ -150,9 +152,9 @@ def forest_plot(summary: pd.DataFrame, title: str = "Hazard ratios (95% CI)") ->
     seg = df[finite_ci]
     segments = hv.Segments((seg["hr_lower"], ys[finite_ci.to_numpy()], seg["hr_upper"],
                             ys[finite_ci.to_numpy()]),
-                           ["hazard ratio", "y", "x1", "y1"]).opts(color="#1f77b4", line_width=2)
+                           [ratio, "y", "x1", "y1"]).opts(color="#1f77b4", line_width=2)
     colors = np.where(df["penalized"].astype(bool), "#ff7f0e", "#1f77b4")  # orange: penalised
-    points = hv.Scatter((df["hr"], ys, colors, df["covariate"]), "hazard ratio",
+    points = hv.Scatter((df["hr"], ys, colors, df["covariate"]), ratio,
                         ["y", "color", "covariate"]).opts(size=9, color="color", marker="square",
                                                           tools=["hover"])
     ref = hv.VLine(1.0).opts(color="black", line_dash="dashed")

@@ -20,6 +20,7 @@ import engine
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
 from ._common import markdown, notify, show, table
+from .ph_check import PhCheck
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 
 NO_GROUP = "(all together)"
@@ -109,9 +110,35 @@ def cv_table(curve: pd.DataFrame, chosen: float) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------
 # hazard ratios
-def hr_table(summary: pd.DataFrame) -> pd.DataFrame:
+def hr_table(summary: pd.DataFrame, fine_gray: bool = False) -> pd.DataFrame:
+    """The ratio table; Fine-Gray's are subdistribution hazard ratios, labelled sHR."""
     cols = ["coef", "hr", "hr_lower", "hr_upper", "se", "p", "penalized"]
-    return summary[cols].reset_index()
+    out = summary[cols].reset_index()
+    if fine_gray:
+        out = out.rename(columns={"hr": "sHR", "hr_lower": "sHR_lower", "hr_upper": "sHR_upper"})
+    return out
+
+
+def is_fine_gray(fit) -> bool:
+    return fit.spec["options"].get("model") == "fine_gray"
+
+
+def fit_tests(res) -> str:
+    """The global tests (LR, Wald, score) and the concordance of a fit, where they apply."""
+    parts = []
+    try:
+        tests = engine.global_tests(res)
+        names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald", "score": "Score (log-rank)"}
+        parts.append("; ".join(f"{names[k]} test = {r['statistic']:.2f} on {int(r['df'])} df, "
+                               f"p = {r['p']:.3g}" for k, r in tests.iterrows()))
+    except Exception as exc:   # penalised or Fine-Gray fits: say why there are none
+        parts.append(f"Global tests: not available ({exc})")
+    try:
+        c = engine.concordance(res)
+        parts.append(f"Concordance (Harrell's C) = {c['concordance']:.3f}")
+    except Exception:
+        pass
+    return "  \n".join(parts)
 
 
 class ResultsView(Viewer):
@@ -141,6 +168,9 @@ class ResultsView(Viewer):
         self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = markdown(sizing_mode="stretch_width")
+        self.fit_tests = markdown(sizing_mode="stretch_width", css_classes=["fit-tests"])
+        self.hr_title = markdown("### Hazard ratios", css_classes=["hr-title"])
+        self.ph = PhCheck(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
         self.compare = table(pagination="local", page_size=10)
@@ -172,7 +202,9 @@ class ResultsView(Viewer):
                 self.km_message, self.km, "#### At-risk table", self.risk)),
             (None, self.cif_section),  # titled inside: hidden without competing risks
             (None, self.cv_section),   # titled inside: hidden until a cross-validation ran
-            ("Hazard ratios", pn.Column(self.fit_select, self.fit_info, self.hr, self.forest)),
+            (None, pn.Column(self.hr_title, self.fit_select, self.fit_info, self.fit_tests,
+                             self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
+            ("Proportional hazards check (Cox fits)", self.ph),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.compare_hr)),
         ]
@@ -304,8 +336,10 @@ class ResultsView(Viewer):
         fit = self.store.get_fit(self.fit_select.value)
         if fit is None:
             self.fit_info.object = "No fit yet: press **Fit** in the Fit tab."
+            self.fit_tests.object = ""
             self.hr.value = pd.DataFrame()
             self.forest.object = None
+            self.ph.show_fit(None)
             return
         res = fit.result
         self.fit_info.object = (
@@ -314,10 +348,18 @@ class ResultsView(Viewer):
             f"{res.spec['ties']}, penalty = {res.spec['penalty']}; "
             f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations. "
             "Penalised coefficients have no standard error (shown as NaN).")
-        df = hr_table(fit.summary)
+        fine_gray = is_fine_gray(fit)
+        self.fit_tests.object = fit_tests(res)
+        df = hr_table(fit.summary, fine_gray)
         show(self.hr, df, 6)
+        self.hr_title.object = ("### Subdistribution hazard ratios (Fine-Gray)" if fine_gray
+                                else "### Hazard ratios")
+        self.ph.show_fit(fit)
         try:
-            self.forest.object = forest_plot(fit.summary.head(60))
+            self.forest.object = forest_plot(
+                fit.summary.head(60), **({"title": "Subdistribution hazard ratios (95% CI)",
+                                          "ratio": "subdistribution hazard ratio"}
+                                         if fine_gray else {}))
         except Exception as exc:
             notify("warning", f"forest plot not drawn: {exc}")
             self.forest.object = None

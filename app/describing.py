@@ -1,0 +1,350 @@
+"""What the Describe tab shows, from the store's data and roles: Table 1 by a group column,
+Kaplan-Meier by group with the log-rank test, medians, survival at chosen times and the
+restricted mean, and for competing risks the cumulative incidence with Gray's test.
+
+Every number comes from engine (table_one, kaplan_meier, logrank_test, cumulative_incidence,
+gray_test); this module only picks the rows and columns, as the user chose them, and words the
+results. No Panel here, so it is tested without a browser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+import engine
+
+MAX_GROUPS = 8          # a column with more levels is cut into quartiles (numbers) or refused
+MAX_TABLE_COLUMNS = 40  # Table 1 rows offered by default
+WEIGHTS = {             # the log-rank family: label -> (rho, gamma) of S(t-)^rho (1 - S(t-))^gamma
+    "Log-rank": (0.0, 0.0),
+    "Peto-Peto (Gehan-Wilcoxon type, rho = 1)": (1.0, 0.0),
+    "Fleming-Harrington (p, q)": None,
+}
+
+
+class DescribeError(ValueError):
+    """A choice the data cannot answer (shown as a message on the page)."""
+
+
+@dataclass
+class Groups:
+    """Rows kept and their group labels (text, in the engine's sorted order by value)."""
+
+    frame: pd.DataFrame          # time, event (0/1), codes, start, id, weights, group, strata
+    column: str | None
+    names: dict                  # engine label -> label shown ("fin = 0", "age Q1 (17, 20]")
+    dropped: dict = field(default_factory=dict)   # column -> rows left out (missing values)
+
+    @property
+    def n_dropped(self) -> int:
+        return int(sum(self.dropped.values()))
+
+    def shown(self, label) -> str:
+        """The shown name of an engine label ("1.0" and 1 are the key "1")."""
+        key = str(label)
+        if _number(label):
+            key = _key(float(label))
+        return self.names.get(key, str(label))
+
+
+def roles_ready(store) -> None:
+    if not store.loaded or store.data is None:
+        raise DescribeError("load a data file or a sample first (Data tab); the Describe tab "
+                            "works on loaded data, not on simulated cohorts")
+    if store.time is None or store.event is None:
+        raise DescribeError("choose the time and event columns in the Data tab")
+
+
+def group_values(values: pd.Series, column: str) -> tuple[pd.Series, dict]:
+    """Group keys per row and their shown names: the column's levels, or its quartiles when a
+    number column has more than MAX_GROUPS values."""
+    present = values.dropna()
+    if present.nunique() <= MAX_GROUPS:
+        numeric = pd.api.types.is_numeric_dtype(values)
+        names = {_key(v): f"{column} = {_key(v)}" for v in present.unique()}
+        return (values if numeric else values.astype(object).where(values.notna())), names
+    if not pd.api.types.is_numeric_dtype(values):
+        raise DescribeError(f"{column!r} has {present.nunique()} levels; pick a column with at "
+                            f"most {MAX_GROUPS} groups (or recode it in the Data tab)")
+    quartile, edges = pd.qcut(values, 4, labels=False, retbins=True, duplicates="drop")
+    names = {str(q + 1): f"{column} Q{q + 1} ({edges[q]:g}, {edges[q + 1]:g}]"
+             for q in range(len(edges) - 1)}
+    return quartile + 1, names
+
+
+def _key(value) -> str:
+    """A level as the engine labels it: str of the value, whole floats without '.0'."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def groups_of(store, column: str | None, strata: str | None = None) -> Groups:
+    """The rows with time, event (and group, strata) present, with their group keys."""
+    roles_ready(store)
+    data = store.data
+    frame = pd.DataFrame({"time": pd.to_numeric(data[store.time], errors="coerce"),
+                          "event": store.event_indicator(),
+                          "codes": event_codes(store)}, index=data.index)
+    if store.start:
+        frame["start"] = pd.to_numeric(data[store.start], errors="coerce")
+        if store.id:
+            frame["id"] = data[store.id]
+    if store.weights:
+        frame["weights"] = pd.to_numeric(data[store.weights], errors="coerce")
+    names = {"all": "all"}
+    if column:
+        frame["group"], names = group_values(data[column], column)
+    if strata:
+        frame["strata"] = data[strata]
+    used = {"time": store.time, "start": store.start, "id": store.id, "weights": store.weights,
+            "group": column, "strata": strata}
+    dropped = {}
+    keep = np.ones(len(frame), dtype=bool)
+    for key, name in used.items():
+        if key in frame:
+            missing = frame[key].isna().to_numpy() & keep
+            if missing.any():
+                dropped[name] = int(missing.sum())
+                keep &= ~missing
+    return Groups(frame[keep].reset_index(drop=True), column, names, dropped)
+
+
+def event_codes(store) -> pd.Series:
+    """The event column as 0 (censored) and cause codes: the chosen event codes when set
+    (other codes become 0), else every positive whole-number code."""
+    values = pd.to_numeric(store.column(store.event), errors="coerce").fillna(0)
+    if store.event_codes:
+        chosen = [float(c) for c in store.event_codes if _number(c)]
+        values = values.where(values.isin(chosen), 0)
+    return values.where((values > 0) & (values == values.round()), 0).astype(int)
+
+
+def _number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def causes(store) -> list[int]:
+    """Causes of a competing-risks outcome: at least two distinct positive codes that count as
+    events (the chosen event codes, else the column's codes); [] for a single event type."""
+    try:
+        roles_ready(store)
+    except DescribeError:
+        return []
+    found = sorted(int(c) for c in pd.unique(event_codes(store)) if c > 0)
+    return found if len(found) >= 2 else []
+
+
+def cohort_of(groups: Groups) -> engine.Cohort:
+    frame = groups.frame
+    return engine.Cohort.from_frame(
+        frame, time="time", event="event", covariates=[],
+        start="start" if "start" in frame else None, id="id" if "id" in frame else None,
+        weights="weights" if "weights" in frame else None)
+
+
+def labels_of(groups: Groups, key: str = "group"):
+    return None if key not in groups.frame else groups.frame[key].to_numpy()
+
+
+# ----------------------------------------------------------------------------------------
+# Table 1
+def default_table_columns(store, by: str | None) -> list[str]:
+    """Every column but the outcome roles and the group column (at most MAX_TABLE_COLUMNS)."""
+    roles = {store.time, store.start, store.event, store.id, store.weights, by}
+    return [c for c in store.columns if c not in roles][:MAX_TABLE_COLUMNS]
+
+
+def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> tuple:
+    """engine.table_one of the loaded data by ``by`` (rows missing the group left out, their
+    count returned): (TableOne, rows left out)."""
+    roles_ready(store)
+    if not columns:
+        raise DescribeError("choose at least one column to describe")
+    data = store.data
+    left_out = 0
+    if by:
+        present = data[by].notna()
+        left_out = int((~present).sum())
+        data = data[present]
+    t1 = engine.table_one(data, by=by or None, columns=[c for c in columns if c != by],
+                          nonnormal=[c for c in nonnormal if c in columns])
+    return t1, left_out
+
+
+def table_display(t1, by: str | None = None) -> pd.DataFrame:
+    """Table 1 as one flat table of text cells (variable, level, then the groups, named
+    "<by> = <level>")."""
+    out = t1.table.reset_index()
+    if by:
+        groups = [g for g in t1.summary["group"].unique() if g != "Overall"]
+        out = out.rename(columns={g: f"{by} = {g}" for g in groups})
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Kaplan-Meier and the log-rank family
+def weights_of(choice: str, p: float = 0.0, q: float = 0.0) -> tuple[float, float]:
+    if choice not in WEIGHTS:
+        raise DescribeError(f"unknown test weights {choice!r}")
+    return WEIGHTS[choice] if WEIGHTS[choice] is not None else (float(p), float(q))
+
+
+def survival_by(groups: Groups):
+    """engine.kaplan_meier by the group keys (one curve when no group column)."""
+    return engine.kaplan_meier(cohort_of(groups), by=labels_of(groups))
+
+
+def logrank(groups: Groups, rho: float, gamma: float):
+    """engine.logrank_test between the groups (within strata when chosen); None without a
+    group column or with a single group."""
+    if "group" not in groups.frame or groups.frame["group"].nunique() < 2:
+        return None
+    return engine.logrank_test(cohort_of(groups), group=labels_of(groups),
+                               strata=labels_of(groups, "strata"), rho=rho, gamma=gamma)
+
+
+def km_caption(options) -> str:
+    """What the Kaplan-Meier figure shows, in words (a figure legend for the paper)."""
+    parts = ["Kaplan-Meier survival by group"]
+    if "CI bands" in options:
+        parts.append("shaded: pointwise 95% CI (log-log)")
+    if "Censor marks" in options:
+        parts.append("ticks: censored")
+    if "Median lines" in options:
+        parts.append("dashed: median survival")
+    if "KMunicate table" in options:
+        parts.append("table: number at risk, events and censored so far (KMunicate)")
+    elif "Risk table" in options:
+        parts.append("table: number at risk")
+    return "; ".join(parts) + "."
+
+
+def logrank_name(choice: str, rho: float, gamma: float) -> str:
+    """The test as the user chose it: "Log-rank", "Peto-Peto", "Fleming-Harrington (p, q)"."""
+    if choice == "Fleming-Harrington (p, q)":
+        return f"Fleming-Harrington (p = {rho:g}, q = {gamma:g})"
+    return choice.split(" (")[0]
+
+
+def logrank_words(test, name: str, stratified: bool) -> str:
+    """'Log-rank: chi-square = 3.84 on 1 df, p = 0.0501' (the test named as chosen)."""
+    if test is None:
+        return ""
+    return (f"{name}{' (stratified)' if stratified else ''}: chi-square = "
+            f"{test.statistic:.2f} on {test.df} df, p = {p_text(test.p)}")
+
+
+def trend_words(test) -> str:
+    if test is None or len(test.table) < 3:
+        return ""
+    return (f"Test for trend (scores {', '.join(f'{s:g}' for s in test.scores)}): chi-square = "
+            f"{test.trend_statistic:.2f} on 1 df, p = {p_text(test.trend_p)}")
+
+
+def p_text(p: float) -> str:
+    if not np.isfinite(p):
+        return "NA"
+    return "< 0.0001" if p < 1e-4 else f"{p:.2g}" if p < 0.001 else f"{p:.3g}"
+
+
+def median_table(km, groups: Groups) -> pd.DataFrame:
+    """Per group: n, events, median survival and its 95% CI (R's print(survfit))."""
+    med = km.median
+    table = km.table
+    rows = []
+    for label in med.index:
+        part = table[table["group"] == label]
+        rows.append({"group": groups.shown(label),
+                     "n": _count(part["at_risk"].iloc[0]) if len(part) else 0,
+                     "events": _count(part["events"].sum()),
+                     "median": med.loc[label, "median"], "lower 95%": med.loc[label, "lower"],
+                     "upper 95%": med.loc[label, "upper"]})
+    return pd.DataFrame(rows)
+
+
+def median_display(med: pd.DataFrame) -> pd.DataFrame:
+    """The median table as printed: 4 significant digits, "not reached" / "NA" for NaN (the
+    curve, or its confidence limit, never falls to 0.5)."""
+    out = med.astype(object)
+    for column, missing in (("median", "not reached"), ("lower 95%", "NA"), ("upper 95%", "NA")):
+        out[column] = [missing if pd.isna(x) else f"{x:.4g}" for x in med[column]]
+    return out
+
+
+def _count(value):
+    value = float(value)
+    return int(value) if value.is_integer() else round(value, 3)
+
+
+def survival_at(km, groups: Groups, times) -> pd.DataFrame:
+    """Survival at chosen times with 95% CI (R's summary(survfit, times=))."""
+    at = km.at(times)
+    out = at.assign(group=at["group"].map(groups.shown))
+    return out[["group", "time", "at_risk", "events", "survival", "lower", "upper"]].rename(
+        columns={"at_risk": "at risk", "lower": "lower 95%", "upper": "upper 95%"})
+
+
+def rmst_table(km, groups: Groups, tau: float) -> pd.DataFrame:
+    """Restricted mean survival time to ``tau`` with its SE and 95% CI."""
+    r = km.rmst(tau).reset_index()
+    r["group"] = r["group"].map(groups.shown)
+    r["lower 95%"] = r["rmst"] - 1.959963984540054 * r["se"]
+    r["upper 95%"] = r["rmst"] + 1.959963984540054 * r["se"]
+    return r
+
+
+def parse_times(text: str) -> list[float]:
+    """'26, 52' -> [26.0, 52.0]; a DescribeError naming the bad entry."""
+    out = []
+    for part in str(text).replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise DescribeError(f"{part!r} is not a number: type times separated by commas, "
+                                "e.g. 26, 52") from None
+        if not np.isfinite(value) or value < 0:
+            raise DescribeError(f"{part!r}: times must be numbers >= 0")
+        out.append(value)
+    return sorted(set(out))
+
+
+# ----------------------------------------------------------------------------------------
+# competing risks
+def incidence_by(groups: Groups, cause: int) -> pd.DataFrame:
+    """engine.cumulative_incidence of ``cause`` per group (shown names)."""
+    if "start" in groups.frame:
+        raise DescribeError("cumulative incidence needs one row per subject, not (start, stop] "
+                            "episodes")
+    frame = groups.frame.assign(group=groups.frame["group"].map(groups.shown)
+                                if "group" in groups.frame else "all")
+    return engine.cumulative_incidence(frame, cause=int(cause), by="group", time="time",
+                                       event="codes")
+
+
+def gray(groups: Groups, cause: int):
+    """engine.gray_test of ``cause`` between the groups (within strata), or None."""
+    if "group" not in groups.frame or groups.frame["group"].nunique() < 2:
+        return None
+    test = engine.gray_test(groups.frame, group="group", cause=int(cause),
+                            strata="strata" if "strata" in groups.frame else None,
+                            time="time", event="codes")
+    return test.loc[int(cause)]
+
+
+def gray_words(row, cause: int, stratified: bool) -> str:
+    if row is None:
+        return ""
+    return (f"Gray's test for cause {cause}{' (stratified)' if stratified else ''}: "
+            f"chi-square = {row['statistic']:.2f} on {int(row['df'])} df, "
+            f"p = {p_text(row['p'])}")

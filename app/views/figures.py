@@ -1,0 +1,251 @@
+"""Figures for a paper: Kaplan-Meier with a risk table, cumulative incidence and forest plots as
+matplotlib figures, written on the server as PNG or SVG.
+
+Pure functions from the tables engine computed (no numerics here), drawn with matplotlib's
+object API (``Figure``, no pyplot state, so worker threads may draw at once) and saved with the
+Agg and SVG renderers: no browser, no display. The Describe tab shows the same SVG it offers
+for download. SVG text stays text (``svg.fonttype = none``), editable in a drawing program.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .plots import PALETTE, nice_ticks
+
+FORMATS = ("png", "svg")
+DPI = 200
+WIDTH = 7.5           # inches: a full-width figure in most journals
+CURVE_HEIGHT = 4.2
+ROW_HEIGHT = 0.22     # inches per risk-table row
+MAX_STEPS = 5_000     # points per drawn curve
+MAX_TICKS = 400       # censor marks per curve
+
+
+def save(fig: Figure, fmt: str) -> bytes:
+    """The figure as PNG or SVG bytes, cropped to what is drawn (no label clipped)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "survscan"}):
+        fig.savefig(buffer, format=fmt, dpi=DPI, bbox_inches="tight", pad_inches=0.1,
+                    metadata={"Date": None} if fmt == "svg" else None)
+    return buffer.getvalue()
+
+
+def svg_markup(fig: Figure) -> str:
+    """The figure's SVG from its <svg> element on (no XML prolog), as Panel's SVG pane takes
+    it (it base64-encodes it into an <img>, so nothing in it runs on the page)."""
+    text = save(fig, "svg").decode()
+    return text[text.index("<svg"):]
+
+
+def _steps(x, y):
+    """Staircase (steps-post) coordinates."""
+    return np.repeat(x, 2)[1:], np.repeat(y, 2)[:-1]
+
+
+def _thin(frame, limit):
+    if len(frame) <= limit:
+        return frame
+    return frame.iloc[np.unique(np.linspace(0, len(frame) - 1, limit).astype(int))]
+
+
+def km_figure(table: pd.DataFrame, risk: pd.DataFrame | None, medians: pd.Series | None = None,
+              *, time_label: str = "time", note: str = "", ci: bool = True,
+              censor_marks: bool = True, kmunicate: bool = False,
+              window: tuple[float, float] | None = None,
+              title: str = "Kaplan-Meier") -> Figure:
+    """Kaplan-Meier curves (steps), optional CI bands, censor marks and dashed median lines,
+    the test in a corner, and under the curves a risk table aligned on the same time axis.
+
+    table : engine.KaplanMeier.table with shown group names (time, group, survival, lower,
+        upper, censored)
+    risk : group, time, at_risk, events, censored at the table's times (KaplanMeier.at with
+        extend=True), or None for no table; ``kmunicate`` shows at risk, and events and
+        censored so far (cumulated over the times), as Morris et al. 2019 (KMunicate) advise
+    medians : group -> median survival, drawn as dashed lines (NaN: not reached)
+    """
+    levels = list(dict.fromkeys(table["group"]))
+    lo, hi = window if window is not None else (0.0, float(table["time"].max()))
+    pad = 0.02 * (hi - lo if hi > lo else 1.0)
+    counts = ("at_risk", "events", "censored") if kmunicate else ("at_risk",)
+    n_rows = 0 if risk is None else len(levels) * len(counts)
+    table_height = 0.0 if risk is None else 0.45 + ROW_HEIGHT * (n_rows + len(levels) * kmunicate)
+    fig = Figure(figsize=(WIDTH, CURVE_HEIGHT + table_height), layout="constrained")
+    if risk is None:
+        ax = fig.add_subplot()
+    else:
+        ax, ax_table = fig.subplots(2, 1, sharex=True,
+                                    gridspec_kw={"height_ratios": [CURVE_HEIGHT, table_height]})
+    for k, level in enumerate(levels):
+        color = PALETTE[k % len(PALETTE)]
+        g = table[table["group"] == level]
+        drawn = _thin(g, MAX_STEPS)
+        x = np.r_[min(0.0, lo), drawn["time"].to_numpy(float)]
+        xs, ys = _steps(x, np.r_[1.0, drawn["survival"].to_numpy(float)])
+        ax.plot(xs, ys, color=color, linewidth=1.8, label=str(level))
+        if ci:
+            band = drawn[["lower", "upper"]].ffill().fillna(1.0)
+            _, lower = _steps(x, np.r_[1.0, band["lower"].to_numpy(float)])
+            _, upper = _steps(x, np.r_[1.0, band["upper"].to_numpy(float)])
+            ax.fill_between(xs, lower, upper, color=color, alpha=0.15, linewidth=0)
+        if censor_marks:
+            marks = _thin(g[g["censored"] > 0], MAX_TICKS)
+            ax.plot(marks["time"], marks["survival"], linestyle="none", marker="|",
+                    markersize=7, color=color)
+        if medians is not None and level in medians.index and np.isfinite(medians[level]):
+            m = float(medians[level])
+            ax.plot([lo - pad, m, m], [0.5, 0.5, 0.0], color=color, linestyle="--",
+                    linewidth=0.9)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylabel("Survival probability")
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", frameon=False, fontsize=9)
+    if note:
+        ax.text(0.02, 0.04, note, transform=ax.transAxes, fontsize=9, va="bottom", ha="left",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    if risk is None:
+        ax.set_xlabel(time_label)
+        return fig
+    _risk_table(ax_table, risk, levels, counts, time_label)
+    return fig
+
+
+def _risk_table(ax, risk, levels, counts, time_label):
+    """Counts under the curves: one row per group (and count), numbers at the times."""
+    names = {"at_risk": "At risk", "events": "Events", "censored": "Censored"}
+    rows, y = [], 0
+    for k, level in enumerate(levels):
+        part = risk[risk["group"] == level].sort_values("time")
+        color = PALETTE[k % len(PALETTE)]
+        if len(counts) > 1:          # KMunicate: a heading per group, then its counts
+            rows.append((y, str(level), color, True))
+            y += 1
+        for what in counts:
+            values = part[what].to_numpy(float)
+            if what != "at_risk":
+                values = np.cumsum(values)           # so far, as KMunicate shows them
+            label = names[what] if len(counts) > 1 else str(level)
+            rows.append((y, label, color, False))
+            for t, value in zip(part["time"], values):
+                ax.text(t, y, f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}",
+                        ha="center", va="center", fontsize=8.5, color=color)
+            y += 1
+    ax.set_ylim(y - 0.5, -0.5)
+    ax.set_yticks([r[0] for r in rows], [r[1] for r in rows], fontsize=8.5)
+    for tick, (_, _, color, heading) in zip(ax.get_yticklabels(), rows):
+        tick.set_color(color)
+        tick.set_fontweight("bold" if heading or len(counts) == 1 else "normal")
+    ax.tick_params(axis="y", length=0)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_xlabel(time_label)
+    ax.set_title("Number at risk" + (", events and censored so far" if len(counts) > 1 else ""),
+                 loc="left", fontsize=9)
+
+
+def risk_times(lo: float, hi: float) -> list[float]:
+    """The times of the risk table: round numbers from lo to hi."""
+    return nice_ticks(max(lo, 0.0), hi)
+
+
+def cif_figure(curves: pd.DataFrame, *, cause, time_label: str = "time", note: str = "",
+               ci: bool = True, title: str | None = None) -> Figure:
+    """Cumulative incidence (Aalen-Johansen) of one cause by group, with Gray's test in a
+    corner; no Kaplan-Meier (1 - KM overstates the incidence under competing risks)."""
+    fig = Figure(figsize=(WIDTH, CURVE_HEIGHT), layout="constrained")
+    ax = fig.add_subplot()
+    for k, (level, g) in enumerate(curves.groupby("group", sort=True)):
+        color = PALETTE[k % len(PALETTE)]
+        x = g["time"].to_numpy(float)
+        xs, ys = _steps(x, g["cif"].to_numpy(float))
+        ax.plot(xs, ys, color=color, linewidth=1.8, label=str(level))
+        if ci:
+            band = g[["lower", "upper"]].ffill().fillna(0.0)
+            _, lower = _steps(x, band["lower"].to_numpy(float))
+            _, upper = _steps(x, band["upper"].to_numpy(float))
+            ax.fill_between(xs, lower, upper, color=color, alpha=0.15, linewidth=0)
+    top = float(np.nanmax(curves["upper"].to_numpy(float))) if ci else float(curves["cif"].max())
+    ax.set_ylim(0, min(1.02, max(0.1, 1.15 * top)))
+    ax.set_xlim(left=0)
+    ax.set_xlabel(time_label)
+    ax.set_ylabel(f"Cumulative incidence of cause {cause}")
+    ax.set_title(title or f"Cumulative incidence of cause {cause} (Aalen-Johansen)", loc="left",
+                 fontsize=11)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", frameon=False, fontsize=9)
+    if note:
+        ax.text(0.98, 0.04, note, transform=ax.transAxes, fontsize=9, va="bottom", ha="right",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    return fig
+
+
+def forest_figure(summary: pd.DataFrame, *, ratio: str = "HR",
+                  title: str = "Hazard ratios (95% CI)") -> Figure:
+    """Ratio with its CI per coefficient on a log axis, the numbers in a column on the right;
+    ``summary`` is FitResult.summary (hr, hr_lower, hr_upper)."""
+    df = summary.reset_index()
+    df = df[np.isfinite(df["hr"]) & (df["hr"] > 0)].reset_index(drop=True)
+    n = len(df)
+    fig = Figure(figsize=(WIDTH, 1.0 + 0.32 * max(n, 1)), layout="constrained")
+    ax = fig.add_subplot()
+    ys = np.arange(n)[::-1]
+    finite = np.isfinite(df["hr_lower"]) & np.isfinite(df["hr_upper"]) & (df["hr_lower"] > 0)
+    ax.hlines(ys[finite], df.loc[finite, "hr_lower"], df.loc[finite, "hr_upper"],
+              color=PALETTE[0], linewidth=1.6)
+    ax.plot(df["hr"], ys, linestyle="none", marker="s", color=PALETTE[0], markersize=6)
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=0.9)
+    ax.set_xscale("log")
+    ax.set_yticks(ys, df["covariate"].astype(str))
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel(f"{ratio} (log scale)")
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.grid(axis="x", alpha=0.3)
+    text = [f"{h:.2f} ({a:.2f}, {b:.2f})" if ok else f"{h:.2f}"
+            for h, a, b, ok in zip(df["hr"], df["hr_lower"], df["hr_upper"], finite)]
+    for y, t in zip(ys, text):
+        ax.annotate(t, xy=(1.02, y), xycoords=("axes fraction", "data"), va="center",
+                    fontsize=8.5)
+    ax.annotate(f"{ratio} (95% CI)", xy=(1.02, n - 0.45), xycoords=("axes fraction", "data"),
+                va="bottom", fontsize=8.5, fontweight="bold")
+    return fig
+
+
+def beta_t_figure(smooth: pd.DataFrame, residuals: pd.DataFrame, coef: pd.Series,
+                  tests: pd.DataFrame, *, time_label: str = "time", columns: int = 3) -> Figure:
+    """beta(t) per coefficient: the scaled Schoenfeld residuals (dots), their smooth with a
+    +/- 2 SE band (engine.ph_smooth), the Cox estimate (dotted) and 0 (grey), the PH test's
+    p in each title; a flat smooth around the estimate is proportional hazards."""
+    names = list(dict.fromkeys(smooth["covariate"]))
+    rows = -(-len(names) // columns)
+    fig = Figure(figsize=(WIDTH, 2.3 * rows + 0.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, columns, squeeze=False)).ravel()
+    for ax, name in zip(axes, names):
+        part = smooth[smooth["covariate"] == name]
+        ax.plot(residuals["time"], residuals[name], linestyle="none", marker=".", markersize=3,
+                color="#999999", alpha=0.6)
+        ax.plot(part["time"], part["beta"], color=PALETTE[0], linewidth=1.8)
+        ax.plot(part["time"], part["lower"], color=PALETTE[0], linestyle="--", linewidth=0.9)
+        ax.plot(part["time"], part["upper"], color=PALETTE[0], linestyle="--", linewidth=0.9)
+        ax.axhline(float(coef.get(name, np.nan)), color=PALETTE[1], linestyle=":", linewidth=1.2)
+        ax.axhline(0.0, color="#bbbbbb", linewidth=0.8)
+        low, high = part["lower"].min(), part["upper"].max()
+        span = high - low
+        ax.set_ylim(low - 0.3 * span, high + 0.3 * span)   # the band, not every outlying dot
+        term = name if name in tests.index else name.split("[")[0]
+        p = tests.loc[term, "p"] if term in tests.index else np.nan
+        ax.set_title(f"{name}: PH test p = {p:.3g}", fontsize=9, loc="left")
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel(time_label, fontsize=8)
+        ax.set_ylabel("beta(t)", fontsize=8)
+    for ax in axes[len(names):]:
+        ax.set_visible(False)
+    return fig

@@ -1,0 +1,136 @@
+"""The proportional-hazards check of a kept Cox fit, shown inside Results: R's cox.zph table
+(per covariate and global chi-square, df, p), beta(t) plots (scaled Schoenfeld residuals with
+a smooth and its band) and, where PH fails, one click that adds a cut point at t to the
+design (the time-varying coefficient feature) with the advice to refit.
+
+Numbers from engine.ph_test, engine.scaled_schoenfeld and engine.ph_smooth; the figure from
+figures.py.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+import engine
+
+from ..store import Store
+from ._common import markdown, notify, show, table
+from .figures import beta_t_figure, save, svg_markup
+
+ALPHA = 0.05
+MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more on request
+MAX_PANELS = 12        # beta(t) panels drawn (the smallest p first)
+
+
+class PhCheck(Viewer):
+    store = param.ClassSelector(class_=Store)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.info = markdown(css_classes=["ph-info"], sizing_mode="stretch_width")
+        self.table = table(css_classes=["ph-table"])
+        self.run = pn.widgets.Button(label="Check proportional hazards", visible=False)
+        self.run.on_click(lambda event: self._check())
+        self.figure = pn.pane.SVG(sizing_mode="stretch_width", max_width=1000,
+                                  css_classes=["ph-figure"])
+        self.covariate = pn.widgets.Select(label="Covariate whose effect changes", width=240)
+        self.cut = pn.widgets.FloatInput(label="Add a cut point at t", width=160, start=0)
+        self.add = pn.widgets.Button(label="Add cut point (then refit)", color="primary")
+        self.add.on_click(self._add_cut)
+        self.action = pn.Column(
+            markdown("Where PH fails, let the coefficient change at a time t: the fit then "
+                     "estimates one coefficient before t and one after (the design's cut "
+                     "points). Refit in the **Fit** tab after adding it."),
+            pn.Row(self.covariate, self.cut, self.add), visible=False)
+        self.fit = None
+        self.zph = None
+        self._fig = None
+
+    def show_fit(self, fit) -> None:
+        """A kept fit was selected: check it now when it is small, else offer the button."""
+        self.fit, self.zph, self._fig = fit, None, None
+        self.table.value = pd.DataFrame()
+        self.figure.object = None
+        self.action.visible = False
+        if fit is None:
+            self.info.object = "No fit yet."
+            self.run.visible = False
+            return
+        if len(fit.result.coef) <= MAX_AUTO:
+            self.run.visible = False
+            self._check()
+        else:
+            self.info.object = (f"{len(fit.result.coef)} coefficients: the check takes a "
+                                "while; press the button to run it.")
+            self.run.visible = True
+
+    def _check(self) -> None:
+        fit = self.fit
+        if fit is None:
+            return
+        res = fit.result
+        try:
+            zph = engine.ph_test(res)
+            smooth = engine.ph_smooth(res)
+            resid = engine.scaled_schoenfeld(res)
+        except Exception as exc:  # not a plain Cox fit, or the fit's data went away
+            self.info.object = f"The PH check is not available for **{fit.name}**: {exc}"
+            return
+        self.zph = zph
+        failing = [t for t in zph.index if t != "GLOBAL" and zph.loc[t, "p"] < ALPHA]
+        glob = zph.loc["GLOBAL"]
+        self.info.object = (
+            f"**Global test: chi-square = {glob['chisq']:.2f} on {int(glob['df'])} df, p = "
+            f"{glob['p']:.4g}** (R's cox.zph, Kaplan-Meier time transform). "
+            + (f"PH is doubtful (p < {ALPHA}) for: {', '.join(failing)}." if failing else
+               f"No covariate has p < {ALPHA}."))
+        shown = zph.reset_index()
+        shown["PH"] = ["doubtful" if p < ALPHA else "ok" for p in shown["p"]]
+        show(self.table, shown, 4)
+        order = zph.drop(index="GLOBAL").sort_values("p").index.tolist()
+        names = [n for t in order for n in smooth["covariate"].unique()
+                 if n == t or n.startswith(f"{t}[")][:MAX_PANELS]
+        ordered = pd.concat([smooth[smooth["covariate"] == n] for n in names])  # smallest p first
+        self._fig = beta_t_figure(ordered, resid, res.coef, zph,
+                                  time_label=fit.spec["roles"].get("time") or "time")
+        self.figure.object = svg_markup(self._fig)
+        offered = [t for t in order if t in self.store.covariates]
+        self.covariate.options = offered
+        if offered:
+            self.covariate.value = (failing[0] if failing and failing[0] in offered
+                                    else offered[0])
+            grid = smooth.loc[smooth["covariate"] == smooth["covariate"].iloc[0], "time"]
+            self.cut.value = float(f"{grid.iloc[len(grid) // 2]:.3g}")   # mid follow-up
+        self.action.visible = bool(offered)
+
+    def _add_cut(self, event=None) -> None:
+        s, name, t = self.store, self.covariate.value, self.cut.value
+        if not name or t is None or not t > 0:
+            notify("warning", "choose a covariate and a time t > 0 for the cut point")
+            return
+        if name not in s.covariates:
+            notify("warning", f"{name} is not a covariate of the current design")
+            return
+        cuts = sorted({*map(float, s.cut_points.get(name, [])), float(t)})
+        s.cut_points = {**s.cut_points, name: cuts}
+        message = (f"Cut point at {t:g} added for {name}: refit in the Fit tab to estimate "
+                   f"its effect before and after {t:g}.")
+        self.info.object = message
+        notify("success", message)
+
+    def files(self) -> dict[str, bytes]:
+        """The report folder's PH files: the cox.zph table (CSV) and beta(t) (PNG, SVG)."""
+        if self.zph is None:
+            return {}
+        out = {"ph_test.csv": self.zph.reset_index().to_csv(index=False).encode()}
+        if self._fig is not None:
+            out["beta_t.png"] = save(self._fig, "png")
+            out["beta_t.svg"] = save(self._fig, "svg")
+        return out
+
+    def __panel__(self):
+        return pn.Column(self.info, self.run, self.table, self.figure, self.action,
+                         sizing_mode="stretch_width")
