@@ -19,6 +19,7 @@ from .global_tests import global_tests
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
+from .memory import fit_memory
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, path
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
@@ -51,3 +52,4 @@ __all__ = [
     "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
 ]
+__all__ += ["fit_memory"]  # engine/memory.py: a fit's memory, estimated before it runs
