@@ -8,6 +8,8 @@ SURVSCAN_QUERY_MEMORY   DuckDB's memory limit per query (default 1GB)
 SURVSCAN_MAX_UPLOAD_MB  largest file a browser may upload (default 50)
 SURVSCAN_JOB_SLOTS      fits and cross-validations run at once over all sessions (default:
                         the number of CPU cores); the others wait in a visible queue
+SURVSCAN_SESSION_MEMORY_MB  most memory one session's fit, upload or simulation may need
+                        (default 4000); less when the server has less free
 SURVSCAN_STATE_DIR      where each user's last analysis is autosaved (default:
                         $XDG_CACHE_HOME/survscan/sessions, else ~/.cache/survscan/sessions)
 """
@@ -47,6 +49,10 @@ def query_memory() -> str:
 
 def max_upload_mb() -> float:
     return _number("SURVSCAN_MAX_UPLOAD_MB", 50.0)
+
+
+def session_memory_mb() -> float:
+    return _number("SURVSCAN_SESSION_MEMORY_MB", 4000.0)
 
 
 def job_slots() -> int:

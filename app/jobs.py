@@ -34,6 +34,7 @@ class KeptFit:
     elapsed: float          # wall seconds, cohort building included
     warnings: list = field(default_factory=list)
     n_strata: int = 1       # strata of the cohort as the user defined them (before cut points)
+    frame: object = None    # the uploaded DataFrame it read (saved with the analysis file)
 
     def row(self) -> dict:
         """One row of the comparison table."""
@@ -78,6 +79,7 @@ class FitJob:
     spec: dict
     make_cohort: object     # callable() -> engine.Cohort
     options: dict           # keyword arguments of engine.fit
+    frame: object = None    # the uploaded DataFrame (KeptFit.frame)
 
     def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
         """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations."""
@@ -97,7 +99,7 @@ class FitJob:
             summary = res.summary
         messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
-                       n_strata=int(cohort.n_strata))
+                       n_strata=int(cohort.n_strata), frame=self.frame)
 
 
 @dataclass
@@ -121,6 +123,7 @@ class CrossValidationJob:
     spec: dict
     make_cohort: object     # callable() -> engine.Cohort
     options: dict           # keyword arguments of engine.cross_validate
+    frame: object = None    # the uploaded DataFrame (KeptFit.frame)
 
     def run(self, cancel: threading.Event | None = None, progress=None):
         """(CrossValidationRun, KeptFit of the refit); engine.Cancelled when ``cancel`` is set."""
@@ -135,7 +138,7 @@ class CrossValidationJob:
                                                 "grid": self.options["grid"]})
         messages = list(dict.fromkeys(caught))
         kept = KeptFit(self.name, cv.fit, summary, spec, time.perf_counter() - t0, messages,
-                       n_strata=int(cohort.n_strata))
+                       n_strata=int(cohort.n_strata), frame=self.frame)
         return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
 
 

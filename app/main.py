@@ -17,7 +17,9 @@ import param
 from app.autosave import Autosaver
 from app.autosave import load as load_saved
 from app.bayes_state import BayesState
+from app.named_analyses import NamedAnalyses
 from app.store import Store
+from app.views.analyses import AnalysesView
 from app.views.bayes import BayesView
 from app.views.data import DataView
 from app.views.describe import DescribeView
@@ -49,15 +51,17 @@ class App(param.Parameterized):
         self.store = Store()
         if sample:
             self.store.load_sample(sample)
-        if saved is not None and saved["spec"] == self.store.spec() and not saved["fits"]:
+        self.analyses = NamedAnalyses(self.store)
+        if saved is not None and saved.spec == self.store.spec() and not saved.fits:
             saved = None  # nothing to reopen beyond what is open
-        self.restore = RestoreOffer(store=self.store, record=saved, user=user)
+        self.restore = RestoreOffer(analyses=self.analyses, record=saved)
         if autosave:
-            self.saver = Autosaver(self.store, user)
+            self.saver = Autosaver(self.store, user, lambda: self.analyses.current)
             self.store.param.watch(self.saver.save, [
                 "data_version", "time", "start", "event", "event_codes", "treatment",
                 "covariates", "strata", "id", "weights", "cut_points", "model", "cause", "ties",
-                "penalty", "strength", "unpenalized", "backend", "solver", "fits"])
+                "penalty", "strength", "unpenalized", "backend", "solver", "fits", "cv"])
+        self.analyses_view = AnalysesView(store=self.store, analyses=self.analyses)
         self.data = DataView(store=self.store)
         self.design = DesignView(store=self.store)
         self.describe = DescribeView(store=self.store)
@@ -110,7 +114,8 @@ class App(param.Parameterized):
 
     def template(self) -> pn.template.BaseTemplate:
         return pn.template.BootstrapTemplate(
-            title="survscan", sidebar=[self.sidebar], main=[self.restore, self.tabs],
+            title="survscan", sidebar=[self.sidebar, self.analyses_view],
+            main=[self.restore, self.tabs],
             sidebar_width=260,
             header_background="#2f4f6f", logo=str(LOGO) if LOGO.exists() else None)
 

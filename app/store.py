@@ -27,6 +27,7 @@ from .caught_warnings import collected
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
 from .jobs import CrossValidationJob, FitJob, KeptFit, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
+from .memory import check_fit
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
 
@@ -464,10 +465,12 @@ class Store(param.Parameterized):
             if unknown:
                 raise DataLoadError(f"cut points are set for {unknown}, which are not covariates")
         factory = self.make_cohort_factory()
+        check_fit(self)
         options = {**self.fit_options(), **overrides}
         spec = self.spec()
         spec["options"].update({k: v for k, v in overrides.items() if isinstance(v, str)})
-        return FitJob(name or self.next_fit_name(), spec, factory, options)
+        return FitJob(name or self.next_fit_name(), spec, factory, options,
+                      frame=self.upload_frame())
 
     def keep(self, fit: KeptFit) -> None:
         self.fits = [*self.fits, fit]
@@ -489,12 +492,18 @@ class Store(param.Parameterized):
             raise DataLoadError("cross-validation does not take cut points; clear them in "
                                 "the Design tab")
         factory = self.make_cohort_factory()
+        check_fit(self)
         options = {"model": "cox", "penalty": self.penalty.lower(), "folds": int(self.cv_folds),
                    "grid": int(self.cv_grid), "seed": 0, "ties": self.effective_ties,
                    "unpenalized": list(self.fit_options()["unpenalized"]),
                    "backend": self.backend}
         name = name or f"{self.next_fit_name()} (CV {self.penalty})"
-        return CrossValidationJob(name, self.spec(), factory, options)
+        return CrossValidationJob(name, self.spec(), factory, options,
+                                  frame=self.upload_frame())
+
+    def upload_frame(self) -> pd.DataFrame | None:
+        """The data when they are an upload (a kept fit holds them for the analysis file)."""
+        return self.data if self.source.get("kind") in ("csv", "parquet") else None
 
     def study_settings(self) -> dict:
         return {"database": self.omop_path.strip() or "Eunomia GiBleed",

@@ -20,6 +20,7 @@ from .gray_test import gray_test
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
+from .memory import fit_memory
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, path
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
@@ -58,3 +59,4 @@ __all__ = [
     "simulate", "simulate_sccs", "table_one",
     "autocorrelation", "per_sd", "ProbitMLE", "probit_mle",
 ]
+__all__ += ["fit_memory"]  # engine/memory.py: a fit's memory, estimated before it runs

@@ -12,8 +12,10 @@ import engine
 from ..samples import SAMPLES
 from .. import config
 from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
+from ..memory import check_simulation, check_upload
 from ..store import Store, duckdb_source, upload_source
 from ._common import in_thread, markdown, notify, show, table, text_options
+from .bounded_dropper import BoundedFileDropper
 
 NONE = "(none)"
 ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
@@ -34,11 +36,12 @@ class DataView(Viewer):
                                         if s.source.get("kind") == "sample" else "rossi")
         self.open_sample = pn.widgets.Button(label="Open sample", color="primary")
         self.open_sample.on_click(self._open_sample)
-        self.file = pn.widgets.FileDropper(multiple=False, chunk_size=4_000_000,
-                                           max_file_size=f"{config.max_upload_mb():g}MB",
-                                           accepted_filetypes=[".csv", ".parquet", ".pq",
-                                                               ".txt", "text/csv"])
+        self.file = BoundedFileDropper(multiple=False, chunk_size=4_000_000,
+                                       accepted_filetypes=[".csv", ".parquet", ".pq",
+                                                           ".txt", "text/csv"])
         self.file.param.watch(self._open_file, "value")
+        self.file.param.watch(lambda e: notify("error", f"{e.new}. {big_data_way_out()}",
+                                               duration=0), "refused")
         self._opened = None  # the upload last opened (the dropper re-sends its whole value)
         self.db_path = pn.widgets.TextInput(
             label="DuckDB file in the data directory (opened read-only)",
@@ -133,7 +136,7 @@ class DataView(Viewer):
             return  # a removal re-sent the files already opened
         self._opened = (filename, content)
         data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        if await self._load(lambda: read_upload(filename, data), upload_source(filename),
+        if await self._load(lambda: _read_upload(filename, data), upload_source(filename),
                             f"Opening {filename}"):
             notify("success", f"Opened {filename}: {self.store.n_rows:,} rows", duration=3000)
 
@@ -250,7 +253,13 @@ class DataView(Viewer):
         )
 
 
+def _read_upload(filename, data):
+    check_upload(filename, len(data))  # refused before parsing, with the numbers
+    return read_upload(filename, data)
+
+
 def _simulate_cohort(n, p, density, n_strata, seed):
+    check_simulation(int(n), int(p), float(density))
     return engine.simulate(int(n), int(p), density=float(density), n_strata=int(n_strata),
                            seed=int(seed))
 

@@ -6,22 +6,24 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from .. import autosave
+from ..analysis_file import Analysis
+from ..job_slots import SLOTS
 from ..loading import DataLoadError
-from ..store import Store
-from ._common import markdown, notify
+from ..named_analyses import NamedAnalyses
+from ..reopen import rebuild
+from ._common import in_thread, markdown, notify
 
 
 class RestoreOffer(Viewer):
-    """"Reopen your last analysis?" with Reopen and Dismiss; hidden once answered."""
+    """"Reopen your last analysis?" with Reopen and Dismiss; hidden once answered. Reopening
+    refits the kept fits in a worker thread (in a server-wide job slot)."""
 
-    store = param.ClassSelector(class_=Store)
-    record = param.Dict(default=None, allow_None=True)
-    user = param.String(default=None, allow_None=True)
+    analyses = param.ClassSelector(class_=NamedAnalyses)
+    record = param.ClassSelector(class_=Analysis, default=None, allow_None=True)
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.text = markdown(f"**Your last analysis:** {autosave.describe(self.record)}"
+        self.text = markdown(f"**Your last analysis:** {self.record.describe()}"
                              if self.record else "", sizing_mode="stretch_width")
         self.reopen = pn.widgets.Button(label="Reopen it", color="primary", width=120)
         self.reopen.on_click(self._reopen)
@@ -30,18 +32,38 @@ class RestoreOffer(Viewer):
         self.row = pn.Row(self.text, self.reopen, self.dismiss, visible=self.record is not None,
                           css_classes=["restore-offer"], sizing_mode="stretch_width")
 
-    def _reopen(self, event=None) -> None:
+    async def _reopen(self, event=None) -> None:
+        await self.reopen_now()
+
+    async def reopen_now(self) -> bool:
+        """Rebuild the saved analysis (data, roles, refitted fits) and show it."""
+        self.row.loading = True
         try:
-            autosave.restore(self.store, self.record, self.user)
+            staged, differ = await in_thread(_rebuild_in_slot, self.record,
+                                             name="survscan-reopen")
         except (DataLoadError, ValueError) as exc:
             notify("error", f"Cannot reopen the last analysis: {exc}", duration=0)
-            return
+            return False
+        except Exception as exc:  # never a traceback on the page
+            notify("error", f"Reopening failed: {type(exc).__name__}: {exc}", duration=0)
+            return False
         finally:
+            self.row.loading = False
             self._hide()
-        notify("success", f"Reopened {self.store.source.get('label')}", duration=3000)
+        self.analyses.add(self.record.name, staged, keep_current=False)
+        for name in differ:
+            notify("warning", f"{name}: the refit differs from the saved numbers", duration=0)
+        notify("success", f"Reopened {staged.source.get('label')} with "
+                          f"{len(staged.fits)} kept fit(s)", duration=3000)
+        return True
 
     def _hide(self) -> None:
         self.row.visible = False
 
     def __panel__(self):
         return self.row
+
+
+def _rebuild_in_slot(analysis):
+    with SLOTS.slot():
+        return rebuild(analysis)

@@ -1,0 +1,127 @@
+"""The sidebar's Analyses box: name the current analysis, switch between the session's named
+analyses, delete one, download the current one as a .survscan file, open such a file again."""
+
+from __future__ import annotations
+
+import io
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from .. import analysis_file
+from ..job_slots import SLOTS
+from ..loading import DataLoadError
+from ..named_analyses import NamedAnalyses
+from ..reopen import rebuild
+from ..store import Store
+from ._common import in_thread, markdown, notify
+from .bounded_dropper import BoundedFileDropper
+
+
+class AnalysesView(Viewer):
+    """Save as, Switch, Delete, Download and Open for the session's named analyses."""
+
+    store = param.ClassSelector(class_=Store)
+    analyses = param.ClassSelector(class_=NamedAnalyses)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.current = markdown(sizing_mode="stretch_width")
+        self.name_input = pn.widgets.TextInput(placeholder="a name, e.g. rossi by fin", width=150)
+        self.save = pn.widgets.Button(label="Save as", width=80)
+        self.save.on_click(self._save_as)
+        self.choice = pn.widgets.Select(width=120)
+        self.switch = pn.widgets.Button(label="Switch", width=60)
+        self.switch.on_click(lambda e: self._act(self.analyses.switch, "Switched to"))
+        self.delete = pn.widgets.Button(label="Delete", width=60)
+        self.delete.on_click(lambda e: self._act(self.analyses.delete, "Deleted"))
+        self.download = pn.widgets.FileDownload(callback=self._file, label="Download .survscan",
+                                                filename="analysis_1.survscan", width=230)
+        self.opener = BoundedFileDropper(multiple=False, accepted_filetypes=[".survscan"],
+                                         layout="compact", width=230)
+        self.opener.param.watch(self._open, "value")
+        self.opener.param.watch(lambda e: notify("error", e.new, duration=0), "refused")
+        self._opened = None
+        self.store.param.watch(lambda e: self._refresh(), "data_version")  # a reopened autosave
+        self._refresh()
+
+    def _refresh(self) -> None:
+        a = self.analyses
+        self.current.object = f"**Analysis:** {a.current}"
+        self.choice.options = a.names
+        self.choice.value = a.current
+        self.download.filename = analysis_file.file_name(a.current)
+
+    def _save_as(self, event=None) -> None:
+        self._act(lambda name: self.analyses.save_as(name), "Saved as", self.name_input.value)
+        self.name_input.value = ""
+
+    def _act(self, action, done: str, name: str | None = None) -> None:
+        name = self.choice.value if name is None else name
+        try:
+            action(name or "")
+        except ValueError as exc:
+            notify("error", str(exc), duration=0)
+            return
+        self._refresh()
+        notify("success", f"{done} {name.strip()}", duration=3000)
+
+    def _file(self):
+        """The current analysis as .survscan bytes (a download never shows a traceback)."""
+        try:
+            return io.BytesIO(analysis_file.write(analysis_file.capture(
+                self.store, self.analyses.current)))
+        except Exception as exc:
+            notify("error", f"The analysis file could not be written: {exc}", duration=0)
+            return io.BytesIO(b"")
+
+    async def _open(self, event=None) -> None:
+        if not self.opener.value:
+            return
+        filename, content = list(self.opener.value.items())[-1]
+        if (filename, content) == self._opened:
+            return  # a removal re-sent the file already opened
+        self._opened = (filename, content)
+        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        await self.open_bytes(filename, data)
+
+    async def open_bytes(self, filename: str, data: bytes) -> bool:
+        """Read a .survscan file and refit its kept fits in a worker thread, then show it as a
+        new named analysis (the current one stays under its name)."""
+        self.opener.loading = True
+        try:
+            staged, differ, name = await in_thread(_read_and_rebuild, filename, data,
+                                                   name="survscan-open-analysis")
+        except (DataLoadError, ValueError) as exc:
+            notify("error", f"Cannot open {filename}: {exc}", duration=0)
+            return False
+        except Exception as exc:  # never a traceback on the page
+            notify("error", f"Opening {filename} failed: {type(exc).__name__}: {exc}",
+                   duration=0)
+            return False
+        finally:
+            self.opener.loading = False
+        shown = self.analyses.add(name, staged)
+        self._refresh()
+        for fit in differ:
+            notify("warning", f"{fit}: the refit differs from the saved numbers", duration=0)
+        notify("success", f"Opened {shown}: {staged.source.get('label')}, "
+                          f"{len(staged.fits)} kept fit(s) refitted", duration=4000)
+        return True
+
+    def __panel__(self):
+        return pn.Column(
+            "#### Analyses", self.current,
+            pn.Row(self.name_input, self.save),
+            pn.Row(self.choice, self.switch, self.delete),
+            self.download,
+            markdown("Open a saved analysis (.survscan):", margin=(0, 10)),
+            self.opener, sizing_mode="stretch_width")
+
+
+def _read_and_rebuild(filename, data):
+    analysis = analysis_file.read(data, filename)
+    with SLOTS.slot():
+        staged, differ = rebuild(analysis)
+    return staged, differ, analysis.name
