@@ -20,7 +20,7 @@ from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
-from .path import PathResult, path
+from .path import PathResult, lambda_max, path
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
 from .residuals import residuals
 from .priors import L1, L2
@@ -47,7 +47,7 @@ __all__ = [
     "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bayes", "bootstrap", "cdm",
     "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
-    "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
+    "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier", "lambda_max",
     "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
 ]
