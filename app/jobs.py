@@ -73,9 +73,12 @@ class FitJob:
     spec: dict
     make_cohort: object     # callable() -> engine.Cohort
     options: dict           # keyword arguments of engine.fit
+    scale: dict | None = None   # fraction, key, kwargs: lambda = fraction x engine.lambda_max
 
     def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
-        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations."""
+        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations.
+        With ``scale``, lambda_max is computed first and the penalty is fraction x lambda_max
+        (4 significant digits, as the app shows it); the kept spec records both."""
         t0 = time.perf_counter()
 
         def on_iteration(state):
@@ -86,6 +89,8 @@ class FitJob:
 
         with collected() as caught:
             cohort = self.make_cohort()
+            if self.scale is not None:
+                self._scale_penalty(cohort)
             if cancel is not None and cancel.is_set():
                 raise FitCancelled(f"{self.name} cancelled before the first iteration")
             res = engine.fit(cohort, progress=on_iteration, **self.options)
@@ -93,6 +98,15 @@ class FitJob:
         messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
                        n_strata=int(cohort.n_strata))
+
+
+    def _scale_penalty(self, cohort) -> None:
+        top = engine.lambda_max(cohort, **self.scale["kwargs"])
+        lam = float(f"{self.scale['fraction'] * top:.4g}")
+        kind = engine.L1 if self.scale["kwargs"]["penalty"] == "l1" else engine.L2
+        self.options = {**self.options, "penalty": kind(lam)}
+        self.spec = json.loads(json.dumps(self.spec))
+        self.spec["options"].update(strength=lam, lambda_max=top)
 
 
 @dataclass
@@ -134,6 +148,32 @@ class CrossValidationJob:
         return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
 
 
+
+
+@dataclass
+class PathRun:
+    """A finished regularisation path (engine.path) and the design it was computed for."""
+
+    name: str
+    result: object          # engine.PathResult (.lambdas, .coef, .df, .dev_ratio, .lambda_max)
+    key: str                # Store.penalty_key() when it was asked
+
+
+@dataclass
+class PathJob:
+    """A snapshot for engine.path; ``run`` works in any thread."""
+
+    name: str
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.path
+    key: str
+
+    def run(self, cancel: threading.Event | None = None, progress=None) -> PathRun:
+        """The path; engine.Cancelled between its fits when ``cancel`` is set."""
+        with collected():
+            cohort = self.make_cohort()
+            res = engine.path(cohort, progress=progress, cancel=cancel, **self.options)
+        return PathRun(self.name, res, self.key)
 
 
 @dataclass

@@ -13,6 +13,7 @@ Two kinds of data:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -25,7 +26,7 @@ import engine
 
 from .caught_warnings import collected
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
-from .jobs import CrossValidationJob, FitJob, KeptFit, StudyJob
+from .jobs import CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
@@ -93,7 +94,15 @@ class Store(param.Parameterized):
     cause = param.Integer(default=1, bounds=(1, None), doc="Fine-Gray: the cause of interest.")
     ties = param.Selector(objects=list(TIES), default="efron")
     penalty = param.Selector(objects=list(PENALTIES), default="none")
-    strength = param.Number(default=1.0, bounds=(0, None))
+    strength = param.Number(default=1.0, bounds=(0, None), doc="The absolute lambda.")
+    strength_as = param.Selector(objects=["fraction", "lambda"], default="fraction",
+                                 doc="fraction: lambda = strength_fraction x lambda_max of the "
+                                     "design (computed when needed); lambda: ``strength`` as "
+                                     "typed, set by cross-validation or a reopened analysis.")
+    strength_fraction = param.Number(default=0.05, bounds=(0, None))
+    lambda_max = param.Number(default=None, allow_None=True,
+                              doc="engine.lambda_max of the design named by lambda_max_key.")
+    lambda_max_key = param.String(default=None, allow_None=True)
     unpenalized = param.List(default=[])
     backend = param.Selector(objects=list(BACKENDS), default="cpu")
     solver = param.Selector(objects=list(SOLVERS), default="auto")
@@ -118,6 +127,7 @@ class Store(param.Parameterized):
     fits = param.List(default=[], doc="KeptFit records, oldest first.")
     cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
     study = param.Parameter(default=None, doc="The last StudyRun of the OMOP tab.")
+    path = param.Parameter(default=None, doc="The last PathRun (the Fit tab's path plot).")
 
     # ------------------------------------------------------------------------------------
     # loading
@@ -401,6 +411,61 @@ class Store(param.Parameterized):
 
     # ------------------------------------------------------------------------------------
     # the analysis spec, fitting and export
+    # the penalty on the scale of lambda_max (engine.lambda_max)
+    @param.depends("strength", watch=True)
+    def _strength_typed(self) -> None:
+        if not self._scaling:
+            self.strength_as = "lambda"
+
+    @param.depends("strength_fraction", watch=True)
+    def _fraction_typed(self) -> None:
+        self.strength_as = "fraction"
+        self.apply_fraction()
+
+    _scaling = False
+
+    def apply_fraction(self) -> None:
+        """In fraction mode, set ``strength`` to fraction x lambda_max when it is known."""
+        lam = self.scaled_strength()
+        if self.strength_as == "fraction" and lam is not None:
+            self._scaling = True
+            try:
+                self.strength = lam
+            finally:
+                self._scaling = False
+
+    def penalty_key(self) -> str:
+        """What lambda_max depends on: the data, roles, design, model, ties, cause and
+        unpenalized covariates (not the penalty's kind or strength)."""
+        roles = [getattr(self, r) for r in ("time", "start", "event", "event_codes",
+                                            "covariates", "strata", "id", "weights")]
+        return json.dumps([self.data_version, roles, self.cut_points, self.model,
+                           self.effective_ties, self.cause if self.competing_risks else None,
+                           self.fit_options()["unpenalized"]], default=str)
+
+    def known_lambda_max(self) -> float | None:
+        """lambda_max of the current design, if computed (by a fit, the path or CV)."""
+        return self.lambda_max if self.lambda_max_key == self.penalty_key() else None
+
+    def scaled_strength(self) -> float | None:
+        """strength_fraction x lambda_max, to 4 significant digits (the lambda shown and
+        fitted), or None while lambda_max is unknown."""
+        top = self.known_lambda_max()
+        return None if top is None else float(f"{self.strength_fraction * top:.4g}")
+
+    def note_lambda_max(self, key: str, value: float) -> None:
+        """Remember lambda_max of the design ``key`` (a finished fit, path or CV)."""
+        self.param.update(lambda_max=float(value), lambda_max_key=key)
+        self.apply_fraction()
+
+    def lambda_max_kwargs(self) -> dict:
+        """Keyword arguments of engine.lambda_max for the current design."""
+        o = self.fit_options()
+        return {"model": self.model, "penalty": self.penalty.lower(),
+                "unpenalized": list(o["unpenalized"]), "ties": self.effective_ties,
+                "cause": int(self.cause), "cut_points": o["cut_points"],
+                "backend": self.backend}
+
     def penalty_object(self):
         if self.penalty == "none":
             return None
@@ -440,6 +505,9 @@ class Store(param.Parameterized):
             options={"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
                      "cause": int(self.cause) if self.competing_risks else None,
                      "strength": float(self.strength),
+                     "strength_as": self.strength_as,
+                     "strength_fraction": float(self.strength_fraction),
+                     "lambda_max": self.known_lambda_max(),
                      "unpenalized": list(self.fit_options()["unpenalized"]),
                      "backend": self.backend, "solver": self.solver})
 
@@ -467,7 +535,12 @@ class Store(param.Parameterized):
         options = {**self.fit_options(), **overrides}
         spec = self.spec()
         spec["options"].update({k: v for k, v in overrides.items() if isinstance(v, str)})
-        return FitJob(name or self.next_fit_name(), spec, factory, options)
+        scale = None
+        if (self.penalty != "none" and self.strength_as == "fraction"
+                and self.known_lambda_max() is None and "penalty" not in overrides):
+            scale = {"fraction": float(self.strength_fraction), "key": self.penalty_key(),
+                     "kwargs": self.lambda_max_kwargs()}
+        return FitJob(name or self.next_fit_name(), spec, factory, options, scale)
 
     def keep(self, fit: KeptFit) -> None:
         self.fits = [*self.fits, fit]
@@ -495,6 +568,28 @@ class Store(param.Parameterized):
                    "backend": self.backend}
         name = name or f"{self.next_fit_name()} (CV {self.penalty})"
         return CrossValidationJob(name, self.spec(), factory, options)
+
+    def path_job(self) -> PathJob:
+        """Snapshot for engine.path of the current L1/L2 penalty over ``cv_grid`` strengths."""
+        if self.penalty == "none":
+            raise DataLoadError("choose an L1 or L2 penalty in the Design tab; the path shows "
+                                "the fits along its strength")
+        if self.model != "cox":
+            raise DataLoadError("the regularisation path is drawn for the Cox model")
+        if self.cut_points:
+            raise DataLoadError("the path does not take cut points; clear them in the Design "
+                                "tab")
+        options = {"model": "cox", "penalty": self.penalty.lower(), "grid": int(self.cv_grid),
+                   "unpenalized": list(self.fit_options()["unpenalized"]),
+                   "ties": self.effective_ties, "backend": self.backend}
+        return PathJob(f"{self.penalty} path", self.make_cohort_factory(), options,
+                       self.penalty_key())
+
+    def chosen_lambda(self) -> float | None:
+        """The lambda a fit would use now (None in fraction mode while lambda_max is unknown)."""
+        if self.penalty == "none":
+            return None
+        return self.scaled_strength() if self.strength_as == "fraction" else self.strength
 
     def study_settings(self) -> dict:
         return {"database": self.omop_path.strip() or "Eunomia GiBleed",
