@@ -246,8 +246,19 @@ def comparison(fits: list[KeptFit]) -> pd.DataFrame:
     return pd.DataFrame([f.row() for f in fits])
 
 
-def coefficient_comparison(fits: list[KeptFit]) -> pd.DataFrame:
-    """Hazard ratios side by side: covariate x fit."""
+def same_data(fits: list[KeptFit]) -> list[KeptFit]:
+    """The fits on the data of the newest fit (source and recode/filter steps alike): rows
+    line up by covariate name, which only means the same thing on the same data."""
+    if not fits:
+        return []
+    data = fits[-1].spec["data"]
+    return [f for f in fits if f.spec["data"] == data]
+
+
+def coefficient_comparison(fits: list[KeptFit], across_data: bool = False) -> pd.DataFrame:
+    """Hazard ratios side by side: covariate x fit; only the fits on the newest fit's data
+    unless ``across_data`` (the user asked to line up fits of different data by name)."""
+    fits = fits if across_data else same_data(fits)
     if not fits:
         return pd.DataFrame()
     table = pd.concat({f.name: f.summary["hr"] for f in fits}, axis=1)

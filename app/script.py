@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .recode import step_code
 from .samples import SAMPLES
 
 VERSION = 1
@@ -104,6 +105,8 @@ def python_script(spec: dict) -> str:
             lines += [f"df = con.execute({data['sql']!r}).df()", "con.close()"]
         else:
             lines += ["", "df = ...  # load your data here"]
+        for step in data.get("steps", []):
+            lines += step_code(step)
         event = roles["event"]
         competing = opts["model"] == "fine_gray"
         if roles["event_codes"] and not competing:

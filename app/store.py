@@ -28,6 +28,7 @@ from .caught_warnings import collected
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
 from .jobs import CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
+from .recode import apply_step
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
 
@@ -75,6 +76,8 @@ class Store(param.Parameterized):
     source = param.Dict(default={}, doc="Where the data came from (for the script and spec).")
     columns = param.List(default=[], doc="Column names offered for roles.")
     data_version = param.Integer(default=0, doc="Bumped on every load; views redraw on it.")
+    data_steps = param.List(default=[], doc="Recode/filter steps applied to the loaded table "
+                                            "(app/recode.py), in order.")
 
     # --- roles -------------------------------------------------------------------------
     time = param.String(default=None, allow_None=True)
@@ -173,7 +176,8 @@ class Store(param.Parameterized):
             self._reset_design()
             self.param.update(time="time", start=None, event="event", event_codes=[],
                               treatment=cohort.names[0], covariates=list(cohort.names),
-                              strata=["strata"] if n_strata > 1 else [], id=None, weights=None)
+                              strata=["strata"] if n_strata > 1 else [], id=None, weights=None,
+                              data_steps=[])
             self.data_version += 1
 
     def _set_frame(self, df: pd.DataFrame, source: dict) -> None:
@@ -186,8 +190,58 @@ class Store(param.Parameterized):
             self.columns = list(df.columns)
             self._reset_design()
             self.param.update(time=None, start=None, event=None, event_codes=[], treatment=None,
-                              covariates=[], strata=[], id=None, weights=None)
+                              covariates=[], strata=[], id=None, weights=None, data_steps=[])
             self.data_version += 1
+
+    # recode and filter (app/recode.py): each step a new data version, roles kept
+    _raw = None   # the table as loaded, before data_steps
+
+    def apply_data_step(self, step: dict) -> None:
+        """Apply a recode/filter step to the loaded table (DataLoadError if it cannot)."""
+        if self.data is None:
+            raise DataLoadError("recode and filter work on a loaded table (not a simulated "
+                                "cohort)")
+        df = apply_step(self.data, step)
+        if not self.data_steps:
+            self._raw = self.data
+        self._replace_frame(df, [*self.data_steps, step])
+
+    def undo_data_step(self) -> None:
+        """Drop the last step: the loaded table with the steps before it."""
+        if not self.data_steps:
+            return
+        df, steps = self._raw, self.data_steps[:-1]
+        for step in steps:
+            df = apply_step(df, step)
+        self._replace_frame(df, steps)
+
+    def _replace_frame(self, df: pd.DataFrame, steps: list) -> None:
+        with param.parameterized.batch_call_watchers(self):
+            self.param.update(data=df, columns=list(df.columns), data_steps=steps)
+            self.data_version += 1
+
+    @param.depends("strata", watch=True)
+    def _strata_leave_covariates(self) -> None:
+        """A column chosen as a stratum leaves the covariates (and their cut points and the
+        unpenalized list): it cannot be both."""
+        taken = set(self.strata)
+        if taken & (set(self.covariates) | set(self.cut_points) | set(self.unpenalized)):
+            self.param.update(
+                covariates=[c for c in self.covariates if c not in taken],
+                unpenalized=[c for c in self.unpenalized if c not in taken],
+                cut_points={k: v for k, v in self.cut_points.items() if k not in taken})
+
+    def explain(self, message: str) -> str:
+        """The engine's message in the app's words: an R-style 1/2 status points at the Event
+        codes box instead of an API flag."""
+        if ("codes other than 0/1" in message and self.event is not None
+                and not self.event_codes and not self.competing_risks):
+            codes = self.event_code_options()
+            return (f"the event column {self.event!r} has codes {codes}, not 0/1. If it is "
+                    "R's Surv coding (1 = censored, 2 = event), choose 2 in the Event codes "
+                    "box (Data tab); if the codes are causes of competing events, choose the "
+                    "Fine-Gray model (Design tab); or recode the column (Recode and filter).")
+        return message
 
     def _reset_design(self) -> None:
         self.param.update(cut_points={}, unpenalized=[])
@@ -365,7 +419,7 @@ class Store(param.Parameterized):
             with collected() as caught:
                 cohort = self.make_cohort_factory()()
         except (engine.CohortError, DataLoadError, ValueError, KeyError) as exc:
-            report["error"] = str(exc)
+            report["error"] = self.explain(str(exc))
             return report
         if self.competing_risks:
             counts = pd.Series(cohort.event[cohort.event > 0]).value_counts().sort_index()
@@ -495,8 +549,11 @@ class Store(param.Parameterized):
 
     def analysis_spec(self) -> AnalysisSpec:
         """The whole analysis: data source, roles, design, fit options."""
+        data = {k: v for k, v in self.source.items() if k != "about"}
+        if self.data_steps:
+            data["steps"] = [dict(step) for step in self.data_steps]
         return AnalysisSpec(
-            data={k: v for k, v in self.source.items() if k != "about"},
+            data=data,
             roles={"time": self.time, "start": self.start, "event": self.event,
                    "event_codes": [jsonable(c) for c in self.event_codes],
                    "treatment": self.treatment, "covariates": list(self.covariates),

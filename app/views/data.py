@@ -14,6 +14,7 @@ from .. import config
 from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
 from ..store import Store, duckdb_source, upload_source
 from ._common import in_thread, markdown, notify, show, table, text_options
+from .recode_view import RecodeView
 
 NONE = "(none)"
 ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
@@ -88,6 +89,7 @@ class DataView(Viewer):
         self.report = markdown(sizing_mode="stretch_width")
         self.problems = table(height=160, visible=False)
         self.preview = table(pagination="local", page_size=8, layout="fit_data_table")
+        self.recode = RecodeView(store=s)
         self._sync_widgets()
         self._validate()
 
@@ -244,6 +246,7 @@ class DataView(Viewer):
                              sizing_mode="stretch_width")),
             self.about,
             roles,
+            self.recode,
             "### Preview (first rows)",
             self.preview,
             sizing_mode="stretch_width",

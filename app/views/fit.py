@@ -215,8 +215,9 @@ class FitView(Viewer):
                                       f"iteration(s), {elapsed:.1f} s.")
             notify("warning", f"{job.name} cancelled", duration=4000)
         except Exception as exc:  # a failed fit is a message; data and earlier fits stay
-            self._finish("failed", f"Fit failed ({job.name}): {exc}")
-            notify("error", f"{job.name} failed: {exc}", duration=0)
+            message = self.store.explain(str(exc))
+            self._finish("failed", f"Fit failed ({job.name}): {message}")
+            notify("error", f"{job.name} failed: {message}", duration=0)
         else:
             res = kept.result
             state = "converged" if res.converged else "did NOT converge"
