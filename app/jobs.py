@@ -235,7 +235,11 @@ class StudyJob:
                 result = run_study(con, s["target"], s["comparator"], s["outcome"],
                                    ps_strata=s["ps_strata"], match_ratio=s["match_ratio"],
                                    caliper=s["caliper"], prior_observation=s["prior_observation"],
-                                   risk_window_end=s["risk_window_end"])
+                                   risk_window_end=s["risk_window_end"],
+                                   restrict_to_common_period=s.get(
+                                       "restrict_to_common_period", False),
+                                   censor_at_new_risk_window=s.get(
+                                       "censor_at_new_risk_window", False))
         finally:
             con.close()
         return StudyRun(result, names, dict(s), time.perf_counter() - t0)

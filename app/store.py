@@ -125,6 +125,10 @@ class Store(param.Parameterized):
     omop_ps_strata = param.Integer(default=5, bounds=(1, 20))
     omop_match_ratio = param.Integer(default=1, bounds=(1, 10))
     omop_caliper = param.Number(default=0.2, bounds=(0, None), doc="SDs of the logit PS")
+    omop_common_period = param.Boolean(default=False, doc="CohortMethod's restrict to common "
+                                                          "period")
+    omop_censor_new_window = param.Boolean(default=False, doc="CohortMethod's censor at the "
+                                                              "start of a new time at risk")
 
     # --- results -----------------------------------------------------------------------
     fits = param.List(default=[], doc="KeptFit records, oldest first.")
@@ -655,7 +659,9 @@ class Store(param.Parameterized):
                 "prior_observation": int(self.omop_prior_observation),
                 "risk_window_end": int(self.omop_risk_window_end),
                 "ps_strata": int(self.omop_ps_strata), "match_ratio": int(self.omop_match_ratio),
-                "caliper": float(self.omop_caliper)}
+                "caliper": float(self.omop_caliper),
+                "restrict_to_common_period": bool(self.omop_common_period),
+                "censor_at_new_risk_window": bool(self.omop_censor_new_window)}
 
     def study_job(self) -> StudyJob:
         """Snapshot of the OMOP settings; DataLoadError for settings a study cannot use."""
