@@ -139,7 +139,8 @@ class CrossValidationJob:
             cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
             summary = cv.fit.summary
         spec = json.loads(json.dumps(self.spec))
-        spec["options"].update(strength=float(cv.penalty.lam),
+        spec["options"].update(strength=float(cv.penalty.lam), strength_as="lambda",
+                               lambda_max=float(cv.lambda_max),
                                cross_validated={"folds": self.options["folds"],
                                                 "grid": self.options["grid"]})
         messages = list(dict.fromkeys(caught))

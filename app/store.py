@@ -480,6 +480,10 @@ class Store(param.Parameterized):
         self.strength_as = "fraction"
         self.apply_fraction()
 
+    @param.depends("strength_as", watch=True)
+    def _scale_chosen(self) -> None:
+        self.apply_fraction()
+
     _scaling = False
 
     def apply_fraction(self) -> None:

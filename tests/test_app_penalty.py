@@ -118,3 +118,21 @@ def test_cv_progress_names_fold_and_grid_point_and_cancel_acts_at_once(app, monk
     assert app.fit.last_outcome == "cancelled", app.fit.status.object
     assert "cancelled at fold 1 of 3, lambda 2 of 4" in app.fit.status.object
     assert s.fits == [] and s.cv is None and not app.fit.cv_button.disabled
+
+
+def test_switching_to_fraction_applies_the_known_scale_and_cv_specs_keep_their_lambda():
+    s = Store()
+    s.load_sample("rossi")
+    s.param.update(covariates=COVS, penalty="L1", ties="breslow", cv_folds=3, cv_grid=3)
+    top = engine.lambda_max(rossi_cohort())
+    s.note_lambda_max(s.penalty_key(), top)
+    s.strength = 7.0
+    assert s.strength_as == "lambda" and s.fit_options()["penalty"].lam == 7.0
+    s.strength_as = "fraction"
+    assert s.fit_options()["penalty"].lam == float(f"{0.05 * top:.4g}")
+    run, kept = s.cv_job().run()
+    assert kept.spec["options"]["strength_as"] == "lambda"
+    assert kept.spec["options"]["lambda_max"] == pytest.approx(top, rel=1e-12)
+    from app.script import python_script
+    ns = run_script(python_script(kept.spec))
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-6)
