@@ -22,14 +22,15 @@ def path_plot(result, chosen: float | None, penalty: str) -> hv.Layout:
                        label=str(c)).opts(color=PALETTE[k % len(PALETTE)], line_width=2)
               for k, c in enumerate(shown)]
     zero = hv.HLine(0.0).opts(color="#888888", line_width=1)
-    top = hv.Overlay([zero, *curves])
+    top = hv.Overlay([*curves, zero])
     ratio = hv.Curve((lam, result.dev_ratio), "lambda", "deviance ratio").opts(
         color=PALETTE[0], line_width=2)
     dots = hv.Scatter((lam, result.dev_ratio), "lambda", "deviance ratio").opts(
         color=PALETTE[0], size=6)
     df = hv.Labels((lam, result.dev_ratio, [f"{int(d)}" for d in result.df]),
                    ["lambda", "deviance ratio"], "df").opts(text_font_size="9pt",
-                                                            yoffset=0.02, text_color="#444444")
+                                                            text_baseline="bottom",
+                                                            text_color="#444444")
     bottom = ratio * dots * df
     if chosen is not None and chosen > 0:
         mark = hv.VLine(float(chosen)).opts(color=PALETTE[1], line_dash="dashed", line_width=2)
@@ -39,8 +40,10 @@ def path_plot(result, chosen: float | None, penalty: str) -> hv.Layout:
              + (f"; {len(shown)} largest of {len(size)} shown" if more > 0 else "")
              + (f"; dashed: lambda {chosen:.4g}" if chosen else "") + ")")
     top = top.opts(title=title, logx=True, width=PLOT_WIDTH, height=360, show_grid=True,
+                   xlabel="lambda", ylabel="coefficient", padding=(0.02, 0.1),
                    legend_position="right", toolbar="above", hooks=[left_border])
     bottom = bottom.opts(title="Deviance ratio, labelled with df (non-zero coefficients)",
                          logx=True, width=PLOT_WIDTH, height=220, show_grid=True,
+                         xlabel="lambda", ylabel="deviance ratio", padding=(0.02, 0.2),
                          toolbar="above", hooks=[left_border])
     return (top + bottom).cols(1)

@@ -66,6 +66,7 @@ class RecodeView(Viewer):
         self.low.visible = self.high.visible = op == "range"
         self.values.visible = op == "values"
         self.cuts.visible = self.new_name.visible = op == "cut"
+        self.new_name.placeholder = f"{column}_group" if column else "column_group"
         self.level.visible = op == "reference"
         self.mapping.visible = op == "recode"
 
