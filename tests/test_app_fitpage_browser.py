@@ -12,7 +12,7 @@ import engine
 from tests.test_app_browser import (  # noqa: F401  (fixtures)
     app_url, browser, chromium, field, fit, page, shot, tab, type_into)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROSSI_COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
 

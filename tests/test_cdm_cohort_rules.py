@@ -15,8 +15,10 @@ DAY = pd.Timedelta(days=1)
 
 
 @pytest.fixture(scope="module")
-def eunomia(tmp_path_factory):
-    return open_eunomia(tmp_path_factory.mktemp("cdm") / "eunomia.duckdb")
+def eunomia():
+    con = open_eunomia()      # built once into survscan's cache directory
+    yield con
+    con.close()
 
 
 @pytest.fixture(scope="module")
