@@ -29,10 +29,10 @@ import pandas as pd
 from scipy.optimize import minimize_scalar
 
 from . import parallel as par
-from .errors import Cancelled, ConvergenceWarning
+from .errors import ConvergenceWarning
 from .fit import fit_problem
 from .options import MODELS, FitOptions
-from .path import PENALTIES, check_grid, lambda_grid, lambda_max_of
+from .path import PENALTIES, cancel_check, check_grid, lambda_grid, lambda_max_of
 from .priors import L1
 from .problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
@@ -92,8 +92,9 @@ class _FoldFits(WeightedRefits):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=beta,
-                                  progress=_cancel_check(self.cancel, f"at fold {k + 1}, "
-                                                        f"lambda {i + 1} of {len(lambdas)}"))
+                                  progress=cancel_check(self.cancel, f"cross-validation "
+                                                        f"cancelled at fold {k + 1}, lambda "
+                                                        f"{i + 1} of {len(lambdas)}"))
             beta = res.beta
             unconverged += not res.converged
             problem.set_weights(full)
@@ -103,16 +104,6 @@ class _FoldFits(WeightedRefits):
         return np.array(scores), beta, unconverged
 
 
-def _cancel_check(cancel, where: str):
-    """A solver progress callback raising engine.Cancelled once ``cancel`` is set (None when
-    there is nothing to poll)."""
-    if cancel is None:
-        return None
-
-    def check(state):
-        if cancel.is_set():
-            raise Cancelled(f"cross-validation cancelled {where}, iteration {state.n_iter}")
-    return check
 
 
 def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int = 10,
@@ -173,7 +164,8 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
     refit = fit_problem(problem, chosen,      # the layout sorted for lambda_max, not again
-                        progress=_cancel_check(cancel, "during the refit"))
+                        progress=cancel_check(cancel, "cross-validation cancelled during "
+                                                      "the refit"))
     t3 = time.perf_counter()
     if unconverged:
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "

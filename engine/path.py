@@ -72,7 +72,7 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     unpenalized : covariate names left out of the penalty
     ties, backend, tol, max_iter : as engine.fit
     progress : callable(done, total) after each fit; cancel : threading.Event-like, checked
-        between fits (engine.Cancelled)
+        between fits and after every solver iteration (engine.Cancelled)
     """
     t0 = time.perf_counter()
     kind = str(penalty).lower()
@@ -92,7 +92,9 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     for i, lam in enumerate(lambdas):
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"path cancelled after {i} of {len(lambdas)} fits")
-        res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta)
+        res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta,
+                          progress=cancel_check(cancel, f"path cancelled at lambda {i + 1} "
+                                                        f"of {len(lambdas)}"))
         beta = res.beta
         coefs.append(res.coef.to_numpy())
         lls.append(res.loglik)
@@ -153,6 +155,18 @@ def lambda_max_of(problem: Problem, penalized: np.ndarray) -> float:
         raise ValueError("the penalised covariates have zero gradient at the null fit (no "
                          "events, or constant columns): there is no penalty path.")
     return top
+
+
+def cancel_check(cancel, message: str):
+    """A solver progress callback raising engine.Cancelled(message) once ``cancel`` is set
+    (None when there is nothing to poll): a long fit stops after its current iteration."""
+    if cancel is None:
+        return None
+
+    def check(state):
+        if cancel.is_set():
+            raise Cancelled(f"{message}, iteration {state.n_iter}")
+    return check
 
 
 def check_grid(grid) -> None:

@@ -82,3 +82,21 @@ def test_cv_in_processes_reports_whole_folds_in_steps():
     engine.cross_validate(cohort, folds=3, grid=4, parallel="processes", n_jobs=1,
                           progress=lambda d, t: seen.append((d, t)))
     assert seen == [(4, 12), (8, 12), (12, 12)]
+
+
+def test_path_cancel_set_during_a_fit_stops_after_its_iteration():
+    class SetAfter:
+        """A cancel event that reads as set from its (n + 1)-th look on."""
+
+        def __init__(self, n):
+            self.looks, self.n = 0, n
+
+        def is_set(self):
+            self.looks += 1
+            return self.looks > self.n
+
+    cohort = engine.simulate(300, 8, density=0.4, seed=12)
+    small = 0.01 * engine.lambda_max(cohort)
+    # looks: before the fit, after iteration 1, after iteration 2 -> set
+    with pytest.raises(engine.Cancelled, match=r"path cancelled at lambda 1 of 1, iteration 2"):
+        engine.path(cohort, grid=[small], cancel=SetAfter(2))
