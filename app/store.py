@@ -210,6 +210,19 @@ class Store(param.Parameterized):
             self._raw = self.data
         self._replace_frame(df, [*self.data_steps, step])
 
+    def apply_data_steps(self, steps: list) -> None:
+        """Apply saved steps in order (reopening an analysis); all or none."""
+        if not steps:
+            return
+        if self.data is None:
+            raise DataLoadError("recode and filter work on a loaded table (not a simulated "
+                                "cohort)")
+        raw, df = (self._raw, self.data) if self.data_steps else (self.data, self.data)
+        for step in steps:
+            df = apply_step(df, step)
+        self._raw = raw
+        self._replace_frame(df, [*self.data_steps, *steps])
+
     def undo_data_step(self) -> None:
         """Drop the last step: the loaded table with the steps before it."""
         if not self.data_steps:

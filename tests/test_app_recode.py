@@ -145,3 +145,19 @@ def test_side_by_side_hrs_only_across_fits_of_the_same_data():
     both = coefficient_comparison(s.fits, across_data=True)
     assert list(both.columns) == ["all", "race 0"] and math.isnan(both.loc["race", "race 0"])
     assert np.isfinite(both.loc["fin"]).all()
+
+
+def test_saved_steps_reapply_to_the_same_table():
+    s = Store()
+    s.load_sample("rossi")
+    steps = [{"op": "range", "column": "age", "low": 20.0, "high": None},
+             {"op": "cut", "column": "prio", "cuts": [1.0, 4.0], "name": "prio_group"}]
+    for step in steps:
+        s.apply_data_step(step)
+    again = Store()
+    again.load_sample("rossi")
+    again.apply_data_steps(s.spec()["data"]["steps"])
+    pd.testing.assert_frame_equal(again.data, s.data)
+    assert again.spec() == s.spec()
+    again.undo_data_step()
+    assert again.data_steps == steps[:1] and "prio_group" not in again.columns
