@@ -99,7 +99,6 @@ class FitJob:
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
                        n_strata=int(cohort.n_strata))
 
-
     def _scale_penalty(self, cohort) -> None:
         top = engine.lambda_max(cohort, **self.scale["kwargs"])
         lam = float(f"{self.scale['fraction'] * top:.4g}")
