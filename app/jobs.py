@@ -80,9 +80,12 @@ class FitJob:
     make_cohort: object     # callable() -> engine.Cohort
     options: dict           # keyword arguments of engine.fit
     frame: object = None    # the uploaded DataFrame (KeptFit.frame)
+    scale: dict | None = None   # fraction, key, kwargs: lambda = fraction x engine.lambda_max
 
     def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
-        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations."""
+        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations.
+        With ``scale``, lambda_max is computed first and the penalty is fraction x lambda_max
+        (4 significant digits, as the app shows it); the kept spec records both."""
         t0 = time.perf_counter()
 
         def on_iteration(state):
@@ -93,6 +96,8 @@ class FitJob:
 
         with collected() as caught:
             cohort = self.make_cohort()
+            if self.scale is not None:
+                self._scale_penalty(cohort)
             if cancel is not None and cancel.is_set():
                 raise FitCancelled(f"{self.name} cancelled before the first iteration")
             res = engine.fit(cohort, progress=on_iteration, **self.options)
@@ -100,6 +105,14 @@ class FitJob:
         messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
                        n_strata=int(cohort.n_strata), frame=self.frame)
+
+    def _scale_penalty(self, cohort) -> None:
+        top = engine.lambda_max(cohort, **self.scale["kwargs"])
+        lam = float(f"{self.scale['fraction'] * top:.4g}")
+        kind = engine.L1 if self.scale["kwargs"]["penalty"] == "l1" else engine.L2
+        self.options = {**self.options, "penalty": kind(lam)}
+        self.spec = json.loads(json.dumps(self.spec))
+        self.spec["options"].update(strength=lam, lambda_max=top)
 
 
 @dataclass
@@ -133,7 +146,8 @@ class CrossValidationJob:
             cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
             summary = cv.fit.summary
         spec = json.loads(json.dumps(self.spec))
-        spec["options"].update(strength=float(cv.penalty.lam),
+        spec["options"].update(strength=float(cv.penalty.lam), strength_as="lambda",
+                               lambda_max=float(cv.lambda_max),
                                cross_validated={"folds": self.options["folds"],
                                                 "grid": self.options["grid"]})
         messages = list(dict.fromkeys(caught))
@@ -142,6 +156,32 @@ class CrossValidationJob:
         return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
 
 
+
+
+@dataclass
+class PathRun:
+    """A finished regularisation path (engine.path) and the design it was computed for."""
+
+    name: str
+    result: object          # engine.PathResult (.lambdas, .coef, .df, .dev_ratio, .lambda_max)
+    key: str                # Store.penalty_key() when it was asked
+
+
+@dataclass
+class PathJob:
+    """A snapshot for engine.path; ``run`` works in any thread."""
+
+    name: str
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.path
+    key: str
+
+    def run(self, cancel: threading.Event | None = None, progress=None) -> PathRun:
+        """The path; engine.Cancelled between its fits when ``cancel`` is set."""
+        with collected():
+            cohort = self.make_cohort()
+            res = engine.path(cohort, progress=progress, cancel=cancel, **self.options)
+        return PathRun(self.name, res, self.key)
 
 
 @dataclass
@@ -203,7 +243,11 @@ class StudyJob:
                 result = run_study(con, s["target"], s["comparator"], s["outcome"],
                                    ps_strata=s["ps_strata"], match_ratio=s["match_ratio"],
                                    caliper=s["caliper"], prior_observation=s["prior_observation"],
-                                   risk_window_end=s["risk_window_end"])
+                                   risk_window_end=s["risk_window_end"],
+                                   restrict_to_common_period=s.get(
+                                       "restrict_to_common_period", False),
+                                   censor_at_new_risk_window=s.get(
+                                       "censor_at_new_risk_window", False))
         finally:
             con.close()
         return StudyRun(result, names, dict(s), time.perf_counter() - t0)
@@ -214,8 +258,19 @@ def comparison(fits: list[KeptFit]) -> pd.DataFrame:
     return pd.DataFrame([f.row() for f in fits])
 
 
-def coefficient_comparison(fits: list[KeptFit]) -> pd.DataFrame:
-    """Hazard ratios side by side: covariate x fit."""
+def same_data(fits: list[KeptFit]) -> list[KeptFit]:
+    """The fits on the data of the newest fit (source and recode/filter steps alike): rows
+    line up by covariate name, which only means the same thing on the same data."""
+    if not fits:
+        return []
+    data = fits[-1].spec["data"]
+    return [f for f in fits if f.spec["data"] == data]
+
+
+def coefficient_comparison(fits: list[KeptFit], across_data: bool = False) -> pd.DataFrame:
+    """Hazard ratios side by side: covariate x fit; only the fits on the newest fit's data
+    unless ``across_data`` (the user asked to line up fits of different data by name)."""
+    fits = fits if across_data else same_data(fits)
     if not fits:
         return pd.DataFrame()
     table = pd.concat({f.name: f.summary["hr"] for f in fits}, axis=1)

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .recode import step_code
 from .samples import SAMPLES
 
 VERSION = 1
@@ -104,6 +105,8 @@ def python_script(spec: dict) -> str:
             lines += [f"df = con.execute({data['sql']!r}).df()", "con.close()"]
         else:
             lines += ["", "df = ...  # load your data here"]
+        for step in data.get("steps", []):
+            lines += step_code(step)
         event = roles["event"]
         competing = opts["model"] == "fine_gray"
         if roles["event_codes"] and not competing:
@@ -123,6 +126,9 @@ def python_script(spec: dict) -> str:
     penalty = "None"
     if opts["penalty"] != "none":
         penalty = f"engine.{opts['penalty']}({opts['strength']!r})"
+        if opts.get("strength_as") == "fraction" and opts.get("lambda_max") is None:
+            lines += lambda_max_lines(opts, design)
+            penalty = f"engine.{opts['penalty']}(lam)"
     lines += ["", "res = engine.fit(", "    cohort,", f"    model={opts['model']!r},",
               f"    ties={opts['ties']!r},", f"    penalty={penalty},"]
     if opts.get("cause") is not None:
@@ -134,3 +140,19 @@ def python_script(spec: dict) -> str:
     lines += [f"    backend={opts['backend']!r},", f"    solver={opts['solver']!r},", ")",
               "print(res)", "print(res.summary)", ""]
     return "\n".join(lines)
+
+
+def lambda_max_lines(opts: dict, design: dict) -> list[str]:
+    """The penalty as a fraction of lambda_max, rounded to 4 significant digits as the app
+    fits it."""
+    args = [f"model={opts['model']!r}", f"penalty={opts['penalty'].lower()!r}",
+            f"ties={opts['ties']!r}"]
+    if opts.get("cause") is not None:
+        args.append(f"cause={opts['cause']!r}")
+    if opts["unpenalized"]:
+        args.append(f"unpenalized={opts['unpenalized']!r}")
+    if design["cut_points"]:
+        args.append(f"cut_points={design['cut_points']!r}")
+    return ["", f"lambda_max = engine.lambda_max(cohort, {', '.join(args)})",
+            f"lam = float(f\"{{{opts['strength_fraction']!r} * lambda_max:.4g}}\")"
+            f"  # {opts['strength_fraction']:g} x lambda_max"]

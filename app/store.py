@@ -13,6 +13,7 @@ Two kinds of data:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -25,9 +26,10 @@ import engine
 
 from .caught_warnings import collected
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
-from .jobs import CrossValidationJob, FitJob, KeptFit, StudyJob
+from .jobs import CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .memory import check_fit
+from .recode import apply_step
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
 
@@ -75,6 +77,8 @@ class Store(param.Parameterized):
     source = param.Dict(default={}, doc="Where the data came from (for the script and spec).")
     columns = param.List(default=[], doc="Column names offered for roles.")
     data_version = param.Integer(default=0, doc="Bumped on every load; views redraw on it.")
+    data_steps = param.List(default=[], doc="Recode/filter steps applied to the loaded table "
+                                            "(app/recode.py), in order.")
 
     # --- roles -------------------------------------------------------------------------
     time = param.String(default=None, allow_None=True)
@@ -94,7 +98,15 @@ class Store(param.Parameterized):
     cause = param.Integer(default=1, bounds=(1, None), doc="Fine-Gray: the cause of interest.")
     ties = param.Selector(objects=list(TIES), default="efron")
     penalty = param.Selector(objects=list(PENALTIES), default="none")
-    strength = param.Number(default=1.0, bounds=(0, None))
+    strength = param.Number(default=1.0, bounds=(0, None), doc="The absolute lambda.")
+    strength_as = param.Selector(objects=["fraction", "lambda"], default="fraction",
+                                 doc="fraction: lambda = strength_fraction x lambda_max of the "
+                                     "design (computed when needed); lambda: ``strength`` as "
+                                     "typed, set by cross-validation or a reopened analysis.")
+    strength_fraction = param.Number(default=0.05, bounds=(0, None))
+    lambda_max = param.Number(default=None, allow_None=True,
+                              doc="engine.lambda_max of the design named by lambda_max_key.")
+    lambda_max_key = param.String(default=None, allow_None=True)
     unpenalized = param.List(default=[])
     backend = param.Selector(objects=list(BACKENDS), default="cpu")
     solver = param.Selector(objects=list(SOLVERS), default="auto")
@@ -114,11 +126,16 @@ class Store(param.Parameterized):
     omop_ps_strata = param.Integer(default=5, bounds=(1, 20))
     omop_match_ratio = param.Integer(default=1, bounds=(1, 10))
     omop_caliper = param.Number(default=0.2, bounds=(0, None), doc="SDs of the logit PS")
+    omop_common_period = param.Boolean(default=False, doc="CohortMethod's restrict to common "
+                                                          "period")
+    omop_censor_new_window = param.Boolean(default=False, doc="CohortMethod's censor at the "
+                                                              "start of a new time at risk")
 
     # --- results -----------------------------------------------------------------------
     fits = param.List(default=[], doc="KeptFit records, oldest first.")
     cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
     study = param.Parameter(default=None, doc="The last StudyRun of the OMOP tab.")
+    path = param.Parameter(default=None, doc="The last PathRun (the Fit tab's path plot).")
 
     # ------------------------------------------------------------------------------------
     # loading
@@ -164,7 +181,8 @@ class Store(param.Parameterized):
             self._reset_design()
             self.param.update(time="time", start=None, event="event", event_codes=[],
                               treatment=cohort.names[0], covariates=list(cohort.names),
-                              strata=["strata"] if n_strata > 1 else [], id=None, weights=None)
+                              strata=["strata"] if n_strata > 1 else [], id=None, weights=None,
+                              data_steps=[])
             self.data_version += 1
 
     def _set_frame(self, df: pd.DataFrame, source: dict) -> None:
@@ -177,8 +195,71 @@ class Store(param.Parameterized):
             self.columns = list(df.columns)
             self._reset_design()
             self.param.update(time=None, start=None, event=None, event_codes=[], treatment=None,
-                              covariates=[], strata=[], id=None, weights=None)
+                              covariates=[], strata=[], id=None, weights=None, data_steps=[])
             self.data_version += 1
+
+    # recode and filter (app/recode.py): each step a new data version, roles kept
+    _raw = None   # the table as loaded, before data_steps
+
+    def apply_data_step(self, step: dict) -> None:
+        """Apply a recode/filter step to the loaded table (DataLoadError if it cannot)."""
+        if self.data is None:
+            raise DataLoadError("recode and filter work on a loaded table (not a simulated "
+                                "cohort)")
+        df = apply_step(self.data, step)
+        if not self.data_steps:
+            self._raw = self.data
+        self._replace_frame(df, [*self.data_steps, step])
+
+    def apply_data_steps(self, steps: list) -> None:
+        """Apply saved steps in order (reopening an analysis); all or none."""
+        if not steps:
+            return
+        if self.data is None:
+            raise DataLoadError("recode and filter work on a loaded table (not a simulated "
+                                "cohort)")
+        raw, df = (self._raw, self.data) if self.data_steps else (self.data, self.data)
+        for step in steps:
+            df = apply_step(df, step)
+        self._raw = raw
+        self._replace_frame(df, [*self.data_steps, *steps])
+
+    def undo_data_step(self) -> None:
+        """Drop the last step: the loaded table with the steps before it."""
+        if not self.data_steps:
+            return
+        df, steps = self._raw, self.data_steps[:-1]
+        for step in steps:
+            df = apply_step(df, step)
+        self._replace_frame(df, steps)
+
+    def _replace_frame(self, df: pd.DataFrame, steps: list) -> None:
+        with param.parameterized.batch_call_watchers(self):
+            self.param.update(data=df, columns=list(df.columns), data_steps=steps)
+            self.data_version += 1
+
+    @param.depends("strata", watch=True)
+    def _strata_leave_covariates(self) -> None:
+        """A column chosen as a stratum leaves the covariates (and their cut points and the
+        unpenalized list): it cannot be both."""
+        taken = set(self.strata)
+        if taken & (set(self.covariates) | set(self.cut_points) | set(self.unpenalized)):
+            self.param.update(
+                covariates=[c for c in self.covariates if c not in taken],
+                unpenalized=[c for c in self.unpenalized if c not in taken],
+                cut_points={k: v for k, v in self.cut_points.items() if k not in taken})
+
+    def explain(self, message: str) -> str:
+        """The engine's message in the app's words: an R-style 1/2 status points at the Event
+        codes box instead of an API flag."""
+        if ("codes other than 0/1" in message and self.event is not None
+                and not self.event_codes and not self.competing_risks):
+            codes = self.event_code_options()
+            return (f"the event column {self.event!r} has codes {codes}, not 0/1. If it is "
+                    "R's Surv coding (1 = censored, 2 = event), choose 2 in the Event codes "
+                    "box (Data tab); if the codes are causes of competing events, choose the "
+                    "Fine-Gray model (Design tab); or recode the column (Recode and filter).")
+        return message
 
     def _reset_design(self) -> None:
         self.param.update(cut_points={}, unpenalized=[])
@@ -356,7 +437,7 @@ class Store(param.Parameterized):
             with collected() as caught:
                 cohort = self.make_cohort_factory()()
         except (engine.CohortError, DataLoadError, ValueError, KeyError) as exc:
-            report["error"] = str(exc)
+            report["error"] = self.explain(str(exc))
             return report
         if self.competing_risks:
             counts = pd.Series(cohort.event[cohort.event > 0]).value_counts().sort_index()
@@ -402,6 +483,65 @@ class Store(param.Parameterized):
 
     # ------------------------------------------------------------------------------------
     # the analysis spec, fitting and export
+    # the penalty on the scale of lambda_max (engine.lambda_max)
+    @param.depends("strength", watch=True)
+    def _strength_typed(self) -> None:
+        if not self._scaling:
+            self.strength_as = "lambda"
+
+    @param.depends("strength_fraction", watch=True)
+    def _fraction_typed(self) -> None:
+        self.strength_as = "fraction"
+        self.apply_fraction()
+
+    @param.depends("strength_as", watch=True)
+    def _scale_chosen(self) -> None:
+        self.apply_fraction()
+
+    _scaling = False
+
+    def apply_fraction(self) -> None:
+        """In fraction mode, set ``strength`` to fraction x lambda_max when it is known."""
+        lam = self.scaled_strength()
+        if self.strength_as == "fraction" and lam is not None:
+            self._scaling = True
+            try:
+                self.strength = lam
+            finally:
+                self._scaling = False
+
+    def penalty_key(self) -> str:
+        """What lambda_max depends on: the data, roles, design, model, ties, cause and
+        unpenalized covariates (not the penalty's kind or strength)."""
+        roles = [getattr(self, r) for r in ("time", "start", "event", "event_codes",
+                                            "covariates", "strata", "id", "weights")]
+        return json.dumps([self.data_version, roles, self.cut_points, self.model,
+                           self.effective_ties, self.cause if self.competing_risks else None,
+                           self.fit_options()["unpenalized"]], default=str)
+
+    def known_lambda_max(self) -> float | None:
+        """lambda_max of the current design, if computed (by a fit, the path or CV)."""
+        return self.lambda_max if self.lambda_max_key == self.penalty_key() else None
+
+    def scaled_strength(self) -> float | None:
+        """strength_fraction x lambda_max, to 4 significant digits (the lambda shown and
+        fitted), or None while lambda_max is unknown."""
+        top = self.known_lambda_max()
+        return None if top is None else float(f"{self.strength_fraction * top:.4g}")
+
+    def note_lambda_max(self, key: str, value: float) -> None:
+        """Remember lambda_max of the design ``key`` (a finished fit, path or CV)."""
+        self.param.update(lambda_max=float(value), lambda_max_key=key)
+        self.apply_fraction()
+
+    def lambda_max_kwargs(self) -> dict:
+        """Keyword arguments of engine.lambda_max for the current design."""
+        o = self.fit_options()
+        return {"model": self.model, "penalty": self.penalty.lower(),
+                "unpenalized": list(o["unpenalized"]), "ties": self.effective_ties,
+                "cause": int(self.cause), "cut_points": o["cut_points"],
+                "backend": self.backend}
+
     def penalty_object(self):
         if self.penalty == "none":
             return None
@@ -431,8 +571,11 @@ class Store(param.Parameterized):
 
     def analysis_spec(self) -> AnalysisSpec:
         """The whole analysis: data source, roles, design, fit options."""
+        data = {k: v for k, v in self.source.items() if k != "about"}
+        if self.data_steps:
+            data["steps"] = [dict(step) for step in self.data_steps]
         return AnalysisSpec(
-            data={k: v for k, v in self.source.items() if k != "about"},
+            data=data,
             roles={"time": self.time, "start": self.start, "event": self.event,
                    "event_codes": [jsonable(c) for c in self.event_codes],
                    "treatment": self.treatment, "covariates": list(self.covariates),
@@ -441,6 +584,9 @@ class Store(param.Parameterized):
             options={"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
                      "cause": int(self.cause) if self.competing_risks else None,
                      "strength": float(self.strength),
+                     "strength_as": self.strength_as,
+                     "strength_fraction": float(self.strength_fraction),
+                     "lambda_max": self.known_lambda_max(),
                      "unpenalized": list(self.fit_options()["unpenalized"]),
                      "backend": self.backend, "solver": self.solver})
 
@@ -469,8 +615,13 @@ class Store(param.Parameterized):
         options = {**self.fit_options(), **overrides}
         spec = self.spec()
         spec["options"].update({k: v for k, v in overrides.items() if isinstance(v, str)})
+        scale = None
+        if (self.penalty != "none" and self.strength_as == "fraction"
+                and self.known_lambda_max() is None and "penalty" not in overrides):
+            scale = {"fraction": float(self.strength_fraction), "key": self.penalty_key(),
+                     "kwargs": self.lambda_max_kwargs()}
         return FitJob(name or self.next_fit_name(), spec, factory, options,
-                      frame=self.upload_frame())
+                      frame=self.upload_frame(), scale=scale)
 
     def keep(self, fit: KeptFit) -> None:
         self.fits = [*self.fits, fit]
@@ -505,6 +656,28 @@ class Store(param.Parameterized):
         """The data when they are an upload (a kept fit holds them for the analysis file)."""
         return self.data if self.source.get("kind") in ("csv", "parquet") else None
 
+    def path_job(self) -> PathJob:
+        """Snapshot for engine.path of the current L1/L2 penalty over ``cv_grid`` strengths."""
+        if self.penalty == "none":
+            raise DataLoadError("choose an L1 or L2 penalty in the Design tab; the path shows "
+                                "the fits along its strength")
+        if self.model != "cox":
+            raise DataLoadError("the regularisation path is drawn for the Cox model")
+        if self.cut_points:
+            raise DataLoadError("the path does not take cut points; clear them in the Design "
+                                "tab")
+        options = {"model": "cox", "penalty": self.penalty.lower(), "grid": int(self.cv_grid),
+                   "unpenalized": list(self.fit_options()["unpenalized"]),
+                   "ties": self.effective_ties, "backend": self.backend}
+        return PathJob(f"{self.penalty} path", self.make_cohort_factory(), options,
+                       self.penalty_key())
+
+    def chosen_lambda(self) -> float | None:
+        """The lambda a fit would use now (None in fraction mode while lambda_max is unknown)."""
+        if self.penalty == "none":
+            return None
+        return self.scaled_strength() if self.strength_as == "fraction" else self.strength
+
     def study_settings(self) -> dict:
         return {"database": self.omop_path.strip() or "Eunomia GiBleed",
                 "target": int(self.omop_target), "comparator": int(self.omop_comparator),
@@ -512,7 +685,9 @@ class Store(param.Parameterized):
                 "prior_observation": int(self.omop_prior_observation),
                 "risk_window_end": int(self.omop_risk_window_end),
                 "ps_strata": int(self.omop_ps_strata), "match_ratio": int(self.omop_match_ratio),
-                "caliper": float(self.omop_caliper)}
+                "caliper": float(self.omop_caliper),
+                "restrict_to_common_period": bool(self.omop_common_period),
+                "censor_at_new_risk_window": bool(self.omop_censor_new_window)}
 
     def study_job(self) -> StudyJob:
         """Snapshot of the OMOP settings; DataLoadError for settings a study cannot use."""

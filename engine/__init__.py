@@ -22,7 +22,7 @@ from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
 from .memory import fit_memory
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
-from .path import PathResult, path
+from .path import PathResult, lambda_max, path
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
 from .ph_smooth import ph_smooth
 from .residuals import residuals
@@ -54,7 +54,7 @@ __all__ = [
     "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bayes", "bootstrap", "cdm",
     "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
-    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at", "kaplan_meier",
+    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at", "kaplan_meier", "lambda_max",
     "loglik", "logrank_test", "lr_test", "path", "ph_smooth", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
     "autocorrelation", "per_sd", "ProbitMLE", "probit_mle",

@@ -32,7 +32,7 @@ from . import parallel as par
 from .errors import ConvergenceWarning
 from .fit import fit_problem
 from .options import MODELS, FitOptions
-from .path import PENALTIES, check_grid, lambda_grid, lambda_max
+from .path import PENALTIES, cancel_check, check_grid, lambda_grid, lambda_max_of
 from .priors import L1
 from .problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
@@ -65,11 +65,19 @@ class CrossValidationResult:
 
 class _FoldFits(WeightedRefits):
     """Task: for item (repeat, fold, lambdas, init) fit the training data along ``lambdas``
-    (warm starts) and return the fold's scores and its last coefficients."""
+    (warm starts) and return the fold's scores and its last coefficients.
 
-    def __init__(self, cohort, kind, folds, seed, **kw):
+    In a serial run the task also reports each (fold, grid point) step through ``step`` and
+    polls ``cancel`` after every solver iteration, so a long fold can be stopped at once; both
+    stay behind when the task is pickled for processes or Dask (which poll between folds)."""
+
+    def __init__(self, cohort, kind, folds, seed, step=None, cancel=None, **kw):
         super().__init__(cohort, **kw)
         self.kind, self.folds, self.seed = kind, folds, seed
+        self.step, self.cancel = step, cancel
+
+    def __getstate__(self):
+        return {**self.__dict__, "step": None, "cancel": None}
 
     def __call__(self, item):
         repeat, k, lambdas, beta = item
@@ -79,16 +87,23 @@ class _FoldFits(WeightedRefits):
         full = self.base_weights()
         train = np.where(fold == k, 0.0, full)
         scores, unconverged = [], 0
-        for lam in lambdas:
+        for i, lam in enumerate(lambdas):
             problem.set_weights(train)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=beta)
+                res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=beta,
+                                  progress=cancel_check(self.cancel, f"cross-validation "
+                                                        f"cancelled at fold {k + 1}, lambda "
+                                                        f"{i + 1} of {len(lambdas)}"))
             beta = res.beta
             unconverged += not res.converged
             problem.set_weights(full)
             scores.append(problem.loglik(beta) - res.loglik)
+            if self.step is not None:
+                self.step()
         return np.array(scores), beta, unconverged
+
+
 
 
 def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int = 10,
@@ -110,8 +125,11 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
         "dask", a scheduler address or a distributed.Client
     unpenalized : covariate names left out of the penalty (e.g. the treatment)
     auto : search lambda by bracketing and Brent's method instead of walking the grid
-    progress : callable(done, total), per fold fit (in auto mode total grows with the search)
-    cancel : threading.Event-like; when set, the run stops with engine.Cancelled
+    progress : callable(done, total) after each (fold, grid point) step, ``total`` = folds x
+        repeats x grid points (processes and Dask report whole folds; in auto mode one step
+        is one fold fit and total grows with the search)
+    cancel : threading.Event-like; when set, the run stops with engine.Cancelled: between
+        folds, and in a serial run after the current solver iteration
     tol, max_iter : of the fold fits and the refit
     """
     t0 = time.perf_counter()
@@ -124,18 +142,20 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
         raise ValueError("every covariate is in unpenalized: there is no penalty to choose.")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        top = lambda_max(problem, penalized)
+        top = lambda_max_of(problem, penalized)
     t1 = time.perf_counter()
 
-    task = _FoldFits(cohort, kind, folds, seed, options=options,
-                     unpenalized=problem.unpenalized)
+    serial = parallel is None or parallel == "serial"
+    task = _FoldFits(cohort, kind, folds, seed, cancel=cancel if serial else None,
+                     options=options, unpenalized=problem.unpenalized)
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:
             lambdas, scores, unconverged = _search(runner, pairs, top, kind, progress, cancel)
         else:
             lambdas = lambda_grid(grid, top)
-            out = runner.map([(r, k, tuple(lambdas), None) for r, k in pairs], progress, cancel)
+            report = _step_progress(task, progress, serial, len(pairs), len(lambdas))
+            out = runner.map([(r, k, tuple(lambdas), None) for r, k in pairs], report, cancel)
             scores = np.column_stack([s for s, _, _ in out])
             unconverged = sum(u for _, _, u in out)
     t2 = time.perf_counter()
@@ -143,7 +163,9 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     curve = _curve(lambdas, scores, pairs)
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
-    refit = fit_problem(problem, chosen)      # the layout sorted for lambda_max, not again
+    refit = fit_problem(problem, chosen,      # the layout sorted for lambda_max, not again
+                        progress=cancel_check(cancel, "cross-validation cancelled during "
+                                                      "the refit"))
     t3 = time.perf_counter()
     if unconverged:
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
@@ -157,6 +179,24 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
               "auto": auto, "ties": ties, "unpenalized": problem.unpenalized,
               "parallel": parallel if isinstance(parallel, str | None) else "client",
               "score": "Verweij-van Houwelingen cross-validated partial likelihood"})
+
+
+def _step_progress(task, progress, serial, n_folds, steps):
+    """Report ``progress(done, n_folds * steps)`` per (fold, grid point) step: from inside the
+    task when serial, else once per finished fold (``steps`` at a time).  Returns the runner's
+    per-fold callback."""
+    if progress is None:
+        return None
+    total = n_folds * steps
+    if not serial:
+        return lambda done, _: progress(done * steps, total)
+    done = [0]
+
+    def step():
+        done[0] += 1
+        progress(done[0], total)
+    task.step = step
+    return None
 
 
 def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:

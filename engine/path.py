@@ -72,7 +72,7 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     unpenalized : covariate names left out of the penalty
     ties, backend, tol, max_iter : as engine.fit
     progress : callable(done, total) after each fit; cancel : threading.Event-like, checked
-        between fits (engine.Cancelled)
+        between fits and after every solver iteration (engine.Cancelled)
     """
     t0 = time.perf_counter()
     kind = str(penalty).lower()
@@ -82,7 +82,7 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
     problem = Problem.from_cohort(cohort, options, unpenalized)
     penalized = problem.penalty_vectors(L1(1.0))[0] > 0
-    top = lambda_max(problem, penalized)
+    top = lambda_max_of(problem, penalized)
     ll_0 = problem.loglik()
     lambdas = lambda_grid(grid, top)
     t1 = time.perf_counter()
@@ -92,7 +92,9 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     for i, lam in enumerate(lambdas):
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"path cancelled after {i} of {len(lambdas)} fits")
-        res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta)
+        res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta,
+                          progress=cancel_check(cancel, f"path cancelled at lambda {i + 1} "
+                                                        f"of {len(lambdas)}"))
         beta = res.beta
         coefs.append(res.coef.to_numpy())
         lls.append(res.loglik)
@@ -114,7 +116,35 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
               "points": len(lambdas), "deviance": "glmnet: l_sat - l over l_sat - l_0"})
 
 
-def lambda_max(problem: Problem, penalized: np.ndarray) -> float:
+def lambda_max(cohort, model: str = "cox", penalty: str = "l1", unpenalized=(),
+               ties: str = "breslow", cause: int = 1, cut_points=None,
+               backend: str = "cpu") -> float:
+    """The scale of the penalty for this design: the smallest L1 strength at which every
+    penalised coefficient is zero (just below it one enters), as the path and cross-validation
+    use it.  For ``penalty="l2"`` it is the same number, the top of the L2 path's grid (a ridge
+    penalty never makes coefficients exactly zero), so a strength given as a fraction of
+    lambda_max means the same point of the grid for both.
+
+    Parameters
+    ----------
+    cohort : engine.Cohort; model, ties, cause, cut_points, backend : as engine.fit
+    penalty : "l1" | "l2"; unpenalized : covariate names left out of the penalty
+    """
+    kind = str(penalty).lower()
+    if kind not in PENALTIES:
+        raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
+    options = FitOptions(model=model, ties=ties, backend=backend, cause=cause)
+    problem = Problem.from_cohort(cohort, options, unpenalized, cut_points)
+    penalized = problem.penalty_vectors(L1(1.0))[0] > 0
+    if not penalized.any():
+        raise ValueError("every covariate is in unpenalized: there is no penalty to scale.")
+    try:
+        return lambda_max_of(problem, penalized)
+    finally:
+        problem.release()
+
+
+def lambda_max_of(problem: Problem, penalized: np.ndarray) -> float:
     """max |dl/dbeta_j| over the penalised j, at the fit of the unpenalised coefficients
     alone; leaves the problem at that fit."""
     zero = np.zeros(problem.p)
@@ -125,6 +155,18 @@ def lambda_max(problem: Problem, penalized: np.ndarray) -> float:
         raise ValueError("the penalised covariates have zero gradient at the null fit (no "
                          "events, or constant columns): there is no penalty path.")
     return top
+
+
+def cancel_check(cancel, message: str):
+    """A solver progress callback raising engine.Cancelled(message) once ``cancel`` is set
+    (None when there is nothing to poll): a long fit stops after its current iteration."""
+    if cancel is None:
+        return None
+
+    def check(state):
+        if cancel.is_set():
+            raise Cancelled(f"{message}, iteration {state.n_iter}")
+    return check
 
 
 def check_grid(grid) -> None:

@@ -46,7 +46,8 @@ def test_study_defaults_are_the_teaching_study():
     s = Store().study_settings()
     assert s == {"database": "Eunomia GiBleed", "target": CELECOXIB, "comparator": DICLOFENAC,
                  "outcome": GI_BLEED, "prior_observation": 183, "risk_window_end": 30,
-                 "ps_strata": 5, "match_ratio": 1, "caliper": 0.2}
+                 "ps_strata": 5, "match_ratio": 1, "caliper": 0.2,
+                 "restrict_to_common_period": False, "censor_at_new_risk_window": False}
 
 
 def test_concept_names_from_the_vocabulary():

@@ -147,7 +147,7 @@ def test_l2_and_progress_and_cancel():
     seen = []
     cv = engine.cross_validate(cohort, penalty="l2", folds=3, grid=4,
                                progress=lambda d, t: seen.append((d, t)))
-    assert isinstance(cv.penalty, engine.L2) and seen[-1] == (3, 3)
+    assert isinstance(cv.penalty, engine.L2) and seen[-1] == (12, 12)  # folds x grid steps
     stop = threading.Event()
 
     def progress(done, total):

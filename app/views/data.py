@@ -16,6 +16,7 @@ from ..memory import check_simulation, check_upload
 from ..store import Store, duckdb_source, upload_source
 from ._common import in_thread, markdown, notify, show, table, text_options
 from .bounded_dropper import BoundedFileDropper
+from .recode_view import RecodeView
 
 NONE = "(none)"
 ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
@@ -91,6 +92,7 @@ class DataView(Viewer):
         self.report = markdown(sizing_mode="stretch_width")
         self.problems = table(height=160, visible=False)
         self.preview = table(pagination="local", page_size=8, layout="fit_data_table")
+        self.recode = RecodeView(store=s)
         self._sync_widgets()
         self._validate()
 
@@ -247,6 +249,7 @@ class DataView(Viewer):
                              sizing_mode="stretch_width")),
             self.about,
             roles,
+            self.recode,
             "### Preview (first rows)",
             self.preview,
             sizing_mode="stretch_width",

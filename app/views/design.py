@@ -10,6 +10,7 @@ from ..choices import available_backends, available_models, detect_device
 from ..loading import DataLoadError
 from ..store import Store, parse_cut_points
 from ._common import markdown, notify, text_options
+from .path_view import penalty_words
 
 
 class DesignView(Viewer):
@@ -39,9 +40,16 @@ class DesignView(Viewer):
                                           visible=False)
         self.ties = pn.widgets.RadioButtonGroup.from_param(s.param.ties, label="Ties")
         self.penalty = pn.widgets.RadioButtonGroup.from_param(s.param.penalty, label="Penalty")
+        self.strength_as = pn.widgets.RadioButtonGroup.from_param(
+            s.param.strength_as, options={"fraction of lambda_max": "fraction",
+                                          "lambda": "lambda"})
+        self.fraction = pn.widgets.FloatInput.from_param(
+            s.param.strength_fraction, label="Strength (fraction of lambda_max; 1 = all "
+                                             "penalised coefficients zero)", step=0.01)
         self.strength = pn.widgets.FloatInput.from_param(s.param.strength,
                                                          label="Penalty strength (lambda)",
                                                          step=0.1)
+        self.scale = markdown()
         self.unpenalized = pn.widgets.MultiChoice(label="Unpenalized covariates")
         self.backend = pn.widgets.Select.from_param(s.param.backend, label="Backend")
         self.solver = pn.widgets.Select.from_param(s.param.solver, label="Solver")
@@ -51,7 +59,8 @@ class DesignView(Viewer):
         self.unpenalized.param.watch(lambda e: self._set("unpenalized", e.new), "value")
         s.param.watch(self._sync, ["columns", "covariates", "strata", "unpenalized", "cut_points",
                                    "time", "event", "start", "id", "weights", "penalty",
-                                   "model", "data_version"])
+                                   "model", "data_version", "strength_as", "strength",
+                                   "strength_fraction", "lambda_max"])
         self._sync()
 
     def _set(self, name, value) -> None:
@@ -73,7 +82,11 @@ class DesignView(Viewer):
             self.unpenalized.options = text_options(s.covariates)
             self.unpenalized.value = [c for c in s.unpenalized if c in s.covariates]
             self.unpenalized.disabled = s.penalty == "none"
-            self.strength.disabled = s.penalty == "none"
+            penalised = s.penalty != "none"
+            self.strength_as.visible = penalised
+            self.fraction.visible = penalised and s.strength_as == "fraction"
+            self.strength.visible = penalised and s.strength_as == "lambda"
+            self.scale.object = f"Penalty: {penalty_words(s)}." if penalised else ""
             fine_gray = s.model == "fine_gray"
             causes = s.cause_options()
             self.cause.options = {str(c): c for c in causes}
@@ -115,7 +128,8 @@ class DesignView(Viewer):
                           pn.Row(self.add_cut, self.clear_cut), self.cut_list, width=520),
                 pn.Column("### Model", self.model, self.cause, "Ties", self.ties, self.ties_note,
                           "Penalty", self.penalty,
-                          self.strength, self.unpenalized, "### Compute", self.backend,
+                          self.strength_as, self.fraction, self.strength, self.scale,
+                          self.unpenalized, "### Compute", self.backend,
                           self.device, self.solver, width=480),
             ),
             sizing_mode="stretch_width",

@@ -21,6 +21,7 @@ from ..jobs import FitCancelled, comparison
 from ..loading import DataLoadError
 from ..store import Store
 from ._common import in_thread, markdown, notify, show, table
+from .path_view import PathView, penalty_words
 
 
 class FitView(Viewer):
@@ -52,11 +53,16 @@ class FitView(Viewer):
                                                       name="Lambda grid points", width=140)
         self.cv_button = pn.widgets.Button(label="Cross-validate penalty", width=200)
         self.cv_button.on_click(self._on_cv)
+        self.path_button = pn.widgets.Button(label="Draw the path", width=160)
+        self.path_button.on_click(self._on_path)
+        self.path_view = PathView(store=self.store)
         self._cancel = threading.Event()
         self.store.param.watch(self._refresh_fits, ["fits"])
         self.store.param.watch(self._refresh_summary, ["data_version", "time", "event",
                                                        "covariates", "strata", "cut_points",
                                                        "ties", "penalty", "strength", "solver",
+                                                       "strength_fraction", "strength_as",
+                                                       "lambda_max",
                                                        "backend", "start"])
         self._refresh_fits()
         self._refresh_summary()
@@ -65,7 +71,7 @@ class FitView(Viewer):
         s = self.store
         opts = s.spec()["options"]
         cuts = "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}" for k, v in s.cut_points.items())
-        penalty = "none" if s.penalty == "none" else f"{s.penalty}({s.strength:g})"
+        penalty = penalty_words(s)
         self.summary.object = (
             f"**Data:** {s.source.get('label', 'none')} ({s.n_rows:,} rows) · "
             f"**time** {s.time}{' (start ' + s.start + ')' if s.start else ''} · "
@@ -96,6 +102,9 @@ class FitView(Viewer):
     async def _on_cv(self, event=None) -> None:
         await self.run_cv()
 
+    async def _on_path(self, event=None) -> None:
+        await self.run_path()
+
     def _new_job(self, make_job, failed: str, cannot: str):
         """The job for the typed name (or None, with the reason shown): a kept name is refused,
         and a design the engine rejects is a message, never a traceback."""
@@ -119,7 +128,7 @@ class FitView(Viewer):
         cancel = threading.Event()
         self._cancel = cancel
         self.running = True
-        self.fit_button.disabled = self.cv_button.disabled = True
+        self.fit_button.disabled = self.cv_button.disabled = self.path_button.disabled = True
         self.cancel_button.disabled = False
         t0 = time.monotonic()
         place = [0]  # in the server's queue; 0 once running
@@ -143,24 +152,30 @@ class FitView(Viewer):
         job = self._new_job(self.store.cv_job, "Cross-validation failed", "Cannot cross-validate")
         if job is None:
             return
-        done = [0, job.options["folds"]]
+        key = self.store.penalty_key()
+        folds, points = job.options["folds"], job.options["grid"]
+        done = [0, folds * points]
         self.progress.param.update(active=True, value=0, max=done[1], visible=True)
 
         def progress(k, total):
             done[:] = [k, total]
 
+        def where() -> str:
+            step = min(done[0], done[1] - 1)
+            return f"fold {step // points + 1} of {folds}, lambda {step % points + 1} of {points}"
+
         def describe(elapsed):
             self.progress.param.update(max=max(done[1], 1), value=min(done[0], done[1]))
-            self.status.object = (f"Cross-validating **{job.name}** … fold {done[0]} of "
-                                  f"{done[1]}, elapsed {elapsed:.1f} s")
+            self.status.object = (f"Cross-validating **{job.name}** … {where()} "
+                                  f"({done[0]} of {done[1]} fits done), elapsed {elapsed:.1f} s")
 
         task, elapsed = await self._in_worker(job.run, progress, f"survscan-cv-{job.name}",
                                               describe)
         try:
             run, kept = task.result()
         except engine.Cancelled:
-            self._finish("cancelled", f"**{job.name}** cross-validation cancelled after "
-                                      f"{done[0]} fold(s), {elapsed:.1f} s.")
+            self._finish("cancelled", f"**{job.name}** cross-validation cancelled at "
+                                      f"{where()}, {elapsed:.1f} s.")
             notify("warning", f"{job.name} cancelled", duration=4000)
             return
         except Exception as exc:  # a failed run is a message; data and earlier fits stay
@@ -168,6 +183,9 @@ class FitView(Viewer):
             notify("error", f"{job.name} failed: {exc}", duration=0)
             return
         self.store.cv = run
+        self.store.note_lambda_max(key, run.result.lambda_max)
+        self.store.strength_fraction = run.chosen / run.result.lambda_max
+        self.store.strength = run.chosen     # the chosen lambda, exactly, for the next fit
         self.store.keep(kept)
         self._finish("done", f"**{kept.name}**: cross-validated {run.penalty} over "
                              f"{job.options['folds']} folds in {elapsed:.2f} s; chosen lambda "
@@ -197,11 +215,14 @@ class FitView(Viewer):
                                       f"iteration(s), {elapsed:.1f} s.")
             notify("warning", f"{job.name} cancelled", duration=4000)
         except Exception as exc:  # a failed fit is a message; data and earlier fits stay
-            self._finish("failed", f"Fit failed ({job.name}): {exc}")
-            notify("error", f"{job.name} failed: {exc}", duration=0)
+            message = self.store.explain(str(exc))
+            self._finish("failed", f"Fit failed ({job.name}): {message}")
+            notify("error", f"{job.name} failed: {message}", duration=0)
         else:
             res = kept.result
             state = "converged" if res.converged else "did NOT converge"
+            if job.scale is not None:
+                self.store.note_lambda_max(job.scale["key"], kept.spec["options"]["lambda_max"])
             self.store.keep(kept)
             self._finish("done", f"**{kept.name}**: {state} after {res.n_iter} iterations in "
                                  f"{elapsed:.2f} s; log partial likelihood {res.loglik:.4f}.")
@@ -209,10 +230,41 @@ class FitView(Viewer):
                 notify("warning", message, duration=0)
             notify("success", f"{kept.name} done in {elapsed:.2f} s", duration=3000)
 
+    async def run_path(self) -> None:
+        """engine.path in a new thread with progress and Cancel; Fit shows its plot."""
+        job = self._new_job(lambda name: self.store.path_job(), "The path failed",
+                            "Cannot draw the path")
+        if job is None:
+            return
+        done = [0, job.options["grid"]]
+        self.progress.param.update(active=True, value=0, max=done[1], visible=True)
+
+        def describe(elapsed):
+            self.progress.param.update(max=max(done[1], 1), value=min(done[0], done[1]))
+            self.status.object = (f"Computing the **{job.name}** … fit {done[0]} of {done[1]}, "
+                                  f"elapsed {elapsed:.1f} s")
+
+        task, elapsed = await self._in_worker(
+            job.run, lambda k, total: done.__setitem__(slice(None), [k, total]),
+            "survscan-path", describe)
+        try:
+            run = task.result()
+        except engine.Cancelled:
+            self._finish("cancelled", f"The {job.name} was cancelled after {done[0]} fit(s).")
+            return
+        except Exception as exc:  # a failed path is a message; data and fits stay
+            self._finish("failed", f"The path failed: {exc}")
+            notify("error", f"The path failed: {exc}", duration=0)
+            return
+        self.store.note_lambda_max(run.key, run.result.lambda_max)
+        self.store.path = run
+        self._finish("done", f"The {job.name}: {len(run.result.lambdas)} fits in "
+                             f"{elapsed:.2f} s; lambda_max {run.result.lambda_max:.4g}.")
+
     def _finish(self, outcome: str, message: str) -> None:
         self.status.object = message
         self.progress.param.update(active=False, value=0, visible=False)
-        self.fit_button.disabled = self.cv_button.disabled = False
+        self.fit_button.disabled = self.cv_button.disabled = self.path_button.disabled = False
         self.cancel_button.disabled = True
         self.name_input.value = ""
         self.running = False
@@ -226,7 +278,8 @@ class FitView(Viewer):
             self.progress,
             self.status,
             "### Cross-validate the L1/L2 strength (the penalty chosen in Design)",
-            pn.Row(self.cv_folds, self.cv_grid, self.cv_button),
+            pn.Row(self.cv_folds, self.cv_grid, self.cv_button, self.path_button),
+            self.path_view,
             "### Kept fits (compare them in Results)",
             self.fits_table,
             pn.Row(self.remove_select, self.remove_button),

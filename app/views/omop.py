@@ -73,6 +73,12 @@ class OmopView(Viewer):
         for w in windows:
             w.width = 170
         self.windows = pn.Row(*windows)
+        self.rules = pn.Row(
+            pn.widgets.Checkbox.from_param(sp.omop_common_period,
+                                           name="Restrict to the common period (index dates "
+                                                "where both drugs are in use)"),
+            pn.widgets.Checkbox.from_param(sp.omop_censor_new_window,
+                                           name="Censor at the start of a new time at risk"))
         self.run_button = pn.widgets.Button(label="Run study", color="primary", width=140)
         self.run_button.on_click(self._on_run)
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
@@ -206,6 +212,7 @@ class OmopView(Viewer):
             pn.Row(*self.concepts.values(), self.lookup_button),
             self.names,
             self.windows,
+            self.rules,
             pn.Row(self.run_button),
             self.progress,
             self.status,

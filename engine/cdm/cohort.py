@@ -5,13 +5,23 @@ era start/end).  The rules, applied in CohortMethod's order, each a keyword argu
 CohortMethod's default for the Eunomia teaching study:
 
 1. first exposure only (per person and arm);
-2. at least ``prior_observation`` days of observation before the index date (the index date
+2. optionally, restrict to the common period (``restrict_to_common_period``): index dates
+   inside the overlap of the two arms' index dates, from the later of their first index dates
+   to the earlier of their last ones;
+3. at least ``prior_observation`` days of observation before the index date (the index date
    inside an observation period);
-3. persons in both cohorts: "remove all" (or "keep first", "keep all");
-4. no outcome in the ``prior_outcome_lookback`` days before the risk window starts;
-5. time at risk from index + ``risk_window_start`` to (cohort end, or start) +
-   ``risk_window_end``, censored at the end of the observation period, at least
-   ``min_days_at_risk`` days.
+4. persons in both cohorts: "remove all" (or "keep first", "keep all");
+5. no outcome in the ``prior_outcome_lookback`` days before the risk window starts;
+6. time at risk from index + ``risk_window_start`` to (cohort end, or start) +
+   ``risk_window_end``, censored at the end of the observation period;
+7. optionally, censor at the start of a new time at risk (``censor_at_new_risk_window``): a
+   person's window ends the day before their next window starts (several rows per person come
+   from ``first_exposure_only=False`` or persons kept in both arms); a window that would end
+   before it starts (two starting the same day: the target's, which sorts first) is dropped;
+8. at least ``min_days_at_risk`` days at risk.
+
+Rules 2 and 7 are CohortMethod's ``restrictToCommonPeriod`` and ``censorAtNewRiskWindow``
+(off by default, as there); when on, each is a row of the attrition table.
 
 Days at risk count both ends (CohortMethod's survivalTime): a person whose risk window is the
 index day alone has time 1; an outcome on day d of the window gives time d + 1.
@@ -29,7 +39,8 @@ def new_user_cohort(con, target, comparator, outcome, *, first_exposure_only: bo
                     prior_outcome_lookback: int | None = 30, risk_window_start: int = 0,
                     risk_window_end: int = 30, end_anchor: str = "cohort end",
                     censor_at_observation_end: bool = True, min_days_at_risk: int = 1,
-                    outcome_descendants: bool = True) -> pd.DataFrame:
+                    outcome_descendants: bool = True, restrict_to_common_period: bool = False,
+                    censor_at_new_risk_window: bool = False) -> pd.DataFrame:
     """One row per person (per exposure with ``first_exposure_only=False``) of the study.
 
     Parameters
@@ -41,6 +52,7 @@ def new_user_cohort(con, target, comparator, outcome, *, first_exposure_only: bo
         ``outcome_descendants`` their descendants in concept_ancestor count too
     prior_outcome_lookback : days; None keeps persons with a prior outcome
     end_anchor : "cohort end" | "cohort start": what ``risk_window_end`` counts from
+    restrict_to_common_period, censor_at_new_risk_window : rules 2 and 7 above
 
     Returns
     -------
@@ -52,16 +64,21 @@ def new_user_cohort(con, target, comparator, outcome, *, first_exposure_only: bo
                       _ids(outcome, "outcome"), first_exposure_only, int(prior_observation),
                       remove_duplicate_subjects, prior_outcome_lookback,
                       int(risk_window_start), int(risk_window_end), end_anchor,
-                      censor_at_observation_end, int(min_days_at_risk), outcome_descendants)
+                      censor_at_observation_end, int(min_days_at_risk), outcome_descendants,
+                      bool(restrict_to_common_period), bool(censor_at_new_risk_window))
     cohort = con.execute(sql + """
         SELECT person_id, treatment, cohort_start_date, cohort_end_date,
                CAST(time AS DOUBLE) AS time, event
         FROM at_risk ORDER BY person_id, cohort_start_date, treatment DESC""").df()
+    stages = [(stage, text) for stage, text in _STAGES
+              if (stage != "common_period" or restrict_to_common_period)
+              and (stage != "new_window" or censor_at_new_risk_window)]
     counts = con.execute(sql + "\n" + "\nUNION ALL\n".join(
         f"SELECT {k} AS step, treatment, count(DISTINCT person_id) AS persons FROM {stage} "
-        "GROUP BY treatment" for k, (stage, _) in enumerate(_STAGES))).df()
-    cohort.attrs["attrition"] = _attrition(counts, prior_observation, remove_duplicate_subjects,
-                                           prior_outcome_lookback, min_days_at_risk)
+        "GROUP BY treatment" for k, (stage, _) in enumerate(stages))).df()
+    cohort.attrs["attrition"] = _attrition(counts, stages, prior_observation,
+                                           remove_duplicate_subjects, prior_outcome_lookback,
+                                           min_days_at_risk)
     cohort["event"] = cohort["event"].astype("int64")
     cohort["treatment"] = cohort["treatment"].astype("int64")
     return cohort
@@ -70,23 +87,25 @@ def new_user_cohort(con, target, comparator, outcome, *, first_exposure_only: bo
 _STAGES = [
     ("exposures", "Original cohorts"),
     ("first_exposure", "First exposure only"),
+    ("common_period", "Restrict to common period"),
     ("prior_obs", "At least {prior_observation} days of prior observation"),
     ("unique_subjects", "Persons in both cohorts: {remove_duplicate_subjects}"),
     ("no_prior_outcome", "No outcome in the {prior_outcome_lookback} days before"),
+    ("new_window", "Censoring at start of new time-at-risk"),
     ("at_risk", "At least {min_days_at_risk} day(s) at risk"),
 ]
 
 
-def _attrition(counts, prior_observation, remove_duplicate_subjects, prior_outcome_lookback,
-               min_days_at_risk) -> pd.DataFrame:
+def _attrition(counts, stages, prior_observation, remove_duplicate_subjects,
+               prior_outcome_lookback, min_days_at_risk) -> pd.DataFrame:
     """Persons per arm after each rule, one row per rule."""
     table = counts.pivot_table(index="step", columns="treatment", values="persons",
-                               fill_value=0).reindex(range(len(_STAGES)), fill_value=0)
+                               fill_value=0).reindex(range(len(stages)), fill_value=0)
     words = dict(prior_observation=prior_observation,
                  remove_duplicate_subjects=remove_duplicate_subjects,
                  prior_outcome_lookback=prior_outcome_lookback, min_days_at_risk=min_days_at_risk)
     return pd.DataFrame({
-        "rule": [text.format(**words) for _, text in _STAGES],
+        "rule": [text.format(**words) for _, text in stages],
         "target_persons": table.get(1, pd.Series(0, index=table.index)).astype(int).to_numpy(),
         "comparator_persons": table.get(0, pd.Series(0, index=table.index)).astype(int)
         .to_numpy()})
@@ -101,7 +120,8 @@ def _ids(value, what) -> str:
 
 
 def _stages_sql(target, comparator, outcome, first_only, prior_observation, duplicates,
-                lookback, rw_start, rw_end, end_anchor, censor, min_days, descendants) -> str:
+                lookback, rw_start, rw_end, end_anchor, censor, min_days, descendants,
+                common_period, new_window) -> str:
     """The CTE chain: one named stage per rule (see _STAGES)."""
     if duplicates not in DUPLICATES:
         raise ValueError(f"remove_duplicate_subjects must be one of {DUPLICATES}, got "
@@ -135,9 +155,16 @@ first_exposure AS (
     SELECT *, row_number() OVER (PARTITION BY person_id, treatment
                                  ORDER BY cohort_start_date, cohort_end_date DESC) AS rn
     FROM exposures) WHERE rn = 1 OR NOT {first_only}),
+arm_periods AS (
+  SELECT min(cohort_start_date) AS first_index, max(cohort_start_date) AS last_index
+  FROM first_exposure GROUP BY treatment),
+common_period AS (
+  SELECT * FROM first_exposure
+  WHERE NOT {common_period} OR cohort_start_date BETWEEN
+        (SELECT max(first_index) FROM arm_periods) AND (SELECT min(last_index) FROM arm_periods)),
 prior_obs AS (
   SELECT e.*, op.observation_period_end_date
-  FROM first_exposure e
+  FROM common_period e
   JOIN person p ON p.person_id = e.person_id
   JOIN observation_period op ON op.person_id = e.person_id
    AND e.cohort_start_date BETWEEN op.observation_period_start_date
@@ -162,13 +189,23 @@ no_prior_outcome AS (
 windows AS (
   SELECT *, cohort_start_date + INTERVAL {rw_start} DAY AS risk_start, {risk_end} AS risk_end
   FROM no_prior_outcome),
+next_windows AS (
+  SELECT *, lead(risk_start) OVER (PARTITION BY person_id ORDER BY risk_start, treatment DESC,
+                                   cohort_start_date, cohort_end_date) AS next_start
+  FROM windows),
+new_window AS (
+  SELECT * EXCLUDE (next_start) REPLACE (
+           CASE WHEN {new_window} AND next_start <= risk_end
+                THEN next_start - INTERVAL 1 DAY ELSE risk_end END AS risk_end)
+  FROM next_windows
+  WHERE NOT {new_window} OR next_start IS NULL OR next_start > risk_start),
 at_risk AS (
   SELECT w.person_id, w.treatment, w.cohort_start_date, w.cohort_end_date,
          CASE WHEN min(o.outcome_date) IS NULL
               THEN date_diff('day', w.risk_start, w.risk_end) + 1
               ELSE date_diff('day', w.risk_start, min(o.outcome_date)) + 1 END AS time,
          CASE WHEN min(o.outcome_date) IS NULL THEN 0 ELSE 1 END AS event
-  FROM windows w
+  FROM new_window w
   LEFT JOIN outcome_events o ON o.person_id = w.person_id
    AND o.outcome_date BETWEEN w.risk_start AND w.risk_end
   WHERE date_diff('day', w.risk_start, w.risk_end) + 1 >= {min_days}

@@ -1,0 +1,111 @@
+"""Recode and filter on the Data tab: one step at a time (app/recode.py), each a new version
+of the table with the roles kept, listed, undoable, and written into the exported script."""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from ..loading import DataLoadError
+from ..recode import OPS, describe, level_order, parse_mapping, reference_step
+from ..store import Store, parse_cut_points
+from ._common import markdown, notify, text_options
+
+MAX_LEVELS = 50   # values offered in the pickers
+
+
+class RecodeView(Viewer):
+    """Column, operation, its inputs; Apply and Undo; the list of steps."""
+
+    store = param.ClassSelector(class_=Store)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.column = pn.widgets.Select(label="Column", width=200)
+        self.op = pn.widgets.Select(label="Step", options={v: k for k, v in OPS.items()},
+                                    width=240)
+        self.low = pn.widgets.FloatInput(label="From (empty: no bound)", value=None, width=150)
+        self.high = pn.widgets.FloatInput(label="To (empty: no bound)", value=None, width=150)
+        self.values = pn.widgets.MultiChoice(label="Values to keep", width=300)
+        self.cuts = pn.widgets.TextInput(label="Cut points", placeholder="e.g. 40, 60",
+                                         width=200)
+        self.new_name = pn.widgets.TextInput(label="New column", placeholder="column_group",
+                                         width=200)
+        self.level = pn.widgets.Select(label="Reference level", width=200)
+        self.mapping = pn.widgets.TextInput(label="old=new pairs", placeholder="e.g. 1=0, 2=1",
+                                            width=240)
+        self.apply = pn.widgets.Button(label="Apply step", color="primary", width=120)
+        self.apply.on_click(self._apply)
+        self.undo = pn.widgets.Button(label="Undo last step", width=130)
+        self.undo.on_click(self._undo)
+        self.steps = markdown(sizing_mode="stretch_width")
+        for w in (self.column, self.op):
+            w.param.watch(self._inputs, "value")
+        self.store.param.watch(self._sync, ["columns", "data_version", "data_steps"])
+        self._sync()
+
+    def _sync(self, *events) -> None:
+        s = self.store
+        frame = s.data is not None
+        self.column.options = list(s.columns) if frame else []
+        self.apply.disabled = not frame
+        self.undo.disabled = not s.data_steps
+        self.steps.object = ("Steps applied (in the exported script too): " + "; ".join(
+            f"{k + 1}. {describe(step)}" for k, step in enumerate(s.data_steps))
+            if s.data_steps else "No recode or filter step: the table as loaded.")
+        self._inputs()
+
+    def _inputs(self, *events) -> None:
+        s, op, column = self.store, self.op.value, self.column.value
+        levels = []
+        if s.data is not None and column in s.columns:
+            levels = level_order(s.data[column])[: MAX_LEVELS + 1]
+        self.values.options = text_options(levels[:MAX_LEVELS])
+        self.level.options = {str(v): v for v in levels[:MAX_LEVELS]}
+        self.low.visible = self.high.visible = op == "range"
+        self.values.visible = op == "values"
+        self.cuts.visible = self.new_name.visible = op == "cut"
+        self.new_name.placeholder = f"{column}_group" if column else "column_group"
+        self.level.visible = op == "reference"
+        self.mapping.visible = op == "recode"
+
+    def step(self) -> dict:
+        """The step the inputs describe (DataLoadError when they are incomplete)."""
+        op, column = self.op.value, self.column.value
+        if not column:
+            raise DataLoadError("choose a column")
+        if op == "range":
+            return {"op": op, "column": column, "low": self.low.value, "high": self.high.value}
+        if op == "values":
+            if not self.values.value:
+                raise DataLoadError("choose the values to keep")
+            return {"op": op, "column": column, "values": list(self.values.value)}
+        if op == "cut":
+            return {"op": op, "column": column, "cuts": parse_cut_points(self.cuts.value),
+                    "name": self.new_name.value.strip() or f"{column}_group"}
+        if op == "reference":
+            if self.level.value is None:
+                raise DataLoadError("choose the reference level")
+            return reference_step(self.store.data, column, self.level.value)
+        return {"op": op, "column": column, "mapping": parse_mapping(self.mapping.value)}
+
+    def _apply(self, event=None) -> None:
+        try:
+            step = self.step()
+            self.store.apply_data_step(step)
+        except DataLoadError as exc:
+            notify("error", f"Recode/filter: {exc}", duration=0)
+            return
+        notify("success", f"{describe(step)}: {self.store.n_rows:,} rows", duration=3000)
+
+    def _undo(self, event=None) -> None:
+        self.store.undo_data_step()
+
+    def __panel__(self):
+        return pn.Column(
+            "### Recode and filter",
+            pn.Row(self.column, self.op),
+            pn.Row(self.low, self.high, self.values, self.cuts, self.new_name, self.level,
+                   self.mapping),
+            pn.Row(self.apply, self.undo), self.steps, sizing_mode="stretch_width")
