@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import cox_kernels as k
+from .cox_subspace import PlaneStep, direction_curvature
 from .hazard_state import HazardState
 from ..modeldata import ModelData
 
@@ -17,6 +18,9 @@ class CoxCpuBackend:
     times)."""
 
     name = "cpu"
+    # re-choose each proximal-Newton step in the plane of it and the previous step with the
+    # exact Hessian (cox_subspace); False gives the plain step (the A/B reference of bench)
+    plane_step = True
 
     def __init__(self, md: ModelData, efron: bool):
         self.md = md
@@ -26,6 +30,7 @@ class CoxCpuBackend:
         self._start = md.start if self.has_start else np.zeros(0)
         self._start_order = md.start_order if self.has_start else np.zeros(0, np.int64)
         self._scratch = np.zeros(md.n)
+        self.plane = PlaneStep()
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
@@ -33,6 +38,7 @@ class CoxCpuBackend:
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
         self.state.set_weights(w_sorted)
+        self.plane.reset()
 
     def update(self, j: int, delta: float) -> None:
         self.state.update(j, delta)
@@ -70,8 +76,19 @@ class CoxCpuBackend:
         matrix of the previous step stand in (near the optimum the curvature barely moves; the
         gradient is always exact)."""
         ll, r, h = self.risk_set_pass(2)
-        return self.state.quadratic_step(ll, r, h, coords, beta, lam1, lam2, tol, max_cycles,
-                                         fresh)
+        ll, g, delta = self.state.quadratic_step(ll, r, h, coords, beta, lam1, lam2, tol,
+                                                 max_cycles, fresh)
+        if self.plane_step:
+            delta = self.plane.step(self.md, self.state.eta, self.state.wev - r,
+                                    self.direction_curvature, coords, beta, delta, lam1, lam2)
+        return ll, g, delta
+
+    def direction_curvature(self, U: np.ndarray) -> np.ndarray:
+        """-d2l along the eta-space directions in the rows of U (m x m), one O(N m^2) pass."""
+        md, s = self.md, self.state
+        return direction_curvature(np.ascontiguousarray(U), s.D, md.weights, md.flags,
+                                   self.efron, self.has_start, md.stop, self._start,
+                                   self._start_order, md.strata_bounds)
 
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Log-likelihood, gradient and observed information (-Hessian) over columns ``cols``.

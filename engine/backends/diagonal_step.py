@@ -57,9 +57,10 @@ class DiagonalStep:
         if self._key != key:
             block = None
             if 0 < coords.size <= GRAM_MAX:
-                block = k.row_block(*self._arrays, coords, self._n)
-                row_nnz = np.diff(block[0]).astype(np.float64)
-                if float(row_nnz @ row_nnz) > GRAM_PAIRS_PER_NNZ * max(block[0][-1], 1):
-                    block = None
+                # decide from the row counts alone (one pass over the indices), so that a block
+                # too dense for the Gram matrix is never built
+                row_nnz = k.row_counts(self._arrays[0], self._arrays[1], coords, self._n)
+                if float(row_nnz @ row_nnz) <= GRAM_PAIRS_PER_NNZ * max(row_nnz.sum(), 1.0):
+                    block = k.row_block(*self._arrays, coords, self._n)
             self._key, self._block, self._gram = key, block, None
         return self._block

@@ -100,6 +100,18 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
 
 
 @njit(cache=True, nogil=True)
+def row_counts(indptr, indices, coords, n):
+    """How many of the columns ``coords`` each of the n rows holds (float64): what decides
+    whether their row block is worth building."""
+    out = np.zeros(n)
+    for c in range(coords.size):
+        j = coords[c]
+        for k in range(indptr[j], indptr[j + 1]):
+            out[indices[k]] += 1.0
+    return out
+
+
+@njit(cache=True, nogil=True)
 def row_block(indptr, indices, values, vptr, coords, n):
     """Columns ``coords`` of the CSC arrays as CSR (rp, rc, rv) over the n rows: rc the position
     in ``coords`` (ascending within a row), rv float64 (1.0 for binary columns).  Two passes over
