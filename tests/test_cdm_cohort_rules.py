@@ -53,7 +53,7 @@ def brute_force(t, target, comparator, *, first_only=True, duplicates="remove al
         rows = rows.sort_values(["person_id", "treatment", "start", "end"],
                                 ascending=[True, True, True, False])
         rows = rows.drop_duplicates(["person_id", "treatment"])
-    counts.append(persons(rows))
+        counts.append(persons(rows))   # a rule that is off has no attrition row
     if common:   # index dates inside the overlap of the two arms' index dates
         first = rows.groupby("treatment")["start"].min().max()
         last = rows.groupby("treatment")["start"].max().min()

@@ -71,7 +71,8 @@ def new_user_cohort(con, target, comparator, outcome, *, first_exposure_only: bo
                CAST(time AS DOUBLE) AS time, event
         FROM at_risk ORDER BY person_id, cohort_start_date, treatment DESC""").df()
     stages = [(stage, text) for stage, text in _STAGES
-              if (stage != "common_period" or restrict_to_common_period)
+              if (stage != "first_exposure" or first_exposure_only)
+              and (stage != "common_period" or restrict_to_common_period)
               and (stage != "new_window" or censor_at_new_risk_window)]
     counts = con.execute(sql + "\n" + "\nUNION ALL\n".join(
         f"SELECT {k} AS step, treatment, count(DISTINCT person_id) AS persons FROM {stage} "
