@@ -150,9 +150,12 @@ class BayesState(param.Parameterized):
         return pd.DataFrame({**{c: s.column(c) for c in self.predictors}, s.event: outcome})
 
     def settings(self) -> dict:
+        """engine.sample's keywords. Chains run one after another: a job slot is one core,
+        and the progress then counts iterations (processes would report whole chains)."""
         return {"model": self.model, "draws": int(self.draws), "burn_in": int(self.burn_in),
                 "chains": int(self.chains), "thin": int(self.thin), "seed": int(self.seed),
-                "backend": self.backend, "standardize": bool(self.standardize)}
+                "backend": self.backend, "standardize": bool(self.standardize),
+                "parallel": None}
 
     def spec(self) -> dict:
         return {"survscan_bayes": 1, "data": self.data_source(), "outcome": self.outcome(),
@@ -195,6 +198,7 @@ class BayesState(param.Parameterized):
             out = out.join(mle)
         out["shrinkage"] = run.summary["shrinkage"].reindex(out.index)
         out["P(sign)"] = run.summary["p_sign"].reindex(out.index)
+        out["shrunk to 0"] = run.summary["shrunk"].reindex(out.index)   # 90% interval holds 0
         return out.reset_index()
 
     def diagnostics(self, run: BayesRun) -> pd.DataFrame:

@@ -18,7 +18,7 @@ pytest.importorskip("panel")
 pytest.importorskip("holoviews")
 
 import engine  # noqa: E402
-from app.bayes_state import BREAST, LOADED, BayesState  # noqa: E402
+from app.bayes_state import LOADED, BayesState  # noqa: E402
 from app.store import Store  # noqa: E402
 from app.views.bayes import BayesView  # noqa: E402
 
@@ -38,8 +38,7 @@ def test_default_is_breast_cancer_mean_features_and_matches_engine(breast_run):
     df = engine.datasets.load_breast_cancer()
     cohort = engine.Cohort.from_frame(df, time=None, event="target_benign",
                                       covariates=state.predictors)
-    post = engine.sample(cohort, draws=40, burn_in=10, chains=2, seed=5, thin=1,
-                         model="horseshoe_probit", backend="cpu", standardize=True)
+    post = engine.sample(cohort, draws=40, burn_in=10, chains=2, seed=5)
     np.testing.assert_array_equal(run.posterior.draws, post.draws)
     mle = engine.probit_mle(cohort)
     np.testing.assert_array_equal(run.mle.coef, mle.coef)
@@ -52,6 +51,7 @@ def test_tables_are_the_engines_numbers_reshaped(breast_run):
     table = state.comparison(run).set_index("coefficient")
     assert table.loc["(intercept)", "posterior mean"] == run.summary.loc["(intercept)", "mean"]
     assert table.loc["mean radius", "MLE"] == run.mle.coef["mean radius"]
+    assert (table["shrunk to 0"] == run.summary["shrunk"]).all()
     state.per_sd = True
     sd = engine.datasets.load_breast_cancer()["mean area"].std(ddof=0)
     per_sd = state.comparison(run).set_index("coefficient")

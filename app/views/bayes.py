@@ -103,8 +103,8 @@ class BayesView(Viewer):
         for message in job.warnings:
             notify("warning", message, duration=0)
         cancel = self._cancel = threading.Event()
-        # iterations (or chains, when they run in processes) done, total, and the time and
-        # count of the first report: the ETA extrapolates the sampling rate since then
+        # iterations done, their total, and the time and count of the first report: the ETA
+        # extrapolates the sampling rate since then
         done = [0, 0, None, 0]
 
         def progress(k, total):
