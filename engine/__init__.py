@@ -27,6 +27,7 @@ from .priors import L1, L2
 from .problem import Problem
 from .result import FitResult
 from .sccs_data import SccsData
+from .sccs_time_to_event import sccs_time_to_event
 from .simulate import simulate
 from .simulate_sccs import simulate_sccs
 from .table_one import TableOne, table_one
@@ -50,4 +51,5 @@ __all__ = [
     "fit_problem", "global_tests", "gradient", "information", "information_at", "kaplan_meier",
     "loglik", "logrank_test", "lr_test", "path", "ph_test", "residuals", "sample", "scaled_schoenfeld",
     "simulate", "simulate_sccs", "table_one",
+    "sccs_time_to_event",
 ]
