@@ -80,6 +80,7 @@ class SccsRun:
     boot: object = None              # engine.BootstrapResult
     study: object = None             # engine.cdm.SccsStudyResult
     diagnostic: object = None        # engine.FitResult of the probe model (case histories)
+    time_to_event: pd.DataFrame | None = None  # engine.sccs_time_to_event (case histories)
     warnings: list = field(default_factory=list)
 
     def irr_table(self) -> pd.DataFrame:
@@ -95,6 +96,18 @@ class SccsRun:
         """The columns that are not age groups (the drugs' windows), for the forest plot."""
         table = self.irr_table()
         return table[~table["covariate"].str.startswith("age[")].reset_index(drop=True)
+
+    def days_to_event(self) -> pd.DataFrame | None:
+        """Days from exposure start to each event: the CDM study's, or for case histories
+        those of the exposure of interest (else the first exposure column)."""
+        if self.study is not None:
+            return self.study.time_to_event
+        if self.time_to_event is None:
+            return None
+        drugs = list(dict.fromkeys(self.time_to_event["drug"]))
+        drug = self.spec["options"]["interest"] if self.spec["options"]["interest"] in drugs \
+            else drugs[0]
+        return self.time_to_event[self.time_to_event["drug"] == drug]
 
     def pre_exposure(self) -> pd.DataFrame | None:
         """The diagnostic IRRs: the drugs' windows (a pre-exposure window among them) and the
@@ -169,8 +182,13 @@ class SccsJob:
         if probe is not None:
             report("fitting the end-of-observation probe model", 0, 0)
             diagnostic = engine.fit(probe, model="sccs")
+        tte = None
+        if self.spec["layout"] == "cases":
+            d = self.spec["design"]
+            tte = engine.sccs_time_to_event(self.frame, d["case"], d["event_times"],
+                                            d["exposure_start"])
         return SccsRun(self.name, self.spec, res, sccs, 0.0, cv=cv, boot=boot,
-                       diagnostic=diagnostic)
+                       diagnostic=diagnostic, time_to_event=tte)
 
     def _study(self, report) -> SccsRun:
         from engine import cdm

@@ -104,6 +104,12 @@ def python_script(spec: dict) -> str:
                   f"    age_cuts={d['age_cuts']!r}, first_event_only={d['first_event_only']!r},",
                   "    exposures=probe), model='sccs')",
                   "print(diagnostic.summary)"]
+    if spec["layout"] == "cases":
+        d = spec["design"]
+        lines += ["", "# days from the latest exposure start to each event",
+                  f"time_to_event = engine.sccs_time_to_event(df, {d['case']!r}, "
+                  f"{d['event_times']!r}, {d['exposure_start']!r})",
+                  "print(time_to_event.describe())"]
     if opts["bootstrap"]:
         lines += ["", "boot = engine.bootstrap(",
                   f"    sccs, model='sccs', penalty=penalty, replicates={opts['bootstrap']}, "

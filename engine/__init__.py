@@ -7,6 +7,7 @@ first use, so ``import engine`` loads neither DuckDB nor lifelines.
 import importlib
 
 from . import bayes, datasets, device
+from .autocorrelation import autocorrelation
 from .bayes import PosteriorResult, sample
 from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
@@ -23,20 +24,19 @@ from .lr_test import lr_test
 from .memory import fit_memory
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, lambda_max, path
-from .ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .per_sd import per_sd
 from .ph_smooth import ph_smooth
-from .residuals import residuals
+from .ph_test import information, information_at, ph_test, scaled_schoenfeld
 from .priors import L1, L2
+from .probit_mle import ProbitMLE, probit_mle
 from .problem import Problem
+from .residuals import residuals
 from .result import FitResult
 from .sccs_data import SccsData
+from .sccs_time_to_event import sccs_time_to_event
 from .simulate import simulate
 from .simulate_sccs import simulate_sccs
 from .table_one import TableOne, table_one
-# the Bayesian page's companions of engine.sample
-from .autocorrelation import autocorrelation
-from .per_sd import per_sd
-from .probit_mle import ProbitMLE, probit_mle
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 
@@ -50,13 +50,13 @@ def __getattr__(name):
 
 __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
-    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2",
-    "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "PosteriorResult", "Problem", "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "bayes", "bootstrap", "cdm",
-    "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit",
-    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at", "kaplan_meier", "lambda_max",
-    "loglik", "logrank_test", "lr_test", "path", "ph_smooth", "ph_test", "residuals", "sample", "scaled_schoenfeld",
-    "simulate", "simulate_sccs", "table_one",
-    "autocorrelation", "per_sd", "ProbitMLE", "probit_mle",
+    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
+    "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
+    "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
+    "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
+    "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
+    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
+    "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
+    "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
+    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
 ]
-__all__ += ["fit_memory"]  # engine/memory.py: a fit's memory, estimated before it runs

@@ -117,6 +117,7 @@ def test_itpdat_fit_equals_engine_and_statsmodels_and_the_script_reproduces_it()
     assert spec["design"]["risk_windows"] == {"mmr": [[0, 42]]}
     script = run_script(python_script(spec))
     np.testing.assert_allclose(script["res"].summary["irr"], table["irr"], rtol=1e-12)
+    pd.testing.assert_frame_equal(script["time_to_event"], run.time_to_event)
 
 
 def test_end_of_observation_probe_against_a_day_by_day_expansion():
@@ -217,6 +218,9 @@ def test_view_fits_shows_results_and_keeps_them_after_bad_input(view, notes):
     shown = view.results.irr.value.set_index("covariate")
     assert shown.loc["mmr[0,42]", "irr"] == pytest.approx(3.226191, abs=5e-7)
     assert view.results.body.visible and view.results.forest.object is not None
+    days = engine.sccs_time_to_event(engine.datasets.load_sccs("itpdat"), "case", "itp", "mmr")
+    pd.testing.assert_frame_equal(first.days_to_event(), days)
+    assert view.results.tte.object is not None and view.results.oe.object is None
     assert "engine.SccsData.from_cases(" in view.results.script.object
 
     view.windows.value = "0-42"                           # a typo: a message, nothing lost

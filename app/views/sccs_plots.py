@@ -51,8 +51,9 @@ def time_to_event_plot(time_to_event: pd.DataFrame, bins: int = 40) -> hv.Histog
     before them)."""
     days = time_to_event.dropna(subset=["days_from_exposure"])
     data = hv.Dataset(days, "days_from_exposure")
+    drug = f" ({days['drug'].iloc[0]})" if "drug" in days and len(days) else ""
     return histogram(data, dimension="days_from_exposure", num_bins=bins).opts(
-        title=f"Days from exposure start to outcome (n = {len(days):,})",
+        title=f"Days from exposure start to event{drug} (n = {len(days):,})",
         xlabel="days since the latest exposure start", ylabel="outcomes",
         width=PLOT_WIDTH // 2, height=300, color=BLUE, toolbar="above")
 

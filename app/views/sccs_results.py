@@ -56,8 +56,8 @@ def diagnostic_notes(run) -> list[str]:
                      "pseudo-exposure; an IRR far from 1 means events cut observation short, "
                      "against the SCCS assumption.")
     if layout == "cases":
-        notes.append("Time from exposure to event and observed/expected outcomes by calendar "
-                     "month need calendar dates: they are drawn for the Eunomia CDM study.")
+        notes.append("Observed/expected outcomes by calendar month need calendar dates: "
+                     "they are drawn for the Eunomia CDM study.")
     return notes
 
 
@@ -153,11 +153,10 @@ class SccsResults(Viewer):
         self.pre_table.visible = pre is not None
         if pre is not None:
             show(self.pre_table, pre, 4)
-        if run.study is not None:
-            self.tte.object = time_to_event_plot(run.study.time_to_event)
-            self.oe.object = observed_expected_plot(run.study.observed_expected)
-        else:
-            self.tte.object = self.oe.object = None
+        days = run.days_to_event()
+        self.tte.object = None if days is None else time_to_event_plot(days)
+        self.oe.object = None if run.study is None else observed_expected_plot(
+            run.study.observed_expected)
         self.diagnostics_note.object = "  \n".join(diagnostic_notes(run))
         self.cv.object = None if run.cv is None else cv_plot(
             run.cv.curve, float(run.cv.penalty.lam), run.spec["options"]["penalty"])
