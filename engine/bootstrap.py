@@ -114,7 +114,7 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     reps = pd.DataFrame(np.vstack([out[b][0] for b in drawn]), columns=full.coef.index,
                         index=pd.Index(drawn, name="replicate"))
     alpha = (1.0 - level) / 2.0
-    lower, upper = np.quantile(reps.to_numpy(), [alpha, 1.0 - alpha], axis=0)
+    lower, upper = percentiles(reps.to_numpy(), [alpha, 1.0 - alpha])
     summary = pd.DataFrame({"coef": full.coef, "lower": lower, "upper": upper,
                             "nonzero_fraction": (reps != 0).mean(axis=0)})
     unconverged = sum(not out[b][1] for b in drawn)
@@ -127,3 +127,14 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
         not_converged=int(unconverged), no_events=int(no_events),
         spec={"penalty": full.spec["penalty"], "replicates": replicates, "seed": seed,
               "ties": ties, "unpenalized": full.spec["unpenalized"]})
+
+
+def percentiles(values: np.ndarray, q) -> np.ndarray:
+    """numpy's linear percentiles of each column, where a diverging (infinite) replicate next
+    to the percentile gives that infinity rather than NaN and a RuntimeWarning."""
+    lo = np.quantile(values, q, axis=0, method="lower")
+    hi = np.quantile(values, q, axis=0, method="higher")
+    out = np.where(np.isinf(lo), lo, hi)
+    cols = np.flatnonzero(np.isfinite(lo).all(axis=0) & np.isfinite(hi).all(axis=0))
+    out[:, cols] = np.quantile(values[:, cols], q, axis=0)
+    return out

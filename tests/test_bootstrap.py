@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 import engine
+from engine.bootstrap import percentiles
 from engine.resampling import bootstrap_counts, subjects
 
 
@@ -109,3 +110,19 @@ def test_percentile_intervals_cover_near_the_nominal_level():
 def test_bad_arguments_are_clear_value_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         engine.bootstrap(_small(), **kwargs)
+
+
+def test_percentiles_keep_a_diverging_replicate_infinite():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(41, 3))
+    values[:3, 1] = -np.inf        # far from the 50% point: the median stays numpy's
+    values[:, 2] = -np.inf         # every replicate diverged
+    values[:39, 0] = np.sort(values[:39, 0])
+    values[39:, 0] = np.inf        # two diverged upwards: the 97.5% point lies beside them
+    q = [0.025, 0.5, 0.975]
+    got = percentiles(values, q)
+    np.testing.assert_array_equal(got[:, 2], -np.inf)
+    assert got[1, 1] == np.quantile(values[:, 1], 0.5)
+    assert got[0, 1] == -np.inf and got[2, 0] == np.inf
+    finite = np.isfinite(values).all(axis=0)
+    np.testing.assert_array_equal(got[:, finite], np.quantile(values[:, finite], q, axis=0))
