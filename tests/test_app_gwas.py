@@ -71,6 +71,7 @@ def test_summary_statistics_columns_against_the_bim_and_definitions(toy_run):
     np.testing.assert_allclose(stats.LOG10P, -np.log10(frame.PValue), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_generated_script_reruns_the_scan(toy_run, tmp_path):
     script = tmp_path / "gwas_scan.py"
     script.write_text(toy_run.python_script())
@@ -85,6 +86,7 @@ def test_generated_script_reruns_the_scan(toy_run, tmp_path):
     assert spec["kinship"] == "loco" and spec["bed"].endswith("toydata.5chrom")
 
 
+@pytest.mark.slow
 def test_simulated_traits_many_rows_lower_the_threshold(view):
     s = view.state
     s.param.update(simulate=True, sim_traits=150, kinship="all", threshold=None)
