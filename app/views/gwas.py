@@ -64,7 +64,8 @@ class GwasView(Viewer):
                 ("pheno", "Phenotypes (PLINK text, CSV, Parquet)", "e.g. traits.csv"),
                 ("covar", "Covariates (optional)", "empty: none"))), visible=False)
         self.simulate = pn.Row(
-            pn.widgets.Checkbox.from_param(sp.simulate, label="Simulate traits on the genotypes"),
+            pn.widgets.Toggle.from_param(sp.simulate, label="Simulate traits on the genotypes",
+                                         width=260),
             pn.widgets.IntInput.from_param(sp.sim_traits, label="Traits", width=110),
             pn.widgets.FloatInput.from_param(sp.sim_h2, label="h2", step=0.1, width=90),
             pn.widgets.IntInput.from_param(sp.sim_causal, label="Causal SNPs", width=110),
