@@ -24,7 +24,8 @@ import engine
 from ..gwas_state import ROW_LIMIT, SOURCES, GwasState
 from ..job_slots import SLOTS
 from ..loading import DataLoadError
-from ._common import escaped_titles, in_thread, markdown, notify, number_formatters, table
+from ._common import (escaped_titles, in_thread, markdown, notify, number_formatters, table,
+                      text_options)
 from .export import plot_html
 from .gwas_plots import locus_heatmap, manhattan_plot, qq_plot
 
@@ -118,7 +119,8 @@ class GwasView(Viewer):
         except (DataLoadError, engine.CohortError, OSError) as exc:
             notify("error", f"Cannot load the traits: {exc}", duration=0)
             return
-        self.trait_choice.param.update(options=names, value=list(self.state.traits))
+        self.trait_choice.param.update(options=text_options(names),  # names as text
+                                       value=list(self.state.traits))
         self.status.object = f"{len(names):,} trait(s) found."
 
     def _on_cancel(self, event=None) -> None:
