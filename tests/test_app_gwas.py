@@ -71,6 +71,7 @@ def test_summary_statistics_columns_against_the_bim_and_definitions(toy_run):
     np.testing.assert_allclose(stats.LOG10P, -np.log10(frame.PValue), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_generated_script_reruns_the_scan(toy_run, tmp_path):
     script = tmp_path / "gwas_scan.py"
     script.write_text(toy_run.python_script())
@@ -85,6 +86,7 @@ def test_generated_script_reruns_the_scan(toy_run, tmp_path):
     assert spec["kinship"] == "loco" and spec["bed"].endswith("toydata.5chrom")
 
 
+@pytest.mark.slow
 def test_simulated_traits_many_rows_lower_the_threshold(view):
     s = view.state
     s.param.update(simulate=True, sim_traits=150, kinship="all", threshold=None)
@@ -215,3 +217,21 @@ def test_traits_with_missing_values_run_on_their_own_people(view, monkeypatch, t
                        kinship="all", memory="512MB")
     mine = view.state.run.rows("y_gappy").reset_index(drop=True)
     np.testing.assert_allclose(mine.PValue, direct.frame.PValue, rtol=1e-12)
+
+
+def test_trait_names_are_offered_as_text(view, monkeypatch, tmp_path):
+    hostile = '<img src=x onerror="window.__pwned=1">'
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(folder))
+    for name in ("toydata.5chrom.bed", "toydata.5chrom.bim", "toydata.5chrom.fam"):
+        (folder / name).write_bytes((TOY / name).read_bytes())
+    phe = pd.read_csv(TOY / "toydata.phe", sep=r"\s+", header=None, dtype={0: str, 1: str})
+    pd.DataFrame({"FID": phe[0], "IID": phe[1], hostile: phe[2]}).to_csv(folder / "h.csv",
+                                                                         index=False)
+    view.state.param.update(source=SOURCES[1], bed="toydata.5chrom", pheno="h.csv")
+    asyncio.run(view._on_load())
+    assert view.trait_choice.options == {"&lt;img src=x onerror=&quot;window.__pwned=1&quot;&gt;":
+                                         hostile}
+    view.trait_choice.value = [hostile]
+    assert view.state.traits == [hostile]

@@ -40,3 +40,23 @@ def test_default_toy_scan_shows_gwas_scans_top_hit(page):
     assert float(shown_h2) == pytest.approx(res.h2.loc["toydata.phe"].mean(), abs=5e-7)
     assert pg.locator(".bk-Canvas").count() >= 3      # Manhattan, QQ, heatmap
     shot(pg, "gwas")
+
+
+def test_simulated_traits_fill_the_heatmap(page):
+    from playwright.sync_api import expect
+
+    pg = page
+    tab(pg, "GWAS")
+    pg.get_by_role("button", name="Simulate traits on the genotypes").click()
+    traits = pg.locator(".bk-input-group", has_text="Traits").filter(
+        has_not_text="to scan").locator("input").first
+    traits.fill("300")
+    traits.press("Enter")
+    pg.get_by_role("button", name="all", exact=True).click()
+    pg.get_by_role("button", name="Run scan").click()
+    expect(pg.get_by_text(re.compile(r"^Scan (done in|failed)"))).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"300 trait\(s\) x 10,000 SNPs on 500 people, kinship all; "
+                                     r"rows with p <= 0.1 kept"))).to_be_visible()
+    expect(pg.locator(".gwas-h2-table .tabulator-row").first).to_be_visible()
+    assert pg.locator(".bk-Canvas").count() >= 3
+    shot(pg, "gwas_simulated")

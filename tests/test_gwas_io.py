@@ -95,9 +95,12 @@ def test_errors_name_the_ids_and_the_fix():
     with pytest.raises(CohortError, match=r"more than once.*per3"):
         _scan(pd.concat([pheno, pheno.iloc[[3]]]))
     gap = pheno.copy()
-    gap.loc[7, "toydata.phe"] = np.nan
-    with pytest.raises(CohortError, match=r"'toydata.phe' is missing for \[\('per7', 'per7'\)\]"):
-        _scan(gap)
+    gap.loc[7, "toydata.phe"] = np.nan                  # a missing trait value: dropped
+    assert _scan(gap).spec["n"] == 499
+    gap_covar = covar.copy()
+    gap_covar.loc[7, "cov"] = np.nan                    # a missing covariate: refused
+    with pytest.raises(CohortError, match=r"'cov' is missing for \[\('per7', 'per7'\)\]"):
+        _scan(pheno, gap_covar)
     with pytest.raises(CohortError, match=r"covar: 1 phenotyped individuals have no covariates"):
         _scan(pheno, covar.drop(index=9))
     with pytest.raises(CohortError, match="not numeric"):

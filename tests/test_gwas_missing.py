@@ -51,6 +51,7 @@ def test_each_trait_equals_its_own_scan_without_its_missing_people(traits, scann
                                        check_exact=False, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_against_fastlmm_single_snp_one_trait_per_call(traits, scanned):
     fastlmm = pytest.importorskip("fastlmm.association")
     from pysnptools.snpreader import Bed, SnpData

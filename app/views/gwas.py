@@ -24,7 +24,8 @@ import engine
 from ..gwas_state import ROW_LIMIT, SOURCES, GwasState
 from ..job_slots import SLOTS
 from ..loading import DataLoadError
-from ._common import escaped_titles, in_thread, markdown, notify, number_formatters, table
+from ._common import (escaped_titles, in_thread, markdown, notify, number_formatters, table,
+                      text_options)
 from .export import plot_html
 from .gwas_plots import locus_heatmap, manhattan_plot, qq_plot
 
@@ -64,7 +65,8 @@ class GwasView(Viewer):
                 ("pheno", "Phenotypes (PLINK text, CSV, Parquet)", "e.g. traits.csv"),
                 ("covar", "Covariates (optional)", "empty: none"))), visible=False)
         self.simulate = pn.Row(
-            pn.widgets.Checkbox.from_param(sp.simulate, label="Simulate traits on the genotypes"),
+            pn.widgets.Toggle.from_param(sp.simulate, label="Simulate traits on the genotypes",
+                                         width=260),
             pn.widgets.IntInput.from_param(sp.sim_traits, label="Traits", width=110),
             pn.widgets.FloatInput.from_param(sp.sim_h2, label="h2", step=0.1, width=90),
             pn.widgets.IntInput.from_param(sp.sim_causal, label="Causal SNPs", width=110),
@@ -117,7 +119,8 @@ class GwasView(Viewer):
         except (DataLoadError, engine.CohortError, OSError) as exc:
             notify("error", f"Cannot load the traits: {exc}", duration=0)
             return
-        self.trait_choice.param.update(options=names, value=list(self.state.traits))
+        self.trait_choice.param.update(options=text_options(names),  # names as text
+                                       value=list(self.state.traits))
         self.status.object = f"{len(names):,} trait(s) found."
 
     def _on_cancel(self, event=None) -> None:

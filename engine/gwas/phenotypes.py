@@ -79,7 +79,8 @@ def _read_plink_text(path: Path) -> pd.DataFrame:
 
 
 def match(fam: pd.MultiIndex, pheno: pd.DataFrame, covar: pd.DataFrame | None):
-    """(.fam rows, Y n x t, C n x c) for the phenotyped individuals in .fam order."""
+    """(.fam rows, Y n x t, C n x c) for the phenotyped individuals in .fam order (``pheno``
+    without missing values: ``scan`` splits traits by missingness pattern first)."""
     position = pd.Series(np.arange(len(fam)), index=fam)
     if fam.duplicated().any():
         raise CohortError(f"bed: (FID, IID) {list(fam[fam.duplicated()][:5])} appear twice in "
@@ -88,7 +89,6 @@ def match(fam: pd.MultiIndex, pheno: pd.DataFrame, covar: pd.DataFrame | None):
     if len(unknown):
         raise CohortError(f"pheno: {len(unknown)} individuals are not in the .fam file, e.g. "
                           f"{list(unknown[:5])}; match FID and IID to the genotypes or drop them.")
-    _no_missing(pheno, "pheno")
     rows = np.sort(position[pheno.index].to_numpy())
     ids = fam[rows]
     Y = pheno.loc[ids].to_numpy()
@@ -109,4 +109,5 @@ def _no_missing(frame: pd.DataFrame, what: str) -> None:
         column = bad.any().idxmax()
         ids = list(frame.index[bad[column]][:5])
         raise CohortError(f"{what}: column {column!r} is missing for {ids} (first rows); a "
-                          "multi-trait scan needs every value: impute or drop those individuals.")
+                          "covariate needs a value for every analysed individual: impute or "
+                          "drop them.")
