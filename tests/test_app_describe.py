@@ -165,3 +165,20 @@ def test_parse_times():
     assert d.parse_times("52, 26;26") == [26.0, 52.0]
     with pytest.raises(d.DescribeError, match="'x' is not a number"):
         d.parse_times("26, x")
+
+
+def test_the_apps_tab_computes_once_shown():
+    """A new session does not wait for Describe's numbers: the tab computes when opened (or
+    when the report folder asks for them)."""
+    import panel as pn
+
+    from app import main
+
+    app = main.build_app()
+    view = app.describe
+    assert view.lazy and view.medians.value.empty and view._fig is None
+    assert "kaplan_meier.svg" in view.report_files()       # asking computes
+    assert not view.lazy and len(view.medians.value) == 2
+    app.store.load_sample("bmtcrr")                       # from now on it follows the data
+    assert view.outcome.visible
+    pn.state.reset()
