@@ -188,7 +188,7 @@ class ResultsView(Viewer):
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = markdown(sizing_mode="stretch_width")
         self.fit_tests = markdown(sizing_mode="stretch_width", css_classes=["fit-tests"])
-        self.hr_title = markdown("### Hazard ratios", css_classes=["hr-title"])
+        self.hr_title = pn.pane.Markdown("### Hazard ratios", css_classes=["hr-title"])
         self.ph = PhCheck(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
