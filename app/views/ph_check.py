@@ -53,7 +53,6 @@ class PhCheck(Viewer):
         """A kept fit was selected: check it now when it is small, else offer the button."""
         self.fit, self.zph, self._fig = fit, None, None
         self.table.value = pd.DataFrame()
-        self.table.visible = False
         self.figure.object = None
         self.action.visible = False
         if fit is not None and fit.spec["options"].get("model") != "cox":
@@ -96,7 +95,6 @@ class PhCheck(Viewer):
         shown = zph.reset_index()
         shown["PH"] = ["doubtful" if p < ALPHA else "ok" for p in shown["p"]]
         show(self.table, shown, 4)
-        self.table.visible = True
         order = zph.drop(index="GLOBAL").sort_values("p").index.tolist()
         names = [n for t in order for n in smooth["covariate"].unique()
                  if n == t or n.startswith(f"{t}[")][:MAX_PANELS]

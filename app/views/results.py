@@ -188,7 +188,11 @@ class ResultsView(Viewer):
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = markdown(sizing_mode="stretch_width")
         self.fit_tests = markdown(sizing_mode="stretch_width", css_classes=["fit-tests"])
-        self.hr_title = pn.pane.Markdown("### Hazard ratios", css_classes=["hr-title"])
+        # two fixed headings shown in turn (a Markdown pane whose heading text changes after
+        # the first render lost the section style)
+        self.hr_title = pn.pane.Markdown("### Hazard ratios")
+        self.shr_title = pn.pane.Markdown("### Subdistribution hazard ratios (Fine-Gray)",
+                                          visible=False)
         self.ph = PhCheck(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
@@ -220,8 +224,8 @@ class ResultsView(Viewer):
                                           self.km_section)),  # KM hidden for competing risks
             (None, self.cif_section),  # titled inside: hidden without competing risks
             (None, self.cv_section),   # titled inside: hidden until a cross-validation ran
-            (None, pn.Column(self.hr_title, self.fit_select, self.fit_info, self.fit_tests,
-                             self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
+            (None, pn.Column(self.hr_title, self.shr_title, self.fit_select, self.fit_info,
+                             self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
             ("Proportional hazards check (Cox fits)", self.ph),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.compare_hr)),
@@ -373,8 +377,7 @@ class ResultsView(Viewer):
         self.fit_tests.object = fit_tests(res)
         df = hr_table(fit.summary, fine_gray)
         show(self.hr, df, 6)
-        self.hr_title.object = ("### Subdistribution hazard ratios (Fine-Gray)" if fine_gray
-                                else "### Hazard ratios")
+        self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray
         self.ph.show_fit(fit)
         try:
             self.forest.object = forest_plot(
