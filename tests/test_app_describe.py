@@ -182,3 +182,18 @@ def test_the_apps_tab_computes_once_shown():
     app.store.load_sample("bmtcrr")                       # from now on it follows the data
     assert view.outcome.visible
     pn.state.reset()
+
+
+def test_a_choice_the_data_cannot_answer_is_a_message():
+    store = Store()
+    df = pd.DataFrame({"time": np.arange(1.0, 21.0), "status": [1, 1, 0, 0] * 5,
+                       "site": [f"s{k}" for k in range(20)], "arm": ["a", "b"] * 10})
+    store.load_frame(df, {"kind": "upload", "label": "many sites"})
+    store.param.update(time="time", event="status")
+    view = DescribeView(store=store)
+    view.group.value = "arm"
+    assert len(view.medians.value) == 2
+    view.group.value = "site"                 # 20 text levels: refused, nothing stale kept
+    assert view.message.object.startswith("Not available: 'site' has 20 levels")
+    assert view.medians.value.empty and view.figure.object is None
+    assert "Table 1" in view.t1_message.object or not view.t1_table.value.empty

@@ -215,6 +215,8 @@ class DescribeView(Viewer):
             self.figure.object = None
             self.caption.object = ""
             self._fig = None
+            for widget in (self.test_table, self.medians, self.at_table, self.rmst):
+                widget.value = pd.DataFrame()   # no numbers of an earlier choice stay
 
     def _draw_km(self, groups, strata) -> None:
         s = self.store
