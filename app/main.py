@@ -64,7 +64,7 @@ class App(param.Parameterized):
         self.analyses_view = AnalysesView(store=self.store, analyses=self.analyses)
         self.data = DataView(store=self.store)
         self.design = DesignView(store=self.store)
-        self.describe = DescribeView(store=self.store)
+        self.describe = DescribeView(store=self.store, lazy=True)
         self.fit = FitView(store=self.store)
         self.results = ResultsView(store=self.store)
         self.omop = OmopView(store=self.store)
@@ -93,6 +93,8 @@ class App(param.Parameterized):
     async def _on_tab(self, event) -> None:
         if event.new == TABS.index("OMOP study"):
             await self.omop.on_show()
+        if event.new == TABS.index("Describe"):
+            self.describe.show()
 
     def _describe(self, *events) -> None:
         s = self.store

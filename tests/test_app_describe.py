@@ -165,3 +165,35 @@ def test_parse_times():
     assert d.parse_times("52, 26;26") == [26.0, 52.0]
     with pytest.raises(d.DescribeError, match="'x' is not a number"):
         d.parse_times("26, x")
+
+
+def test_the_apps_tab_computes_once_shown():
+    """A new session does not wait for Describe's numbers: the tab computes when opened (or
+    when the report folder asks for them)."""
+    import panel as pn
+
+    from app import main
+
+    app = main.build_app()
+    view = app.describe
+    assert view.lazy and view.medians.value.empty and view._fig is None
+    assert "kaplan_meier.svg" in view.report_files()       # asking computes
+    assert not view.lazy and len(view.medians.value) == 2
+    app.store.load_sample("bmtcrr")                       # from now on it follows the data
+    assert view.outcome.visible
+    pn.state.reset()
+
+
+def test_a_choice_the_data_cannot_answer_is_a_message():
+    store = Store()
+    df = pd.DataFrame({"time": np.arange(1.0, 21.0), "status": [1, 1, 0, 0] * 5,
+                       "site": [f"s{k}" for k in range(20)], "arm": ["a", "b"] * 10})
+    store.load_frame(df, {"kind": "upload", "label": "many sites"})
+    store.param.update(time="time", event="status")
+    view = DescribeView(store=store)
+    view.group.value = "arm"
+    assert len(view.medians.value) == 2
+    view.group.value = "site"                 # 20 text levels: refused, nothing stale kept
+    assert view.message.object.startswith("Not available: 'site' has 20 levels")
+    assert view.medians.value.empty and view.figure.object is None
+    assert "Table 1" in view.t1_message.object or not view.t1_table.value.empty

@@ -76,6 +76,9 @@ def test_first_rossi_analysis(page):
     assert float(chisq) == pytest.approx(expected["chisq"], abs=0.005)   # 17.69
     assert float(p) == pytest.approx(expected["p"], rel=1e-3)            # 0.01343
     expect(pg.locator(".fit-tests")).to_contain_text("Likelihood ratio test = 33.27 on 7 df")
+    age = pg.locator(".ph-table .tabulator-row", has=pg.locator(
+        '.tabulator-cell[tabulator-field="term"]', has_text=re.compile(r"^\s*age\s*$")))
+    expect(age.locator('.tabulator-cell[tabulator-field="PH"]')).to_have_text("doubtful")
     expect(pg.locator(".ph-figure img")).to_be_visible()
     pg.locator(".ph-figure").scroll_into_view_if_needed()
     shot(pg, "results_ph_check")

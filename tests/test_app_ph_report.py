@@ -86,10 +86,11 @@ def test_fine_gray_results_are_subdistribution_hazard_ratios():
     store.model = "fine_gray"
     results = ResultsView(store=store)
     store.keep(store.fit_job().run())
-    assert results.hr_title.object == "### Subdistribution hazard ratios (Fine-Gray)"
+    assert results.shr_title.visible and not results.hr_title.visible
     assert {"sHR", "sHR_lower", "sHR_upper"} <= set(results.hr.value.columns)
     assert "hr" not in results.hr.value.columns
     assert "pseudo-likelihood" in results.fit_tests.object
+    assert "the PH check (R's cox.zph) is for Cox fits" in results.ph.info.object
     pn.state.reset()
 
 
@@ -116,3 +117,22 @@ def test_report_folder(fitted):
     assert "0.68 (0.47, 1.00)" in forest or "0.68 (0.48, 1.00)" in forest
     assert json.loads(archive.read("survscan_spec.json"))["data"]["name"] == "rossi"
     assert "kaplan_meier.svg" in archive.read("README.txt").decode()
+
+
+def test_results_draw_no_kaplan_meier_above_the_incidence():
+    """bmtcrr's two causes: Results shows the cumulative incidence with Gray's test (R's cuminc:
+    2.8623325 by D) and hides the Kaplan-Meier of any event; rossi keeps its Kaplan-Meier."""
+    import holoviews as hv
+    import panel as pn
+
+    hv.extension("bokeh")
+    store = Store()
+    store.load_sample("bmtcrr")
+    results = ResultsView(store=store)
+    results.group.value = "D"
+    assert results.cif_section.visible and not results.km_section.visible
+    assert results.cif_message.object.startswith(
+        "Gray's test for cause 1: chi-square = 2.86 on 1 df, p = 0.0907.")
+    store.load_sample("rossi")
+    assert results.km_section.visible and not results.cif_section.visible
+    pn.state.reset()

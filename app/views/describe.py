@@ -24,12 +24,14 @@ from .figures import cif_figure, km_figure, risk_times, save, svg_markup
 NO_GROUP = "(none)"
 PLOT_OPTIONS = ("Risk table", "Censor marks", "CI bands", "Median lines", "KMunicate table")
 DEFAULT_OPTIONS = ["Risk table", "Censor marks", "CI bands", "Median lines"]
-COMPETING = "Cumulative incidence (competing risks)"
+COMPETING = "Incidence of each cause (competing risks)"
 ANY_EVENT = "Kaplan-Meier of any event"
 
 
 class DescribeView(Viewer):
     store = param.ClassSelector(class_=Store)
+    lazy = param.Boolean(default=False, doc="Compute only once shown (the app's tab: a new "
+                                            "session does not wait for this tab's numbers).")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -74,8 +76,8 @@ class DescribeView(Viewer):
         self.frames: dict[str, pd.DataFrame] = {}
         self._fig = None
         self._hold = False
-        for widget in (self.group,):
-            widget.param.watch(self._on_group, "value")
+        self._stale = False
+        self.group.param.watch(self._on_group, "value")
         self.t1_columns.param.watch(self._draw_table_one, "value")
         self.t1_nonnormal.param.watch(self._draw_table_one, "value")
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
@@ -96,7 +98,17 @@ class DescribeView(Viewer):
         return pn.widgets.FileDownload(callback=safe, filename=filename, label=label,
                                        color="primary", width=200)
 
+    def show(self) -> None:
+        """The tab was opened (or its numbers are wanted): compute from now on."""
+        self.lazy = False
+        if self._stale:
+            self._stale = False
+            self._on_data()
+
     def _on_data(self, *events) -> None:
+        if self.lazy:
+            self._stale = True
+            return
         s = self.store
         if s.data is None or s.time is None or s.event is None:
             self.message.object = ("Load data and choose the time and event columns (Data "
@@ -203,6 +215,8 @@ class DescribeView(Viewer):
             self.figure.object = None
             self.caption.object = ""
             self._fig = None
+            for widget in (self.test_table, self.medians, self.at_table, self.rmst):
+                widget.value = pd.DataFrame()   # no numbers of an earlier choice stay
 
     def _draw_km(self, groups, strata) -> None:
         s = self.store
@@ -283,6 +297,7 @@ class DescribeView(Viewer):
     def report_files(self) -> dict[str, bytes]:
         """What the report folder takes from this tab: Table 1 and the survival tables as
         CSV, the figure as PNG and SVG."""
+        self.show()
         files = {f"{name}.csv": frame.to_csv(index=False).encode()
                  for name, frame in self.frames.items() if not frame.empty}
         if self._fig is not None:

@@ -55,6 +55,11 @@ class PhCheck(Viewer):
         self.table.value = pd.DataFrame()
         self.figure.object = None
         self.action.visible = False
+        if fit is not None and fit.spec["options"].get("model") != "cox":
+            self.info.object = (f"**{fit.name}** is a {fit.spec['options'].get('model')} fit: "
+                                "the PH check (R's cox.zph) is for Cox fits.")
+            self.run.visible = False
+            return
         if fit is None:
             self.info.object = "No fit yet."
             self.run.visible = False

@@ -17,6 +17,7 @@ from panel.viewable import Viewer
 
 import engine
 
+from .. import describing
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
 from ._common import markdown, notify, show, table
@@ -82,8 +83,8 @@ def at_risk_display(risk: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------
 # cumulative incidence (competing risks)
-def cif_curves(store: Store, group: str | None, cause: int) -> pd.DataFrame:
-    """engine.cumulative_incidence (Aalen-Johansen) of ``cause`` per group."""
+def cif_frame(store: Store, group: str | None) -> pd.DataFrame:
+    """time, event code (0 censored, 1..k causes) and group label per row."""
     if store.start:
         raise ValueError("cumulative incidence needs one row per subject, not (start, stop] "
                          "episodes")
@@ -91,11 +92,26 @@ def cif_curves(store: Store, group: str | None, cause: int) -> pd.DataFrame:
     if codes.isna().any():
         raise ValueError(f"the event column {store.event!r} must hold numeric codes "
                          "(0 censored, 1..k causes)")
-    frame = pd.DataFrame({"time": pd.to_numeric(store.column(store.time), errors="coerce"),
-                          "event": codes.astype(int).to_numpy(),
-                          "group": km_groups(store, group).to_numpy()})
-    return engine.cumulative_incidence(frame, cause=int(cause), by="group", time="time",
-                                       event="event")
+    return pd.DataFrame({"time": pd.to_numeric(store.column(store.time), errors="coerce"),
+                         "event": codes.astype(int).to_numpy(),
+                         "group": km_groups(store, group).to_numpy()})
+
+
+def cif_curves(store: Store, group: str | None, cause: int) -> pd.DataFrame:
+    """engine.cumulative_incidence (Aalen-Johansen) of ``cause`` per group."""
+    return engine.cumulative_incidence(cif_frame(store, group), cause=int(cause), by="group",
+                                       time="time", event="event")
+
+
+def cif_gray(store: Store, group: str | None, cause: int) -> str:
+    """Gray's test of ``cause`` between the groups, in words ("" for a single group)."""
+    frame = cif_frame(store, group)
+    if frame["group"].nunique() < 2:
+        return ""
+    row = engine.gray_test(frame, "group", cause=int(cause), time="time", event="event").iloc[0]
+    return (f"Gray's test for cause {cause}: chi-square = {row['statistic']:.2f} on "
+            f"{int(row['df'])} df, p = {row['p']:.3g}. Kaplan-Meier of any event is not drawn: "
+            "1 - KM overstates each cause's incidence when causes compete.")
 
 
 # ----------------------------------------------------------------------------------------
@@ -165,11 +181,18 @@ class ResultsView(Viewer):
         self.cif_message = markdown()
         self.cif_section = pn.Column("### Cumulative incidence (competing risks)", self.cif_cause,
                                      self.cif_message, self.cif, visible=False)
+        self.km_section = pn.Column(
+            "#### Kaplan-Meier", pn.Row(self.window, self.early, self.full), self.km_message,
+            self.km, "#### At-risk table", self.risk)
         self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = markdown(sizing_mode="stretch_width")
         self.fit_tests = markdown(sizing_mode="stretch_width", css_classes=["fit-tests"])
-        self.hr_title = markdown("### Hazard ratios", css_classes=["hr-title"])
+        # two fixed headings shown in turn (a Markdown pane whose heading text changes after
+        # the first render lost the section style)
+        self.hr_title = pn.pane.Markdown("### Hazard ratios")
+        self.shr_title = pn.pane.Markdown("### Subdistribution hazard ratios (Fine-Gray)",
+                                          visible=False)
         self.ph = PhCheck(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
@@ -197,13 +220,12 @@ class ResultsView(Viewer):
     @property
     def sections(self) -> list[tuple[str | None, pn.viewable.Viewable]]:
         return [
-            ("Kaplan-Meier", pn.Column(
-                pn.Row(self.group, self.ci), pn.Row(self.window, self.early, self.full),
-                self.km_message, self.km, "#### At-risk table", self.risk)),
+            ("Survival curves", pn.Column(pn.Row(self.group, self.ci),
+                                          self.km_section)),  # KM hidden for competing risks
             (None, self.cif_section),  # titled inside: hidden without competing risks
             (None, self.cv_section),   # titled inside: hidden until a cross-validation ran
-            (None, pn.Column(self.hr_title, self.fit_select, self.fit_info, self.fit_tests,
-                             self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
+            (None, pn.Column(self.hr_title, self.shr_title, self.fit_select, self.fit_info,
+                             self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
             ("Proportional hazards check (Cox fits)", self.ph),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.compare_hr)),
@@ -283,8 +305,11 @@ class ResultsView(Viewer):
         if self._hold or not s.loaded or s.event is None:
             return
         causes = s.cause_options() if s.simulated is None else []
-        show = len(causes) >= 2 or (s.model == "fine_gray" and causes)
+        # several causes among the codes that count as events (lung's 1/2 with event code 2
+        # is one event type), or a Fine-Gray model
+        show = len(describing.causes(s)) >= 2 or (s.model == "fine_gray" and causes)
         self.cif_section.visible = bool(show)
+        self.km_section.visible = not show  # 1 - KM of any event overstates each cause's risk
         if not show:
             self.cif.object = None
             return
@@ -298,7 +323,7 @@ class ResultsView(Viewer):
         try:
             curves = cif_curves(s, self.group.value, self.cif_cause.value)
             self.cif.object = cif_plot(curves, self.cif_cause.value, self.window.value, s.time)
-            self.cif_message.object = ""
+            self.cif_message.object = cif_gray(s, self.group.value, self.cif_cause.value)
         except Exception as exc:
             self.cif.object = None
             self.cif_message.object = f"Cumulative incidence is not available: {exc}"
@@ -352,8 +377,7 @@ class ResultsView(Viewer):
         self.fit_tests.object = fit_tests(res)
         df = hr_table(fit.summary, fine_gray)
         show(self.hr, df, 6)
-        self.hr_title.object = ("### Subdistribution hazard ratios (Fine-Gray)" if fine_gray
-                                else "### Hazard ratios")
+        self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray
         self.ph.show_fit(fit)
         try:
             self.forest.object = forest_plot(
