@@ -38,7 +38,7 @@ class AnalysesView(Viewer):
         self.delete.on_click(lambda e: self._act(self.analyses.delete, "Deleted"))
         self.download = pn.widgets.FileDownload(callback=self._file, label="Download .survscan",
                                                 filename="analysis_1.survscan", width=230)
-        self.opener = BoundedFileDropper(multiple=False, accepted_filetypes=[".survscan"],
+        self.opener = BoundedFileDropper(multiple=False,  # any type: the content is checked
                                          layout="compact", width=230)
         self.opener.param.watch(self._open, "value")
         self.opener.param.watch(lambda e: notify("error", e.new, duration=0), "refused")
@@ -117,7 +117,7 @@ class AnalysesView(Viewer):
             pn.Row(self.choice, self.switch, self.delete),
             self.download,
             markdown("Open a saved analysis (.survscan):", margin=(0, 10)),
-            self.opener, sizing_mode="stretch_width")
+            self.opener, css_classes=["analyses-box"], sizing_mode="stretch_width")
 
 
 def _read_and_rebuild(filename, data):
