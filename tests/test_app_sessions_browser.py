@@ -52,7 +52,7 @@ def test_save_switch_download_and_reopen_an_analysis(page, tmp_path):
     expect(pg.get_by_text("Kept fits: 1")).to_be_visible()  # the rossi fit is still kept
     box.locator("select").select_option("rossi by fin")
     expect(box.locator("select")).to_have_value("rossi by fin")
-    box.get_by_role("button", name="Switch").click()
+    box.get_by_role("button", name="Switch to it").click()
     expect(pg.get_by_text("Data: sample: rossi")).to_be_visible()
     shot(pg, "analyses_switched")
 
