@@ -28,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 import psutil
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from bench.report import machine_info
 
@@ -98,8 +99,11 @@ async def open_page(browser, url):
     context.set_default_timeout(TIMEOUT_MS)
     page = await context.new_page()
     t0 = time.perf_counter()
-    await page.goto(url, timeout=TIMEOUT_MS)
-    await page.get_by_text("Ready to fit.").wait_for(timeout=TIMEOUT_MS)
+    try:
+        await page.goto(url, timeout=TIMEOUT_MS)
+        await page.get_by_text("Ready to fit.").wait_for(timeout=TIMEOUT_MS)
+    except PlaywrightTimeout:
+        return page, None  # not ready within TIMEOUT_MS: reported as such
     return page, time.perf_counter() - t0
 
 
@@ -110,8 +114,11 @@ async def tab(page, name):
 async def fit_and_read(page, name):
     """Press Fit under ``name`` (the Fit tab open), wait for it; the Results table's coef
     column as {covariate: text}."""
-    await page.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations")
-                           ).wait_for(timeout=TIMEOUT_MS)
+    try:
+        await page.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations")
+                               ).wait_for(timeout=TIMEOUT_MS)
+    except PlaywrightTimeout:
+        return None
     await tab(page, "Results")
     rows = page.locator(".hr-table .tabulator-row")
     await rows.first.wait_for()
@@ -142,19 +149,23 @@ async def measure(url, arrivals, fits):
         try:
             opened = await asyncio.gather(*(open_page(browser, url) for _ in range(arrivals)))
             ready = [s for _, s in opened]
+            print(f"page ready, {arrivals} arriving together (s): {ready}", flush=True)
             for page, _ in opened:
                 await page.context.close()
             users = await asyncio.gather(*(open_page(browser, url) for _ in range(fits)))
-            pages = [page for page, _ in users]
+            print(f"page ready, {fits} more arriving together (s): {[s for _, s in users]}",
+                  flush=True)
+            pages = [page for page, s in users if s is not None]
             t0 = time.perf_counter()
-            names = [f"user {k + 1}" for k in range(fits)]
+            names = [f"user {k + 1}" for k in range(len(pages))]
             await asyncio.gather(*(press_fit(pg, n) for pg, n in zip(pages, names)))
 
             async def finish(pg, name):
                 table = await fit_and_read(pg, name)
-                return table, time.perf_counter() - t0
+                return table, None if table is None else time.perf_counter() - t0
 
             done = await asyncio.gather(*(finish(pg, n) for pg, n in zip(pages, names)))
+            print(f"fit done (s): {[s for _, s in done]}", flush=True)
         finally:
             await browser.close()
     return ready, [s for _, s in users], done
@@ -179,26 +190,33 @@ def run(arrivals=6, fits=10, out="bench/results"):
         peak_mb = max(server.samples)
         after_mb = server.rss_mb()
     equal = [table == expected for table, _ in done]
+    done_s = [s for _, s in done]
     record = {
-        "experiment": "serve", "arrivals": arrivals, "fits": fits,
-        "page_ready_s": ready, "fit_users_page_ready_s": opened,
-        "fit_done_s": [s for _, s in done], "fits_equal_lone_fit": equal,
+        "experiment": "serve", "arrivals": arrivals, "fits": fits, "timeout_s": TIMEOUT_MS / 1e3,
+        "page_ready_s": ready, "fit_users_page_ready_s": opened, "fit_done_s": done_s,
+        "fits_equal_lone_fit": equal,
         "server_rss_mb": {"idle": idle_mb, "peak": peak_mb, "after": after_mb},
         "machine": machine_info(),
     }
+
+    def span(values):
+        got = [v for v in values if v is not None]
+        late = len(values) - len(got)
+        text = f"{min(got):.1f} | {max(got):.1f}" if got else "- | -"
+        return text + (f" ({late} not within {TIMEOUT_MS / 1e3:.0f} s)" if late else "")
+
     lines = [f"# Served app: {arrivals} users arriving together, {fits} concurrent rossi fits",
              "", "| measure | min | max |", "|---|---:|---:|",
-             f"| page ready, {arrivals} arriving together (s) | {min(ready):.1f} | "
-             f"{max(ready):.1f} |",
-             f"| page ready, {fits} more arriving together (s) | {min(opened):.1f} | "
-             f"{max(opened):.1f} |",
-             f"| fit done after all pressed Fit, {fits} users (s) | "
-             f"{min(record['fit_done_s']):.1f} | {max(record['fit_done_s']):.1f} |", "",
+             f"| page ready, {arrivals} arriving together (s) | {span(ready)} |",
+             f"| page ready, {fits} more arriving together (s) | {span(opened)} |",
+             f"| fit done after all pressed Fit, {len(done)} users (s) | {span(done_s)} |", "",
              f"Every page's coefficients equal a lone fit: {all(equal)} "
-             f"({sum(equal)} of {fits}).",
+             f"({sum(equal)} of {len(done)}).",
              f"Server memory (RSS): {idle_mb:.0f} MB idle, {peak_mb:.0f} MB at peak, "
              f"{after_mb:.0f} MB after.",
-             f"Machine: {record['machine'].get('cpu', '')} (shared with other jobs)."]
+             f"Machine: {record['machine'].get('cpu', '')}, {os.cpu_count()} cores shared with "
+             f"other jobs, load average {record['machine']['load_average_1_5_15min']}; the "
+             "browser runs on the same cores as the server."]
     text = "\n".join(lines)
     Path(out).mkdir(parents=True, exist_ok=True)
     stem = Path(out) / f"serve_a{arrivals}_f{fits}"
