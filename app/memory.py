@@ -68,11 +68,11 @@ def fit_shape(store) -> tuple[int, int, float]:
         cols = [store.simulated.names.index(c) for c in covs]
         nnz = int(X[:, cols].nnz) if cols else 0
         return store.n_rows, len(cols), nnz / max(1, store.n_rows * len(cols))
-    frame = store.data[covs]
+    frame = store.data  # column by column: no copy of the covariates
     numeric = [c for c in covs if pd.api.types.is_numeric_dtype(frame[c])]
     text = [c for c in covs if c not in numeric]
     n_cols = len(numeric) + sum(max(1, int(frame[c].nunique()) - 1) for c in text)
-    nnz = int((frame[numeric] != 0).to_numpy().sum()) + len(frame) * len(text)
+    nnz = sum(int((frame[c] != 0).sum()) for c in numeric) + len(frame) * len(text)
     return len(frame), n_cols, min(1.0, nnz / max(1, len(frame) * n_cols))
 
 

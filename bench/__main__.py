@@ -95,6 +95,9 @@ def main(argv=None):
     if argv[:1] == ["gwas"]:
         from bench import gwas
         return gwas.main(argv[1:])
+    if argv[:1] == ["serve"]:  # many users on one served app: python -m bench serve -h
+        from bench import serve
+        return serve.main(argv[1:])
     args = parse(argv)
     if args.command == "bayes":
         return bayes.run(args.n, args.p, args.iterations, seed=args.seed,

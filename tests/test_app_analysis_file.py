@@ -169,3 +169,42 @@ def test_a_reopened_file_joins_as_a_new_named_analysis():
     assert named.add("copy", staged) == "copy (2)"
     assert named.saved["analysis 1"]["fits"] is before["fits"]
     assert s.fits is staged.fits and s.spec() == staged.spec()
+
+
+def test_the_analyses_box_and_the_export_button():
+    import asyncio
+
+    from app import main
+
+    app = main.build_app()
+    box, s = app.analyses_view, app.store
+    s.keep(s.fit_job("a").run())
+    box.name_input.value = "first"
+    box.save.clicks += 1
+    assert box.choice.options == ["first"] and box.download.filename == "first.survscan"
+    content = box._file().getvalue()
+    assert "analysis.json" in zipfile.ZipFile(io.BytesIO(content)).namelist()
+    assert analysis_file.read(content).fits[0].name == "a"
+    s.load_sample("mgus2")
+    assert asyncio.run(box.open_bytes("first.survscan", content))
+    assert app.analyses.current == "first (2)" and box.choice.value == "first (2)"
+    assert s.source["name"] == "rossi" and [f.name for f in s.fits] == ["a"]
+    box.choice.value = "first"
+    box.switch.clicks += 1
+    assert app.analyses.current == "first" and s.source["name"] == "mgus2"
+    assert not asyncio.run(box.open_bytes("bad.survscan", b"nope"))
+    exported = app.export.analysis_file.callback()
+    assert analysis_file.read(exported.getvalue()).spec == s.spec()
+
+
+@pytest.mark.slow
+def test_an_omop_study_is_run_again_with_its_settings():
+    s = Store()
+    s.load_sample("rossi")
+    s.omop_ps_strata = 4
+    run = s.study_job().run()
+    s.study = run
+    s.keep_replacing(run.stratified_fit())
+    again = reopened(s)
+    assert_same_fits(s, again)
+    assert again.study.settings == run.settings and again.omop_ps_strata == 4

@@ -31,14 +31,14 @@ class AnalysesView(Viewer):
         self.name_input = pn.widgets.TextInput(placeholder="a name, e.g. rossi by fin", width=150)
         self.save = pn.widgets.Button(label="Save as", width=80)
         self.save.on_click(self._save_as)
-        self.choice = pn.widgets.Select(width=120)
-        self.switch = pn.widgets.Button(label="Switch", width=60)
+        self.choice = pn.widgets.Select(width=230)
+        self.switch = pn.widgets.Button(label="Switch to it", width=110)
         self.switch.on_click(lambda e: self._act(self.analyses.switch, "Switched to"))
-        self.delete = pn.widgets.Button(label="Delete", width=60)
+        self.delete = pn.widgets.Button(label="Delete it", width=100)
         self.delete.on_click(lambda e: self._act(self.analyses.delete, "Deleted"))
         self.download = pn.widgets.FileDownload(callback=self._file, label="Download .survscan",
                                                 filename="analysis_1.survscan", width=230)
-        self.opener = BoundedFileDropper(multiple=False, accepted_filetypes=[".survscan"],
+        self.opener = BoundedFileDropper(multiple=False,  # any type: the content is checked
                                          layout="compact", width=230)
         self.opener.param.watch(self._open, "value")
         self.opener.param.watch(lambda e: notify("error", e.new, duration=0), "refused")
@@ -114,10 +114,10 @@ class AnalysesView(Viewer):
         return pn.Column(
             "#### Analyses", self.current,
             pn.Row(self.name_input, self.save),
-            pn.Row(self.choice, self.switch, self.delete),
+            self.choice, pn.Row(self.switch, self.delete),
             self.download,
             markdown("Open a saved analysis (.survscan):", margin=(0, 10)),
-            self.opener, sizing_mode="stretch_width")
+            self.opener, css_classes=["analyses-box"], sizing_mode="stretch_width")
 
 
 def _read_and_rebuild(filename, data):
