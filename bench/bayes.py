@@ -219,16 +219,79 @@ def run_gpu(n=1_000_000, p=1_000, iterations=10_000, burn_in=None, seed=0,
     return record
 
 
+def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/results"):
+    """Milliseconds per Gibbs iteration on the CPU (HorseshoeProbit.step, one chain), float64
+    and float32, one thread and two (the Cholesky beside the z step), and the parts of one
+    iteration, each the minimum over ``blocks`` blocks of ``per_block`` calls: on a shared
+    machine the minimum is the closest to the cost on an idle one. Also the seconds 10,000
+    iterations would take at that rate."""
+    from engine.bayes import rng
+    from engine.bayes.horseshoe_probit import HorseshoeProbit
+    from engine.bayes.truncated_normal import draw_latent
+
+    X, y, _ = paper_design(n, p, seed)
+    streams = rng.ChainStreams(seed, 0)
+    record = {"benchmark": "bayes-profile", "problem": {"n": n, "p": p, "seed": seed},
+              "blocks": blocks, "per_block": per_block, "ms_per_iteration": {}, "parts_ms": {}}
+
+    def least(f):
+        f()
+        times = []
+        for _ in range(blocks):
+            t0 = time.perf_counter()
+            for _ in range(per_block):
+                f()
+            times.append((time.perf_counter() - t0) / per_block * 1e3)
+        return min(times)
+
+    for precision in ("float64", "float32"):
+        for threads in (1, 2):
+            gibbs = HorseshoeProbit(X, y, np.ones(p, bool), precision=precision,
+                                    threads=threads)
+            state = gibbs.initial_state()
+            for it in range(20):                                    # leave the start
+                state, z = gibbs.step(state, streams, it)
+            ms = least(lambda: gibbs.step(state, streams, 20))
+            record["ms_per_iteration"][f"{precision}-threads{threads}"] = ms
+            print(f"{precision}, {threads} thread(s): {ms:.1f} ms/iteration, "
+                  f"{ms * 10:.0f} s per 10,000", flush=True)
+        beta = state.beta.astype(gibbs.dtype)
+        mu = gibbs.X @ beta
+        zd = z.astype(gibbs.dtype)
+        d = gibbs.prior_precision(state)
+        record["parts_ms"][precision] = {
+            "X beta": least(lambda: gibbs.X @ beta),
+            "z | beta": least(lambda: draw_latent(mu.astype(np.float64), gibbs.sign,
+                                                  streams.at(20, rng.STEP_Z))),
+            "X'z": least(lambda: gibbs.X.T @ zd),
+            "Cholesky of X'X + D": least(lambda: gibbs.precision_draw.factor(d)),
+            "two triangular solves": least(lambda: gibbs.precision_draw.solve(
+                gibbs.X.T @ zd, np.zeros(p)))}
+        print(precision, {k: round(v, 2) for k, v in record["parts_ms"][precision].items()})
+    record["machine"] = machine_info()
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"bayes_profile_n{n}_p{p}.json")
+    with open(path, "w") as f:
+        json.dump(record, f, indent=1)
+    print(f"wrote {path}")
+    return record
+
+
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bench.bayes gpu",
-                                     description="the device-scale GPU run (run_gpu)")
-    parser.add_argument("command", choices=["gpu"])
-    parser.add_argument("--n", type=int, default=1_000_000)
+    parser = argparse.ArgumentParser(prog="python -m bench.bayes",
+                                     description="gpu: the device-scale GPU run (run_gpu); "
+                                                 "profile: CPU ms per iteration (profile)")
+    parser.add_argument("command", choices=["gpu", "profile"])
+    parser.add_argument("--n", type=int, help="rows (gpu: 1,000,000; profile: 10,000)")
     parser.add_argument("--p", type=int, default=1_000)
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--precision", choices=("float32", "float64"), default="float32")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args()
-    run_gpu(args.n, args.p, args.iterations, precision=args.precision, out=args.out)
+    if args.command == "gpu":
+        run_gpu(args.n or 1_000_000, args.p, args.iterations, precision=args.precision,
+                out=args.out)
+    else:
+        profile(args.n or 10_000, args.p, out=args.out)
