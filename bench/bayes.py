@@ -45,12 +45,17 @@ def _arviz():
     return arviz
 
 
-def _stats(draws, seconds, iterations):
-    """ESS, MCSE and rates of (chain, draw, coefficient) draws."""
+def _stats(draws, seconds, iterations, cpu_seconds=None):
+    """ESS, MCSE and rates of (chain, draw, coefficient) draws; with the CPU seconds (all
+    threads of the process), ESS per CPU second too: on a loaded machine the wall time
+    measures the load, the CPU time the work."""
     az = _arviz()
     post = az.convert_to_dataset(draws)
     ess = az.ess(post, method="bulk")["x"].values
-    return {"seconds": seconds, "iterations": iterations,
+    per_cpu = {} if cpu_seconds is None else {
+        "cpu_s": cpu_seconds, "ess_per_cpu_s_min": float(ess.min() / cpu_seconds),
+        "ess_per_cpu_s_median": float(np.median(ess) / cpu_seconds)}
+    return {**per_cpu, "seconds": seconds, "iterations": iterations,
             "iterations_per_s": iterations / seconds,
             "ess_min": float(ess.min()), "ess_median": float(np.median(ess)),
             "ess_per_s_min": float(ess.min() / seconds),
@@ -67,13 +72,14 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
     cohort = engine.Cohort.from_arrays(time=None, event=y, X=X)
     burn_in = iterations // 4 if burn_in is None else burn_in
     print(f"paper design N={n:,} p={p:,}: survscan Gibbs, {iterations:,} iterations", flush=True)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     post = engine.sample(cohort, draws=iterations - burn_in, burn_in=burn_in, chains=1,
                          seed=seed, intercept=False, standardize=False, parallel=None,
                          precision=precision)
     wall = time.perf_counter() - start
-    tools = {f"survscan-gibbs-cpu-{precision}": {**_stats(post.draws, post.timings["sampling"], iterations),
-                                    "wall_s": wall, "prepare_s": post.timings["prepare"]}}
+    tools = {f"survscan-gibbs-cpu-{precision}": {
+        **_stats(post.draws, post.timings["sampling"], iterations, time.process_time() - cpu),
+        "wall_s": wall, "prepare_s": post.timings["prepare"]}}
     print(f"  {wall:.1f} s, {iterations / post.timings['sampling']:.0f} it/s", flush=True)
     reason = _no_device_reason()
     if reason is None:
@@ -93,9 +99,11 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
         total = nuts_chains * (nuts_warmup + nuts_samples)
         print(f"NumPyro NUTS, {nuts_chains} chain(s) x {nuts_warmup} + {nuts_samples}",
               flush=True)
+        cpu = time.process_time()
         nuts = run_nuts(X, y, intercept=False, warmup=nuts_warmup, samples=nuts_samples,
                         chains=nuts_chains, seed=seed)
-        tools["numpyro-nuts-cpu"] = {**_stats(nuts["draws"], nuts["seconds"], total),
+        tools["numpyro-nuts-cpu"] = {**_stats(nuts["draws"], nuts["seconds"], total,
+                                              time.process_time() - cpu),
                                      "wall_s": nuts["seconds"],
                                      "divergences": nuts["divergences"],
                                      "leapfrog_steps": nuts["steps"]}
@@ -118,6 +126,9 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
         if record["agree"]:
             record["ess_per_s_ratio_median"] = g["ess_per_s_median"] / s["ess_per_s_median"]
             record["ess_per_s_ratio_min"] = g["ess_per_s_min"] / s["ess_per_s_min"]
+            record["ess_per_cpu_s_ratio_median"] = (g["ess_per_cpu_s_median"]
+                                                    / s["ess_per_cpu_s_median"])
+            record["ess_per_cpu_s_ratio_min"] = g["ess_per_cpu_s_min"] / s["ess_per_cpu_s_min"]
     for v in tools.values():
         v.pop("mean"), v.pop("mcse")
     os.makedirs(out, exist_ok=True)
@@ -137,15 +148,17 @@ def markdown(record):
     lines = [f"# Horseshoe probit, paper design N={pr['n']:,}, p={pr['p']:,} (seed {pr['seed']})",
              "", f"load average at the end: {record['machine']['load_average_1_5_15min']} on "
              f"{record['machine']['logical_cores']} cores ({record['machine']['cpu']})", "",
-             "| tool | iterations | seconds | it/s | ESS min | ESS median | ESS/s min | "
-             "ESS/s median |", "|---|---|---|---|---|---|---|---|"]
+             "| tool | iterations | seconds | CPU s | it/s | ESS min | ESS median | ESS/s min | "
+             "ESS/s median | ESS/CPU s median |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, t in record["tools"].items():
         lines.append(f"| {name} | {t['iterations']:,} | {t['seconds']:.1f} | "
+                     f"{t.get('cpu_s', float('nan')):.1f} | "
                      f"{t['iterations_per_s']:.1f} | {t['ess_min']:.0f} | "
                      f"{t['ess_median']:.0f} | {t['ess_per_s_min']:.2f} | "
-                     f"{t['ess_per_s_median']:.2f} |")
+                     f"{t['ess_per_s_median']:.2f} | "
+                     f"{t.get('ess_per_cpu_s_median', float('nan')):.2f} |")
     for name, reason in record.get("skipped", {}).items():
-        lines.append(f"| {name} | skipped: {reason} | | | | | | |")
+        lines.append(f"| {name} | skipped: {reason} | | | | | | | | |")
     lines += ["", f"Gibbs ({st['precision']}, BLAS threads {st['blas_threads']}): "
               f"{st['iterations']:,} iterations, {st['burn_in']:,} burn-in; NUTS: "
               f"{st['nuts_chains']} chain(s) x ({st['nuts_warmup']} warm-up + "
@@ -160,7 +173,9 @@ def markdown(record):
             lines.append(f"posteriors agree (max mean gap {record['max_mean_gap']:.3f}); "
                          f"survscan / NUTS ESS per second: median "
                          f"{record['ess_per_s_ratio_median']:.1f}x, min "
-                         f"{record['ess_per_s_ratio_min']:.1f}x")
+                         f"{record['ess_per_s_ratio_min']:.1f}x; per CPU second: median "
+                         f"{record['ess_per_cpu_s_ratio_median']:.1f}x, min "
+                         f"{record['ess_per_cpu_s_ratio_min']:.1f}x")
         else:
             lines.append(f"posteriors DISAGREE (max mean gap {record['max_mean_gap']:.3f}): "
                          "no ESS ratio printed")
@@ -219,16 +234,81 @@ def run_gpu(n=1_000_000, p=1_000, iterations=10_000, burn_in=None, seed=0,
     return record
 
 
+def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/results"):
+    """Milliseconds per Gibbs iteration on the CPU (HorseshoeProbit.step, one chain, one
+    thread) and per part of it, float64 and float32, as CPU time (time.process_time) and wall
+    time, each the minimum over ``blocks`` blocks of ``per_block`` calls. On a shared, loaded
+    machine the wall time measures the load; the CPU time of one thread is close to the wall
+    time on an idle core. ``two_thread_ms`` is the critical path when a second core is free
+    (threads=2: the Cholesky beside the rest), max(Cholesky, iteration - Cholesky)."""
+    from engine.bayes import rng
+    from engine.bayes.horseshoe_probit import HorseshoeProbit
+    from engine.bayes.truncated_normal import draw_latent
+
+    X, y, _ = paper_design(n, p, seed)
+    streams = rng.ChainStreams(seed, 0)
+    record = {"benchmark": "bayes-profile", "problem": {"n": n, "p": p, "seed": seed},
+              "blocks": blocks, "per_block": per_block, "iteration": {}, "parts": {}}
+
+    def least(f):
+        """(CPU ms, wall ms) per call, each the least over the blocks."""
+        f()
+        cpu, wall = [], []
+        for _ in range(blocks):
+            c0, t0 = time.process_time(), time.perf_counter()
+            for _ in range(per_block):
+                f()
+            cpu.append((time.process_time() - c0) / per_block * 1e3)
+            wall.append((time.perf_counter() - t0) / per_block * 1e3)
+        return {"cpu_ms": min(cpu), "wall_ms": min(wall)}
+
+    for precision in ("float64", "float32"):
+        gibbs = HorseshoeProbit(X, y, np.ones(p, bool), precision=precision)
+        state = gibbs.initial_state()
+        for it in range(20):                                    # leave the start
+            state, z = gibbs.step(state, streams, it)
+        beta, zd = state.beta.astype(gibbs.dtype), z.astype(gibbs.dtype)
+        mu, d = gibbs.X @ beta, gibbs.prior_precision(state)
+        parts = {
+            "X beta": least(lambda: gibbs.X @ beta),
+            "z | beta": least(lambda: draw_latent(mu.astype(np.float64), gibbs.sign,
+                                                  streams.at(20, rng.STEP_Z))),
+            "X'z": least(lambda: gibbs.X.T @ zd),
+            "Cholesky of X'X + D": least(lambda: gibbs.precision_draw.factor(d)),
+            "two triangular solves": least(lambda: gibbs.precision_draw.solve(
+                gibbs.X.T @ zd, np.zeros(p)))}
+        whole = least(lambda: gibbs.step(state, streams, 20))
+        cholesky = parts["Cholesky of X'X + D"]["cpu_ms"]
+        whole["two_thread_ms"] = max(cholesky, whole["cpu_ms"] - cholesky)
+        record["parts"][precision], record["iteration"][precision] = parts, whole
+        print(f"{precision}: {whole['cpu_ms']:.1f} ms CPU per iteration ({whole['wall_ms']:.1f} "
+              f"wall), {whole['cpu_ms'] * 10:.0f} s per 10,000 on one idle core, "
+              f"{whole['two_thread_ms'] * 10:.0f} s on two; parts (CPU ms): "
+              f"{ {k: round(v['cpu_ms'], 2) for k, v in parts.items()} }", flush=True)
+    record["machine"] = machine_info()
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"bayes_profile_n{n}_p{p}.json")
+    with open(path, "w") as f:
+        json.dump(record, f, indent=1)
+    print(f"wrote {path}")
+    return record
+
+
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bench.bayes gpu",
-                                     description="the device-scale GPU run (run_gpu)")
-    parser.add_argument("command", choices=["gpu"])
-    parser.add_argument("--n", type=int, default=1_000_000)
+    parser = argparse.ArgumentParser(prog="python -m bench.bayes",
+                                     description="gpu: the device-scale GPU run (run_gpu); "
+                                                 "profile: CPU ms per iteration (profile)")
+    parser.add_argument("command", choices=["gpu", "profile"])
+    parser.add_argument("--n", type=int, help="rows (gpu: 1,000,000; profile: 10,000)")
     parser.add_argument("--p", type=int, default=1_000)
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--precision", choices=("float32", "float64"), default="float32")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args()
-    run_gpu(args.n, args.p, args.iterations, precision=args.precision, out=args.out)
+    if args.command == "gpu":
+        run_gpu(args.n or 1_000_000, args.p, args.iterations, precision=args.precision,
+                out=args.out)
+    else:
+        profile(args.n or 10_000, args.p, out=args.out)

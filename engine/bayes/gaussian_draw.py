@@ -65,7 +65,7 @@ class PrecisionDraw:
 
     def factor(self, prior_precision):
         """Cholesky factor L of Q = X'X + diag(prior_precision), kept for ``solve``."""
-        d = np.ascontiguousarray(prior_precision, dtype=self.XtX.dtype)
+        d = np.ascontiguousarray(prior_precision, dtype=np.float64)   # added in double (GPU too)
         info = self._factor(self.XtX, d, self._work)
         if info != 0:
             raise np.linalg.LinAlgError(

@@ -88,6 +88,9 @@ class HorseshoeProbit:
         self.X = np.ascontiguousarray(X, dtype=self.dtype)
         self.sign = 2.0 * np.asarray(y, dtype=np.float64) - 1.0
         self.shrunk = np.asarray(shrunk, dtype=bool)
+        if prior == "horseshoe" and not self.shrunk.any():
+            raise ValueError("the horseshoe needs at least one shrunk coefficient (the gamma "
+                             "draw of tau^-2 has shape (p_s + 1) / 2 >= 1).")
         self.fixed_precision = 1.0 / fixed_sd**2
         self.prior = prior
         n, p = self.X.shape

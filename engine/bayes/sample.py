@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from .. import parallel as par
 from ..device import device_count
@@ -88,9 +89,11 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
 
     t1 = time.perf_counter()
     if mode is None:
-        runs = [run_chain(gibbs, c, seed, draws, burn_in, thin, column_variance, progress,
-                          cancel, done_before=c * iterations, total=chains * iterations)
-                for c in range(chains)]
+        # two threads of one BLAS thread each rather than BLAS pools fighting for the cores
+        with threadpool_limits(1 if threads > 1 else None):
+            runs = [run_chain(gibbs, c, seed, draws, burn_in, thin, column_variance, progress,
+                              cancel, done_before=c * iterations, total=chains * iterations)
+                    for c in range(chains)]
     else:
         workers = min(chains, os.cpu_count() or 1)
         task = ChainTask(X, y, shrunk, INTERCEPT_SD, prior, precision, seed, draws, burn_in,

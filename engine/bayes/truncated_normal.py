@@ -41,7 +41,7 @@ def _proposal(m, theta, ua, ub):
 def _draw_positive(mu_star, key, iteration, step, out):
     for i in range(mu_star.size):
         m = mu_star[i]
-        theta = 0.5 * (-m + math.sqrt(m * m + 4.0))
+        theta = 0.5 * (-m + math.sqrt(m * m + 4.0)) if m < THRESHOLD else 0.0
         block = 0
         while True:
             u0, u1, u2, u3 = uniforms4(key, block, i, iteration, step)

@@ -32,7 +32,7 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const double s = sign[i], m = s * (double)mu[i];
-    const double theta = 0.5 * (-m + sqrt(m * m + 4.0));
+    const double theta = m < THRESHOLD ? 0.5 * (-m + sqrt(m * m + 4.0)) : 0.0;
     double draw = 0.0;
     for (u64 block = 0;; ++block) {
         const Uniforms4 u = philox_uniforms(k0, k1, block, (u64)i, iteration, STEP_Z);
