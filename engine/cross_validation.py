@@ -129,6 +129,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     task = _FoldFits(cohort, kind, folds, seed, options=options,
                      unpenalized=problem.unpenalized)
+    task.cache.get("problem", lambda: problem)   # serial folds reuse this sorted layout
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:

@@ -31,6 +31,7 @@ class DiagonalStep:
         self._arrays = (indptr, indices, values, vptr)
         self._n = int(n)
         self._key = self._block = self._gram = None
+        self.u = None      # X delta of the last column-wise solve (None after a Gram solve)
 
     def solve(self, coords, v, h, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """(delta, g): the step over every coordinate (zero off ``coords``) and g = X'v on
@@ -38,7 +39,10 @@ class DiagonalStep:
         coords = np.asarray(coords, np.int64)
         block = self._row_block(coords)
         if block is None:
-            return k.quadratic_cd(*self._arrays, coords, v, h, beta, lam1, lam2, tol, max_cycles)
+            delta, g, self.u = k.quadratic_cd_u(*self._arrays, coords, v, h, beta, lam1, lam2,
+                                                tol, max_cycles)
+            return delta, g
+        self.u = None
         rp, rc, rv = block
         if fresh or self._gram is None:
             self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
