@@ -19,12 +19,13 @@ bayes: the horseshoe probit Gibbs sampler against NumPyro NUTS on Terenin2019's 
 profile: the cost model of one L1 Cox fit (docs/cost_model.md): every kernel's calls and
 seconds, the plain proximal-Newton step against the plane correction, the sort and the layout's
 bytes per row (--ratios, --ties, --repeats).
+cvsteps: serial cross-validation with the plain and the plane steps, A/B in one process.
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
 100 here) and entry times, on the same subjects."""
 import argparse
 import sys
 
-from bench import (bayes, cost_model, cross_validation, fine_gray, gpu, sccs, sweep,
+from bench import (bayes, cost_model, cross_validation, cv_steps, fine_gray, gpu, sccs, sweep,
                    ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
@@ -33,7 +34,8 @@ from bench.report import markdown, summarise, write
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
                  "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
-                 "profile": (100_000, 1_000), "ties": (200_000, 1_000)}
+                 "profile": (100_000, 1_000), "ties": (200_000, 1_000),
+                 "cvsteps": (100_000, 1_000)}
 
 
 def parse(argv):
@@ -122,6 +124,10 @@ def main(argv=None):
         steps = tuple(v for v in args.steps.split(",") if v)
         return cost_model.run(args.n, args.p, args.density, ratios, args.ties, args.repeats,
                               args.seed, args.tol, lambdas, steps, out=args.out)
+    if args.command == "cvsteps":
+        steps = tuple(v for v in args.steps.split(",") if v)
+        return cv_steps.run(args.n, args.p, args.density, args.folds, args.grid, args.seed,
+                            steps[::-1], out=args.out)
     if args.command == "ties":
         return ties_strata.run(args.n, args.p, args.density, args.strata if args.strata > 1
                                else 100, args.ratio, args.repeats, args.seed, out=args.out)

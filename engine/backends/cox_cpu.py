@@ -91,7 +91,8 @@ class CoxCpuBackend:
         if self.plane_step:
             s = self.state
             delta, u = self.plane.step(self.md, s.eta, s.wev - r, self.direction_curvature,
-                                       coords, beta, delta, s.inner.u, lam1, lam2)
+                                       coords, beta, delta, s.inner.image(delta), lam1,
+                                       lam2)
             self._next = (beta + delta, s.eta + u)
         return ll, g, delta
 

@@ -73,7 +73,11 @@ class PlaneStep:
         uz = _linear_predictor(md, dz) if zeroed.any() else np.zeros_like(u1)
         Dm = np.vstack([dz, delta - dz, s])
         U = np.vstack([uz, u1 - uz, u2])
-        C = curvature(U)
+        C = np.zeros((3, 3))
+        if zeroed.any():
+            C[:, :] = curvature(U)
+        else:       # d_z = 0: the curvature along the two others only
+            C[1:, 1:] = curvature(U[1:])
         g = U @ v
         # the L1 term linearised at the plain step's signs; L2 exact
         Q = C + (Dm * lam2) @ Dm.T
@@ -108,6 +112,7 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
     u_a and u_a u_b under D (cox_kernels.coordinate_grad_hess with m columns at once).
     One O(N m^2) pass; Breslow or Efron ties, strata and entry times."""
     m, n = U.shape
+    Ut = U.T.copy()        # row i's m values side by side
     R1 = np.zeros(m)
     S1 = np.zeros(m)
     E1 = np.zeros(m)
@@ -135,19 +140,19 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
         R0 += di
         ev = f & EVENT
         for a in range(m):
-            ua = U[a, i] * di
+            ua = Ut[i, a] * di
             R1[a] += ua
             for b in range(a, m):
-                R2[a, b] += ua * U[b, i]
+                R2[a, b] += ua * Ut[i, b]
         if ev:
             E0 += di
             W += w[i]
             d += 1
             for a in range(m):
-                ua = U[a, i] * di
+                ua = Ut[i, a] * di
                 E1[a] += ua
                 for b in range(a, m):
-                    E2[a, b] += ua * U[b, i]
+                    E2[a, b] += ua * Ut[i, b]
         if f & GROUP_END:
             if d > 0:
                 if has_start:
@@ -157,10 +162,10 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
                         r = start_order[q]
                         S0 += D[r]
                         for a in range(m):
-                            ua = U[a, r] * D[r]
+                            ua = Ut[r, a] * D[r]
                             S1[a] += ua
                             for b in range(a, m):
-                                S2[a, b] += ua * U[b, r]
+                                S2[a, b] += ua * Ut[r, b]
                         q += 1
                 terms = d if (efron and d > 1) else 1
                 wt = W / d if (efron and d > 1) else W

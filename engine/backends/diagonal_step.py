@@ -54,6 +54,15 @@ class DiagonalStep:
         g[coords] = gs
         return delta, g
 
+    def image(self, delta):
+        """X delta of the last solve's step: kept by the column-wise solve, from the row block
+        (rows in order) after a Gram solve."""
+        if self.u is not None:
+            return self.u
+        coords = np.frombuffer(self._key, np.int64)
+        rp, rc, rv = self._block
+        return k.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
+
     def _row_block(self, coords):
         """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None
         when their Gram matrix would cost more than column-wise updates."""

@@ -189,6 +189,20 @@ def block_dots(rp, rc, rv, s, v):
 
 
 @njit(cache=True, nogil=True)
+def block_image(rp, rc, rv, x):
+    """u = X_block x over the rows of the block, each row written once (sequential): the eta
+    change of a step on the chosen columns."""
+    n = rp.size - 1
+    u = np.zeros(n)
+    for i in range(n):
+        acc = 0.0
+        for a in range(rp[i], rp[i + 1]):
+            acc += rv[a] * x[rc[a]]
+        u[i] = acc
+    return u
+
+
+@njit(cache=True, nogil=True)
 def quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles):
     """The quadratic_cd model solved through the Gram matrix Q of the chosen columns:
     coordinate descent at O(s) per coordinate instead of O(nnz_j) (glmnet's "covariance
