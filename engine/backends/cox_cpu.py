@@ -27,7 +27,8 @@ class CoxCpuBackend:
         self.efron = bool(efron)
         self.state = HazardState(md)
         self.has_start = md.start is not None
-        self._start = md.start if self.has_start else np.zeros(0)
+        # entry times in start order: the kernels' start pointer reads them in sequence
+        self._start = md.start[md.start_order] if self.has_start else np.zeros(0)
         self._start_order = md.start_order if self.has_start else np.zeros(0, np.int64)
         self._scratch = np.zeros(md.n)
         self.plane = PlaneStep()

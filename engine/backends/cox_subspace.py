@@ -158,7 +158,7 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
                 if has_start:
                     t = stop[i]
                     end = bounds[stratum + 1]
-                    while q < end and start[start_order[q]] >= t:
+                    while q < end and start[q] >= t:
                         r = start_order[q]
                         S0 += D[r]
                         for a in range(m):
