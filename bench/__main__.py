@@ -15,18 +15,27 @@ sccs: SCCS against statsmodels' ConditionalPoisson at growing N (--peer-sizes), 
 at N = 1,000,000 cases x P = 1,500 drugs (about 20 million eras).
 bayes: the horseshoe probit Gibbs sampler against NumPyro NUTS on Terenin2019's synthetic design
 (N = 10,000, p = 1,000, 10,000 iterations; --iterations, --nuts-warmup, --nuts-samples,
---peers nuts or empty)."""
+--peers nuts or empty).
+profile: the cost model of one L1 Cox fit (docs/cost_model.md): every kernel's calls and
+seconds, the plain proximal-Newton step against the plane correction, the sort and the layout's
+bytes per row (--ratios, --ties, --repeats).
+cvsteps: serial cross-validation with the plain and the plane steps, A/B in one process.
+ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
+100 here) and entry times, on the same subjects."""
 import argparse
 import sys
 
-from bench import bayes, cross_validation, fine_gray, gpu, sccs, sweep, time_varying
+from bench import (bayes, cost_model, cross_validation, cv_steps, fine_gray, gpu, sccs, sweep,
+                   ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
 
 DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000, 1_000),
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
-                 "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000)}
+                 "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
+                 "profile": (100_000, 1_000), "ties": (200_000, 1_000),
+                 "cvsteps": (100_000, 1_000)}
 
 
 def parse(argv):
@@ -70,6 +79,15 @@ def parse(argv):
     parser.add_argument("--nuts-samples", type=int, default=500, help="bayes: NUTS draws")
     parser.add_argument("--precision", choices=("float64", "float32"), default="float64",
                         help="bayes: the Gibbs sampler's precision")
+    parser.add_argument("--ratios", default="0.1,0.002",
+                        help="profile: comma-separated lambda / lambda_max")
+    parser.add_argument("--lambdas", default="",
+                        help="profile: comma-separated absolute L1 strengths (1: nearly "
+                             "unpenalised)")
+    parser.add_argument("--steps", default="plain,plane",
+                        help="profile: plain and/or plane (the proximal-Newton step)")
+    parser.add_argument("--ties", choices=("breslow", "efron"), default="breslow",
+                        help="profile: ties")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -103,6 +121,19 @@ def main(argv=None):
         return bayes.run(args.n, args.p, args.iterations, seed=args.seed,
                          nuts_warmup=args.nuts_warmup, nuts_samples=args.nuts_samples,
                          peers=args.peers, out=args.out, precision=args.precision)
+    if args.command == "profile":
+        ratios = tuple(float(v) for v in args.ratios.split(",") if v)
+        lambdas = tuple(float(v) for v in args.lambdas.split(",") if v)
+        steps = tuple(v for v in args.steps.split(",") if v)
+        return cost_model.run(args.n, args.p, args.density, ratios, args.ties, args.repeats,
+                              args.seed, args.tol, lambdas, steps, out=args.out)
+    if args.command == "cvsteps":
+        steps = tuple(v for v in args.steps.split(",") if v)
+        return cv_steps.run(args.n, args.p, args.density, args.folds, args.grid, args.seed,
+                            steps[::-1], out=args.out)
+    if args.command == "ties":
+        return ties_strata.run(args.n, args.p, args.density, args.strata if args.strata > 1
+                               else 100, args.ratio, args.repeats, args.seed, out=args.out)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

@@ -104,8 +104,6 @@ class _FoldFits(WeightedRefits):
         return np.array(scores), beta, unconverged
 
 
-
-
 def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int = 10,
                    repeats: int = 1, grid=None, seed: int = 0, backend: str = "cpu",
                    parallel=None, n_jobs=None, ties: str = "breslow", unpenalized=(),
@@ -148,6 +146,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     serial = parallel is None or parallel == "serial"
     task = _FoldFits(cohort, kind, folds, seed, cancel=cancel if serial else None,
                      options=options, unpenalized=problem.unpenalized)
+    task.cache.get("problem", lambda: problem)   # serial folds reuse this sorted layout
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:

@@ -71,4 +71,5 @@ def test_plane_step_on_a_sparse_design_takes_fewer_steps(monkeypatch):
         fits[plane] = pr.solve(lam1, lam2)
     assert fits[False].converged and fits[True].converged
     np.testing.assert_allclose(fits[True].beta, fits[False].beta, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(fits[True].beta == 0, fits[False].beta == 0)
     assert fits[True].n_iter < fits[False].n_iter

@@ -27,20 +27,31 @@ class CoxCpuBackend:
         self.efron = bool(efron)
         self.state = HazardState(md)
         self.has_start = md.start is not None
-        self._start = md.start if self.has_start else np.zeros(0)
+        # entry times in start order: the kernels' start pointer reads them in sequence
+        self._start = md.start[md.start_order] if self.has_start else np.zeros(0)
         self._start_order = md.start_order if self.has_start else np.zeros(0, np.int64)
         self._scratch = np.zeros(md.n)
         self.plane = PlaneStep()
+        self._next = None      # (beta + step, its eta): the line search's first point
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
-        self.state.set_beta(beta)
+        """eta = X beta: from the last step's eta change when ``beta`` is the point it led to
+        (the line search's first trial), else in O(nnz)."""
+        ahead, self._next = self._next, None
+        if ahead is not None and np.array_equal(beta, ahead[0]):
+            self.state.eta = ahead[1]
+            self.state.recentre()
+        else:
+            self.state.set_beta(beta)
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
         self.state.set_weights(w_sorted)
         self.plane.reset()
+        self._next = None
 
     def update(self, j: int, delta: float) -> None:
+        self._next = None
         self.state.update(j, delta)
 
     # -- scans ---------------------------------------------------------------------------
@@ -79,8 +90,11 @@ class CoxCpuBackend:
         ll, g, delta = self.state.quadratic_step(ll, r, h, coords, beta, lam1, lam2, tol,
                                                  max_cycles, fresh)
         if self.plane_step:
-            delta = self.plane.step(self.md, self.state.eta, self.state.wev - r,
-                                    self.direction_curvature, coords, beta, delta, lam1, lam2)
+            s = self.state
+            delta, u = self.plane.step(self.md, s.eta, s.wev - r, self.direction_curvature,
+                                       coords, beta, delta, s.inner.image(delta), lam1,
+                                       lam2)
+            self._next = (beta + delta, s.eta + u)
         return ll, g, delta
 
     def direction_curvature(self, U: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@ N1_i = x_ij D_i and N2_i = x_ij^2 D_i.  Rows are sorted by stratum then time des
 risk-set sums at the end of each block of tied times are running (prefix) sums that restart at
 each stratum head (the flag-value scan of Yang2024 eq. 18, serial here).  With entry times the
 risk set {start < t <= stop} is the stop-ordered prefix minus the rows with start >= t, found by
-a second pointer walking the rows in start order.
+a second pointer walking the rows in start order (``start`` holds the entry times in that
+order, ``start[q]`` the entry of row ``start_order[q]``, so the walk reads them in sequence).
 
 Ties: Breslow uses the whole risk set for each of the d tied events; Efron (R's coxph rule with
 case weights) uses R - (l/d) E for l = 0..d-1, E the tied events' sums, weighted by their mean
@@ -87,7 +88,7 @@ def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efro
             if has_start and d > 0:
                 t = stop[i]
                 end = bounds[stratum + 1]
-                while q < end and start[start_order[q]] >= t:
+                while q < end and start[q] >= t:
                     r = start_order[q]
                     S0 += D[r]
                     S1 += xs[r] * D[r]
@@ -158,7 +159,7 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
                 if has_start:
                     t = stop[i]
                     end = bounds[stratum + 1]
-                    while q < end and start[start_order[q]] >= t:
+                    while q < end and start[q] >= t:
                         S0 += D[start_order[q]]
                         q += 1
                 a0 = R0 - S0
@@ -214,7 +215,7 @@ def _risk_sums(per_group, own_event, flags, has_start, stop, start, start_order,
             i = hi - 1
             for qq in range(hi - 1, lo - 1, -1):
                 k = start_order[qq]
-                while i >= lo and stop[i] <= start[k]:
+                while i >= lo and stop[i] <= start[qq]:
                     if flags[i] & GROUP_END:
                         acc += per_group[i]
                     i -= 1
@@ -274,7 +275,7 @@ def information_matrix(rp, rc, rv, s, r, D, w, flags, efron, has_start, stop, st
                 if has_start:
                     t = stop[i]
                     end = bounds[stratum + 1]
-                    while q < end and start[start_order[q]] >= t:
+                    while q < end and start[q] >= t:
                         r = start_order[q]
                         S0 += D[r]
                         for k in range(rp[r], rp[r + 1]):

@@ -6,7 +6,8 @@ cross terms), so the steps come out short and the outer iterations converge only
 (about 0.66 of the error left per step at N = 10^5, P = 1,000: 20-30 steps per fit).
 
 Here the step is re-chosen in the plane of d and the previous step s = beta - beta_prev:
-minimise the exact second-order model of -l plus the exact penalty over beta + a d + b s.
+minimise the exact second-order model of -l plus the penalty over beta + a d + b s (the L1
+coordinates that d puts at zero are put there whatever a and b, so sparsity is d's).
 The exact curvature of -l along two directions costs one O(N) risk-set pass
 (``direction_curvature``, the coordinate pass of cox_kernels with the column replaced by the
 directions' linear predictors X d and X s), and X s is the change of eta, kept from the last
@@ -37,16 +38,20 @@ class PlaneStep:
         """Forget the previous step (new weights: a new objective)."""
         self._beta = self._eta = None
 
-    def step(self, md, eta, v, curvature, coords, beta, delta, lam1, lam2):
-        """The step to take from ``beta``: ``delta`` or a d + b s (see the module docstring).
+    def step(self, md, eta, v, curvature, coords, beta, delta, u1, lam1, lam2):
+        """(step, X step): the step to take from ``beta``, ``delta`` or a d + b s (see the
+        module docstring), and its change of eta.
 
         md : the backend's ModelData; eta : X beta; v = dl/deta at beta; curvature(U) : the
-        exact m x m curvature of -l along the rows of U (eta-space directions)
+        exact m x m curvature of -l along the rows of U (eta-space directions); u1 : X delta
+        when the inner solve kept it, else None
         """
         prev_beta, prev_eta = self._beta, self._eta
         self._beta, self._eta = beta.copy(), eta.copy()
+        if u1 is None:
+            u1 = _linear_predictor(md, delta)
         if prev_beta is None or prev_beta.shape != beta.shape or not delta.any():
-            return delta
+            return delta, u1
         s = beta - prev_beta
         z = beta + delta
         penalised = lam1 > 0
@@ -60,36 +65,40 @@ class PlaneStep:
             u2 -= _linear_predictor(md, np.where(drop, s, 0.0))
             s[drop] = 0.0
         if not s.any():
-            return delta
-        u1 = _linear_predictor(md, delta)
-        C = curvature(np.vstack([u1, u2]))
-        g = np.array([v @ u1, v @ u2])
-        # the L1 term linearised at the plain step's signs (a coordinate it zeroes: a >= 1)
-        sign = np.sign(z)
-        zeroed = penalised & (z == 0)
-        p1 = lam1[~zeroed] @ (sign[~zeroed] * delta[~zeroed]) + lam1[zeroed] @ np.abs(delta[zeroed])
-        p2 = lam1 @ (sign * s)
-        A = C + np.array([[lam2 @ (delta * delta), lam2 @ (delta * s)],
-                          [lam2 @ (delta * s), lam2 @ (s * s)]])
-        rhs = g - np.array([lam2 @ (beta * delta) + p1, lam2 @ (beta * s) + p2])
+            return delta, u1
+        # the L1 coordinates the plain step puts at zero stay there: their part d_z of d is
+        # taken whole, and the plane is that of the rest d_f and s (step d_z + a d_f + b s)
+        zeroed = penalised & (z == 0) & (delta != 0)
+        dz = np.where(zeroed, delta, 0.0)
+        uz = _linear_predictor(md, dz) if zeroed.any() else np.zeros_like(u1)
+        Dm = np.vstack([dz, delta - dz, s])
+        U = np.vstack([uz, u1 - uz, u2])
+        C = np.zeros((3, 3))
+        if zeroed.any():
+            C[:, :] = curvature(U)
+        else:       # d_z = 0: the curvature along the two others only
+            C[1:, 1:] = curvature(U[1:])
+        g = U @ v
+        # the L1 term linearised at the plain step's signs; L2 exact
+        Q = C + (Dm * lam2) @ Dm.T
+        A = Q[1:, 1:]
+        rhs = g[1:] - Q[1:, 0] - Dm[1:] @ (lam2 * beta + lam1 * np.sign(z))
         det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
         if not (A[0, 0] > 0 and A[1, 1] > 0 and det > 1e-12 * A[0, 0] * A[1, 1]):
-            return delta
+            return delta, u1
         a = (rhs[0] * A[1, 1] - rhs[1] * A[0, 1]) / det
         b = (rhs[1] * A[0, 0] - rhs[0] * A[1, 0]) / det
 
-        def model(ab):
-            """Exact second-order model of the objective's change along a d + b s."""
-            step = ab[0] * delta + ab[1] * s
-            new = beta + step
-            return (-(g @ ab) + 0.5 * ab @ C @ ab
-                    + 0.5 * lam2 @ (new * new - beta * beta)
+        def model(w):
+            """Exact second-order model of the objective's change along Dm' w."""
+            new = beta + Dm.T @ w
+            return (-(g @ w) + 0.5 * w @ C @ w + 0.5 * lam2 @ (new * new - beta * beta)
                     + lam1 @ (np.abs(new) - np.abs(beta)))
 
-        plane = np.array([a, b])
-        if np.all(np.isfinite(plane)) and model(plane) < model(np.array([1.0, 0.0])):
-            return a * delta + b * s
-        return delta
+        w = np.array([1.0, a, b])
+        if np.all(np.isfinite(w)) and model(w) < model(np.array([1.0, 1.0, 0.0])):
+            return Dm.T @ w, U.T @ w
+        return delta, u1
 
 
 def _linear_predictor(md, beta):
@@ -103,6 +112,7 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
     u_a and u_a u_b under D (cox_kernels.coordinate_grad_hess with m columns at once).
     One O(N m^2) pass; Breslow or Efron ties, strata and entry times."""
     m, n = U.shape
+    Ut = U.T.copy()        # row i's m values side by side
     R1 = np.zeros(m)
     S1 = np.zeros(m)
     E1 = np.zeros(m)
@@ -130,32 +140,32 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
         R0 += di
         ev = f & EVENT
         for a in range(m):
-            ua = U[a, i] * di
+            ua = Ut[i, a] * di
             R1[a] += ua
             for b in range(a, m):
-                R2[a, b] += ua * U[b, i]
+                R2[a, b] += ua * Ut[i, b]
         if ev:
             E0 += di
             W += w[i]
             d += 1
             for a in range(m):
-                ua = U[a, i] * di
+                ua = Ut[i, a] * di
                 E1[a] += ua
                 for b in range(a, m):
-                    E2[a, b] += ua * U[b, i]
+                    E2[a, b] += ua * Ut[i, b]
         if f & GROUP_END:
             if d > 0:
                 if has_start:
                     t = stop[i]
                     end = bounds[stratum + 1]
-                    while q < end and start[start_order[q]] >= t:
+                    while q < end and start[q] >= t:
                         r = start_order[q]
                         S0 += D[r]
                         for a in range(m):
-                            ua = U[a, r] * D[r]
+                            ua = Ut[r, a] * D[r]
                             S1[a] += ua
                             for b in range(a, m):
-                                S2[a, b] += ua * U[b, r]
+                                S2[a, b] += ua * Ut[r, b]
                         q += 1
                 terms = d if (efron and d > 1) else 1
                 wt = W / d if (efron and d > 1) else W

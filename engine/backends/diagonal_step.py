@@ -31,6 +31,7 @@ class DiagonalStep:
         self._arrays = (indptr, indices, values, vptr)
         self._n = int(n)
         self._key = self._block = self._gram = None
+        self.u = None      # X delta of the last column-wise solve (None after a Gram solve)
 
     def solve(self, coords, v, h, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """(delta, g): the step over every coordinate (zero off ``coords``) and g = X'v on
@@ -38,7 +39,10 @@ class DiagonalStep:
         coords = np.asarray(coords, np.int64)
         block = self._row_block(coords)
         if block is None:
-            return k.quadratic_cd(*self._arrays, coords, v, h, beta, lam1, lam2, tol, max_cycles)
+            delta, g, self.u = k.quadratic_cd_u(*self._arrays, coords, v, h, beta, lam1, lam2,
+                                                tol, max_cycles)
+            return delta, g
+        self.u = None
         rp, rc, rv = block
         if fresh or self._gram is None:
             self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
@@ -49,6 +53,15 @@ class DiagonalStep:
                                             lam2[coords], tol, max_cycles)
         g[coords] = gs
         return delta, g
+
+    def image(self, delta):
+        """X delta of the last solve's step: kept by the column-wise solve, from the row block
+        (rows in order) after a Gram solve."""
+        if self.u is not None:
+            return self.u
+        coords = np.frombuffer(self._key, np.int64)
+        rp, rc, rv = self._block
+        return k.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
 
     def _row_block(self, coords):
         """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None

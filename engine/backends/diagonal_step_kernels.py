@@ -23,6 +23,15 @@ def soft_threshold(z, lam1, curvature):
 
 @njit(cache=True, nogil=True)
 def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol, max_cycles):
+    """(delta, g) of quadratic_cd_u, without u."""
+    delta, g, _ = quadratic_cd_u(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2,
+                                 tol, max_cycles)
+    return delta, g
+
+
+@njit(cache=True, nogil=True)
+def quadratic_cd_u(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, tol,
+                   max_cycles):
     """Coordinate descent on the penalised quadratic model of -l around beta (glmnet's inner
     loop): -v'X delta + 1/2 sum_k h_k (xc_k' delta)^2 + penalty(beta + delta), v = dl/deta,
     h = -d2l/deta^2 (diagonal), xc = x - mu the columns centred at their h-weighted means.
@@ -31,11 +40,15 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
     removes that artefact (it matters for uncentred columns such as age).  The centring stays
     implicit, so sparsity is kept: with u = X delta, c = mu' delta and S = h'u maintained, one
     coordinate costs O(nnz_j).  sum_k v_k = 0, so centring leaves the linear term unchanged.
-    Returns (delta, g), g the gradient of l at beta on ``coords`` (zero elsewhere).
+    h and u sit side by side (hu[i] = (h_i, u_i)): one cache line per row read.
+    Returns (delta, g, u), g the gradient of l at beta on ``coords`` (zero elsewhere) and
+    u = X delta.
     """
     n = v.size
     p = beta.size
-    u = np.zeros(n)
+    hu = np.zeros((n, 2))
+    for i in range(n):
+        hu[i, 0] = h[i]
     delta = np.zeros(p)
     g = np.zeros(p)
     H = np.zeros(p)
@@ -75,7 +88,7 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
             for k in range(indptr[j], indptr[j + 1]):
                 x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
                 i = indices[k]
-                xhu += x * h[i] * u[i]
+                xhu += x * hu[i, 0] * hu[i, 1]
             G = xhu - shift * xh[j] - mu[j] * S + mu[j] * shift * sum_h - g[j]
             z = H[j] * b - G
             new = soft_threshold(z, lam1[j], H[j] + lam2[j])
@@ -84,7 +97,7 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
                 delta[j] += move
                 for k in range(indptr[j], indptr[j + 1]):
                     x = 1.0 if vptr[j] < 0 else values[vptr[j] + k - indptr[j]]
-                    u[indices[k]] += move * x
+                    hu[indices[k], 1] += move * x
                 S += move * xh[j]
                 shift += move * mu[j]
                 step = abs(move) * math.sqrt(H[j] + lam2[j])
@@ -96,7 +109,7 @@ def quadratic_cd(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2, 
             full = True
         else:
             full = False
-    return delta, g
+    return delta, g, hu[:, 1].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -173,6 +186,20 @@ def block_dots(rp, rc, rv, s, v):
         for a in range(rp[i], rp[i + 1]):
             g[rc[a]] += rv[a] * vi
     return g
+
+
+@njit(cache=True, nogil=True)
+def block_image(rp, rc, rv, x):
+    """u = X_block x over the rows of the block, each row written once (sequential): the eta
+    change of a step on the chosen columns."""
+    n = rp.size - 1
+    u = np.zeros(n)
+    for i in range(n):
+        acc = 0.0
+        for a in range(rp[i], rp[i + 1]):
+            acc += rv[a] * x[rc[a]]
+        u[i] = acc
+    return u
 
 
 @njit(cache=True, nogil=True)
