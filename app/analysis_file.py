@@ -35,7 +35,7 @@ SUFFIX = ".survscan"
 UPLOAD_KINDS = ("csv", "parquet")
 SETTINGS = ("cv_folds", "cv_grid", "omop_path", "omop_target", "omop_comparator",
             "omop_outcome", "omop_prior_observation", "omop_risk_window_end", "omop_ps_strata",
-            "omop_match_ratio", "omop_caliper")
+            "omop_match_ratio", "omop_caliper", "omop_common_period", "omop_censor_new_window")
 MEMBER = re.compile(r"^(analysis\.json|data/\d+\.parquet|fits/\d+\.csv)$")
 
 

@@ -14,10 +14,11 @@ import param
 
 from .analysis_file import SETTINGS
 
-STATE = ("data", "simulated", "source", "columns", "time", "start", "event", "event_codes",
-         "treatment", "covariates", "strata", "id", "weights", "cut_points", "model", "cause",
-         "ties", "penalty", "strength", "unpenalized", "backend", "solver", *SETTINGS, "fits",
-         "cv", "study")
+STATE = ("data", "raw_data", "data_steps", "simulated", "source", "columns", "time", "start",
+         "event", "event_codes", "treatment", "covariates", "strata", "id", "weights",
+         "cut_points", "model", "cause", "ties", "penalty", "strength", "strength_as",
+         "strength_fraction", "lambda_max", "lambda_max_key", "unpenalized", "backend", "solver",
+         *SETTINGS, "fits", "cv", "study", "path")
 
 
 def snapshot(store) -> dict:

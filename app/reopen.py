@@ -44,6 +44,7 @@ def load_source(store: Store, data: dict, frame: pd.DataFrame | None) -> None:
         store.load_frame(frame, dict(data))
     else:
         raise DataLoadError(f"data of kind {kind!r} cannot be reopened; load it again")
+    store.apply_data_steps(list(data.get("steps", [])))
 
 
 def apply_spec(store: Store, spec: dict) -> None:
@@ -60,6 +61,9 @@ def apply_spec(store: Store, spec: dict) -> None:
         store.cause = int(options["cause"])
     if options["backend"] in store.param.backend.objects:
         store.backend = options["backend"]
+    if options.get("strength_as") is not None:   # the penalty scale: a fraction of lambda_max,
+        store.param.update(strength_as=options["strength_as"],  # computed again by the refit
+                           strength_fraction=float(options["strength_fraction"]))
 
 
 def rebuild(analysis: Analysis) -> tuple[Store, list[str]]:
@@ -100,8 +104,9 @@ def rebuild(analysis: Analysis) -> tuple[Store, list[str]]:
         fits.append(kept)
     current = worker(analysis.spec["data"], analysis.frame)
     apply_spec(current, analysis.spec)
-    staged.param.update(data=current.data, simulated=current.simulated, source=current.source,
-                        columns=current.columns)
+    staged.param.update(data=current.data, raw_data=current.raw_data,
+                        data_steps=current.data_steps, simulated=current.simulated,
+                        source=current.source, columns=current.columns)
     apply_spec(staged, analysis.spec)
     staged.param.update(fits=fits, cv=cv, study=study)
     return staged, differ

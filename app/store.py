@@ -77,6 +77,8 @@ class Store(param.Parameterized):
     source = param.Dict(default={}, doc="Where the data came from (for the script and spec).")
     columns = param.List(default=[], doc="Column names offered for roles.")
     data_version = param.Integer(default=0, doc="Bumped on every load; views redraw on it.")
+    raw_data = param.DataFrame(default=None, allow_None=True,
+                               doc="The table as loaded, before data_steps (undo starts here).")
     data_steps = param.List(default=[], doc="Recode/filter steps applied to the loaded table "
                                             "(app/recode.py), in order.")
 
@@ -199,7 +201,6 @@ class Store(param.Parameterized):
             self.data_version += 1
 
     # recode and filter (app/recode.py): each step a new data version, roles kept
-    _raw = None   # the table as loaded, before data_steps
 
     def apply_data_step(self, step: dict) -> None:
         """Apply a recode/filter step to the loaded table (DataLoadError if it cannot)."""
@@ -208,7 +209,7 @@ class Store(param.Parameterized):
                                 "cohort)")
         df = apply_step(self.data, step)
         if not self.data_steps:
-            self._raw = self.data
+            self.raw_data = self.data
         self._replace_frame(df, [*self.data_steps, step])
 
     def apply_data_steps(self, steps: list) -> None:
@@ -218,17 +219,17 @@ class Store(param.Parameterized):
         if self.data is None:
             raise DataLoadError("recode and filter work on a loaded table (not a simulated "
                                 "cohort)")
-        raw, df = (self._raw, self.data) if self.data_steps else (self.data, self.data)
+        raw, df = (self.raw_data, self.data) if self.data_steps else (self.data, self.data)
         for step in steps:
             df = apply_step(df, step)
-        self._raw = raw
+        self.raw_data = raw
         self._replace_frame(df, [*self.data_steps, *steps])
 
     def undo_data_step(self) -> None:
         """Drop the last step: the loaded table with the steps before it."""
         if not self.data_steps:
             return
-        df, steps = self._raw, self.data_steps[:-1]
+        df, steps = self.raw_data, self.data_steps[:-1]
         for step in steps:
             df = apply_step(df, step)
         self._replace_frame(df, steps)

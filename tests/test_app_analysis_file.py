@@ -208,3 +208,19 @@ def test_an_omop_study_is_run_again_with_its_settings():
     again = reopened(s)
     assert_same_fits(s, again)
     assert again.study.settings == run.settings and again.omop_ps_strata == 4
+
+
+def test_recode_steps_and_a_penalty_scaled_to_lambda_max_reopen_identically():
+    s = Store()
+    s.load_sample("rossi")
+    s.apply_data_step({"op": "range", "column": "prio", "low": 0.0, "high": 10.0})
+    s.apply_data_step({"op": "cut", "column": "age", "cuts": [20.0, 25.0], "name": "age_group"})
+    s.param.update(covariates=["fin", "age_group", "prio", "wexp"], penalty="L1",
+                   strength_as="fraction", strength_fraction=0.1)
+    s.keep(s.fit_job("scaled").run())
+    again = reopened(s)
+    assert again.data_steps == s.data_steps and len(again.data) == len(s.data)
+    assert (again.strength_as, again.strength_fraction) == ("fraction", 0.1)
+    assert_same_fits(s, again)
+    again.undo_data_step()                       # the loaded table is still there to undo to
+    assert again.data_steps == s.data_steps[:1]
