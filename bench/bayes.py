@@ -173,7 +173,8 @@ def markdown(record):
             lines.append(f"posteriors agree (max mean gap {record['max_mean_gap']:.3f}); "
                          f"survscan / NUTS ESS per second: median "
                          f"{record['ess_per_s_ratio_median']:.1f}x, min "
-                         f"{record['ess_per_s_ratio_min']:.1f}x; per CPU second: median "
+                         f"{record['ess_per_s_ratio_min']:.2f}x; per CPU second (NUTS's "
+                         "counts JAX's import, XLA compilation and pool threads): median "
                          f"{record['ess_per_cpu_s_ratio_median']:.1f}x, min "
                          f"{record['ess_per_cpu_s_ratio_min']:.1f}x")
         else:
