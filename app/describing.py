@@ -38,10 +38,6 @@ class Groups:
     names: dict                  # engine label -> label shown ("fin = 0", "age Q1 (17, 20]")
     dropped: dict = field(default_factory=dict)   # column -> rows left out (missing values)
 
-    @property
-    def n_dropped(self) -> int:
-        return int(sum(self.dropped.values()))
-
     def shown(self, label) -> str:
         """The shown name of an engine label ("1.0" and 1 are the key "1")."""
         key = str(label)
@@ -292,12 +288,21 @@ def survival_at(km, groups: Groups, times) -> pd.DataFrame:
         columns={"at_risk": "at risk", "lower": "lower 95%", "upper": "upper 95%"})
 
 
+def risk_counts(km, groups: Groups, times, so_far: bool = False) -> pd.DataFrame:
+    """At risk at each time with the events and censored since the time before
+    (KaplanMeier.at), or, ``so_far``, since time 0 (one engine call per time, as KMunicate
+    shows them)."""
+    if so_far:
+        risk = pd.concat([km.at([t], extend=True) for t in times], ignore_index=True)
+    else:
+        risk = km.at(times, extend=True)
+    return risk.assign(group=risk["group"].map(groups.shown))
+
+
 def rmst_table(km, groups: Groups, tau: float) -> pd.DataFrame:
-    """Restricted mean survival time to ``tau`` with its SE and 95% CI."""
+    """Restricted mean survival time to ``tau`` with its SE (R's print(survfit, rmean=))."""
     r = km.rmst(tau).reset_index()
     r["group"] = r["group"].map(groups.shown)
-    r["lower 95%"] = r["rmst"] - 1.959963984540054 * r["se"]
-    r["upper 95%"] = r["rmst"] + 1.959963984540054 * r["se"]
     return r
 
 

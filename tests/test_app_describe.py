@@ -197,3 +197,19 @@ def test_a_choice_the_data_cannot_answer_is_a_message():
     assert view.message.object.startswith("Not available: 'site' has 20 levels")
     assert view.medians.value.empty and view.figure.object is None
     assert "Table 1" in view.t1_message.object or not view.t1_table.value.empty
+
+
+def test_kmunicate_counts_events_and_censored_so_far(rossi_view):
+    """KMunicate's rows: events by each time counted from time 0 (lifelines' event table)."""
+    store, view = rossi_view
+    km = d.survival_by(d.groups_of(store, "fin"))
+    groups = d.groups_of(store, "fin")
+    counts = d.risk_counts(km, groups, [0.0, 10.0, 20.0, 52.0], so_far=True)
+    rossi = store.data
+    for fin in (0, 1):
+        part = counts[counts["group"] == f"fin = {fin}"]
+        rows = rossi[rossi["fin"] == fin]
+        kmf = KaplanMeierFitter().fit(rows["week"], rows["arrest"]).event_table
+        for t, events, censored in zip(part["time"], part["events"], part["censored"]):
+            assert events == kmf.loc[kmf.index <= t, "observed"].sum()
+            assert censored == kmf.loc[kmf.index <= t, "censored"].sum()

@@ -234,8 +234,8 @@ class DescribeView(Viewer):
         options = set(self.options.value)
         risk = None
         if {"Risk table", "KMunicate table"} & options:
-            risk = km.at(risk_times(0.0, hi), extend=True)
-            risk["group"] = risk["group"].map(groups.shown)
+            risk = d.risk_counts(km, groups, risk_times(0.0, hi),
+                                 so_far="KMunicate table" in options)
         medians = km.median["median"].rename(index=groups.shown)
         self._fig = km_figure(
             table_, risk, medians if "Median lines" in options else None, time_label=s.time,

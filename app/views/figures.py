@@ -66,9 +66,9 @@ def km_figure(table: pd.DataFrame, risk: pd.DataFrame | None, medians: pd.Series
 
     table : engine.KaplanMeier.table with shown group names (time, group, survival, lower,
         upper, censored)
-    risk : group, time, at_risk, events, censored at the table's times (KaplanMeier.at with
-        extend=True), or None for no table; ``kmunicate`` shows at risk, and events and
-        censored so far (cumulated over the times), as Morris et al. 2019 (KMunicate) advise
+    risk : group, time, at_risk, events, censored at the table's times, or None for no table;
+        ``kmunicate`` shows at risk and the events and censored so far (``risk`` then holds
+        counts from time 0, describing.risk_counts), as Morris et al. 2019 (KMunicate) advise
     medians : group -> median survival, drawn as dashed lines (NaN: not reached)
     """
     levels = list(dict.fromkeys(table["group"]))
@@ -131,8 +131,6 @@ def _risk_table(ax, risk, levels, counts, time_label):
             y += 1
         for what in counts:
             values = part[what].to_numpy(float)
-            if what != "at_risk":
-                values = np.cumsum(values)           # so far, as KMunicate shows them
             label = names[what] if len(counts) > 1 else str(level)
             rows.append((y, label, color, False))
             for t, value in zip(part["time"], values):
