@@ -78,8 +78,9 @@ def _key(value) -> str:
     return str(value)
 
 
-def groups_of(store, column: str | None, strata: str | None = None) -> Groups:
-    """The rows with time, event (and group, strata) present, with their group keys."""
+def groups_of(store, column: str | None, strata: str | None = None, carry=()) -> Groups:
+    """The rows with time, event (and group, strata) present, with their group keys; the
+    ``carry`` columns ride along (missing values kept) as "carry:<name>"."""
     roles_ready(store)
     data = store.data
     frame = pd.DataFrame({"time": pd.to_numeric(data[store.time], errors="coerce"),
@@ -96,6 +97,8 @@ def groups_of(store, column: str | None, strata: str | None = None) -> Groups:
         frame["group"], names = group_values(data[column], column)
     if strata:
         frame["strata"] = data[strata]
+    for name in carry:
+        frame[f"carry:{name}"] = data[name]
     used = {"time": store.time, "start": store.start, "id": store.id, "weights": store.weights,
             "group": column, "strata": strata}
     dropped = {}
@@ -353,3 +356,43 @@ def gray_words(row, cause: int, stratified: bool) -> str:
     return (f"Gray's test for cause {cause}{' (stratified)' if stratified else ''}: "
             f"chi-square = {row['statistic']:.2f} on {int(row['df'])} df, "
             f"p = {p_text(row['p'])}")
+
+
+# ----------------------------------------------------------------------------------------
+# the treatment effect within subgroups (a forest plot with subgroup rows)
+def subgroup_ratios(store, by: str, subgroups: list[str]) -> pd.DataFrame:
+    """Hazard ratio of the second level of ``by`` against the first, overall and within each
+    level of each subgroup column: one engine.fit (Cox, Efron ties) of the rows of that level
+    with the arm as the only covariate. Columns: row (label), n, events, hr, hr_lower,
+    hr_upper, note (why a row has no estimate)."""
+    groups = groups_of(store, by, carry=subgroups)
+    levels = sorted(groups.frame["group"].unique())
+    if len(levels) != 2:
+        raise DescribeError(f"{by!r} has {len(levels)} groups; a hazard ratio by subgroup "
+                            "compares two")
+    frame = groups.frame.assign(arm=(groups.frame["group"] == levels[1]).astype(int))
+    rows = [_arm_ratio(frame, f"All ({groups.shown(levels[1])} vs {groups.shown(levels[0])})")]
+    for column in subgroups:
+        values, names = group_values(frame[f"carry:{column}"], column)
+        rows.append({"row": column})
+        for level in sorted(values.dropna().unique()):
+            rows.append(_arm_ratio(frame[(values == level).to_numpy()],
+                                   "   " + names.get(_key(level), str(level))))
+    return pd.DataFrame(rows)
+
+
+def _arm_ratio(frame: pd.DataFrame, label: str) -> dict:
+    row = {"row": label, "n": len(frame), "events": int(frame["event"].sum())}
+    if frame["arm"].nunique() < 2 or row["events"] == 0:
+        return {**row, "note": "one arm or no events: no estimate"}
+    try:
+        cohort = engine.Cohort.from_frame(
+            frame, time="time", event="event", covariates=["arm"],
+            start="start" if "start" in frame else None, id="id" if "id" in frame else None,
+            weights="weights" if "weights" in frame else None)
+        res = engine.fit(cohort, ties="efron")
+    except Exception as exc:   # e.g. no events in one arm: the estimate diverges
+        return {**row, "note": str(exc)}
+    s = res.summary.loc["arm"]
+    return {**row, "hr": s["hr"], "hr_lower": s["hr_lower"], "hr_upper": s["hr_upper"],
+            "note": ""}

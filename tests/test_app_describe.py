@@ -213,3 +213,29 @@ def test_kmunicate_counts_events_and_censored_so_far(rossi_view):
         for t, events, censored in zip(part["time"], part["events"], part["censored"]):
             assert events == kmf.loc[kmf.index <= t, "observed"].sum()
             assert censored == kmf.loc[kmf.index <= t, "censored"].sum()
+
+
+def test_hazard_ratio_by_subgroup_against_lifelines(rossi_view):
+    from lifelines import CoxPHFitter
+
+    store, view = rossi_view
+    view.subgroups.value = ["race", "age"]
+    ratios = view.subgroup_table.value.set_index("row")
+    rossi = store.data
+
+    def lifelines_hr(rows):
+        cph = CoxPHFitter().fit(rows[["week", "arrest", "fin"]], "week", "arrest")
+        return float(np.exp(cph.params_["fin"]))
+
+    assert ratios.loc["All (fin = 1 vs fin = 0)", "hr"] == pytest.approx(lifelines_hr(rossi),
+                                                                         rel=1e-6)
+    for race in (0, 1):
+        assert ratios.loc[f"   race = {race}", "hr"] == pytest.approx(
+            lifelines_hr(rossi[rossi["race"] == race]), rel=1e-6)
+    assert sum(ratios.index.str.startswith("   age Q")) == 4
+    assert ratios.loc["   age Q1 (17, 20]", "n"] == (rossi["age"] <= 20).sum()
+    texts = {t.strip() for t in svg_texts(view.subgroup_figure.object)}
+    assert {"race", "race = 0", "race = 1", "age", "age Q4 (27, 44]"} <= texts
+    assert {"forest_subgroups.png", "forest_subgroups.svg", "subgroups.csv"} <= set(
+        view.report_files())
+
