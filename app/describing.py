@@ -180,12 +180,12 @@ def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> t
 
 def table_display(t1, by: str | None = None) -> pd.DataFrame:
     """Table 1 as one flat table of text cells (variable, level, then the groups, named
-    "<by> = <level>")."""
+    "<by> = <level>", and the standardised differences "SMD <a> vs <b>")."""
     out = t1.table.reset_index()
     if by:
         groups = [g for g in t1.summary["group"].unique() if g != "Overall"]
         out = out.rename(columns={g: f"{by} = {g}" for g in groups})
-    return out
+    return out.rename(columns={c: f"SMD {c}" for c in t1.smd.columns})
 
 
 # ----------------------------------------------------------------------------------------

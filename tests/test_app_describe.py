@@ -85,6 +85,9 @@ def test_table_one_against_pandas(rossi_view):
         assert shown.loc[("race", "1"), f"fin = {fin}"] == (f"{race1.sum()} "
                                                             f"({100 * race1.mean():.1f})")
     assert shown.loc[("n", ""), "Overall"] == "432"
+    a0, a1 = (rossi.loc[rossi["fin"] == f, "age"] for f in (0, 1))
+    smd = abs(a0.mean() - a1.mean()) / np.sqrt((a0.var() + a1.var()) / 2)   # Austin 2009
+    assert shown.loc[("age", ""), "SMD 0 vs 1"] == f"{smd:.3f}"
     view.t1_nonnormal.value = ["age"]
     shown = view.t1_table.value.set_index(["variable", "level"])
     q1, med, q3 = rossi["age"].quantile([0.25, 0.5, 0.75])
