@@ -38,10 +38,6 @@ class Groups:
     names: dict                  # engine label -> label shown ("fin = 0", "age Q1 (17, 20]")
     dropped: dict = field(default_factory=dict)   # column -> rows left out (missing values)
 
-    @property
-    def n_dropped(self) -> int:
-        return int(sum(self.dropped.values()))
-
     def shown(self, label) -> str:
         """The shown name of an engine label ("1.0" and 1 are the key "1")."""
         key = str(label)
@@ -82,8 +78,9 @@ def _key(value) -> str:
     return str(value)
 
 
-def groups_of(store, column: str | None, strata: str | None = None) -> Groups:
-    """The rows with time, event (and group, strata) present, with their group keys."""
+def groups_of(store, column: str | None, strata: str | None = None, carry=()) -> Groups:
+    """The rows with time, event (and group, strata) present, with their group keys; the
+    ``carry`` columns ride along (missing values kept) as "carry:<name>"."""
     roles_ready(store)
     data = store.data
     frame = pd.DataFrame({"time": pd.to_numeric(data[store.time], errors="coerce"),
@@ -100,6 +97,8 @@ def groups_of(store, column: str | None, strata: str | None = None) -> Groups:
         frame["group"], names = group_values(data[column], column)
     if strata:
         frame["strata"] = data[strata]
+    for name in carry:
+        frame[f"carry:{name}"] = data[name]
     used = {"time": store.time, "start": store.start, "id": store.id, "weights": store.weights,
             "group": column, "strata": strata}
     dropped = {}
@@ -181,12 +180,12 @@ def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> t
 
 def table_display(t1, by: str | None = None) -> pd.DataFrame:
     """Table 1 as one flat table of text cells (variable, level, then the groups, named
-    "<by> = <level>")."""
+    "<by> = <level>", and the standardised differences "SMD <a> vs <b>")."""
     out = t1.table.reset_index()
     if by:
         groups = [g for g in t1.summary["group"].unique() if g != "Overall"]
         out = out.rename(columns={g: f"{by} = {g}" for g in groups})
-    return out
+    return out.rename(columns={c: f"SMD {c}" for c in t1.smd.columns})
 
 
 # ----------------------------------------------------------------------------------------
@@ -292,12 +291,21 @@ def survival_at(km, groups: Groups, times) -> pd.DataFrame:
         columns={"at_risk": "at risk", "lower": "lower 95%", "upper": "upper 95%"})
 
 
+def risk_counts(km, groups: Groups, times, so_far: bool = False) -> pd.DataFrame:
+    """At risk at each time with the events and censored since the time before
+    (KaplanMeier.at), or, ``so_far``, since time 0 (one engine call per time, as KMunicate
+    shows them)."""
+    if so_far:
+        risk = pd.concat([km.at([t], extend=True) for t in times], ignore_index=True)
+    else:
+        risk = km.at(times, extend=True)
+    return risk.assign(group=risk["group"].map(groups.shown))
+
+
 def rmst_table(km, groups: Groups, tau: float) -> pd.DataFrame:
-    """Restricted mean survival time to ``tau`` with its SE and 95% CI."""
+    """Restricted mean survival time to ``tau`` with its SE (R's print(survfit, rmean=))."""
     r = km.rmst(tau).reset_index()
     r["group"] = r["group"].map(groups.shown)
-    r["lower 95%"] = r["rmst"] - 1.959963984540054 * r["se"]
-    r["upper 95%"] = r["rmst"] + 1.959963984540054 * r["se"]
     return r
 
 
@@ -348,3 +356,43 @@ def gray_words(row, cause: int, stratified: bool) -> str:
     return (f"Gray's test for cause {cause}{' (stratified)' if stratified else ''}: "
             f"chi-square = {row['statistic']:.2f} on {int(row['df'])} df, "
             f"p = {p_text(row['p'])}")
+
+
+# ----------------------------------------------------------------------------------------
+# the treatment effect within subgroups (a forest plot with subgroup rows)
+def subgroup_ratios(store, by: str, subgroups: list[str]) -> pd.DataFrame:
+    """Hazard ratio of the second level of ``by`` against the first, overall and within each
+    level of each subgroup column: one engine.fit (Cox, Efron ties) of the rows of that level
+    with the arm as the only covariate. Columns: row (label), n, events, hr, hr_lower,
+    hr_upper, note (why a row has no estimate)."""
+    groups = groups_of(store, by, carry=subgroups)
+    levels = sorted(groups.frame["group"].unique())
+    if len(levels) != 2:
+        raise DescribeError(f"{by!r} has {len(levels)} groups; a hazard ratio by subgroup "
+                            "compares two")
+    frame = groups.frame.assign(arm=(groups.frame["group"] == levels[1]).astype(int))
+    rows = [_arm_ratio(frame, f"All ({groups.shown(levels[1])} vs {groups.shown(levels[0])})")]
+    for column in subgroups:
+        values, names = group_values(frame[f"carry:{column}"], column)
+        rows.append({"row": column})
+        for level in sorted(values.dropna().unique()):
+            rows.append(_arm_ratio(frame[(values == level).to_numpy()],
+                                   "   " + names.get(_key(level), str(level))))
+    return pd.DataFrame(rows)
+
+
+def _arm_ratio(frame: pd.DataFrame, label: str) -> dict:
+    row = {"row": label, "n": len(frame), "events": int(frame["event"].sum())}
+    if frame["arm"].nunique() < 2 or row["events"] == 0:
+        return {**row, "note": "one arm or no events: no estimate"}
+    try:
+        cohort = engine.Cohort.from_frame(
+            frame, time="time", event="event", covariates=["arm"],
+            start="start" if "start" in frame else None, id="id" if "id" in frame else None,
+            weights="weights" if "weights" in frame else None)
+        res = engine.fit(cohort, ties="efron")
+    except Exception as exc:   # e.g. no events in one arm: the estimate diverges
+        return {**row, "note": str(exc)}
+    s = res.summary.loc["arm"]
+    return {**row, "hr": s["hr"], "hr_lower": s["hr_lower"], "hr_upper": s["hr_upper"],
+            "note": ""}

@@ -85,6 +85,9 @@ def test_table_one_against_pandas(rossi_view):
         assert shown.loc[("race", "1"), f"fin = {fin}"] == (f"{race1.sum()} "
                                                             f"({100 * race1.mean():.1f})")
     assert shown.loc[("n", ""), "Overall"] == "432"
+    a0, a1 = (rossi.loc[rossi["fin"] == f, "age"] for f in (0, 1))
+    smd = abs(a0.mean() - a1.mean()) / np.sqrt((a0.var() + a1.var()) / 2)   # Austin 2009
+    assert shown.loc[("age", ""), "SMD 0 vs 1"] == f"{smd:.3f}"
     view.t1_nonnormal.value = ["age"]
     shown = view.t1_table.value.set_index(["variable", "level"])
     q1, med, q3 = rossi["age"].quantile([0.25, 0.5, 0.75])
@@ -197,3 +200,45 @@ def test_a_choice_the_data_cannot_answer_is_a_message():
     assert view.message.object.startswith("Not available: 'site' has 20 levels")
     assert view.medians.value.empty and view.figure.object is None
     assert "Table 1" in view.t1_message.object or not view.t1_table.value.empty
+
+
+def test_kmunicate_counts_events_and_censored_so_far(rossi_view):
+    """KMunicate's rows: events by each time counted from time 0 (lifelines' event table)."""
+    store, view = rossi_view
+    km = d.survival_by(d.groups_of(store, "fin"))
+    groups = d.groups_of(store, "fin")
+    counts = d.risk_counts(km, groups, [0.0, 10.0, 20.0, 52.0], so_far=True)
+    rossi = store.data
+    for fin in (0, 1):
+        part = counts[counts["group"] == f"fin = {fin}"]
+        rows = rossi[rossi["fin"] == fin]
+        kmf = KaplanMeierFitter().fit(rows["week"], rows["arrest"]).event_table
+        for t, events, censored in zip(part["time"], part["events"], part["censored"]):
+            assert events == kmf.loc[kmf.index <= t, "observed"].sum()
+            assert censored == kmf.loc[kmf.index <= t, "censored"].sum()
+
+
+def test_hazard_ratio_by_subgroup_against_lifelines(rossi_view):
+    from lifelines import CoxPHFitter
+
+    store, view = rossi_view
+    view.subgroups.value = ["race", "age"]
+    ratios = view.subgroup_table.value.set_index("row")
+    rossi = store.data
+
+    def lifelines_hr(rows):
+        cph = CoxPHFitter().fit(rows[["week", "arrest", "fin"]], "week", "arrest")
+        return float(np.exp(cph.params_["fin"]))
+
+    assert ratios.loc["All (fin = 1 vs fin = 0)", "hr"] == pytest.approx(lifelines_hr(rossi),
+                                                                         rel=1e-6)
+    for race in (0, 1):
+        assert ratios.loc[f"   race = {race}", "hr"] == pytest.approx(
+            lifelines_hr(rossi[rossi["race"] == race]), rel=1e-6)
+    assert sum(ratios.index.str.startswith("   age Q")) == 4
+    assert ratios.loc["   age Q1 (17, 20]", "n"] == (rossi["age"] <= 20).sum()
+    texts = {t.strip() for t in svg_texts(view.subgroup_figure.object)}
+    assert {"race", "race = 0", "race = 1", "age", "age Q4 (27, 44]"} <= texts
+    assert {"forest_subgroups.png", "forest_subgroups.svg", "subgroups.csv"} <= set(
+        view.report_files())
+

@@ -19,7 +19,7 @@ from panel.viewable import Viewer
 from .. import describing as d
 from ..store import Store
 from ._common import markdown, show, table, text_options
-from .figures import cif_figure, km_figure, risk_times, save, svg_markup
+from .figures import cif_figure, forest_figure, km_figure, risk_times, save, svg_markup
 
 NO_GROUP = "(none)"
 PLOT_OPTIONS = ("Risk table", "Censor marks", "CI bands", "Median lines", "KMunicate table")
@@ -73,6 +73,15 @@ class DescribeView(Viewer):
             "#### Median survival (95% CI, R's print(survfit))", self.medians,
             pn.Row(self.times), self.at_table, pn.Row(self.tau), self.rmst,
             "#### Observed and expected events", self.test_table)
+        self.subgroups = pn.widgets.MultiChoice(
+            label="Hazard ratio between the two groups within subgroups of", width=620)
+        self.subgroup_message = markdown(css_classes=["subgroup-message"],
+                                         sizing_mode="stretch_width")
+        self.subgroup_table = table(css_classes=["subgroup-table"])
+        self.subgroup_figure = pn.pane.SVG(sizing_mode="stretch_width", max_width=1000,
+                                           css_classes=["subgroup-figure"])
+        self.subgroups.param.watch(self._draw_subgroups, "value")
+        self._subgroup_fig = None
         self.frames: dict[str, pd.DataFrame] = {}
         self._fig = None
         self._hold = False
@@ -158,10 +167,13 @@ class DescribeView(Viewer):
             self.t1_columns.value = [c for c in columns if c in self.store.covariates] or columns
             self.t1_nonnormal.options = text_options(columns)
             self.t1_nonnormal.value = [c for c in self.t1_nonnormal.value if c in columns]
+            self.subgroups.options = text_options(columns)
+            self.subgroups.value = [c for c in self.subgroups.value if c in columns]
         finally:
             self._hold = False
         self._draw_table_one()
         self._draw_survival()
+        self._draw_subgroups()
 
     # ------------------------------------------------------------------------------------
     def _draw_table_one(self, *events) -> None:
@@ -234,8 +246,8 @@ class DescribeView(Viewer):
         options = set(self.options.value)
         risk = None
         if {"Risk table", "KMunicate table"} & options:
-            risk = km.at(risk_times(0.0, hi), extend=True)
-            risk["group"] = risk["group"].map(groups.shown)
+            risk = d.risk_counts(km, groups, risk_times(0.0, hi),
+                                 so_far="KMunicate table" in options)
         medians = km.median["median"].rename(index=groups.shown)
         self._fig = km_figure(
             table_, risk, medians if "Median lines" in options else None, time_label=s.time,
@@ -276,6 +288,33 @@ class DescribeView(Viewer):
         self.frames["cumulative_incidence"] = curves
         self.frames["gray_test"] = pd.DataFrame() if row is None else row.to_frame().T
 
+    def _draw_subgroups(self, *events) -> None:
+        """Cox hazard ratio of the group's second level against its first, overall and in
+        each level of the chosen subgroup columns, as a table and a forest plot."""
+        if self._hold or self.store.data is None:
+            return
+        self.subgroup_table.value = pd.DataFrame()
+        self.subgroup_figure.object = None
+        self._subgroup_fig = None
+        self.frames.pop("subgroups", None)
+        if not self.subgroups.value or self._by() is None:
+            self.subgroup_message.object = ("Choose a group column with two levels above and "
+                                            "subgroup columns here for a forest plot.")
+            return
+        try:
+            ratios = d.subgroup_ratios(self.store, self._by(), self.subgroups.value)
+        except Exception as exc:  # a choice the data cannot answer: say so, keep the page
+            self.subgroup_message.object = f"Not available: {exc}"
+            return
+        self.subgroup_message.object = ("Cox hazard ratio (Efron ties) of the arm alone, fitted "
+                                        "in the rows of each subgroup level.")
+        self.frames["subgroups"] = ratios
+        show(self.subgroup_table, ratios, 4)
+        self._subgroup_fig = forest_figure(ratios.set_index("row").rename_axis("covariate"),
+                                           title=f"Hazard ratio by subgroup ({self._by()})",
+                                           headings=True)
+        self.subgroup_figure.object = svg_markup(self._subgroup_fig)
+
     # ------------------------------------------------------------------------------------
     def _figure(self, fmt: str) -> bytes:
         if self._fig is None:
@@ -304,6 +343,9 @@ class DescribeView(Viewer):
             stem = "cumulative_incidence" if self._competing() else "kaplan_meier"
             files[f"{stem}.png"] = save(self._fig, "png")
             files[f"{stem}.svg"] = save(self._fig, "svg")
+        if self._subgroup_fig is not None:
+            files["forest_subgroups.png"] = save(self._subgroup_fig, "png")
+            files["forest_subgroups.svg"] = save(self._subgroup_fig, "svg")
         return files
 
     def __panel__(self):
@@ -322,5 +364,7 @@ class DescribeView(Viewer):
             self.figure, self.caption,
             pn.Row(self.png, self.svg, self.tables_csv),
             self.km_section,
+            "### Hazard ratio by subgroup",
+            self.subgroups, self.subgroup_message, self.subgroup_table, self.subgroup_figure,
             sizing_mode="stretch_width",
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -66,9 +67,9 @@ def km_figure(table: pd.DataFrame, risk: pd.DataFrame | None, medians: pd.Series
 
     table : engine.KaplanMeier.table with shown group names (time, group, survival, lower,
         upper, censored)
-    risk : group, time, at_risk, events, censored at the table's times (KaplanMeier.at with
-        extend=True), or None for no table; ``kmunicate`` shows at risk, and events and
-        censored so far (cumulated over the times), as Morris et al. 2019 (KMunicate) advise
+    risk : group, time, at_risk, events, censored at the table's times, or None for no table;
+        ``kmunicate`` shows at risk and the events and censored so far (``risk`` then holds
+        counts from time 0, describing.risk_counts), as Morris et al. 2019 (KMunicate) advise
     medians : group -> median survival, drawn as dashed lines (NaN: not reached)
     """
     levels = list(dict.fromkeys(table["group"]))
@@ -131,8 +132,6 @@ def _risk_table(ax, risk, levels, counts, time_label):
             y += 1
         for what in counts:
             values = part[what].to_numpy(float)
-            if what != "at_risk":
-                values = np.cumsum(values)           # so far, as KMunicate shows them
             label = names[what] if len(counts) > 1 else str(level)
             rows.append((y, label, color, False))
             for t, value in zip(part["time"], values):
@@ -189,15 +188,18 @@ def cif_figure(curves: pd.DataFrame, *, cause, time_label: str = "time", note: s
 
 
 def forest_figure(summary: pd.DataFrame, *, ratio: str = "HR",
-                  title: str = "Hazard ratios (95% CI)") -> Figure:
+                  title: str = "Hazard ratios (95% CI)", headings: bool = False) -> Figure:
     """Ratio with its CI per coefficient on a log axis, the numbers in a column on the right;
-    ``summary`` is FitResult.summary (hr, hr_lower, hr_upper)."""
+    ``summary`` is FitResult.summary (hr, hr_lower, hr_upper), or with ``headings`` subgroup
+    rows where a row without a ratio is a heading (its label alone)."""
     df = summary.reset_index()
-    df = df[np.isfinite(df["hr"]) & (df["hr"] > 0)].reset_index(drop=True)
+    estimated = np.isfinite(df["hr"].astype(float)) & (df["hr"].astype(float) > 0)
+    df = (df if headings else df[estimated]).reset_index(drop=True)
     n = len(df)
     fig = Figure(figsize=(WIDTH, 1.0 + 0.32 * max(n, 1)), layout="constrained")
     ax = fig.add_subplot()
     ys = np.arange(n)[::-1]
+    df[["hr", "hr_lower", "hr_upper"]] = df[["hr", "hr_lower", "hr_upper"]].astype(float)
     finite = np.isfinite(df["hr_lower"]) & np.isfinite(df["hr_upper"]) & (df["hr_lower"] > 0)
     ax.hlines(ys[finite], df.loc[finite, "hr_lower"], df.loc[finite, "hr_upper"],
               color=PALETTE[0], linewidth=1.6)
@@ -205,11 +207,14 @@ def forest_figure(summary: pd.DataFrame, *, ratio: str = "HR",
     ax.axvline(1.0, color="black", linestyle="--", linewidth=0.9)
     ax.set_xscale("log")
     ax.set_yticks(ys, df["covariate"].astype(str))
+    for tick, estimate in zip(ax.get_yticklabels(), np.isfinite(df["hr"])):
+        tick.set_fontweight("normal" if estimate else "bold")   # subgroup headings
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel(f"{ratio} (log scale)")
     ax.set_title(title, loc="left", fontsize=11)
     ax.grid(axis="x", alpha=0.3)
-    text = [f"{h:.2f} ({a:.2f}, {b:.2f})" if ok else f"{h:.2f}"
+    text = [f"{h:.2f} ({a:.2f}, {b:.2f})" if ok else f"{h:.2f}" if np.isfinite(h) else ""
             for h, a, b, ok in zip(df["hr"], df["hr_lower"], df["hr_upper"], finite)]
     for y, t in zip(ys, text):
         ax.annotate(t, xy=(1.02, y), xycoords=("axes fraction", "data"), va="center",
