@@ -64,7 +64,8 @@ class App(param.Parameterized):
         self.timing = TimingView(store=self.store)
         self.export = ExportView(store=self.store, results=self.results)
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.fit, self.results,
-                                        self.omop, self.timing, self.export)),
+                                        self.omop, self.timing,
+                                        pn.Column(self.export, self.analyses_view.files))),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})

@@ -17,7 +17,6 @@ from bokeh.embed import file_html
 from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
-from .. import analysis_file
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
 from ._common import markdown, notify
@@ -54,9 +53,6 @@ class ExportView(Viewer):
         self.forest_html = download("Forest plot (HTML)", "forest.html", self.forest_text)
         self.spec_json = download("Analysis spec (JSON)", "survscan_spec.json", self.spec_text)
         self.script_py = download("Python script (.py)", "survscan_analysis.py", self.script_text)
-        self.analysis_file = download("Whole analysis, to reopen (.survscan)", "analysis.survscan",
-                                      lambda: io.BytesIO(analysis_file.write(
-                                          analysis_file.capture(self.store, "analysis"))))
         self.script = markdown(sizing_mode="stretch_width")
         self.store.param.watch(self._refresh, ["fits", "data_version", "time", "event",
                                                "covariates", "strata", "cut_points", "ties",
@@ -122,7 +118,7 @@ class ExportView(Viewer):
                              markdown("PNG needs a browser driver on the server; the "
                                               "HTML files carry a Bokeh toolbar whose save "
                                               "button writes a PNG.", width=300)),
-                   pn.Column("### Analysis", self.spec_json, self.script_py, self.analysis_file)),
+                   pn.Column("### Analysis", self.spec_json, self.script_py)),
             "### Python script that reproduces the current analysis",
             self.script,
             sizing_mode="stretch_width",
