@@ -53,7 +53,9 @@ def test_save_switch_download_and_reopen_an_analysis(page, tmp_path):
     box.locator("select").select_option("rossi by fin")
     expect(box.locator("select")).to_have_value("rossi by fin")
     box.get_by_role("button", name="Switch to it").click()
-    expect(pg.get_by_text("Data: sample: rossi")).to_be_visible()
+    expect(box.get_by_text("Analysis: rossi by fin")).to_be_visible()
+    expect(pg.get_by_text("sample: rossi —")).to_be_visible()  # the Data tab
+    expect(pg.get_by_text(re.compile(r"Data: sample: rossi\s+432 rows"))).to_be_visible()
     shot(pg, "analyses_switched")
 
     tab(pg, "Export")
