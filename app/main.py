@@ -75,7 +75,8 @@ class App(param.Parameterized):
         self.gwas = GwasView()
         self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.describe, self.fit,
                                         self.results, self.omop, self.sccs, self.bayes, self.gwas,
-                                        self.timing, self.export)),
+                                        self.timing,
+                                        pn.Column(self.export, self.analyses_view.files))),
                             dynamic=False, sizing_mode="stretch_width")
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})

@@ -171,7 +171,7 @@ def test_a_reopened_file_joins_as_a_new_named_analysis():
     assert s.fits is staged.fits and s.spec() == staged.spec()
 
 
-def test_the_analyses_box_and_the_export_button():
+def test_the_analyses_box_and_its_export_tab_part():
     import asyncio
 
     from app import main
@@ -193,8 +193,9 @@ def test_the_analyses_box_and_the_export_button():
     box.switch.clicks += 1
     assert app.analyses.current == "first" and s.source["name"] == "mgus2"
     assert not asyncio.run(box.open_bytes("bad.survscan", b"nope"))
-    exported = app.export.analysis_file.callback()
+    exported = box.download_copy.callback()  # the Export tab's copy of the button
     assert analysis_file.read(exported.getvalue()).spec == s.spec()
+    assert box.download_copy.filename == "first.survscan"
 
 
 @pytest.mark.slow

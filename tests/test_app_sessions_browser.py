@@ -53,10 +53,13 @@ def test_save_switch_download_and_reopen_an_analysis(page, tmp_path):
     box.locator("select").select_option("rossi by fin")
     expect(box.locator("select")).to_have_value("rossi by fin")
     box.get_by_role("button", name="Switch to it").click()
-    expect(pg.get_by_text("Data: sample: rossi")).to_be_visible()
+    expect(box.get_by_text("Analysis: rossi by fin")).to_be_visible()
+    expect(pg.get_by_text("sample: rossi —")).to_be_visible()  # the Data tab
+    expect(pg.get_by_text(re.compile(r"Data: sample: rossi\s+432 rows"))).to_be_visible()
     shot(pg, "analyses_switched")
 
-    box.locator('input[type="file"]').set_input_files(str(saved))
+    tab(pg, "Export")
+    pg.locator('.analysis-files input[type="file"]').set_input_files(str(saved))
     expect(pg.get_by_text(re.compile(r"Opened rossi by fin \(2\): sample: rossi, 1 kept fit"))
            .first).to_be_visible(timeout=TIMEOUT)
     expect(box.get_by_text("Analysis: rossi by fin (2)")).to_be_visible()
@@ -68,8 +71,8 @@ def test_a_file_that_is_not_an_analysis_is_a_message(page):
     from playwright.sync_api import expect
 
     pg = page
-    box = pg.locator(".analyses-box")
-    box.locator('input[type="file"]').set_input_files(files=[{
+    tab(pg, "Export")
+    pg.locator('.analysis-files input[type="file"]').set_input_files(files=[{
         "name": "notes.survscan", "mimeType": "application/zip", "buffer": b"not a zip"}])
     expect(pg.get_by_text(re.compile(r"Cannot open notes.survscan: 'notes.survscan' is not a "
                                      r"survscan analysis file")).first).to_be_visible()

@@ -1,5 +1,6 @@
-"""The sidebar's Analyses box: name the current analysis, switch between the session's named
-analyses, delete one, download the current one as a .survscan file, open such a file again."""
+"""The sidebar's Analyses box (name the current analysis, switch between the session's named
+analyses, delete one, download the current one as a .survscan file) and, on the Export tab,
+the download and the opener of such a file."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ class AnalysesView(Viewer):
         self.delete.on_click(lambda e: self._act(self.analyses.delete, "Deleted"))
         self.download = pn.widgets.FileDownload(callback=self._file, label="Download .survscan",
                                                 filename="analysis_1.survscan", width=230)
+        self.download_copy = pn.widgets.FileDownload(
+            callback=self._file, label="Download .survscan", filename=self.download.filename,
+            width=230)
         self.opener = BoundedFileDropper(multiple=False,  # any type: the content is checked
                                          layout="compact", width=230)
         self.opener.param.watch(self._open, "value")
@@ -52,6 +56,7 @@ class AnalysesView(Viewer):
         self.choice.options = a.names
         self.choice.value = a.current
         self.download.filename = analysis_file.file_name(a.current)
+        self.download_copy.filename = self.download.filename
 
     def _save_as(self, event=None) -> None:
         self._act(lambda name: self.analyses.save_as(name), "Saved as", self.name_input.value)
@@ -111,13 +116,24 @@ class AnalysesView(Viewer):
         return True
 
     def __panel__(self):
+        """The sidebar part: name, switch, delete, download."""
         return pn.Column(
             "#### Analyses", self.current,
             pn.Row(self.name_input, self.save),
             self.choice, pn.Row(self.switch, self.delete),
-            self.download,
-            markdown("Open a saved analysis (.survscan):", margin=(0, 10)),
-            self.opener, css_classes=["analyses-box"], sizing_mode="stretch_width")
+            self.download, css_classes=["analyses-box"], sizing_mode="stretch_width")
+
+    @property
+    def files(self):
+        """The Export tab's part: download the analysis, open a saved one (below the Data
+        tab's file dropper, which stays the page's first file input)."""
+        return pn.Column(
+            "### Save and reopen the whole analysis",
+            markdown("One .survscan file holds the data source (an upload itself), the roles, "
+                     "design, options and kept fits; opening it refits the fits and adds it "
+                     "to the sidebar's analyses.", sizing_mode="stretch_width"),
+            pn.Row(self.download_copy, self.opener), css_classes=["analysis-files"],
+            sizing_mode="stretch_width")
 
 
 def _read_and_rebuild(filename, data):

@@ -14,7 +14,6 @@ from bokeh.embed import file_html
 from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
-from .. import analysis_file
 from ..jobs import coefficient_comparison, comparison
 from ..report import report_zip
 from ..store import Store
@@ -61,9 +60,6 @@ class ExportView(Viewer):
                                lambda: io.BytesIO(self.report_bytes()))
         self.spec_json = download("Analysis spec (JSON)", "survscan_spec.json", self.spec_text)
         self.script_py = download("Python script (.py)", "survscan_analysis.py", self.script_text)
-        self.analysis_file = download("Whole analysis, to reopen (.survscan)", "analysis.survscan",
-                                      lambda: io.BytesIO(analysis_file.write(
-                                          analysis_file.capture(self.store, "analysis"))))
         self.script = markdown(sizing_mode="stretch_width")
         self.store.param.watch(self._refresh, ["fits", "data_version", "time", "event",
                                                "covariates", "strata", "cut_points", "ties",
@@ -157,7 +153,7 @@ class ExportView(Viewer):
                              self.forest_svg,
                              markdown("Kaplan-Meier and cumulative incidence figures (PNG, "
                                       "SVG) are on the Describe tab.", width=300)),
-                   pn.Column("### Analysis", self.spec_json, self.script_py, self.analysis_file,
+                   pn.Column("### Analysis", self.spec_json, self.script_py,
                              "### Report folder", self.report,
                              markdown("Every table (CSV) and figure (PNG and SVG) of the "
                                       "Describe and Results tabs, the spec and the script.",
