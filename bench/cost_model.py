@@ -112,7 +112,10 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
                     cox_cpu.CoxCpuBackend.plane_step = plane
                     counter.take()
                     t0 = time.perf_counter()
-                    res = engine.fit_problem(problem, engine.L1(ratio * top))
+                    try:
+                        res = engine.fit_problem(problem, engine.L1(ratio * top))
+                    finally:
+                        cox_cpu.CoxCpuBackend.plane_step = True
                     wall = time.perf_counter() - t0
                     kernels = counter.take()
                     if plane not in best or wall < best[plane]["wall_s"]:
@@ -125,7 +128,6 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
                     print(f"ratio {ratio} plane {plane}: {wall:.2f} s, {res.n_iter} steps",
                           flush=True)
             fits += list(best.values())
-    cox_cpu.CoxCpuBackend.plane_step = True
     record = {"experiment": "cost_model", "n": n, "p": p, "density": density, "ties": ties,
               "tol": tol, "events": int(cohort.n_events), "lambda_max": top,
               "simulate_s": t_sim, "sort_s": t_sort, "lambda_max_s": t_top,

@@ -20,14 +20,16 @@ def run(n, p, density=0.05, folds=10, grid=10, seed=0, steps=("plane", "plain"),
     for step in steps:
         CoxCpuBackend.plane_step = step == "plane"
         t0 = time.perf_counter()
-        cv = engine.cross_validate(cohort, folds=folds, grid=grid, seed=seed)
+        try:
+            cv = engine.cross_validate(cohort, folds=folds, grid=grid, seed=seed)
+        finally:
+            CoxCpuBackend.plane_step = True
         wall = time.perf_counter() - t0
         curves[step] = cv.curve["mean"].to_numpy()
         runs[step] = {"wall_s": wall, "timings": cv.timings, "lambda": cv.penalty.lam,
                       "not_converged": cv.not_converged,
                       "nonzero_coef": int(np.count_nonzero(cv.fit.coef))}
         print(f"{step}: {wall:.1f} s, lambda {cv.penalty.lam:.6g}", flush=True)
-    CoxCpuBackend.plane_step = True
     ref = curves[steps[-1]]
     for step in steps:
         runs[step]["max_rel_curve_diff"] = float(np.max(np.abs(curves[step] - ref) / np.abs(ref)))
