@@ -35,6 +35,16 @@ class KeptFit:
     warnings: list = field(default_factory=list)
     n_strata: int = 1       # strata of the cohort as the user defined them (before cut points)
     frame: object = None    # the uploaded DataFrame it read (saved with the analysis file)
+    dropped: dict = field(default_factory=dict)  # column -> rows dropped (complete cases)
+    n_dropped: int = 0                           # rows dropped (a row may miss two values)
+
+    @property
+    def dropped_text(self) -> str:
+        """'3 (ph.ecog 1, wt.loss 2)': the rows a complete-case analysis left out."""
+        if not self.dropped:
+            return "0"
+        return (f"{self.n_dropped} ("
+                + ", ".join(f"{k} {v}" for k, v in self.dropped.items()) + ")")
 
     def row(self) -> dict:
         """One row of the comparison table."""
@@ -52,6 +62,7 @@ class KeptFit:
             "data": spec["data"]["label"],
             "n": res.n,
             "events": res.n_events,
+            "rows dropped (missing)": self.dropped_text,
             "strata": self.n_strata,
             "cut points": "; ".join(f"{k} at {', '.join(f'{c:g}' for c in v)}"
                                     for k, v in cuts.items()) or "none",
@@ -104,7 +115,8 @@ class FitJob:
             summary = res.summary
         messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
-                       n_strata=int(cohort.n_strata), frame=self.frame)
+                       n_strata=int(cohort.n_strata), frame=self.frame,
+                       dropped=dict(cohort.dropped), n_dropped=cohort.n_dropped)
 
     def _scale_penalty(self, cohort) -> None:
         top = engine.lambda_max(cohort, **self.scale["kwargs"])
@@ -152,7 +164,8 @@ class CrossValidationJob:
                                                 "grid": self.options["grid"]})
         messages = list(dict.fromkeys(caught))
         kept = KeptFit(self.name, cv.fit, summary, spec, time.perf_counter() - t0, messages,
-                       n_strata=int(cohort.n_strata), frame=self.frame)
+                       n_strata=int(cohort.n_strata), frame=self.frame,
+                       dropped=dict(cohort.dropped), n_dropped=cohort.n_dropped)
         return CrossValidationRun(self.name, spec["options"]["penalty"], cv), kept
 
 

@@ -59,8 +59,8 @@ class App(param.Parameterized):
             self.saver = Autosaver(self.store, user, lambda: self.analyses.current)
             self.store.param.watch(self.saver.save, [
                 "data_version", "time", "start", "event", "event_codes", "treatment",
-                "covariates", "strata", "id", "weights", "cut_points", "model", "cause", "ties",
-                "penalty", "strength", "unpenalized", "backend", "solver", "fits", "cv"])
+                "covariates", "strata", "id", "weights", "missing", "cut_points", "model", "cause",
+                "ties", "penalty", "strength", "unpenalized", "backend", "solver", "fits", "cv"])
         self.analyses_view = AnalysesView(store=self.store, analyses=self.analyses)
         self.data = DataView(store=self.store)
         self.design = DesignView(store=self.store)

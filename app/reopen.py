@@ -59,6 +59,7 @@ def apply_spec(store: Store, spec: dict) -> None:
         store.ties = options["ties"]
     if options.get("cause") is not None:
         store.cause = int(options["cause"])
+    store.missing = options.get("missing", "stop")
     if options["backend"] in store.param.backend.objects:
         store.backend = options["backend"]
     if options.get("strength_as") is not None:   # the penalty scale: a fraction of lambda_max,

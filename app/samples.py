@@ -55,6 +55,12 @@ SAMPLES: dict[str, Sample] = {
         time="ftime", event="Status", treatment="Source", covariates=("Age", "Sex", "Source"),
         event_codes=(1, 2),
     ),
+    "lung": Sample(
+        datasets.load_lung,
+        "Advanced lung cancer (NCCTG): 228 patients, death in days; ph.ecog, wt.loss and others "
+        "have missing values: choose a complete-case analysis in the Data tab to fit them.",
+        time="time", event="status", treatment="sex", covariates=("age", "sex", "ph.ecog"),
+    ),
 }
 
 # Column names that usually play a role, tried in order when a file is opened.

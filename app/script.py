@@ -122,6 +122,8 @@ def python_script(spec: dict) -> str:
                 lines.append(f"    {role}={value!r},")
         if competing:
             lines.append("    competing_risks=True,  # event codes: 0 censored, 1..k causes")
+        if opts.get("missing") == "drop":
+            lines.append('    missing="drop",  # complete-case analysis: cohort.dropped counts them')
         lines.append(")")
     penalty = "None"
     if opts["penalty"] != "none":

@@ -93,6 +93,10 @@ class Store(param.Parameterized):
     strata = param.List(default=[])
     id = param.String(default=None, allow_None=True)
     weights = param.String(default=None, allow_None=True)
+    missing = param.Selector(objects=["stop", "drop"], default="stop",
+                             doc="Rows missing a value in a role column: stop with the rows named "
+                                 "(default), or drop them (complete-case analysis, counted in "
+                                 "every result).")
 
     # --- design and options ------------------------------------------------------------
     cut_points = param.Dict(default={}, doc="covariate -> sorted cut times")
@@ -260,7 +264,9 @@ class Store(param.Parameterized):
                     "R's Surv coding (1 = censored, 2 = event), choose 2 in the Event codes "
                     "box (Data tab); if the codes are causes of competing events, choose the "
                     "Fine-Gray model (Design tab); or recode the column (Recode and filter).")
-        return message
+        return re.sub(r'pass missing="drop"( to Cohort.from_frame)?',
+                      "choose 'drop them (complete-case analysis)' under Rows with missing "
+                      "values (Data tab)", message)
 
     def _reset_design(self) -> None:
         self.param.update(cut_points={}, unpenalized=[])
@@ -367,6 +373,8 @@ class Store(param.Parameterized):
         kwargs = {"time": self.time, "event": self.event_column_name(),
                   "covariates": list(self.covariates), "strata": list(self.strata) or None,
                   "start": self.start, "id": self.id, "weights": self.weights}
+        if self.missing == "drop":
+            kwargs["missing"] = "drop"
         if self.competing_risks:
             kwargs["competing_risks"] = True
         return kwargs
@@ -447,7 +455,8 @@ class Store(param.Parameterized):
                       censored_pct=100.0 * (cohort.n - cohort.n_events) / cohort.n,
                       strata=cohort.n_strata, covariates=cohort.p,
                       subjects=None if cohort.id is None else int(pd.unique(cohort.id).size),
-                      warnings=list(dict.fromkeys(caught)))
+                      warnings=list(dict.fromkeys(caught)), dropped=dict(cohort.dropped),
+                      n_dropped=cohort.n_dropped)
         return report
 
     def column_problems(self) -> pd.DataFrame:
@@ -589,7 +598,8 @@ class Store(param.Parameterized):
                      "strength_fraction": float(self.strength_fraction),
                      "lambda_max": self.known_lambda_max(),
                      "unpenalized": list(self.fit_options()["unpenalized"]),
-                     "backend": self.backend, "solver": self.solver})
+                     "backend": self.backend, "solver": self.solver,
+                     "missing": self.missing})
 
     def spec(self) -> dict:
         """The analysis spec as JSON-able data (a kept fit's record of what was asked)."""

@@ -18,6 +18,7 @@ __all__ = [
     "load_jasa1",
     "load_mgus2",
     "load_bmtcrr",
+    "load_lung",
     "load_sccs",
     "load_breast_cancer",
 ]
@@ -232,6 +233,31 @@ def load_bmtcrr() -> pd.DataFrame:
 
 
 SCCS_DATASETS = ("itpdat", "gidat", "hipdat")
+
+
+def load_lung() -> pd.DataFrame:
+    """Survival in advanced lung cancer: 228 patients of the North Central Cancer Treatment
+    Group, with missing values (R survival's ``lung``, status recoded to 0/1 by lifelines).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Shape (228, 10): inst, time (days), status (1 dead, 0 censored), age, sex (1 male,
+        2 female), ph.ecog, ph.karno, pat.karno, meal.cal, wt.loss; NaN in inst (1), ph.ecog
+        (1), ph.karno (1), pat.karno (3), meal.cal (47), wt.loss (14).
+
+    Notes
+    -----
+    R ``coxph(Surv(time, status) ~ age + sex + ph.ecog, data = lung)``, Efron ties, "1
+    observation deleted due to missingness", n = 227, 164 events: age 0.011067, sex
+    -0.552612, ph.ecog 0.463728 (se 0.009267, 0.167739, 0.113577). Source: lifelines (MIT).
+
+    References
+    ----------
+    .. [1] Loprinzi, C. L. et al. (1994). Prospective evaluation of prognostic variables from
+       patient-completed questionnaires. Journal of Clinical Oncology, 12(3), 601-607.
+    """
+    return _read("lung.csv")
 
 
 def load_sccs(name: str) -> pd.DataFrame:

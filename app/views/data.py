@@ -87,7 +87,11 @@ class DataView(Viewer):
             widget.param.watch(lambda e, role=role: self._to_store(role, e.new), "value")
         self._syncing = False
         s.param.watch(self._sync_widgets, ["columns", "data_version", *ROLES])
-        s.param.watch(self._validate, ["data_version", "model", *ROLES])
+        self.missing = pn.widgets.RadioBoxGroup.from_param(
+            s.param.missing, options={"stop and show them": "stop",
+                                      "drop them (complete-case analysis)": "drop"},
+            inline=True)
+        s.param.watch(self._validate, ["data_version", "model", "missing", *ROLES])
         # --- report and preview -----------------------------------------------------------
         self.report = markdown(sizing_mode="stretch_width")
         self.problems = table(height=160, visible=False)
@@ -241,6 +245,8 @@ class DataView(Viewer):
             pn.Row(s["event_codes"], s["treatment"]),
             s["covariates"],
             pn.Row(s["strata"], s["id"], s["weights"]),
+            pn.Row(markdown("Rows with missing values in these columns:", margin=(8, 10)),
+                   self.missing),
         )
         return pn.Column(
             "## Data",
@@ -287,6 +293,10 @@ def report_markdown(r: dict) -> str:
     if r.get("covariates") is not None:
         facts.append(f"model columns: **{r['covariates']}**")
     lines.append(" · ".join(facts))
+    if r.get("n_dropped"):
+        by_column = ", ".join(f"{k}: {v:,}" for k, v in r["dropped"].items())
+        lines.append(f"Complete-case analysis: **{r['n_dropped']:,} row(s) dropped** for "
+                     f"missing values ({by_column}); every fit reports them.")
     for w in r.get("warnings", []):
         lines.append(f"Warning: {w}")
     return "\n\n".join(lines)

@@ -1,0 +1,67 @@
+"""Missing values in the app: R's lung (one missing ph.ecog among age, sex, ph.ecog) is refused
+with the rows named and the way out, and fitted as a complete-case analysis that says how many
+rows it dropped, with R's published coefficients (the oracle)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("panel")
+
+from app import analysis_file  # noqa: E402
+from app.reopen import rebuild  # noqa: E402
+from app.store import Store  # noqa: E402
+from app.views.data import report_markdown  # noqa: E402
+
+# R 4.x, survival: coxph(Surv(time, status) ~ age + sex + ph.ecog, data = lung), printed output
+# ("n= 227, number of events= 164 (1 observation deleted due to missingness)")
+R_COEF = {"age": 0.011067, "sex": -0.552612, "ph.ecog": 0.463728}
+R_SE = {"age": 0.009267, "sex": 0.167739, "ph.ecog": 0.113577}
+
+
+@pytest.fixture()
+def lung() -> Store:
+    s = Store()
+    s.load_sample("lung")
+    return s
+
+
+def test_missing_values_are_counted_and_refused_with_the_way_out(lung):
+    report = lung.validation_report()
+    assert not report["ok"]
+    assert "ph.ecog" in report["error"] and "complete-case analysis" in report["error"]
+    assert "Data tab" in report["error"] and 'missing="drop"' not in report["error"]
+    problems = report["problems"]
+    assert "ph.ecog" in set(problems["column"])
+    assert problems.loc[problems["column"] == "ph.ecog", "problem"].str.contains("missing").all()
+
+
+def test_complete_case_analysis_drops_and_reports_the_rows(lung):
+    lung.missing = "drop"
+    report = lung.validation_report()
+    assert report["ok"] and report["n_dropped"] == 1 and report["dropped"] == {"ph.ecog": 1}
+    assert "1 row(s) dropped" in report_markdown(report)
+    kept = lung.fit_job("complete cases").run()
+    res = kept.result
+    assert (res.n, res.n_events) == (227, 164)
+    for name, value in R_COEF.items():
+        assert res.coef[name] == pytest.approx(value, abs=6e-7)
+        assert res.se[name] == pytest.approx(R_SE[name], abs=6e-7)
+    assert kept.row()["rows dropped (missing)"] == "1 (ph.ecog 1)"
+    assert kept.spec["options"]["missing"] == "drop"
+
+
+def test_the_script_and_the_reopened_analysis_drop_the_same_rows(lung):
+    lung.missing = "drop"
+    kept = lung.fit_job("complete cases").run()
+    lung.keep(kept)
+    text = lung.python_script()
+    assert 'missing="drop"' in text
+    namespace: dict = {}
+    exec(compile(text, "<survscan script>", "exec"), namespace)
+    pd.testing.assert_series_equal(namespace["res"].coef, kept.result.coef)
+    analysis = analysis_file.read(analysis_file.write(analysis_file.capture(lung, "lung")))
+    staged, differ = rebuild(analysis)
+    assert differ == [] and staged.missing == "drop"
+    assert staged.fits[0].n_dropped == 1
