@@ -18,9 +18,11 @@ import engine
 
 MAX_GROUPS = 8          # a column with more levels is cut into quartiles (numbers) or refused
 MAX_TABLE_COLUMNS = 40  # Table 1 rows offered by default
-WEIGHTS = {             # the log-rank family: label -> (rho, gamma) of S(t-)^rho (1 - S(t-))^gamma
-    "Log-rank": (0.0, 0.0),
-    "Peto-Peto (Gehan-Wilcoxon type, rho = 1)": (1.0, 0.0),
+WEIGHTS = {  # the log-rank family: label -> (rho, gamma, weighting) of engine.logrank_test
+    "Log-rank": (0.0, 0.0, None),
+    "Gehan-Breslow (generalised Wilcoxon, n(t))": (0.0, 0.0, "gehan"),
+    "Tarone-Ware (sqrt n(t))": (0.0, 0.0, "tarone-ware"),
+    "Peto-Peto (Gehan-Wilcoxon type, rho = 1)": (1.0, 0.0, None),
     "Fleming-Harrington (p, q)": None,
 }
 
@@ -190,10 +192,11 @@ def table_display(t1, by: str | None = None) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------
 # Kaplan-Meier and the log-rank family
-def weights_of(choice: str, p: float = 0.0, q: float = 0.0) -> tuple[float, float]:
+def weights_of(choice: str, p: float = 0.0, q: float = 0.0) -> tuple:
+    """(rho, gamma, weighting) of the chosen test."""
     if choice not in WEIGHTS:
         raise DescribeError(f"unknown test weights {choice!r}")
-    return WEIGHTS[choice] if WEIGHTS[choice] is not None else (float(p), float(q))
+    return WEIGHTS[choice] if WEIGHTS[choice] is not None else (float(p), float(q), None)
 
 
 def survival_by(groups: Groups):
@@ -201,13 +204,14 @@ def survival_by(groups: Groups):
     return engine.kaplan_meier(cohort_of(groups), by=labels_of(groups))
 
 
-def logrank(groups: Groups, rho: float, gamma: float):
+def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = None):
     """engine.logrank_test between the groups (within strata when chosen); None without a
     group column or with a single group."""
     if "group" not in groups.frame or groups.frame["group"].nunique() < 2:
         return None
     return engine.logrank_test(cohort_of(groups), group=labels_of(groups),
-                               strata=labels_of(groups, "strata"), rho=rho, gamma=gamma)
+                               strata=labels_of(groups, "strata"), rho=rho, gamma=gamma,
+                               weighting=weighting)
 
 
 def km_caption(options) -> str:

@@ -146,6 +146,8 @@ class KaplanMeier:
             s = np.where(last >= 0, curve["survival"].to_numpy()[np.maximum(last, 0)], 1.0)
             var = np.where(last >= 0, curve["var_log"].to_numpy()[np.maximum(last, 0)], 0.0)
             lower, upper = _limits(s, var, conf_type, self.level)
+            with np.errstate(invalid="ignore"):   # S = 0: 0 x inf is NaN, as R prints it
+                std_err = s * np.sqrt(var)
             bounds = np.searchsorted(t, chosen, side="right")
             following = np.searchsorted(t, chosen, side="left")
             at_risk = np.append(curve["at_risk"].to_numpy(float), 0.0)[following]
@@ -156,7 +158,7 @@ class KaplanMeier:
                 "group": label, "time": chosen, "at_risk": at_risk,
                 "events": events[bounds] - events[before],
                 "censored": censored[bounds] - censored[before],
-                "survival": s, "std_err": s * np.sqrt(var), "lower": lower, "upper": upper}))
+                "survival": s, "std_err": std_err, "lower": lower, "upper": upper}))
         return self._counts(pd.concat(frames, ignore_index=True))
 
     def rmst(self, tau: float) -> pd.DataFrame:

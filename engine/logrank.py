@@ -10,7 +10,9 @@ summed over strata; the statistic is (O - E)' V^-1 (O - E) over all groups but t
 with E = 0 left out), on k - 1 degrees of freedom (R's survdiff.R and survdiff2.c).  The weight
 is Fleming and Harrington's w(t) = S(t-)^rho (1 - S(t-))^gamma, S the Kaplan-Meier of the
 pooled stratum: rho = gamma = 0 is the log-rank test, rho = 1 the Peto-Peto / Prentice
-modification of Gehan-Wilcoxon; R's survdiff has rho only (gamma = 0).  The test for trend
+modification of Gehan-Wilcoxon; R's survdiff has rho only (gamma = 0).  ``weighting="gehan"``
+multiplies w(t) by n(t), the pooled number at risk (Gehan 1965, Breslow 1970: the Gehan-Breslow
+generalised Wilcoxon test), ``"tarone-ware"`` by sqrt(n(t)) (Tarone & Ware 1977).  The test for trend
 (Collett 2015, sec. 2.6.3) is U = s'(O - E) with variance s'Vs on one degree of freedom, s the
 groups' scores.  Case weights count as frequencies in n and d (R's survdiff takes none).
 """
@@ -52,8 +54,11 @@ class LogrankResult:
     spec: dict
 
 
+WEIGHTINGS = {None: 0.0, "gehan": 1.0, "tarone-ware": 0.5}   # the power of n(t) in w(t)
+
+
 def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: float = 0.0,
-                 scores=None) -> LogrankResult:
+                 scores=None, weighting: str | None = None) -> LogrankResult:
     """Compare survival across the groups of ``group``, optionally within strata.
 
     Parameters
@@ -65,6 +70,8 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
     rho, gamma : Fleming-Harrington weight S(t-)^rho (1 - S(t-))^gamma, both >= 0
     scores : optional numbers, one per group in the table's order, for the trend test
         (default: the group values where numeric, else 1..k)
+    weighting : None, "gehan" (w(t) times n(t): Gehan-Breslow) or "tarone-ware" (times
+        sqrt(n(t))), n(t) the number at risk in the stratum
     """
     if not isinstance(cohort, Cohort):
         raise TypeError(f"logrank_test needs an engine.Cohort, got {type(cohort).__name__}. "
@@ -72,6 +79,8 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
     for name, value in (("rho", rho), ("gamma", gamma)):
         if not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting must be one of {list(WEIGHTINGS)}, got {weighting!r}")
     groups = group_rows(cohort, group)
     if groups.k < 2:
         raise ValueError(f"group={group!r} has a single group; a test needs at least two.")
@@ -84,7 +93,7 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
     for layer in range(layers.k):
         rows = layers.codes == layer
         o, e, v = _stratum(start[rows], np.asarray(cohort.time)[rows], died[rows], w[rows],
-                           groups.codes[rows], groups.k, rho, gamma)
+                           groups.codes[rows], groups.k, rho, gamma, WEIGHTINGS[weighting])
         observed += o
         expected += e
         variance += v
@@ -109,11 +118,12 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
         scores=pd.Series(s, index=groups.labels, name="score"),
         spec={"group": group if isinstance(group, str) else "labels",
               "strata": strata if strata is None or isinstance(strata, str) else "labels",
-              "rho": rho, "gamma": gamma, "dropped": dict(cohort.dropped),
+              "rho": rho, "gamma": gamma, "weighting": weighting,
+              "dropped": dict(cohort.dropped),
               "n_dropped": cohort.n_dropped})
 
 
-def _stratum(start, stop, died, w, codes, k, rho, gamma):
+def _stratum(start, stop, died, w, codes, k, rho, gamma, power):
     """O, E (k,) and V (k, k) of one stratum."""
     times = np.unique(stop[died])
     if times.size == 0:
@@ -127,7 +137,7 @@ def _stratum(start, stop, died, w, codes, k, rho, gamma):
     with np.errstate(divide="ignore", invalid="ignore"):
         survival = np.cumprod(np.where(n_all > 0, 1.0 - d_all / n_all, 1.0))
         left = np.concatenate(([1.0], survival[:-1]))          # S(t-), pooled stratum
-        weight = left ** rho * (1.0 - left) ** gamma
+        weight = left ** rho * (1.0 - left) ** gamma * n_all ** power
         share = n / n_all[:, None]
         c = np.where(n_all > 1, weight ** 2 * d_all * (n_all - d_all) / (n_all - 1), 0.0)
     observed = weight @ d

@@ -65,6 +65,10 @@ def test_weights_strata_and_trend(rossi_view):
     oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"],
                           weightings="fleming-harrington", p=1, q=0)
     assert f"chi-square = {oracle.test_statistic:.2f}" in view.test_text.object
+    view.weights.value = "Gehan-Breslow (generalised Wilcoxon, n(t))"
+    oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"], weightings="wilcoxon")
+    assert (f"Gehan-Breslow: chi-square = {oracle.test_statistic:.2f}"
+            in view.test_text.object)
     view.weights.value = "Log-rank"
     view.strata.value = "race"
     assert view.test_text.object.startswith("**Log-rank (stratified)")

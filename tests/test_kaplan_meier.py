@@ -165,6 +165,11 @@ def test_at_times_as_R_summary(aml_km):
     extended = aml_km.at([170], extend=True)
     assert extended["at_risk"].tolist() == [0, 0]
     assert extended["survival"].iloc[1] == 0.0
+    assert np.isnan(extended["std_err"].iloc[1])      # S = 0: R prints NaN (no warning here)
+    zero = engine.kaplan_meier(engine.Cohort.from_frame(
+        pd.DataFrame({"t": [1.0, 2.0, 2.0], "e": [0, 1, 1], "x": [0.0, 1.0, 2.0]}), "t", "e",
+        covariates=["x"])).at([2.0, 3.0], extend=True)
+    assert zero["survival"].tolist() == [0.0, 0.0] and zero["std_err"].isna().all()
 
 
 def test_weights_two_halve_the_variance_as_R(aml_km):

@@ -75,6 +75,25 @@ def test_two_groups_against_lifelines(rossi):
         assert mine.trend_statistic == pytest.approx(mine.statistic, rel=1e-12)
 
 
+@pytest.mark.parametrize("weighting, theirs", [("gehan", "wilcoxon"),
+                                                ("tarone-ware", "tarone-ware")])
+def test_gehan_breslow_and_tarone_ware_against_lifelines(rossi, weighting, theirs):
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin"])
+    a, b = rossi[rossi["fin"] == 0], rossi[rossi["fin"] == 1]
+    mine = engine.logrank_test(cohort, group="fin", weighting=weighting)
+    ref = lifelines_logrank(a["week"], b["week"], a["arrest"], b["arrest"], weightings=theirs)
+    assert mine.statistic == pytest.approx(ref.test_statistic, rel=1e-9)
+    assert mine.p == pytest.approx(ref.p_value, rel=1e-8)
+    lung = load_lung().dropna(subset=["ph.ecog"])
+    cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["ph.ecog"])
+    mine = engine.logrank_test(cohort, group="ph.ecog", weighting=weighting)
+    ref = multivariate_logrank_test(lung["time"], lung["ph.ecog"], lung["status"],
+                                    weightings=theirs)
+    assert mine.statistic == pytest.approx(ref.test_statistic, rel=1e-9)
+    with pytest.raises(ValueError, match="weighting must be one of"):
+        engine.logrank_test(cohort, group="ph.ecog", weighting="wilcoxon")
+
+
 def test_several_groups_against_lifelines():
     lung = load_lung().dropna(subset=["ph.ecog"])
     cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["ph.ecog"])

@@ -232,10 +232,10 @@ class DescribeView(Viewer):
 
     def _draw_km(self, groups, strata) -> None:
         s = self.store
-        rho, gamma = d.weights_of(self.weights.value, self.fh_p.value or 0.0,
-                                  self.fh_q.value or 0.0)
+        rho, gamma, weighting = d.weights_of(self.weights.value, self.fh_p.value or 0.0,
+                                             self.fh_q.value or 0.0)
         km = d.survival_by(groups)
-        test = d.logrank(groups, rho, gamma)
+        test = d.logrank(groups, rho, gamma, weighting)
         words = d.logrank_words(test, d.logrank_name(self.weights.value, rho, gamma),
                              strata is not None)
         trend = d.trend_words(test)
