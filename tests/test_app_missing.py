@@ -13,6 +13,7 @@ from app import analysis_file  # noqa: E402
 from app.reopen import rebuild  # noqa: E402
 from app.store import Store  # noqa: E402
 from app.views.data import report_markdown  # noqa: E402
+from app.views.results import ResultsView  # noqa: E402
 
 # R 4.x, survival: coxph(Surv(time, status) ~ age + sex + ph.ecog, data = lung), printed output
 # ("n= 227, number of events= 164 (1 observation deleted due to missingness)")
@@ -65,3 +66,16 @@ def test_the_script_and_the_reopened_analysis_drop_the_same_rows(lung):
     staged, differ = rebuild(analysis)
     assert differ == [] and staged.missing == "drop"
     assert staged.fits[0].n_dropped == 1
+
+
+def test_results_say_what_was_dropped_and_line_up_other_data_only_when_asked(lung):
+    view = ResultsView(store=lung)
+    lung.load_sample("rossi")
+    lung.keep(lung.fit_job("rossi").run())
+    lung.load_sample("lung")
+    lung.missing = "drop"
+    lung.keep(lung.fit_job("lung").run())
+    assert "1 (ph.ecog 1) row(s) dropped for missing values" in view.fit_info.object
+    assert list(view.compare_hr.value.columns) == ["covariate", "lung"]
+    view.across_data.value = True
+    assert list(view.compare_hr.value.columns) == ["covariate", "rossi", "lung"]

@@ -198,6 +198,9 @@ class ResultsView(Viewer):
         self.forest = pn.pane.HoloViews(sizing_mode="fixed")
         self.compare = table(pagination="local", page_size=10)
         self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
+        self.across_data = pn.widgets.Checkbox(
+            label="Also line up fits of other data (by covariate name)", value=False)
+        self.across_data.param.watch(lambda e: self._on_fits(), "value")
         self.cv_info = markdown(css_classes=["cv-info"], sizing_mode="stretch_width")
         self.cv = pn.pane.HoloViews()
         self.cv_curve = table()
@@ -228,7 +231,8 @@ class ResultsView(Viewer):
                              self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
             ("Proportional hazards check (Cox fits)", self.ph),
             ("Comparison of kept fits", pn.Column(
-                self.compare, "#### Hazard ratios side by side", self.compare_hr)),
+                self.compare, "#### Hazard ratios side by side", self.across_data,
+                self.compare_hr)),
         ]
 
     # ------------------------------------------------------------------------------------
@@ -354,7 +358,8 @@ class ResultsView(Viewer):
             self.fit_select.value = latest
         comp = comparison(s.fits)
         show(self.compare, comp, 4)
-        side = coefficient_comparison(s.fits).reset_index() if s.fits else pd.DataFrame()
+        side = (coefficient_comparison(s.fits, across_data=self.across_data.value).reset_index()
+                if s.fits else pd.DataFrame())
         show(self.compare_hr, side, 4)
 
     def _draw_fit(self, *events) -> None:
@@ -371,7 +376,9 @@ class ResultsView(Viewer):
             f"**{fit.name}** — {fit.spec['data']['label']}; n = {res.n:,}, events = "
             f"{res.n_events:,}, strata = {fit.n_strata}, ties = "
             f"{res.spec['ties']}, penalty = {res.spec['penalty']}; "
-            f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations. "
+            f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations"
+            + (f"; {fit.dropped_text} row(s) dropped for missing values" if fit.dropped else "")
+            + ". "
             "Penalised coefficients have no standard error (shown as NaN).")
         fine_gray = is_fine_gray(fit)
         self.fit_tests.object = fit_tests(res)
