@@ -23,6 +23,7 @@ class Sample:
     start: str | None = None
     id: str | None = None
     event_codes: tuple = field(default=())  # empty: the event column is already 0/1
+    missing: str = "stop"                   # "drop": opened as a complete-case analysis
 
 
 SAMPLES: dict[str, Sample] = {
@@ -58,8 +59,10 @@ SAMPLES: dict[str, Sample] = {
     "lung": Sample(
         datasets.load_lung,
         "Advanced lung cancer (NCCTG): 228 patients, death in days; ph.ecog, wt.loss and others "
-        "have missing values: choose a complete-case analysis in the Data tab to fit them.",
+        "have missing values, so it opens as a complete-case analysis (Data tab: rows with "
+        "missing values).",
         time="time", event="status", treatment="sex", covariates=("age", "sex", "ph.ecog"),
+        missing="drop",
     ),
 }
 

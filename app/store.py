@@ -154,7 +154,7 @@ class Store(param.Parameterized):
         self.param.update(
             time=sample.time, start=sample.start, event=sample.event,
             event_codes=list(sample.event_codes), treatment=sample.treatment,
-            covariates=list(sample.covariates), id=sample.id,
+            covariates=list(sample.covariates), id=sample.id, missing=sample.missing,
         )
 
     def load_upload(self, filename: str, content: bytes) -> None:
@@ -201,7 +201,8 @@ class Store(param.Parameterized):
             self.columns = list(df.columns)
             self._reset_design()
             self.param.update(time=None, start=None, event=None, event_codes=[], treatment=None,
-                              covariates=[], strata=[], id=None, weights=None, data_steps=[])
+                              covariates=[], strata=[], id=None, weights=None, data_steps=[],
+                              missing="stop")
             self.data_version += 1
 
     # recode and filter (app/recode.py): each step a new data version, roles kept

@@ -17,7 +17,7 @@ import numpy as np
 import engine
 from bench.report import machine_info
 from engine.backends import cox_cpu, cox_kernels, cox_subspace, diagonal_step_kernels, hazard_state
-from engine.path import lambda_max
+from engine.path import lambda_max_of
 
 # (module, kernel, what one call reads): an "X pass" touches every stored non-zero of the
 # columns it is given once; a "row pass" every sorted row a fixed number of times.
@@ -101,7 +101,7 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
     t_sort = time.perf_counter() - t0
     penalized = problem.penalty_vectors(engine.L1(1.0))[0] > 0
     t0 = time.perf_counter()
-    top = lambda_max(problem, penalized)
+    top = lambda_max_of(problem, penalized)
     t_top = time.perf_counter() - t0
     fits = []
     with Counter() as counter:

@@ -29,6 +29,8 @@ def lung() -> Store:
 
 
 def test_missing_values_are_counted_and_refused_with_the_way_out(lung):
+    assert lung.missing == "drop"       # the sample opens as a complete-case analysis
+    lung.missing = "stop"
     report = lung.validation_report()
     assert not report["ok"]
     assert "ph.ecog" in report["error"] and "complete-case analysis" in report["error"]

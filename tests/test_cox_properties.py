@@ -52,12 +52,16 @@ def names_for(d):
 
 
 def make(d, weights=False, strata=False, rows=None, w_scale=1.0):
+    """The cohort of ``d``; a drawn column with no information (all zeros, say) is left out
+    with a DataWarning, expected here (``at`` accounts for it)."""
     rows = np.arange(len(d["time"])) if rows is None else np.asarray(rows)
-    return engine.Cohort.from_arrays(
-        time=d["time"][rows], event=d["event"][rows], X=d["X"][rows], names=names_for(d),
-        strata=d["g"][rows] if strata else None,
-        weights=(w_scale * d["w"][rows]) if weights else None,
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", engine.DataWarning)
+        return engine.Cohort.from_arrays(
+            time=d["time"][rows], event=d["event"][rows], X=d["X"][rows], names=names_for(d),
+            strata=d["g"][rows] if strata else None,
+            weights=(w_scale * d["w"][rows]) if weights else None,
+        )
 
 
 def at(coh, d, beta):
