@@ -145,9 +145,10 @@ def tab(pg, name):
 
 
 def field(pg, label):
-    """The input group (label + control) whose label starts with ``label``."""
+    """The visible input group (label + control) whose label starts with ``label``: the other
+    tabs are built too, and may hold a field of the same name."""
     return pg.locator(".bk-input-group", has=pg.locator(
-        "label", has_text=re.compile("^" + re.escape(label)))).first
+        "label", has_text=re.compile("^" + re.escape(label)))).filter(visible=True).first
 
 
 def select(pg, label, value):
