@@ -90,6 +90,7 @@ def test_fine_gray_results_are_subdistribution_hazard_ratios():
     assert {"sHR", "sHR_lower", "sHR_upper"} <= set(results.hr.value.columns)
     assert "hr" not in results.hr.value.columns
     assert "pseudo-likelihood" in results.fit_tests.object
+    assert "Concordance: not available (" in results.fit_tests.object   # said, not hidden
     assert "the PH check (R's cox.zph) is for Cox fits" in results.ph.info.object
     pn.state.reset()
 

@@ -152,8 +152,8 @@ def fit_tests(res) -> str:
     try:
         c = engine.concordance(res)
         parts.append(f"Concordance (Harrell's C) = {c['concordance']:.3f}")
-    except Exception:
-        pass
+    except Exception as exc:   # e.g. Fine-Gray: say why there is none
+        parts.append(f"Concordance: not available ({exc})")
     return "  \n".join(parts)
 
 
