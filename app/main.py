@@ -110,9 +110,12 @@ class App(param.Parameterized):
             f"**Cut points:** {', '.join(s.cut_points) or 'none'}  ",
             f"**Kept fits:** {len(s.fits)}",
             "",
-            "Steps: **Data** → **Design** → **Fit** → **Results**; **Timing** compares "
-            "backends and lifelines; **Export** writes CSV, HTML, JSON and a Python script; "
-            "**OMOP study** runs a new-user study on an OMOP CDM (Eunomia by default).",
+            "Steps: **Data** → **Design** → **Describe** (Table 1, Kaplan-Meier, log-rank) → "
+            "**Fit** → **Results**; **Timing** compares backends and lifelines; **Export** "
+            "writes CSV, HTML, PNG/SVG, JSON, a Python script and a report folder; **OMOP "
+            "study** runs a new-user study on an OMOP CDM (Eunomia by default). **SCCS**, "
+            "**Bayesian** and **GWAS** are self-controlled case series, the horseshoe probit "
+            "sampler and the multi-trait GWAS scan, each with its own data.",
         ])
 
     def template(self) -> pn.template.BaseTemplate:
