@@ -34,6 +34,14 @@ def markdown(text: str = "", **kwargs) -> pn.pane.Markdown:
     return pn.pane.Markdown(text, renderer_options={"html": False}, **kwargs)
 
 
+def newest_file(value: dict | None) -> tuple[str, bytes] | None:
+    """The last file a FileDropper holds, as (name, bytes); None when it holds none."""
+    if not value:
+        return None
+    filename, content = list(value.items())[-1]
+    return filename, content.encode("utf-8") if isinstance(content, str) else bytes(content)
+
+
 async def in_thread(fn, *args, name: str = "survscan-worker"):
     """Run ``fn(*args)`` in a new daemon thread (one per call) and await its result.
 

@@ -16,7 +16,7 @@ from ..loading import DataLoadError
 from ..named_analyses import NamedAnalyses
 from ..reopen import rebuild
 from ..store import Store
-from ._common import in_thread, markdown, notify
+from ._common import in_thread, markdown, newest_file, notify
 from .bounded_dropper import BoundedFileDropper
 
 
@@ -82,13 +82,11 @@ class AnalysesView(Viewer):
             return io.BytesIO(b"")
 
     async def _open(self, event=None) -> None:
-        if not self.opener.value:
-            return
-        filename, content = list(self.opener.value.items())[-1]
-        if (filename, content) == self._opened:
-            return  # a removal re-sent the file already opened
-        self._opened = (filename, content)
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        dropped = newest_file(self.opener.value)
+        if dropped is None or dropped == self._opened:
+            return  # nothing, or a removal re-sent the file already opened
+        self._opened = dropped
+        filename, data = dropped
         await self.open_bytes(filename, data)
 
     async def open_bytes(self, filename: str, data: bytes) -> bool:

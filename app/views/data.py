@@ -14,7 +14,7 @@ from .. import config
 from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
 from ..memory import check_simulation, check_upload
 from ..store import Store, duckdb_source, upload_source
-from ._common import in_thread, markdown, notify, show, table, text_options
+from ._common import in_thread, markdown, newest_file, notify, show, table, text_options
 from .bounded_dropper import BoundedFileDropper
 from .recode_view import RecodeView
 
@@ -135,13 +135,11 @@ class DataView(Viewer):
         return self._guard(lambda: self.store.load_frame(df, source), what)
 
     async def _open_file(self, event=None) -> None:
-        if not self.file.value:
-            return
-        filename, content = list(self.file.value.items())[-1]
-        if (filename, content) == self._opened:
-            return  # a removal re-sent the files already opened
-        self._opened = (filename, content)
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        dropped = newest_file(self.file.value)
+        if dropped is None or dropped == self._opened:
+            return  # nothing, or a removal re-sent the files already opened
+        self._opened = dropped
+        filename, data = dropped
         if await self._load(lambda: _read_upload(filename, data), upload_source(filename),
                             f"Opening {filename}"):
             notify("success", f"Opened {filename}: {self.store.n_rows:,} rows", duration=3000)

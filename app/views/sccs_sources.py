@@ -13,7 +13,7 @@ import engine
 from .. import config
 from ..loading import DataLoadError, read_upload
 from ..sccs_state import SAMPLE_DESIGNS, SccsState
-from ._common import in_thread, markdown, notify, show, table
+from ._common import in_thread, markdown, newest_file, notify, show, table
 
 LAYOUT_LABELS = {"Raw case histories (one row per event)": "cases",
                  "Prepared eras (one row per era)": "eras"}
@@ -87,10 +87,10 @@ class SccsSources(Viewer):
 
     async def _on_file(self, event=None) -> None:
         """Read the upload in a worker thread (a big CSV never holds the event loop)."""
-        if not self.file.value:
+        dropped = newest_file(self.file.value)
+        if dropped is None:
             return
-        filename, content = list(self.file.value.items())[-1]
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        filename, data = dropped
         layout = LAYOUT_LABELS[self.file_layout.value]
         try:
             df = await in_thread(read_upload, filename, data, name="survscan-sccs-upload")
