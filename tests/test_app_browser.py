@@ -75,18 +75,19 @@ def app_url(tmp_path_factory):
         )
     url = f"http://127.0.0.1:{port}/main"
     try:
-        deadline = time.monotonic() + 120
+        # the first page builds a whole 11-tab session, which is slow on a loaded machine
+        deadline = time.monotonic() + 360
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"panel serve exited with {proc.returncode}:\n{log_path.read_text()}")
             try:
-                with urllib.request.urlopen(url, timeout=30) as response:
+                with urllib.request.urlopen(url, timeout=120) as response:
                     if response.status == 200:
                         break
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"panel serve did not answer in 120 s:\n{log_path.read_text()}")
+                pytest.fail(f"panel serve did not answer in 360 s:\n{log_path.read_text()}")
             time.sleep(0.5)
         yield url
     finally:
