@@ -67,11 +67,12 @@ $(VENV)/.stamp-bench: pyproject.toml | $(PY)
 
 # Wheels of the engine's dependencies that the lent GPU machines' image lacks (it has no network),
 # for bench/on_device.sh: carry .device-wheels with the device tool's run.
-DEVICE_WHEELS := duckdb lifelines autograd autograd-gamma
+DEVICE_WHEELS := duckdb lifelines autograd autograd-gamma bed-reader \
+                 arviz==0.23.4 xarray-einstats==0.9.1 h5netcdf platformdirs
 device-wheels: | $(PY)
 	$(PY) -m pip download --quiet --only-binary=:all: --no-deps --python-version 3.12 \
 		--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-		--platform manylinux2014_x86_64 -d .device-wheels $(DEVICE_WHEELS)
+		--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d .device-wheels $(DEVICE_WHEELS)
 
 # Browser tests drive Debian's Chromium through Playwright (never `playwright install`).
 $(CHROMIUM):

@@ -64,7 +64,7 @@ def parse(argv):
     parser.add_argument("--folds", type=int, default=10, help="cv: folds")
     parser.add_argument("--grid", type=int, default=10, help="cv: points of the lambda grid")
     parser.add_argument("--parallel", default="serial,processes,dask",
-                        help="cv: comma-separated subset of serial,processes,dask")
+                        help="cv: comma-separated subset of serial,processes,dask,gpu")
     parser.add_argument("--n-jobs", type=int, default=2, help="cv: workers (processes, dask)")
     parser.add_argument("--over", choices=("n", "strata"), default="n",
                         help="sweep: what varies")
@@ -72,6 +72,10 @@ def parse(argv):
                         help="sweep: comma-separated values of N or K")
     parser.add_argument("--sizes", default="100000,1000000",
                         help="gpu: comma-separated values of N")
+    parser.add_argument("--gpu-strata", default="1,10,50000,N/2",
+                        help="gpu: comma-separated strata counts K (N/2: half the rows)")
+    parser.add_argument("--gpu-only", action="store_true",
+                        help="gpu: time the GPU alone (sizes whose CPU side takes too long)")
     parser.add_argument("--peer-sizes", default="1000,3000,10000,30000",
                         help="sccs: comma-separated numbers of cases for the statsmodels rows")
     parser.add_argument("--iterations", type=int, default=10_000, help="bayes: Gibbs iterations")
@@ -103,8 +107,8 @@ def parse(argv):
         parser.error(f"unknown peers {sorted(unknown)}; "
                      "choose from survscan-ccd, lifelines, coxnet, skglm")
     args.parallel = [m for m in args.parallel.split(",") if m]
-    if not args.parallel or set(args.parallel) - set(cross_validation.MODES):
-        parser.error(f"--parallel {args.parallel}: choose from serial, processes, dask")
+    if not args.parallel or set(args.parallel) - {*cross_validation.MODES, "gpu"}:
+        parser.error(f"--parallel {args.parallel}: choose from serial, processes, dask, gpu")
     return args
 
 
@@ -138,8 +142,10 @@ def main(argv=None):
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":
         sizes = tuple(int(float(v)) for v in args.sizes.split(","))
-        return gpu.run(sizes=sizes, p=args.p, density=args.density, ratio=args.ratio,
-                       seed=args.seed, repeats=args.repeats, out=args.out)
+        strata = tuple(k if k == "N/2" else int(k) for k in args.gpu_strata.split(","))
+        return gpu.run(sizes=sizes, p=args.p, density=args.density, strata=strata,
+                       ratio=args.ratio, seed=args.seed, repeats=args.repeats, out=args.out,
+                       cpu=not args.gpu_only)
     if args.command == "sccs":
         sizes = tuple(int(float(v)) for v in args.peer_sizes.split(",") if v)
         return sccs.run(sizes=sizes, n=args.n, p=args.p, ratio=args.ratio, seed=args.seed,

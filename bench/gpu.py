@@ -31,8 +31,10 @@ STRATA = (1, 10, 50_000, "N/2")
 
 
 def run(sizes=SIZES, p=1000, density=0.05, strata=STRATA, ratio=0.1, seed=0, repeats=3,
-        out="bench/results", cpu_ccd_max_n=200_000):
-    """Time CCD cycles and fits on both backends; write JSON + Markdown; return the record."""
+        out="bench/results", cpu_ccd_max_n=200_000, cpu=True):
+    """Time CCD cycles and fits on both backends (``cpu=False``: the GPU alone, for sizes whose
+    CPU side would take the device's whole time limit); write JSON + Markdown after every row
+    (a run stopped at a time limit keeps what it measured); return the record."""
     if device_count() < 1:
         raise SystemExit("bench gpu: no CUDA device (CuPy missing or no GPU visible); the GPU "
                          "benchmark needs one.")
@@ -45,12 +47,13 @@ def run(sizes=SIZES, p=1000, density=0.05, strata=STRATA, ratio=0.1, seed=0, rep
             cohort = problem.cohort
             lam = engine.L1(problem.lam)
             row = {"n": n, "p": p, "density": density, "strata": k_n, "lambda": problem.lam}
-            row["cpu_cycle_s"], _ = _cycle_seconds(cohort, problem.lam, "cpu", repeats)
+            row["cpu_cycle_s"] = (_cycle_seconds(cohort, problem.lam, "cpu", repeats)[0]
+                                  if cpu else float("nan"))
             row["gpu_cycle_s"], row["gpu_graph_capture_s"] = _cycle_seconds(
                 cohort, problem.lam, "gpu", repeats)
             row["gpu_launches_cycle_s"], _ = _cycle_seconds(cohort, problem.lam, "gpu", repeats,
                                                             graphs=False)
-            for backend in ("gpu", "cpu"):
+            for backend in ("gpu", "cpu") if cpu else ("gpu",):
                 for solver in ("ccd", "auto"):
                     if backend == "cpu" and solver == "ccd" and n > cpu_ccd_max_n:
                         row["cpu_ccd_fit_s"] = row["cpu_cycle_s"] * row["gpu_ccd_iter"]
@@ -61,6 +64,10 @@ def run(sizes=SIZES, p=1000, density=0.05, strata=STRATA, ratio=0.1, seed=0, rep
                     row[f"{backend}_{solver}_fit_s"] = time.perf_counter() - t0
                     row[f"{backend}_{solver}_iter"] = res.n_iter
                     row[f"{backend}_{solver}_coef"] = res.coef.to_numpy()
+                    print(f"  fit {backend} {solver}: {row[f'{backend}_{solver}_fit_s']:.2f} s, "
+                          f"{res.n_iter} iterations", flush=True)
+            row.setdefault("cpu_ccd_fit_s", float("nan"))
+            row.setdefault("cpu_auto_fit_s", float("nan"))
             for solver in ("ccd", "auto"):
                 a, b = row.pop(f"cpu_{solver}_coef", None), row.pop(f"gpu_{solver}_coef")
                 row[f"{solver}_max_abs_coef_diff"] = (float(np.max(np.abs(a - b)))
@@ -70,9 +77,11 @@ def run(sizes=SIZES, p=1000, density=0.05, strata=STRATA, ratio=0.1, seed=0, rep
             print(f"  cycle: cpu {row['cpu_cycle_s']:.3f} s, gpu {row['gpu_cycle_s']:.3f} s "
                   f"(graph), {row['gpu_launches_cycle_s']:.3f} s (launches)", flush=True)
             rows.append(row)
-    record = {"experiment": "gpu", "ratio": ratio, "seed": seed, "rows": rows,
-              "machine": {**machine_info(), "gpu": _device_name()}}
-    return _write(record, p, density, out)
+            record = {"experiment": "gpu", "ratio": ratio, "seed": seed, "rows": rows,
+                      "machine": {**machine_info(), "gpu": _device_name()}}
+            _write(record, p, density, out, sizes)
+    print(_markdown(record, p, density))
+    return record
 
 
 def _device_name() -> str:
@@ -104,12 +113,17 @@ def _cycle_seconds(cohort, lam, backend, repeats, graphs=True):
     return best, times[0] - best
 
 
+def _largest(*values):
+    """The largest of the measured values (NaN: not measured), NaN when none was."""
+    return max((v for v in values if v == v), default=float("nan"))
+
+
 def _strata_ratio(rows, n):
     by_k = {r["strata"]: r["gpu_auto_fit_s"] for r in rows if r["n"] == n}
     return by_k.get(n // 2, 0.0) / by_k[1] if 1 in by_k and n // 2 in by_k else None
 
 
-def _write(record, p, density, out):
+def _markdown(record, p, density):
     lines = [f"# CPU vs GPU ({record['machine']['gpu']}): P={p:,}, density {density}, L1 at "
              f"{record['ratio']} x lambda_max", "",
              "| N | K | CCD cycle CPU (s) | GPU graph (s) | GPU launches (s) | speedup | "
@@ -123,15 +137,17 @@ def _write(record, p, density, out):
                      f" / {r['gpu_ccd_fit_s']:.2f} | "
                      f"{r['cpu_auto_fit_s']:.2f} / {r['gpu_auto_fit_s']:.2f} | "
                      f"{r['fit_speedup_vs_cpu_ccd']:.1f}x | "
-                     f"{np.nanmax([r['ccd_max_abs_coef_diff'], r['auto_max_abs_coef_diff']]):.1e} |")
+                     f"{_largest(r['ccd_max_abs_coef_diff'], r['auto_max_abs_coef_diff']):.1e} |")
     lines += ["", "\\* CPU exact-CCD fit estimated: GPU cycles x CPU cycle time.", "",
               "K = N/2 against K = 1 (GPU auto fit time): " + ", ".join(
         f"N={n:,}: {_strata_ratio(record['rows'], n):.2f}x"
         for n in sorted({r['n'] for r in record['rows']}) if _strata_ratio(record['rows'], n))]
-    text = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def _write(record, p, density, out, sizes):
     Path(out).mkdir(parents=True, exist_ok=True)
-    stem = f"gpu_p{p}_d{density}"          # not Path.with_suffix: the density has a dot
+    # not Path.with_suffix: the density has a dot
+    stem = f"gpu_n{'-'.join(str(n) for n in sizes)}_p{p}_d{density}"
     (Path(out) / f"{stem}.json").write_text(json.dumps(record, indent=2, default=float))
-    (Path(out) / f"{stem}.md").write_text(text + "\n")
-    print(text)
-    return record
+    (Path(out) / f"{stem}.md").write_text(_markdown(record, p, density) + "\n")

@@ -7,7 +7,11 @@
 # It installs the carried wheels into a folder beside the image's own packages (no network
 # there), prints the device, runs every gpu-marked test (GPU = CPU to 1e-8) and the CPU-vs-GPU
 # benchmark (bench/gpu.py; "quick": N = 100,000 only), the horseshoe probit sampler at the paper's
-# size (bench/bayes.py run_gpu), and leaves the logs and results in $OUT.
+# size (bench/bayes.py run_gpu), and leaves the logs and results in $OUT, with everything also
+# packed into $OUT/device_results.tar.gz (the device tool returns at most 8 files).
+# Each step has its own time limit so that the call ends, and returns its files, inside the
+# device tool's 10 minutes; test modules the image cannot import (the app's, Panel is absent)
+# are reported and passed over rather than stopping the gpu-marked tests of the others.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results/device}
@@ -16,14 +20,18 @@ SITE=$(mktemp -d)
 python3 -m pip install --quiet --no-index --no-deps --target "$SITE" .device-wheels/*.whl
 export PYTHONPATH="$PWD:$SITE${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
-python3 -c "import cupy, numpy, numba; print('cupy', cupy.__version__, 'numpy', numpy.__version__, 'numba', numba.__version__)" | tee -a "$OUT/device.txt"
-python3 -m pytest -q -m gpu -p no:cacheprovider tests/ 2>&1 | tee "$OUT/gpu_tests.log" | tail -15
+python3 -c "import cupy, numpy, numba; print('cupy', cupy.__version__, 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion(), 'numpy', numpy.__version__, 'numba', numba.__version__)" | tee -a "$OUT/device.txt"
+timeout "${TEST_LIMIT:-220}" python3 -m pytest -q -m gpu -n 4 -p no:cacheprovider -p no:benchmark \
+    --continue-on-collection-errors -rfE tests/ 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 tests=${PIPESTATUS[0]}
-sizes=()
+sizes=(${BENCH_ARGS:-})          # e.g. BENCH_ARGS="--sizes 1000000 --gpu-strata 1,N/2"
 [ "${1:-}" = quick ] && sizes=(--sizes 100000)
-python3 -m bench gpu --out "$OUT" "${sizes[@]}" 2>&1 | tee "$OUT/bench_gpu.log" | tail -25
+timeout "${BENCH_LIMIT:-230}" python3 -m bench gpu --out "$OUT" "${sizes[@]}" 2>&1 \
+    | tee "$OUT/bench_gpu.log" | tail -25
 # the horseshoe probit Gibbs sampler at Terenin2019's size (target: < 30 s on an H100)
 bayes=()
 [ "${1:-}" = quick ] && bayes=(--n 100000 --iterations 2000)
-python3 -m bench.bayes gpu --out "$OUT" "${bayes[@]}" 2>&1 | tee "$OUT/bench_bayes_gpu.log" | tail -5
+timeout "${BAYES_LIMIT:-90}" python3 -m bench.bayes gpu --out "$OUT" "${bayes[@]}" 2>&1 \
+    | tee "$OUT/bench_bayes_gpu.log" | tail -5
+tar -czf /tmp/device_results.tar.gz -C "$OUT" . && mv /tmp/device_results.tar.gz "$OUT/"
 exit "$tests"

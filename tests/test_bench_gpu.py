@@ -28,5 +28,19 @@ def test_runs_end_to_end_on_the_emulator(tmp_path):
         assert r["cpu_ccd_fit_estimated"] and r["gpu_ccd_iter"] > 0
         assert r["cpu_ccd_fit_s"] == pytest.approx(r["cpu_cycle_s"] * r["gpu_ccd_iter"])
         assert r["gpu_cycle_s"] > 0 and r["gpu_launches_cycle_s"] > 0
-    text = (tmp_path / "gpu_p12_d0.2.md").read_text()
+    text = (tmp_path / "gpu_n3000_p12_d0.2.md").read_text()
     assert "CPU emulator" in text and "K = N/2 against K = 1" in text and "N=3,000:" in text
+
+
+def test_gpu_only_rows_leave_the_cpu_columns_empty(tmp_path):
+    """``--gpu-only`` (sizes whose CPU side would take the device's whole call): GPU cycles and
+    fits measured, the CPU's left NaN in the JSON and the table, written after the row."""
+    from bench import gpu
+    from cuda_emulator.cupy_on_cpu import installed
+    with installed():
+        record = gpu.run(sizes=(2000,), p=8, density=0.3, strata=(1,), repeats=1,
+                         out=str(tmp_path), cpu=False)
+    (row,) = record["rows"]
+    assert row["gpu_auto_fit_s"] > 0 and row["gpu_ccd_iter"] > 0
+    assert row["cpu_cycle_s"] != row["cpu_cycle_s"] and row["cpu_auto_fit_s"] != row["cpu_auto_fit_s"]
+    assert "| 2,000 | 1 | nan |" in (tmp_path / "gpu_n2000_p8_d0.3.md").read_text()

@@ -114,13 +114,20 @@ def test_weights_after_construction_equal_cpu(cohorts):
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 @pytest.mark.parametrize("name", NAMES)
 def test_fit_equals_cpu(cohorts, name, ties, penalty, solver):
+    """Both backends fit to the same optimum.  CCD takes the same steps on both; ``auto`` does
+    not: the CPU adds the plane step of cox_subspace, which the GPU lacks, so on the device's
+    sparse 20,000 x 200 case it stops after 10 proximal-Newton steps against the GPU's 19, each
+    within ``tol`` of the optimum but 3e-8 apart at tol=1e-12 (H100, 2026-11-23).  ``auto`` is
+    therefore compared at tol=1e-14, to 1e-8 of the largest coefficient."""
     cohort = cohorts[name]
     pen = {None: None, "l1": engine.L1(5.0), "l2": engine.L2(5.0)}[penalty]
-    fits = [engine.fit(cohort, ties=ties, penalty=pen, solver=solver, tol=1e-12, backend=b)
+    tol = 1e-14 if solver == "auto" else 1e-12
+    fits = [engine.fit(cohort, ties=ties, penalty=pen, solver=solver, tol=tol, backend=b)
             for b in ("cpu", "gpu")]
     assert [f.spec["backend"] for f in fits] == ["cpu", "gpu"]
     a, b = (f.coef.to_numpy() for f in fits)
-    np.testing.assert_allclose(b, a, rtol=RTOL, atol=1e-9)
+    atol = 1e-8 * np.abs(a).max() if solver == "auto" else 1e-9
+    np.testing.assert_allclose(b, a, rtol=RTOL, atol=atol)
     assert fits[1].loglik == pytest.approx(fits[0].loglik, rel=RTOL)
 
 

@@ -78,3 +78,16 @@ def test_likelihood_sources_compile_and_fit_a_block(source, tmp_path):
     assert done.returncode == 0, done.stderr
     for entry in LIKELIHOOD_SOURCES[source]:            # extern "C": found by RawModule
         assert f".entry {entry}(" in ptx.read_text(), entry
+
+
+# NVRTC (cupy.RawModule) compiles without the host C library that nvcc includes implicitly, so
+# a macro of <math.h> or <float.h> compiles here and fails on the device: INFINITY in the SCCS
+# kernel did, on the first run on an H100 (2026-11-23).  Each source is checked by name.
+HOST_ONLY = re.compile(r"\b(INFINITY|NAN|HUGE_VALF?|M_PI|FLT_MAX|DBL_MAX|FLT_EPSILON|"
+                       r"DBL_EPSILON)\b|#include\s*<")
+
+
+@pytest.mark.parametrize("source", sorted(CUDA_DIR.rglob("*.cu*")), ids=lambda p: p.name)
+def test_sources_use_nothing_nvrtc_lacks(source):
+    code = re.sub(r"//[^\n]*", "", source.read_text())          # comments may name them
+    assert not HOST_ONLY.search(code), (source.name, HOST_ONLY.search(code).group(0))

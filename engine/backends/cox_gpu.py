@@ -66,7 +66,7 @@ import numpy as np
 
 from . import diagonal_step_kernels as k
 from .cox_gpu_layout import event_groups, layout
-from .cox_gpu_risk_set import information_matrix, risk_set_pass
+from .cox_gpu_risk_set import information_matrix, risk_set_pass, weighted_gram
 from .hazard_state import RESHIFT
 from ..device import cupy_or_error, device_count
 from ..modeldata import ModelData
@@ -321,11 +321,9 @@ class CoxGpuBackend:
             return ll, g, delta
         Xs = self._gram_block(coords)
         if fresh or self._gram is None:
-            Xh = Xs.copy()
-            Xh.data = Xs.data * h[Xs.indices]
             xh = Xs.T @ h
             total = float(h.sum())
-            Q = (Xs.T @ Xh).toarray()
+            Q = weighted_gram(Xs, h)
             if total > 0:
                 Q -= self.cp.outer(xh, xh) / total
             self._gram = Q.get().astype(np.float64)

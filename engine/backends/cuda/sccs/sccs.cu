@@ -31,8 +31,9 @@ extern "C" __global__ void sccs_recentre(const long long* case_ptr, int n_cases,
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_cases) return;
-    real top = -INFINITY;
-    for (long long k = case_ptr[i]; k < case_ptr[i + 1]; ++k) top = fmax(top, eta[k]);
+    // the first era's eta, not -INFINITY: NVRTC compiles without the host's <math.h>
+    real top = case_ptr[i] < case_ptr[i + 1] ? eta[case_ptr[i]] : real(0);
+    for (long long k = case_ptr[i] + 1; k < case_ptr[i + 1]; ++k) top = fmax(top, eta[k]);
     real total = 0;
     for (long long k = case_ptr[i]; k < case_ptr[i + 1]; ++k) {
         E[k] = length[k] * exp(eta[k] - top);
