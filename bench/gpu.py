@@ -151,3 +151,35 @@ def _write(record, p, density, out, sizes):
     stem = f"gpu_n{'-'.join(str(n) for n in sizes)}_p{p}_d{density}"
     (Path(out) / f"{stem}.json").write_text(json.dumps(record, indent=2, default=float))
     (Path(out) / f"{stem}.md").write_text(_markdown(record, p, density) + "\n")
+
+
+def chart(paths, png):
+    """Fit and CCD-cycle seconds against N, CPU and GPU, K = 1, from the JSON records of
+    ``run`` at several sizes (log-log; HoloViews with matplotlib, as bench/sweep.py)."""
+    import holoviews as hv
+
+    hv.extension("matplotlib", logo=False)
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())["rows"] if r["strata"] == 1]
+    rows.sort(key=lambda r: r["n"])
+    series = {"GPU auto fit": ("gpu_auto_fit_s", "#1f77b4"),
+              "GPU exact-CCD fit": ("gpu_ccd_fit_s", "#2ca02c"),
+              "CPU auto fit": ("cpu_auto_fit_s", "#ff7f0e"),
+              "CPU exact-CCD fit": ("cpu_ccd_fit_s", "#d62728"),
+              "GPU CCD cycle": ("gpu_cycle_s", "#9467bd"),
+              "CPU CCD cycle": ("cpu_cycle_s", "#8c564b")}
+    curves = []
+    for label, (key, color) in series.items():
+        pts = [(r["n"], r[key]) for r in rows if r.get(key) == r.get(key)]     # NaN: not run
+        if pts:
+            curves.append(hv.Curve(pts, "N", "seconds", label=label).opts(color=color)
+                          * hv.Scatter(pts, "N", "seconds", label=label).opts(color=color))
+    overlay = hv.Overlay(curves).opts(logx=True, logy=True, fig_size=150, legend_position="top_left",
+                                      title="Cox L1, P = 1,000, 5% density: CPU vs GPU")
+    hv.save(overlay, str(png), fmt="png")
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) < 4 or sys.argv[1] != "chart":
+        raise SystemExit("usage: python -m bench.gpu chart OUT.png RECORD.json [RECORD.json ...]")
+    chart(sys.argv[3:], sys.argv[2])
