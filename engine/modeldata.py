@@ -66,11 +66,18 @@ class ModelData:
         return rows, self.values[self.vptr[j]:self.vptr[j] + rows.size]
 
     def block(self, cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Columns ``cols`` as CSC arrays (values, sorted row positions, indptr)."""
-        parts = [self.column(int(j)) for j in cols]
-        ptr = np.concatenate(([0], np.cumsum([rows.size for rows, _ in parts]))).astype(np.int64)
-        rows = np.concatenate([r for r, _ in parts]) if parts else np.zeros(0, np.int64)
-        vals = np.concatenate([v for _, v in parts]) if parts else np.zeros(0)
+        """Columns ``cols`` as CSC arrays (values, sorted row positions, indptr), gathered in
+        one vectorised pass (not column by column: a GPU fit at 10^6 rows spent 0.1 s here)."""
+        cols = np.asarray(cols, np.int64)
+        lo = self.indptr[cols].astype(np.int64)
+        sizes = self.indptr[cols + 1] - lo
+        ptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        offset = np.arange(ptr[-1], dtype=np.int64) - np.repeat(ptr[:-1], sizes)
+        rows = self.indices[np.repeat(lo, sizes) + offset]
+        vals = np.ones(ptr[-1])
+        v0 = self.vptr[cols]
+        valued = np.repeat(v0 >= 0, sizes)
+        vals[valued] = self.values[(np.repeat(v0, sizes) + offset)[valued]]
         return vals, rows, ptr
 
     def to_sorted(self, v: np.ndarray) -> np.ndarray:

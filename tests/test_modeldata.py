@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import engine
 from engine import modeldata
 from engine.modeldata import EVENT, GROUP_END, HEAD, _sorted_columns
 
@@ -60,3 +61,18 @@ def test_flags_mark_strata_heads_tie_blocks_and_events():
     np.testing.assert_array_equal(md.flags & GROUP_END > 0, [0, 1, 1, 1, 1])
     np.testing.assert_array_equal(md.flags & EVENT > 0, [1, 1, 0, 0, 1])
     np.testing.assert_array_equal(md.strata_bounds, [0, 3, 5])
+
+
+def test_block_gathers_the_columns_as_column_by_column():
+    """The vectorised block() equals stacking column(j): binary columns (implicit ones) and
+    valued ones, in any order, repeated, and none."""
+    df = engine.datasets.load_rossi()
+    md = modeldata.build(engine.Cohort.from_frame(
+        df, time="week", event="arrest", covariates=["fin", "age", "race", "wexp", "prio"]))
+    assert (md.vptr < 0).any() and (md.vptr >= 0).any()
+    for cols in ([0, 1, 2, 3, 4], [4, 0, 1, 1], []):
+        parts = [md.column(j) for j in cols]
+        vals, rows, ptr = md.block(np.array(cols, np.int64))
+        np.testing.assert_array_equal(ptr, np.cumsum([0] + [r.size for r, _ in parts]))
+        np.testing.assert_array_equal(rows, np.concatenate([r for r, _ in parts] + [[]]))
+        np.testing.assert_array_equal(vals, np.concatenate([v for _, v in parts] + [[]]))
