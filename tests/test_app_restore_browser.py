@@ -1,6 +1,7 @@
 """Switching named analyses in headless Chromium: the OMOP tab shows the study of the analysis
-switched to (or none), the Data tab's sample picker its sample (the helpers and fixtures of
-test_app_browser: one `panel serve` per module, a fresh context per test)."""
+switched to (or none), the Data tab's sample picker its sample; and the Timing tab names a
+failing lifelines fit (the helpers and fixtures of test_app_browser: one `panel serve` per
+module, a fresh context per test)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    app_url, browser, chromium, field, open_sample, page, shot, tab,
+    app_url, browser, chromium, field, open_sample, page, shot, tab, type_into,
 )
 
 pytestmark = pytest.mark.browser
@@ -83,3 +84,35 @@ def test_switching_analyses_shows_each_ones_study_and_sample(page):
     shown = row.locator('.tabulator-cell[tabulator-field="hr"]').inner_text()
     assert float(shown) == pytest.approx(round(hr, 4), abs=1e-12)  # 0.9824
     shot(pg, "restore_study")
+
+
+def test_timing_names_a_failing_lifelines_fit(page, rossi):
+    """age2 = 2 age: the engine fits (the collinear column named), lifelines stops on a singular
+    matrix; the Timing tab says so in its table and under the scaling chart."""
+    from lifelines import CoxPHFitter
+    from playwright.sync_api import expect
+
+    with pytest.raises(Exception) as info:
+        CoxPHFitter().fit(rossi.assign(age2=2 * rossi["age"]), duration_col="week",
+                          event_col="arrest")
+    reason = f"{type(info.value).__name__}: {str(info.value).splitlines()[0][:60]}"
+    assert reason.startswith("ConvergenceError: Convergence halted")
+
+    pg = page
+    tab(pg, "Data")
+    tab(pg, "DuckDB")
+    box = field(pg, "SQL").locator("textarea")
+    box.fill("SELECT *, 2 * age AS age2 FROM rossi")
+    pg.get_by_role("button", name="Run query").click()
+    expect(pg.get_by_text("DuckDB: samples —")).to_be_visible()
+    tab(pg, "Timing")
+    type_into(pg, "Rows used", 300)
+    pg.get_by_role("button", name="Run timings").click()
+    expect(pg.get_by_text(re.compile(r"Timed on DuckDB: samples"))).to_be_visible()
+    cell = pg.locator('.tabulator-cell[tabulator-field="note"]', has_text=f"failed: {reason}")
+    expect(cell).to_have_count(1)  # the lifelines row of the timings table
+    expect(pg.get_by_text("Not on the scaling chart:")).to_be_visible()
+    for n in (250, 300):
+        expect(pg.locator("li", has_text=f"lifelines fit at N = {n}: failed: {reason}")
+               ).to_have_count(1)
+    shot(pg, "timing_lifelines_failed")

@@ -138,8 +138,10 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
     return pd.DataFrame(rows)
 
 
-def first_line(message: str) -> str:
-    return str(message).splitlines()[0][:120] if str(message).strip() else ""
+def first_line(message, width: int = 120) -> str:
+    """The message's first line, cut at a word within ``width`` characters."""
+    line = (str(message).strip().splitlines() or [""])[0]
+    return line if len(line) <= width else line[:width].rsplit(" ", 1)[0] + " …"
 
 
 def failure(exc: Exception) -> str:
