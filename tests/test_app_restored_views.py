@@ -77,6 +77,9 @@ def test_data_tab_shows_a_switched_query_and_simulation():
     named.switch("simulated")
     assert (data.sim_n.value, data.sim_p.value, data.sim_density.value, data.sim_strata.value,
             data.sim_seed.value, data.sources.active) == (500, 4, 0.5, 2, 3, 3)
+    named.switch("query")
+    later = DataView(store=s)                  # a tab built after the switch
+    assert (later.sql.value, later.sources.active) == (sql, 2)
 
 
 def collinear_rossi(rossi) -> Store:

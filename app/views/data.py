@@ -100,6 +100,7 @@ class DataView(Viewer):
         self.recode = RecodeView(store=s)
         self._sync_widgets()
         self._validate()
+        self._show_source()  # a tab built after an analysis was restored
 
     # ------------------------------------------------------------------------------------
     # loading (errors become notifications; the loaded data stays as it was)
