@@ -64,7 +64,8 @@ def test_switching_analyses_shows_each_ones_study_and_sample(page):
     tab(pg, "OMOP study")
     pg.get_by_role("button", name="Run study").click()
     expect(pg.get_by_text(re.compile(r"^Study (done in|failed)"))).to_be_visible()
-    assert pg.get_by_text("Study failed").count() == 0, pg.get_by_text("Study failed").all_inner_texts()
+    failed = pg.get_by_text("Study failed")
+    assert failed.count() == 0, failed.all_inner_texts()
     save_as(pg, "study")
 
     switch_to(pg, "mgus")

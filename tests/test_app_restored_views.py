@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -124,3 +125,28 @@ def test_timing_tab_names_a_failing_lifelines_fit(rossi):
     assert "- **lifelines fit** at N = 250: failed: ConvergenceError: Convergence halted" in notes
     assert "- **lifelines fit** at N = 300: failed: ConvergenceError:" in notes
     assert view.scale.object is not None   # the engine's points are still drawn
+
+
+def test_timing_row_says_what_lifelines_warned(rossi):
+    """A column of tiny variance: lifelines fits but warns; the row says what it warned."""
+    import warnings
+
+    from lifelines import CoxPHFitter
+
+    df = rossi[["week", "arrest", "fin", "age"]].assign(
+        tiny=np.random.default_rng(0).normal(size=len(rossi)) * 5e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        CoxPHFitter().fit(df, duration_col="week", event_col="arrest")
+    said = str(caught[0].message).splitlines()[0]
+    assert said.startswith("Column(s) ['tiny'] have very low variance")
+    s = Store()
+    s.load_frame(df, upload_source("tiny.csv"))
+    s.param.update(time="week", event="arrest", covariates=["fin", "age", "tiny"])
+    df = timing.run_timings(s.subsample_factory(1_000), s.fit_options(), threading.Event(),
+                            lambda m: None).set_index("method")
+    assert df.loc["lifelines CoxPHFitter", "seconds"] > 0
+    note = df.loc["lifelines CoxPHFitter", "note"]
+    assert note.startswith("lifelines uses Efron ties, unpenalised; it warned: Column(s) "
+                           "['tiny'] have very low variance") and note.endswith(" …")
+    assert said.startswith(note.split("it warned: ")[1][:-2])

@@ -10,7 +10,8 @@ import engine
 
 def test_logistic_summary_is_odds_ratios_equal_to_statsmodels_logit():
     rng = np.random.default_rng(7)
-    X = np.column_stack([rng.normal(size=500), rng.random(500) < 0.3, 50 + 8 * rng.normal(size=500)])
+    X = np.column_stack([rng.normal(size=500), rng.random(500) < 0.3,
+                         50 + 8 * rng.normal(size=500)])
     eta = -1.0 + 0.6 * X[:, 0] - 0.8 * X[:, 1] + 0.03 * (X[:, 2] - 50)
     y = (rng.random(500) < 1.0 / (1.0 + np.exp(-eta))).astype(int)
     cohort = engine.Cohort.from_arrays(time=np.ones(500), event=y, X=X, names=["x", "flag", "age"])
