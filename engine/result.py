@@ -19,6 +19,7 @@ _LIKELIHOOD = {"cox": "log partial likelihood",
                "fine_gray": "log partial likelihood (subdistribution hazard)",
                "logistic": "log likelihood",
                "sccs": "log conditional likelihood"}
+_RATIO = {"logistic": "or", "sccs": "irr"}  # exp(coef) by model; hazard ratio otherwise
 
 
 @dataclass
@@ -101,10 +102,11 @@ class FitResult:
     @property
     def summary(self) -> pd.DataFrame:
         """coef, hr, se, hr_lower, hr_upper (95%), p, z, penalized; one row per covariate.
-        The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits."""
+        The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits, ``or``
+        (odds ratio) for logistic ones."""
         se = self.se
         z = self.coef / se
-        ratio = "irr" if self.spec.get("model") == "sccs" else "hr"
+        ratio = _RATIO.get(self.spec.get("model"), "hr")
         out = pd.DataFrame({
             "coef": self.coef,
             ratio: np.exp(self.coef),

@@ -69,6 +69,7 @@ class DataView(Viewer):
             dynamic=False,
         )
         self.about = markdown(sizing_mode="stretch_width")
+        s.param.watch(self._show_source, "data_version")  # e.g. a switched analysis
         # --- roles -----------------------------------------------------------------------
         self.w = {
             "time": pn.widgets.Select(label="Time (or stop)"),
@@ -99,6 +100,7 @@ class DataView(Viewer):
         self.recode = RecodeView(store=s)
         self._sync_widgets()
         self._validate()
+        self._show_source()  # a tab built after an analysis was restored
 
     # ------------------------------------------------------------------------------------
     # loading (errors become notifications; the loaded data stays as it was)
@@ -169,6 +171,24 @@ class DataView(Viewer):
             self.simulate.loading = False
         self._guard(lambda: self.store.load_simulated(*args, cohort=cohort), "Simulation")
         notify("success", f"Simulated {self.store.source.get('label')}", duration=3000)
+
+    def _show_source(self, *events) -> None:
+        """The source pickers show where the data on screen came from: a switched or reopened
+        analysis brings its own sample, query or simulation settings."""
+        src = self.store.source
+        kind = src.get("kind")
+        if kind == "sample" and src.get("name") in SAMPLES:
+            self.sample.value = src["name"]
+        elif kind == "duckdb":
+            self.db_path.value, self.sql.value = src.get("path", ""), src.get("sql", "")
+        elif kind == "simulated":
+            for widget, key in ((self.sim_n, "n"), (self.sim_p, "p"),
+                                (self.sim_density, "density"), (self.sim_strata, "n_strata"),
+                                (self.sim_seed, "seed")):
+                widget.value = src[key]
+        tabs = {"sample": 0, "csv": 1, "parquet": 1, "duckdb": 2, "simulated": 3}
+        if kind in tabs:
+            self.sources.active = tabs[kind]
 
     # ------------------------------------------------------------------------------------
     # roles <-> widgets

@@ -106,6 +106,10 @@ class OmopView(Viewer):
         self._named = False  # names are looked up when the tab is first shown (App)
         self.store.param.watch(self._on_ids, ["omop_path", "omop_target", "omop_comparator",
                                               "omop_outcome"])
+        self._shown = None  # the StudyRun on the page
+        self.store.param.watch(self._on_study, "study")
+        if self.store.study is not None:  # a tab built after an analysis was restored
+            self._on_study()
 
     # ------------------------------------------------------------------------------------
     async def _on_lookup(self, event=None) -> None:
@@ -136,6 +140,20 @@ class OmopView(Viewer):
             f"**{role}** {names.get(cid, '(not in the concept table)')} ({cid})"
             for role, cid in (("target", s.omop_target), ("comparator", s.omop_comparator),
                               ("outcome", s.omop_outcome)))
+
+    def _on_study(self, *events) -> None:
+        """The analysis on screen changed (switched to, reopened): show its study, or none."""
+        run = self.store.study
+        if run is self._shown:
+            return
+        if run is None:
+            self._shown = None
+            self.results.visible = False
+            self.status.object = "No study yet: press **Run study**."
+            return
+        self.show(run)
+        self.status.object = (f"The study of this analysis (on {run.settings['database']}); "
+                              "press **Run study** to run it again.")
 
     async def _on_run(self, event=None) -> None:
         await self.run_study()
@@ -175,6 +193,7 @@ class OmopView(Viewer):
     def show(self, run) -> None:
         """Fill the tables and plots from a StudyRun."""
         res = run.result
+        self._shown = run
         self.show_names(run.names)
         ps = res.propensity
         self.summary.object = (

@@ -80,12 +80,13 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
     elif n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
         t0 = time.perf_counter()
         try:
-            with collected():
+            with collected() as caught:
                 lifelines_fit(cohort)
             add("lifelines CoxPHFitter", time.perf_counter() - t0,
-                "lifelines uses Efron ties, unpenalised")
+                "lifelines uses Efron ties, unpenalised"
+                + (f"; it warned: {first_line(caught[0])}" if caught else ""))
         except Exception as exc:
-            add("lifelines CoxPHFitter", None, f"failed: {str(exc).splitlines()[0][:120]}")
+            add("lifelines CoxPHFitter", None, f"failed: {failure(exc)}")
     else:
         why = "cut points" if options.get("cut_points") else "too large"
         add("lifelines CoxPHFitter", None, f"skipped: {why} (N={n:,}, P={p:,})")
@@ -131,9 +132,29 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
                     lifelines_fit(cohort)
                 rows.append({"N": cohort.n, "method": "lifelines fit",
                              "seconds": time.perf_counter() - t0})
-            except Exception:
-                pass
+            except Exception as exc:  # kept as a row without seconds: the page names it
+                rows.append({"N": cohort.n, "method": "lifelines fit", "seconds": np.nan,
+                             "note": f"failed: {failure(exc)}"})
     return pd.DataFrame(rows)
+
+
+def first_line(message, width: int = 120) -> str:
+    """The message's first line, cut at a word within ``width`` characters."""
+    line = (str(message).strip().splitlines() or [""])[0]
+    return line if len(line) <= width else line[:width].rsplit(" ", 1)[0] + " …"
+
+
+def failure(exc: Exception) -> str:
+    """'ConvergenceError: Convergence halted ...': the reason a peer fit failed, in one line."""
+    return f"{type(exc).__name__}: {first_line(exc)}"
+
+
+def scaling_failures(scaling: pd.DataFrame) -> str:
+    """The scaling points that failed, one line each (empty when none did)."""
+    if "note" not in scaling:
+        return ""
+    failed = scaling.dropna(subset=["note"])
+    return "\n".join(f"- **{r.method}** at N = {r.N:,}: {r.note}" for r in failed.itertuples())
 
 
 class TimingView(Viewer):
@@ -153,6 +174,7 @@ class TimingView(Viewer):
         self.table = table(height=300)
         self.bars = pn.pane.HoloViews(sizing_mode="fixed")
         self.scale = pn.pane.HoloViews(sizing_mode="fixed")
+        self.scale_notes = markdown(sizing_mode="stretch_width", css_classes=["scaling-notes"])
         self.results = pd.DataFrame()
         self.scaling_results = pd.DataFrame()
         self._cancel = threading.Event()
@@ -202,7 +224,10 @@ class TimingView(Viewer):
             self.results, self.scaling_results = timings, scaling
             show(self.table, timings, 4)
             self.bars.object = timing_bars(timings)
-            self.scale.object = scaling_plot(scaling) if len(scaling) else None
+            timed = scaling.dropna(subset=["seconds"]) if len(scaling) else scaling
+            self.scale.object = scaling_plot(timed) if len(timed) else None
+            failed = scaling_failures(scaling)
+            self.scale_notes.object = ("Not on the scaling chart:\n\n" + failed) if failed else ""
             beyond = (f" Scaling points beyond the data's {s.n_rows:,} rows are rows drawn "
                       "with replacement." if subsample and scaling_n > s.n_rows else "")
             self.status.object = (f"Timed on {s.source.get('label')} "
@@ -222,6 +247,6 @@ class TimingView(Viewer):
                 "(**O(N²)**: every risk set summed separately, pure NumPy, teaching only) "
                 "versus the engine's **scan** (one prefix sum over rows sorted by time)."),
             pn.Row(self.max_rows, self.scaling), pn.Row(self.run_button, self.cancel_button),
-            self.status, self.table, self.bars, self.scale,
+            self.status, self.table, self.bars, self.scale, self.scale_notes,
             sizing_mode="stretch_width",
         )
