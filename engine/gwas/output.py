@@ -24,7 +24,12 @@ def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
     of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
     here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy."""
     def column(name):
-        a = snps[name].to_numpy()
+        a = snps[name]
+        if isinstance(a.dtype, pd.CategoricalDtype):        # SNP ids: codes, not strings
+            codes = a.cat.codes.to_numpy()
+            codes = np.tile(codes, len(names)) if snp is None else codes[snp]
+            return pd.Categorical.from_codes(codes, dtype=a.dtype, validate=False)
+        a = a.to_numpy()
         return np.tile(a, len(names)) if snp is None else a[snp]
 
     values[0] = column("ChrPos")
@@ -34,9 +39,15 @@ def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
     return pd.DataFrame(columns, copy=False)       # one block per column: nothing copied
 
 
+def snp_ids(sid) -> pd.Categorical:
+    """The SNP column: categorical over the distinct ids in .bim order, so that 10^7 rows hold
+    small integer codes instead of Python strings."""
+    return pd.Categorical(sid, categories=pd.unique(np.asarray(sid, dtype=object)))
+
+
 def empty_frame(names) -> pd.DataFrame:
     """No rows (every p above the threshold), with the output's columns and types."""
-    snps = pd.DataFrame({"sid_index": np.zeros(0, dtype=np.int64), "SNP": np.zeros(0, object),
+    snps = pd.DataFrame({"sid_index": np.zeros(0, dtype=np.int64), "SNP": snp_ids([]),
                          "Chr": np.zeros(0), "ChrPos": np.zeros(0)})
     none = np.zeros(0, dtype=np.int64)
     return frame_of(names, snps, none, none, np.empty((5, 0)))

@@ -20,7 +20,7 @@ from ..errors import Cancelled, CohortError
 from . import blocks, gls, gls_kernels, heritability, missing
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
-from .output import FrameSink, ParquetSink
+from .output import FrameSink, ParquetSink, snp_ids
 from .phenotypes import match, read_table
 from .summaries import Summaries
 
@@ -343,8 +343,9 @@ def _snp_positions(genotypes: Genotypes, snps) -> np.ndarray:
 
 
 def _snp_table(tested: Genotypes) -> pd.DataFrame:
-    """sid_index, SNP, Chr, ChrPos of the tested SNPs (Chr numeric when it can be)."""
+    """sid_index, SNP (categorical), Chr, ChrPos of the tested SNPs (Chr numeric when it can
+    be)."""
     chrom = pd.to_numeric(pd.Series(tested.chrom), errors="coerce")
     chrom = chrom if not chrom.isna().any() else pd.Series(tested.chrom)
-    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": tested.sid,
+    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": snp_ids(tested.sid),
                          "Chr": chrom.to_numpy(), "ChrPos": tested.pos.astype(float)})
