@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .pages import paged, tiled
+
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
            "Nullh2"]
 _FLOATS = COLUMNS[4:]
@@ -27,13 +29,17 @@ def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
         a = snps[name]
         if isinstance(a.dtype, pd.CategoricalDtype):        # SNP ids: codes, not strings
             codes = a.cat.codes.to_numpy()
-            codes = np.tile(codes, len(names)) if snp is None else codes[snp]
+            codes = tiled(codes, len(names)) if snp is None else codes[snp]
             return pd.Categorical.from_codes(codes, dtype=a.dtype, validate=False)
         a = a.to_numpy()
-        return np.tile(a, len(names)) if snp is None else a[snp]
+        return tiled(a, len(names)) if snp is None else a[snp]
 
-    values[0] = column("ChrPos")
-    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names),
+    position = snps["ChrPos"].to_numpy()
+    if snp is None:
+        values[0].reshape(len(names), len(position))[:] = position
+    else:
+        values[0] = position[snp]
+    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names, validate=False),
                **{name: column(name) for name in ("sid_index", "SNP", "Chr")},
                **dict(zip(_FLOATS, values))}
     return pd.DataFrame(columns, copy=False)       # one block per column: nothing copied
@@ -89,7 +95,7 @@ class FrameSink:
     def __init__(self, names, snps, threshold):
         self.names, self.snps, self.threshold = names, snps, threshold
         m, t = len(snps), len(names)
-        self.values = np.empty((5, t * m)) if threshold is None else None
+        self.values = paged((5, t * m)) if threshold is None else None
         self.parts = []
 
     def target(self, positions):
@@ -127,8 +133,9 @@ class FrameSink:
                 return empty_frame(self.names)
             return ordered(pd.concat(self.parts, ignore_index=True), self.names)
         m, t = len(self.snps), len(self.names)
-        trait = np.repeat(np.arange(t, dtype=np.int16 if t < 2**15 else np.int32), m)
-        return frame_of(self.names, self.snps, trait, None, self.values)
+        trait = paged((t, m), np.int16 if t < 2**15 else np.int32)
+        trait[:] = np.arange(t)[:, None]
+        return frame_of(self.names, self.snps, trait.reshape(-1), None, self.values)
 
     def close(self, result):
         """Nothing to flush in memory."""

@@ -204,12 +204,11 @@ class _Problem:
         keep the GEMM outputs in cache; on the CPU the last step is one fused pass
         (``gls_kernels.finish``)."""
         UT, W, YW, yKy = device
-        X = gls.rotate(UT, xp.asarray(G), xp)
+        X, X2 = gls.rotate(UT, xp.asarray(G), xp)
         m_b, t = G.shape[1], W.shape[1]
         m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
         if xp is np:
-            X2 = X * X
             table = gls.tail_table(int(self.dof))
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
@@ -224,8 +223,8 @@ class _Problem:
                         gls.p_value_beyond(beta[traits, snps], se[traits, snps],
                                            p[traits, snps], self.dof)
                     continue
-                b, v = gls.association(X[:, snps], W[:, traits], YW[:, traits], yKy[traits],
-                                       self.dof, xp)
+                b, v = gls.association(X[:, snps], X2[:, snps], W[:, traits], YW[:, traits],
+                                       yKy[traits], self.dof, xp)
                 b, v = _host(b), _host(v)
                 beta[traits, snps] = b
                 p[traits, snps] = gls.p_value(b, v, self.dof)
