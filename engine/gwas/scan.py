@@ -33,8 +33,9 @@ _TILE_SNPS, _TILE_TRAITS = 1024, 512       # CPU tiles of the GEMM outputs (a fe
 class GwasResult:
     """What ``scan`` found.
 
-    ``frame``: one row per (trait, SNP), FaST-LMM's columns (read back from Parquet when the
-    scan streamed to ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
+    ``frame``: one row per (trait, SNP), FaST-LMM's columns, Pheno and SNP as categoricals
+    over the traits and the tested SNPs' ids (read back from Parquet when the scan streamed to
+    ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
     ``summary``: per trait tests, hits, min_p, lambda_gc, h2; ``top_hits``; ``timings``
     (seconds: prepare = reading and matching, null_model = kinships, eigendecompositions and
     h2, scan = the SNP blocks, write = assembling or flushing the output).
