@@ -18,7 +18,7 @@ from .pages import paged, tiled
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
            "Nullh2"]
 _FLOATS = COLUMNS[4:]
-_ROW_BYTES = 100            # about one output row in memory (5 floats, ids, an object pointer)
+_ROW_BYTES = 100            # about one output row in memory (5 floats, ids, codes; with margin)
 
 
 def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
