@@ -69,7 +69,8 @@ def test_summaries_against_the_full_frame(problem):
         assert chi2[148] <= res.summary.loc[trait, "lambda_gc"] <= chi2[151]
         assert res.summary.loc[trait, "tests"] == 300
         assert res.summary.loc[trait, "min_p"] == rows.PValue.min()
-        top = rows.nsmallest(4, "PValue")[["SNP", "PValue", "SnpWeight", "SnpWeightSE"]]
+        top = rows.nsmallest(4, "PValue")[["SNP", "PValue", "SnpWeight", "SnpWeightSE"]] \
+            .astype({"SNP": object})                        # categorical in the frame only
         got = res.top_hits[res.top_hits.Pheno == trait][top.columns]
         pd.testing.assert_frame_equal(got.reset_index(drop=True), top.reset_index(drop=True))
 

@@ -24,18 +24,22 @@ from scipy import special
 
 
 def rotate(UT, G, xp):
-    """X' = U^T G (Algorithm 5 line 4); SNPs explained by the covariates (residual standard
-    deviation <= 1e-10, FaST-LMM's rule) become zero columns."""
+    """X' = U^T G (Algorithm 5 line 4) and X' o X'; SNPs explained by the covariates (residual
+    standard deviation <= 1e-10, FaST-LMM's rule) become zero columns of both."""
     X = UT @ G
-    residual_sd = xp.sqrt((X * X).sum(axis=0) / G.shape[0])
-    return X * (residual_sd > 1e-10)[None, :]
+    X2 = X * X
+    explained = xp.sqrt(X2.sum(axis=0) / G.shape[0]) <= 1e-10
+    if explained.any():
+        X[:, explained] = 0.0
+        X2[:, explained] = 0.0
+    return X, X2
 
 
-def association(X, W, YW, yKy, dof, xp):
+def association(X, X2, W, YW, yKy, dof, xp):
     """beta and Var(beta), each t_b x m_b (trait-major, the output's row order), for rotated
-    SNPs X (n' x m_b), W (n' x t_b), YW = Y' o W and yKy (t_b,).  A SNP with no variation left
-    gets beta 0, Var inf (p = 1)."""
-    sKs = W.T @ (X * X)
+    SNPs X (n' x m_b) and X2 = X o X, W (n' x t_b), YW = Y' o W and yKy (t_b,).  A SNP with no
+    variation left gets beta 0, Var inf (p = 1)."""
+    sKs = W.T @ X2
     sKy = YW.T @ X
     tested = sKs > 0
     safe = xp.where(tested, sKs, 1.0)

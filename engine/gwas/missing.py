@@ -16,15 +16,15 @@ from .output import ordered
 def patterns(traits: pd.DataFrame) -> list[tuple[list, pd.Index]]:
     """[(trait columns, individuals with those traits)] per missingness pattern, in the order
     of each pattern's first trait; CohortError for a trait with no value at all."""
-    observed = traits.notna()
-    empty = [c for c in traits.columns if not observed[c].any()]
+    observed = traits.notna().to_numpy()
+    empty = list(traits.columns[~observed.any(axis=0)])
     if empty:
         raise CohortError(f"pheno: trait(s) {empty[:5]} have no value; drop those columns.")
-    groups: dict[bytes, list] = {}
-    for column in traits.columns:
-        groups.setdefault(observed[column].to_numpy().tobytes(), []).append(column)
-    return [(columns, traits.index[observed[columns[0]].to_numpy()])
-            for columns in groups.values()]
+    groups: dict[bytes, list] = {}              # trait positions by packed pattern
+    for j, key in enumerate(np.packbits(observed, axis=0).T):
+        groups.setdefault(key.tobytes(), []).append(j)
+    return [(list(traits.columns[js]), traits.index[observed[:, js[0]]])
+            for js in groups.values()]
 
 
 def combine(results, names) -> dict:

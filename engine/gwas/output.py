@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .pages import paged, tiled
+
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
            "Nullh2"]
 _FLOATS = COLUMNS[4:]
-_ROW_BYTES = 100            # about one output row in memory (5 floats, ids, an object pointer)
+_ROW_BYTES = 100            # about one output row in memory (5 floats, ids, codes; with margin)
 
 
 def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
@@ -24,19 +26,34 @@ def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
     of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
     here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy."""
     def column(name):
-        a = snps[name].to_numpy()
-        return np.tile(a, len(names)) if snp is None else a[snp]
+        a = snps[name]
+        if isinstance(a.dtype, pd.CategoricalDtype):        # SNP ids: codes, not strings
+            codes = a.cat.codes.to_numpy()
+            codes = tiled(codes, len(names)) if snp is None else codes[snp]
+            return pd.Categorical.from_codes(codes, dtype=a.dtype, validate=False)
+        a = a.to_numpy()
+        return tiled(a, len(names)) if snp is None else a[snp]
 
-    values[0] = column("ChrPos")
-    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names),
+    position = snps["ChrPos"].to_numpy()
+    if snp is None:
+        values[0].reshape(len(names), len(position))[:] = position
+    else:
+        values[0] = position[snp]
+    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names, validate=False),
                **{name: column(name) for name in ("sid_index", "SNP", "Chr")},
                **dict(zip(_FLOATS, values))}
     return pd.DataFrame(columns, copy=False)       # one block per column: nothing copied
 
 
+def snp_ids(sid) -> pd.Categorical:
+    """The SNP column: categorical over the distinct ids in .bim order, so that 10^7 rows hold
+    small integer codes instead of Python strings."""
+    return pd.Categorical(sid, categories=pd.unique(np.asarray(sid, dtype=object)))
+
+
 def empty_frame(names) -> pd.DataFrame:
     """No rows (every p above the threshold), with the output's columns and types."""
-    snps = pd.DataFrame({"sid_index": np.zeros(0, dtype=np.int64), "SNP": np.zeros(0, object),
+    snps = pd.DataFrame({"sid_index": np.zeros(0, dtype=np.int64), "SNP": snp_ids([]),
                          "Chr": np.zeros(0), "ChrPos": np.zeros(0)})
     none = np.zeros(0, dtype=np.int64)
     return frame_of(names, snps, none, none, np.empty((5, 0)))
@@ -78,7 +95,7 @@ class FrameSink:
     def __init__(self, names, snps, threshold):
         self.names, self.snps, self.threshold = names, snps, threshold
         m, t = len(snps), len(names)
-        self.values = np.empty((5, t * m)) if threshold is None else None
+        self.values = paged((5, t * m)) if threshold is None else None
         self.parts = []
 
     def target(self, positions):
@@ -116,8 +133,9 @@ class FrameSink:
                 return empty_frame(self.names)
             return ordered(pd.concat(self.parts, ignore_index=True), self.names)
         m, t = len(self.snps), len(self.names)
-        trait = np.repeat(np.arange(t, dtype=np.int16 if t < 2**15 else np.int32), m)
-        return frame_of(self.names, self.snps, trait, None, self.values)
+        trait = paged((t, m), np.int16 if t < 2**15 else np.int32)
+        trait[:] = np.arange(t)[:, None]
+        return frame_of(self.names, self.snps, trait.reshape(-1), None, self.values)
 
     def close(self, result):
         """Nothing to flush in memory."""

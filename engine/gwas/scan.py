@@ -20,7 +20,7 @@ from ..errors import Cancelled, CohortError
 from . import blocks, gls, gls_kernels, heritability, missing
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
-from .output import FrameSink, ParquetSink
+from .output import FrameSink, ParquetSink, snp_ids
 from .phenotypes import match, read_table
 from .summaries import Summaries
 
@@ -33,8 +33,9 @@ _TILE_SNPS, _TILE_TRAITS = 1024, 512       # CPU tiles of the GEMM outputs (a fe
 class GwasResult:
     """What ``scan`` found.
 
-    ``frame``: one row per (trait, SNP), FaST-LMM's columns (read back from Parquet when the
-    scan streamed to ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
+    ``frame``: one row per (trait, SNP), FaST-LMM's columns, Pheno and SNP as categoricals
+    over the traits and the tested SNPs' ids (read back from Parquet when the scan streamed to
+    ``output``); ``h2``/``sigma2``: per trait x kinship ("all" or chromosome);
     ``summary``: per trait tests, hits, min_p, lambda_gc, h2; ``top_hits``; ``timings``
     (seconds: prepare = reading and matching, null_model = kinships, eigendecompositions and
     h2, scan = the SNP blocks, write = assembling or flushing the output).
@@ -204,12 +205,11 @@ class _Problem:
         keep the GEMM outputs in cache; on the CPU the last step is one fused pass
         (``gls_kernels.finish``)."""
         UT, W, YW, yKy = device
-        X = gls.rotate(UT, xp.asarray(G), xp)
+        X, X2 = gls.rotate(UT, xp.asarray(G), xp)
         m_b, t = G.shape[1], W.shape[1]
         m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
         if xp is np:
-            X2 = X * X
             table = gls.tail_table(int(self.dof))
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
@@ -224,8 +224,8 @@ class _Problem:
                         gls.p_value_beyond(beta[traits, snps], se[traits, snps],
                                            p[traits, snps], self.dof)
                     continue
-                b, v = gls.association(X[:, snps], W[:, traits], YW[:, traits], yKy[traits],
-                                       self.dof, xp)
+                b, v = gls.association(X[:, snps], X2[:, snps], W[:, traits], YW[:, traits],
+                                       yKy[traits], self.dof, xp)
                 b, v = _host(b), _host(v)
                 beta[traits, snps] = b
                 p[traits, snps] = gls.p_value(b, v, self.dof)
@@ -343,8 +343,9 @@ def _snp_positions(genotypes: Genotypes, snps) -> np.ndarray:
 
 
 def _snp_table(tested: Genotypes) -> pd.DataFrame:
-    """sid_index, SNP, Chr, ChrPos of the tested SNPs (Chr numeric when it can be)."""
+    """sid_index, SNP (categorical), Chr, ChrPos of the tested SNPs (Chr numeric when it can
+    be)."""
     chrom = pd.to_numeric(pd.Series(tested.chrom), errors="coerce")
     chrom = chrom if not chrom.isna().any() else pd.Series(tested.chrom)
-    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": tested.sid,
+    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": snp_ids(tested.sid),
                          "Chr": chrom.to_numpy(), "ChrPos": tested.pos.astype(float)})

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .summaries_kernels import tally
+
 BINS = 1024
 
 
@@ -25,34 +27,26 @@ class Summaries:
         self.counts = np.zeros((t, BINS), dtype=np.int64)
         self.tests = np.zeros(t, dtype=np.int64)
         self.hits = np.zeros(t, dtype=np.int64)
-        # running top hits, t x (at most top): p, SNP index, beta, SE
-        self.best = [np.zeros((t, 0)), np.zeros((t, 0), dtype=np.int64), np.zeros((t, 0)),
-                     np.zeros((t, 0))]
+        # running top hits, t x top, the first kept[j] of row j in use: p, SNP index, beta, SE
+        self.best = [np.full((t, top), np.inf), np.zeros((t, top), dtype=np.int64),
+                     np.zeros((t, top)), np.zeros((t, top))]
+        self.kept = np.zeros(t, dtype=np.int64)
 
     def add(self, p, beta, se, snp_rows: np.ndarray) -> None:
         """p, beta, se: t x m_b of one SNP block (trait-major); ``snp_rows``: (m_b,) SNPs."""
-        t, m_b = p.shape
-        bins = (p * BINS).astype(np.int64)
-        np.minimum(bins, BINS - 1, out=bins)
-        bins += (BINS * np.arange(t))[:, None]
-        self.counts += np.bincount(bins.ravel(), minlength=t * BINS).reshape(t, BINS)
-        self.tests += m_b
-        if self.threshold is not None:
-            self.hits += (p <= self.threshold).sum(axis=1)
-        k = min(self.top, m_b)
-        pick = np.argpartition(p, k - 1, axis=1)[:, :k]
-        rows = np.broadcast_to(snp_rows[None, :], p.shape)
-        candidates = [np.take_along_axis(a, pick, axis=1) for a in (p, rows, beta, se)]
-        both = [np.hstack([a, b]) for a, b in zip(self.best, candidates)]
-        order = np.argsort(both[0], axis=1, kind="stable")[:, : self.top]
-        self.best = [np.take_along_axis(a, order, axis=1) for a in both]
+        self.tests += p.shape[1]
+        threshold = np.inf if self.threshold is None else float(self.threshold)
+        tally(p, beta, se, np.asarray(snp_rows, dtype=np.int64), threshold, self.counts,
+              self.hits, *self.best, self.kept)
 
     def top_hits(self, snps: pd.DataFrame) -> pd.DataFrame:
         """The ``top`` smallest p-values of each trait: Pheno, SNP, Chr, ChrPos, PValue,
         SnpWeight, SnpWeightSE; ``snps`` holds SNP, Chr, ChrPos by SNP index."""
-        p, rows, beta, se = (a.ravel() for a in self.best)
-        trait = np.repeat(np.arange(len(self.traits)), self.best[0].shape[1])
+        used = np.arange(self.top)[None, :] < self.kept[:, None]
+        p, rows, beta, se = (a[used] for a in self.best)
+        trait = np.nonzero(used)[0]
         frame = snps.iloc[rows].reset_index(drop=True)
+        frame["SNP"] = frame["SNP"].astype(object)
         frame.insert(0, "Pheno", np.asarray(self.traits, dtype=object)[trait])
         frame["PValue"], frame["SnpWeight"], frame["SnpWeightSE"] = p, beta, se
         return frame.sort_values(["Pheno", "PValue"], kind="stable").reset_index(drop=True)
@@ -71,7 +65,8 @@ class Summaries:
         """One row per trait: tests, hits (p <= threshold), min_p, lambda_gc, h2 (mean over the
         kinships of a LOCO scan)."""
         lam = stats.chi2.isf(self.median_p(), 1) / stats.chi2.ppf(0.5, 1)
-        frame = pd.DataFrame({"tests": self.tests, "min_p": self.best[0].min(axis=1, initial=1.0),
+        min_p = np.where(self.kept > 0, self.best[0][:, 0], 1.0)
+        frame = pd.DataFrame({"tests": self.tests, "min_p": min_p,
                               "lambda_gc": lam, "h2": h2.mean(axis=1).to_numpy()},
                              index=pd.Index(self.traits, name="Pheno"))
         if self.threshold is not None:

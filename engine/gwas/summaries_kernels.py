@@ -1,0 +1,40 @@
+"""``Summaries.add`` in one pass over a block's p-values, allocating nothing: the per-trait
+histogram of p, the hits (p <= threshold) and the running ``top`` smallest p per trait.
+
+The top list of a trait is kept sorted by p; a p joins it only when strictly smaller than the
+last kept one, and moves up only past strictly larger ones, so among equal p-values the SNP
+seen first (the lower SNP index) ranks first: the same rows as a stable sort of all the
+trait's p-values.  NaN p-values are left out of the histogram and the top list.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def tally(p, beta, se, snp_rows, threshold, counts, hits, best_p, best_row, best_beta,
+          best_se, kept):
+    """Fold a block (p, beta, se: t x m_b; ``snp_rows``: (m_b,) SNP indices) into
+    ``counts`` (t x bins), ``hits`` (t,) and the top lists (t x top, the first ``kept[j]``
+    entries of row j in use)."""
+    bins = counts.shape[1]
+    top = best_p.shape[1]
+    for j in range(p.shape[0]):
+        for i in range(p.shape[1]):
+            pv = p[j, i]
+            if pv != pv:
+                continue
+            counts[j, min(int(pv * bins), bins - 1)] += 1
+            if pv <= threshold:
+                hits[j] += 1
+            n = kept[j]
+            if top == 0 or (n == top and not pv < best_p[j, top - 1]):
+                continue
+            k = n if n < top else top - 1                 # the slot freed at the end
+            while k > 0 and best_p[j, k - 1] > pv:
+                best_p[j, k], best_row[j, k] = best_p[j, k - 1], best_row[j, k - 1]
+                best_beta[j, k], best_se[j, k] = best_beta[j, k - 1], best_se[j, k - 1]
+                k -= 1
+            best_p[j, k], best_row[j, k] = pv, snp_rows[i]
+            best_beta[j, k], best_se[j, k] = beta[j, i], se[j, i]
+            kept[j] = min(n + 1, top)
