@@ -241,9 +241,12 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
     time, each the minimum over ``blocks`` blocks of ``per_block`` calls. On a shared, loaded
     machine the wall time measures the load; the CPU time of one thread is close to the wall
     time on an idle core. ``two_thread_ms`` is the critical path when a second core is free
-    (threads=2: the Cholesky beside the rest), max(Cholesky, iteration - Cholesky)."""
+    (threads=2: the Cholesky beside the rest), max(Cholesky, iteration - Cholesky). The
+    separate X beta, z | beta and X'z parts are what the one pass (latent_pass) replaces."""
     from engine.bayes import rng
+    from engine.bayes.expansion import expansion_scale
     from engine.bayes.horseshoe_probit import HorseshoeProbit
+    from engine.bayes.latent_pass import latent_pass
     from engine.bayes.truncated_normal import draw_latent
 
     X, y, _ = paper_design(n, p, seed)
@@ -270,7 +273,12 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
             state, z = gibbs.step(state, streams, it)
         beta, zd = state.beta.astype(gibbs.dtype), z.astype(gibbs.dtype)
         mu, d, Xtz = gibbs.X @ beta, gibbs.prior_precision(state), gibbs.X.T @ zd
+        zbuf, Xtzbuf = np.empty(n), np.empty(p)
         parts = {
+            "z | beta and X'z in one pass": least(lambda: latent_pass(
+                gibbs.X, state.beta, gibbs.sign, streams.at(20, rng.STEP_Z), zbuf, Xtzbuf)),
+            "expansion scale g": least(lambda: expansion_scale(
+                n, float(n), streams.at(20, rng.STEP_EXPAND))),
             "X beta": least(lambda: gibbs.X @ beta),
             "z | beta": least(lambda: draw_latent(mu.astype(np.float64), gibbs.sign,
                                                   streams.at(20, rng.STEP_Z))),
@@ -279,6 +287,9 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
             "two triangular solves": least(lambda: gibbs.precision_draw.solve(
                 Xtz, np.zeros(p)))}
         whole = least(lambda: gibbs.step(state, streams, 20))
+        whole["lambda, tau, nu, xi and the rest"] = whole["cpu_ms"] - sum(
+            parts[k]["cpu_ms"] for k in ("z | beta and X'z in one pass", "expansion scale g",
+                                         "Cholesky of X'X + D", "two triangular solves"))
         cholesky = parts["Cholesky of X'X + D"]["cpu_ms"]
         whole["two_thread_ms"] = max(cholesky, whole["cpu_ms"] - cholesky)
         record["parts"][precision], record["iteration"][precision] = parts, whole

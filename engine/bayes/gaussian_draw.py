@@ -19,7 +19,7 @@ import ctypes
 import numba
 import numpy as np
 from numba.extending import get_cython_function_address
-from scipy.linalg import cho_factor, cho_solve, get_blas_funcs
+from scipy.linalg import cho_factor, cho_solve, get_blas_funcs, solve_triangular
 
 _POINTERS = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 5)
 _POTRF = {np.dtype(np.float64): _POINTERS(get_cython_function_address(
@@ -74,10 +74,17 @@ class PrecisionDraw:
 
     def solve(self, Xtz, s):
         """beta = L^-T (L^-1 X'z + s) ~ N(Q^-1 X'z, Q^-1) with the last factor."""
-        dtype = self._work.dtype
-        half = self._trsv(self._work, Xtz.astype(dtype, copy=False), lower=1, trans=0)
-        beta = self._trsv(self._work, (half + s).astype(dtype), lower=1, trans=1,
-                          overwrite_x=1)
+        return self.back(self.whiten(Xtz) + s)
+
+    def whiten(self, Xtz):
+        """L^-1 X'z; its squared norm is z'X Q^-1 X'z (the marginal augmentation's)."""
+        return self._trsv(self._work, Xtz.astype(self._work.dtype, copy=False), lower=1,
+                          trans=0)
+
+    def back(self, v):
+        """L^-T v, in float64."""
+        beta = self._trsv(self._work, np.asarray(v, dtype=self._work.dtype), lower=1,
+                          trans=1, overwrite_x=1)
         return beta.astype(np.float64, copy=False)
 
     def __call__(self, Xtz, prior_precision, s):
@@ -86,14 +93,21 @@ class PrecisionDraw:
         return self.solve(Xtz, s)
 
 
-def bcm_draw(X, z, prior_variance, u_std, delta):
+def bcm_draw(X, z, prior_variance, u_std, delta, expansion=None):
     """beta ~ N(Sigma X'z, Sigma), Sigma = (X'X + D^-1)^-1, D = diag(prior_variance), for p > N.
 
-    u_std ~ N(0, I_p) and delta ~ N(0, I_N) are the standard normals of the draw.
+    u_std ~ N(0, I_p) and delta ~ N(0, I_N) are the standard normals of the draw. With
+    ``expansion`` (a callable of q = z'(I + X D X')^-1 z returning a scale g, the marginal
+    augmentation of expansion.py) z is replaced by g z first. Returns (beta, g).
     """
     u = np.sqrt(prior_variance) * u_std
     v = X @ u + delta
     M = (X * prior_variance) @ X.T
     M.flat[:: M.shape[0] + 1] += 1.0
-    w = cho_solve(cho_factor(M, lower=True, check_finite=False), z - v, check_finite=False)
-    return u + prior_variance * (X.T @ w)
+    factor = cho_factor(M, lower=True, check_finite=False)
+    g = 1.0
+    if expansion is not None:
+        w = solve_triangular(factor[0], z, lower=True, check_finite=False)
+        g = expansion(w @ w)
+    w = cho_solve(factor, g * z - v, check_finite=False)
+    return u + prior_variance * (X.T @ w), g

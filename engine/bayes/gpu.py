@@ -9,7 +9,8 @@ Per iteration, everything on the device and nothing to the host but the kept dra
   (cupy.linalg.cholesky);
 - mu = X beta (cuBLAS GEMV), ``latent_z`` (the two-branch truncated normal, a thread a row),
   X'z (GEMV);
-- ``normals`` s, then beta = L^-T (L^-1 X'z + s) by two cuBLAS triangular solves.
+- ``normals`` s, h = L^-1 X'z, the marginal augmentation's scale g (``expansion``, from
+  z'z - h'h; expansion.py), then beta = L^-T (g h + s) by two cuBLAS triangular solves.
 
 The random numbers come from cuda/philox.cuh, the same Philox4x64-10 streams as philox.py, so a
 chain is the CPU's chain draw for draw (to rounding: the sums run in another order). In float32
@@ -27,7 +28,7 @@ from ..errors import Cancelled
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCE = CUDA_DIR / "horseshoe_probit.cu"
-ENTRY_POINTS = ("latent_z", "scales", "precision_matrix", "normals")
+ENTRY_POINTS = ("latent_z", "scales", "precision_matrix", "normals", "expansion")
 THREADS = 256                  # SCALE_THREADS of horseshoe_probit.cu
 GRAM_ROWS = 65536              # rows a GEMM of X'X takes at a time (float64 copies)
 STEP_BETA = 3                  # rng.STEP_BETA
@@ -50,7 +51,8 @@ class HorseshoeProbitGpu:
     """The sampler on one design held on the device (parameters as HorseshoeProbit; X and y
     may be NumPy arrays or already CuPy arrays)."""
 
-    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", precision="float64"):
+    def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", precision="float64",
+                 expansion=True):
         cp = cupy_or_error()
         if device_count() < 1:
             raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu'.")
@@ -69,6 +71,7 @@ class HorseshoeProbitGpu:
         flat = prior == "flat"
         self.d = cp.asarray(np.where(self.shrunk | flat, 0.0, 1.0 / fixed_sd**2))
         self.Q = cp.empty((p, p), dtype=self.dtype)
+        self.expansion = expansion and n >= 2
 
     def _gram(self):
         """X'X by GEMM in float64, in row blocks (the CPU's X'X, then cast to X's type)."""
@@ -93,6 +96,7 @@ class HorseshoeProbitGpu:
         scalars = cp.ones(2)                                   # tau^-2, xi^-1
         d = self.d.copy()
         z, s = cp.empty(n, dtype=self.dtype), cp.empty(p)
+        qparts, g = cp.empty(2), cp.ones(1)
         kept_beta, kept_tau = cp.empty((draws, p)), cp.empty(draws)
         kappa = cp.zeros(p_s)
         n_variance = n * cp.asarray(column_variance, dtype=np.float64)
@@ -118,7 +122,11 @@ class HorseshoeProbitGpu:
             k["normals"](_blocks(p), (THREADS,),
                          (np.int64(p), *key, step, np.uint64(STEP_BETA), s))
             half = solve_triangular(L, Xtz, lower=True)
-            beta = solve_triangular(L, (half + s).astype(self.dtype), lower=True,
+            if self.expansion:
+                z64, half64 = z.astype(np.float64), half.astype(np.float64)
+                qparts[0], qparts[1] = z64 @ z64, half64 @ half64
+                k["expansion"]((1,), (1,), (np.int64(n), qparts, *key, step, g))
+            beta = solve_triangular(L, (g * half + s).astype(self.dtype), lower=True,
                                     trans="T").astype(np.float64)
             kept = it - burn_in
             if kept >= 0 and kept % thin == 0:

@@ -24,7 +24,10 @@ reciprocals, as here), with p_s the number of shrunk coefficients:
 
 One iteration updates, as sec. 5 orders them: (i) z and lambda^-2 (in parallel), then tau^-2;
 (ii) beta, nu^-1 and xi^-1 (in parallel). The Cholesky factor of (ii)'s precision needs only
-lambda and tau, so with ``threads=2`` it is computed in a second thread while z and X'z are.
+lambda and tau, so with ``threads=2`` it is computed in a second thread while z and X'z are
+(in one pass over X, latent_pass). With ``expansion`` (the default) z is rescaled to g z just
+before the beta draw, g the marginal augmentation's scale (expansion.py): the same posterior,
+better mixing of large coefficients, at the cost of one gamma draw.
 Each element of each conditional draws from its own Philox stream (rng.py), the same on the
 GPU (gpu.py). The chain starts, as sec. 6.1, at beta = 0 and lambda = nu = tau = xi = 1.
 
@@ -39,8 +42,9 @@ from functools import cached_property
 import numpy as np
 
 from . import rng as streams
+from .expansion import expansion_scale
 from .gaussian_draw import PrecisionDraw, bcm_draw
-from .truncated_normal import draw_latent
+from .latent_pass import latent_pass
 
 PRIORS = ("horseshoe", "flat")
 ROUTES = ("auto", "cholesky", "bcm")
@@ -74,10 +78,11 @@ class HorseshoeProbit:
     precision : "float64" | "float32": of X and the Cholesky route's linear algebra.
     threads : 1 | 2: with 2, the Cholesky factor of step (ii)'s precision, which needs only
         lambda and tau, is computed in a second thread while z and X'z are (same draws).
+    expansion : rescale z by the marginal augmentation's g before the beta draw (N >= 2).
     """
 
     def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto",
-                 precision="float64", threads=1):
+                 precision="float64", threads=1, expansion=True):
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if route not in ROUTES:
@@ -102,6 +107,8 @@ class HorseshoeProbit:
                              f"N = {n}): X'X is singular or the prior variance infinite.")
         self.precision_draw = None if self.wide else PrecisionDraw(self.X)
         self.threads = threads
+        self.expansion = expansion and n >= 2
+        self._Xtz = np.empty(p)
 
     @cached_property
     def _pool(self):
@@ -123,7 +130,8 @@ class HorseshoeProbit:
 
     def step(self, state, chain_streams, iteration):
         """One Gibbs iteration from ``state`` with the Philox streams of one chain
-        (rng.ChainStreams); returns (new state, z)."""
+        (rng.ChainStreams); returns (new state, z), z the draw of z | beta (before the
+        expansion rescales it)."""
         def rng(step):
             return chain_streams.at(iteration, step)
 
@@ -142,31 +150,38 @@ class HorseshoeProbit:
         if not self.wide and self.threads > 1:       # step (ii)'s Cholesky beside step (i)'s z
             factored = self._pool.submit(self.precision_draw.factor,
                                          self.prior_precision(draft))
-        # z | beta
-        mu = (self.X @ state.beta.astype(self.dtype)).astype(np.float64)
-        z = draw_latent(mu, self.sign, rng(streams.STEP_Z))
-        # (ii) beta | z, lambda, tau;  nu^-1 | lambda;  xi^-1 | tau
-        beta = self.draw_beta(z, draft, rng(streams.STEP_BETA), factored)
+        # z | beta, and X'z, in one pass over X
+        z = np.empty(self.X.shape[0])
+        zz = latent_pass(self.X, state.beta, self.sign, rng(streams.STEP_Z), z, self._Xtz)
+        # (ii) beta | g z, lambda, tau;  nu^-1 | lambda;  xi^-1 | tau
+        beta = self.draw_beta(z, zz, self._Xtz, draft, rng(streams.STEP_BETA),
+                              rng(streams.STEP_EXPAND), factored)
         nu_inv, xi_inv = state.nu_inv, state.xi_inv
         if self.prior == "horseshoe":
             nu_inv = rng(streams.STEP_NU).exponential(1.0 + lambda_sq_inv)
             xi_inv = rng(streams.STEP_XI).exponential(np.array([1.0 + tau_sq_inv]))[0]
         return GibbsState(beta, lambda_sq_inv, nu_inv, tau_sq_inv, xi_inv), z
 
-    def draw_beta(self, z, state, rng, factored=None):
-        """beta | z, lambda, tau (gaussian_draw): Cholesky of the precision (already under way
-        in the second thread when ``factored`` is its future), or BCM for p > N."""
+    def draw_beta(self, z, zz, Xtz, state, rng, rng_expand, factored=None):
+        """beta | g z, lambda, tau (gaussian_draw), g the marginal augmentation's scale (1
+        without expansion): the Cholesky route (its factor already under way in the second
+        thread when ``factored`` is its future), or BCM for p > N. zz = z'z, Xtz = X'z."""
         n, p = self.X.shape
         if not self.wide:
-            Xtz = self.X.T @ z.astype(self.dtype)
             if factored is None:
                 self.precision_draw.factor(self.prior_precision(state))
             else:
                 factored.result()
-            return self.precision_draw.solve(Xtz, rng.standard_normal(p))
+            half = self.precision_draw.whiten(Xtz)
+            g = 1.0
+            if self.expansion:
+                half64 = half.astype(np.float64, copy=False)
+                g = expansion_scale(n, zz - half64 @ half64, rng_expand)
+            return self.precision_draw.back(g * half + rng.standard_normal(p))
         variance = 1.0 / self.prior_precision(state)
         normals = rng.standard_normal(p + n)
-        return bcm_draw(self.X, z, variance, normals[:p], normals[p:])
+        expand = (lambda q: expansion_scale(n, q, rng_expand)) if self.expansion else None
+        return bcm_draw(self.X, z, variance, normals[:p], normals[p:], expand)[0]
 
     def shrinkage(self, state, column_variance):
         """Shrinkage factors kappa_j = 1 / (1 + N s_j^2 tau^2 lambda_j^2) of the shrunk

@@ -15,7 +15,7 @@ import numpy as np
 from . import philox
 
 # the steps of one iteration, in the order the paper (sec. 5) updates them
-STEP_Z, STEP_LAMBDA, STEP_TAU, STEP_BETA, STEP_NU, STEP_XI = range(6)
+STEP_Z, STEP_LAMBDA, STEP_TAU, STEP_BETA, STEP_NU, STEP_XI, STEP_EXPAND = range(7)
 
 
 @dataclass(frozen=True)

@@ -38,21 +38,25 @@ def _proposal(m, theta, ua, ub):
 
 
 @numba.njit(cache=True, nogil=True)
+def positive_draw(m, key, element, iteration, step):
+    """One z* ~ N(m, 1) truncated to (0, inf) from element ``element``'s Philox stream."""
+    theta = 0.5 * (-m + math.sqrt(m * m + 4.0)) if m < THRESHOLD else 0.0
+    block = 0
+    while True:
+        u0, u1, u2, u3 = uniforms4(key, block, element, iteration, step)
+        block += 1
+        z, ok = _proposal(m, theta, u0, u1)
+        if ok:
+            return z
+        z, ok = _proposal(m, theta, u2, u3)
+        if ok:
+            return z
+
+
+@numba.njit(cache=True, nogil=True)
 def _draw_positive(mu_star, key, iteration, step, out):
     for i in range(mu_star.size):
-        m = mu_star[i]
-        theta = 0.5 * (-m + math.sqrt(m * m + 4.0)) if m < THRESHOLD else 0.0
-        block = 0
-        while True:
-            u0, u1, u2, u3 = uniforms4(key, block, i, iteration, step)
-            block += 1
-            z, ok = _proposal(m, theta, u0, u1)
-            if ok:
-                break
-            z, ok = _proposal(m, theta, u2, u3)
-            if ok:
-                break
-        out[i] = z
+        out[i] = positive_draw(mu_star[i], key, i, iteration, step)
 
 
 def draw_positive(mu_star, stream):

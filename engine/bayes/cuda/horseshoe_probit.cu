@@ -8,6 +8,7 @@
 #define STEP_TAU 2
 #define STEP_NU 4
 #define STEP_XI 5
+#define STEP_EXPAND 6
 #define SCALE_THREADS 256
 #define THRESHOLD 0.47
 
@@ -104,4 +105,15 @@ extern "C" __global__ void normals(long long n, u64 k0, u64 k1, u64 iteration, u
     if (j >= n) return;
     const Uniforms4 u = philox_uniforms(k0, k1, 0, (u64)j, iteration, step);
     out[j] = box_muller(u.u[0], u.u[1]);
+}
+
+// The marginal augmentation's scale (expansion.py): g = sqrt(Gamma(n / 2, rate = q / 2)) with
+// q = z'z - |L^-1 X'z|^2 (qparts = {z'z, |L^-1 X'z|^2}), one thread.
+extern "C" __global__ void expansion(long long n, const double* qparts, u64 k0, u64 k1,
+                                     u64 iteration, double* g)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const double q = qparts[0] - qparts[1];
+    g[0] = q > 0.0 ? sqrt(philox_gamma(k0, k1, iteration, STEP_EXPAND, 0.5 * (double)n, 0.5 * q))
+                   : nan("");
 }
