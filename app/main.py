@@ -8,6 +8,7 @@ at module level. The views (app/views/) read and write that store; numerics come
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 
 import holoviews as hv
@@ -17,6 +18,7 @@ import param
 from app.autosave import Autosaver
 from app.autosave import load as load_saved
 from app.bayes_state import BayesState
+from app.lazy_tab import LazyTabs
 from app.named_analyses import NamedAnalyses
 from app.store import Store
 from app.views.analyses import AnalysesView
@@ -63,21 +65,14 @@ class App(param.Parameterized):
                 "ties", "penalty", "strength", "unpenalized", "backend", "solver", "fits", "cv"])
         self.analyses_view = AnalysesView(store=self.store, analyses=self.analyses)
         self.data = DataView(store=self.store)
-        self.design = DesignView(store=self.store)
-        self.describe = DescribeView(store=self.store, lazy=True)
-        self.fit = FitView(store=self.store)
-        self.results = ResultsView(store=self.store)
-        self.omop = OmopView(store=self.store)
-        self.sccs = SccsView()
-        self.timing = TimingView(store=self.store)
-        self.export = ExportView(store=self.store, results=self.results, describe=self.describe)
-        self.bayes = BayesView(state=BayesState(store=self.store))
-        self.gwas = GwasView()
-        self.tabs = pn.Tabs(*zip(TABS, (self.data, self.design, self.describe, self.fit,
-                                        self.results, self.omop, self.sccs, self.bayes, self.gwas,
-                                        self.timing,
-                                        pn.Column(self.export, self.analyses_view.files))),
-                            dynamic=False, sizing_mode="stretch_width")
+        # the first page is built now; every other page when it is first opened (app/lazy_tab.py)
+        self.pages = LazyTabs(dict(zip(TABS, (
+            lambda: self.data, lambda: self.design, lambda: self.describe, lambda: self.fit,
+            lambda: self.results, lambda: self.omop, lambda: self.sccs, lambda: self.bayes,
+            lambda: self.gwas, lambda: self.timing,
+            lambda: pn.Column(self.export, self.analyses_view.files)))),
+            sizing_mode="stretch_width")
+        self.tabs = self.pages.tabs
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})
         self.store.param.watch(self._after_fit, ["fits"])
@@ -85,6 +80,48 @@ class App(param.Parameterized):
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
                                                 "covariates", "strata", "cut_points"])
         self._describe()
+
+    # the views behind the lazily built pages: each made on first use (its page opened, or
+    # another view or a test asking for it), reading the store as it is then
+    @cached_property
+    def design(self) -> DesignView:
+        return DesignView(store=self.store)
+
+    @cached_property
+    def describe(self) -> DescribeView:
+        return DescribeView(store=self.store, lazy=True)
+
+    @cached_property
+    def fit(self) -> FitView:
+        return FitView(store=self.store)
+
+    @cached_property
+    def results(self) -> ResultsView:
+        return ResultsView(store=self.store)
+
+    @cached_property
+    def omop(self) -> OmopView:
+        return OmopView(store=self.store)
+
+    @cached_property
+    def sccs(self) -> SccsView:
+        return SccsView()
+
+    @cached_property
+    def timing(self) -> TimingView:
+        return TimingView(store=self.store)
+
+    @cached_property
+    def export(self) -> ExportView:
+        return ExportView(store=self.store, results=self.results, describe=self.describe)
+
+    @cached_property
+    def bayes(self) -> BayesView:
+        return BayesView(state=BayesState(store=self.store))
+
+    @cached_property
+    def gwas(self) -> GwasView:
+        return GwasView()
 
     def _after_fit(self, event) -> None:
         """A new fit opens Results, except the OMOP tab's kept fit (its results are there)."""

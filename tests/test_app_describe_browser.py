@@ -44,7 +44,9 @@ def test_first_rossi_analysis(page):
     oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"])
     test = pg.locator(".survival-test")
     expect(test).to_contain_text("Log-rank: chi-square")
-    text = test.locator("p").first.inner_text()     # the pane's text sits in its shadow root
+    # the pane's text sits in its shadow root; its DOM text (innerText can be empty for a
+    # pane Chromium has not painted yet, as on a page built when its tab is opened)
+    text = test.locator("p").first.text_content()
     found = re.search(r"chi-square = ([\d.]+) on (\d+) df, p = ([\d.]+)", text)
     assert found, repr(text)
     chisq, df, p = found.groups()
@@ -72,7 +74,7 @@ def test_first_rossi_analysis(page):
                                               "prio"]), ties="efron")).loc["GLOBAL"]
     info_ = pg.locator(".ph-info")
     expect(info_).to_contain_text("Global test")
-    chisq, p = re.search(r"chi-square = ([\d.]+) on 7 df, p = ([\d.]+)", info_.locator("p").first.inner_text()).groups()
+    chisq, p = re.search(r"chi-square = ([\d.]+) on 7 df, p = ([\d.]+)", info_.locator("p").first.text_content()).groups()
     assert float(chisq) == pytest.approx(expected["chisq"], abs=0.005)   # 17.69
     assert float(p) == pytest.approx(expected["p"], rel=1e-3)            # 0.01343
     expect(pg.locator(".fit-tests")).to_contain_text("Likelihood ratio test = 33.27 on 7 df")

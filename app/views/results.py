@@ -218,6 +218,7 @@ class ResultsView(Viewer):
         self._hold = False
         self._on_data()
         self._on_fits()
+        self._draw_cv()  # a CV run made before this view was built (its page opened later)
 
     # sections: (title, panel). Cumulative incidence and the CV curve slot in here.
     @property
