@@ -18,6 +18,7 @@ _INNER_CYCLES = 500
 # units of sqrt(objective)) follows the last outer decrease, down to _INNER_TOL_MIN.
 _INNER_TOL_MIN = 1e-9
 _INNER_TOL_FACTOR = 1e-2
+_INNER_TOL_START = 1e-2
 # Strong rule: an L1 coordinate at zero whose |gradient| at the start is below this fraction of
 # its penalty sits out the outer steps; the KKT check at convergence brings back any that should
 # move.  Their columns are then never read again, which is what keeps N = 10^6 fits fast.
@@ -38,8 +39,9 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
     """Outer steps until the objective and the coefficients settle (see _STEP), or ``max_iter``."""
     beta = state.beta
     state.converged = False
+    state.gradient = None
     model.set_beta(beta)
-    inner_tol = _INNER_TOL_FACTOR
+    inner_tol = _INNER_TOL_START
     everything = np.flatnonzero(~state.frozen)
     _, g = model.loglik_gradient()
     strong = _strong_set(state, g, everything)
@@ -85,6 +87,7 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
                 continue
         if settled:
             state.converged = True
+            state.gradient = g      # the KKT check's, at beta: the caller need not recompute
             break
     return state
 
