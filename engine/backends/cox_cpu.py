@@ -84,6 +84,11 @@ class CoxCpuBackend:
         ll, r, _ = self.risk_set_pass(1)
         return ll, self.state.gradient(r)
 
+    def loglik_gradient_on(self, cols) -> tuple[float, np.ndarray]:
+        """Log-likelihood and the gradient on ``cols`` only (0 elsewhere)."""
+        ll, r, _ = self.risk_set_pass(1)
+        return ll, self.state.gradient(r, cols)
+
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Log-likelihood, the gradient on ``coords`` and the minimiser of the penalised
         quadratic model in which the Hessian in eta is replaced by its diagonal (glmnet's
