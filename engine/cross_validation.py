@@ -64,8 +64,12 @@ class CrossValidationResult:
 
 
 class _FoldFits(WeightedRefits):
-    """Task: for item (repeat, fold, lambdas, init) fit the training data along ``lambdas``
-    (warm starts) and return the fold's scores and its last coefficients.
+    """Task: for item (repeat, fold, lambdas, init, pilot) fit the training data along
+    ``lambdas`` (warm starts) and return the fold's scores, its coefficients at each lambda
+    and its count of unconverged fits.  With ``pilot`` (another fold's coefficients along the
+    same lambdas) each fit after the first starts where the last one ended moved as the pilot
+    moved between the same two lambdas: the folds' paths run nearly parallel, so this start is
+    closer to the optimum than the last fit alone (fewer outer steps, the same optimum).
 
     In a serial run the task also reports each (fold, grid point) step through ``step`` and
     polls ``cancel`` after every solver iteration, so a long fold can be stopped at once; both
@@ -80,28 +84,30 @@ class _FoldFits(WeightedRefits):
         return {**self.__dict__, "step": None, "cancel": None}
 
     def __call__(self, item):
-        repeat, k, lambdas, beta = item
+        repeat, k, lambdas, beta, pilot = item
         problem = self.problem()
         fold = self.cache.get(("fold", repeat),
                               lambda: fold_of_rows(self.cohort, self.folds, self.seed, repeat))
         full = self.base_weights()
         train = np.where(fold == k, 0.0, full)
-        scores, unconverged = [], 0
+        scores, betas, unconverged = [], [], 0
         for i, lam in enumerate(lambdas):
             problem.set_weights(train)
+            init = beta if pilot is None or beta is None else beta + (pilot[i] - pilot[i - 1])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=beta,
+                res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=init,
                                   progress=cancel_check(self.cancel, f"cross-validation "
                                                         f"cancelled at fold {k + 1}, lambda "
                                                         f"{i + 1} of {len(lambdas)}"))
             beta = res.beta
+            betas.append(beta)
             unconverged += not res.converged
             problem.set_weights(full)
             scores.append(problem.loglik(beta) - res.loglik)
             if self.step is not None:
                 self.step()
-        return np.array(scores), beta, unconverged
+        return np.array(scores), np.array(betas), unconverged
 
 
 def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int = 10,
@@ -151,10 +157,16 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     with par.Runner(task, parallel, n_jobs) as runner:
         if auto:
             lambdas, scores, unconverged = _search(runner, pairs, top, kind, progress, cancel)
+            pilot = None
         else:
             lambdas = lambda_grid(grid, top)
             report = _step_progress(task, progress, serial, len(pairs), len(lambdas))
-            out = runner.map([(r, k, tuple(lambdas), None) for r, k in pairs], report, cancel)
+            # the first fold walks the grid alone; the others start from its moves (pilot)
+            out = runner.map([(*pairs[0], tuple(lambdas), None, None)], report, cancel)
+            pilot = out[0][1]
+            rest = None if report is None else (lambda done, n: report(done + 1, n + 1))
+            out += runner.map([(r, k, tuple(lambdas), None, pilot) for r, k in pairs[1:]],
+                              rest, cancel)
             scores = np.column_stack([s for s, _, _ in out])
             unconverged = sum(u for _, _, u in out)
     t2 = time.perf_counter()
@@ -162,7 +174,12 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     curve = _curve(lambdas, scores, pairs)
     best = float(curve["lambda"].iloc[int(np.argmax(curve["mean"].to_numpy()))])
     chosen = PENALTIES[kind](best)
+    # the refit starts from the pilot fold's fit at the chosen lambda: near, the same optimum
+    start = None if pilot is None else pilot[int(np.argmin(np.abs(np.asarray(lambdas) - best)))]
+    problem.set_weights(task.base_weights())  # and forget the last solve's step: every
+    #                                          parallel mode then refits from the same state
     refit = fit_problem(problem, chosen,      # the layout sorted for lambda_max, not again
+                        init=start,
                         progress=cancel_check(cancel, "cross-validation cancelled during "
                                                       "the refit"))
     t3 = time.perf_counter()
@@ -232,13 +249,14 @@ def _search(runner, pairs, lambda_max, kind, progress, cancel):
         items = []
         for i, (r, k) in enumerate(pairs):
             near = min(starts, key=lambda e: abs(e - x)) if starts else None
-            items.append((r, k, (10.0 ** x,), None if near is None else starts[near][i]))
+            items.append((r, k, (10.0 ** x,), None if near is None else starts[near][i],
+                          None))
         done = len(mean) * len(pairs)
         report = None if progress is None else (
             lambda d, t: progress(done + d, done + t))
         out = runner.map(items, report, cancel)
         scores[x] = np.array([s[0] for s, _, _ in out])
-        starts[x] = [b for _, b, _ in out]
+        starts[x] = [b[-1] for _, b, _ in out]
         unconverged[0] += sum(u for _, _, u in out)
         mean[x] = float(scores[x].mean())
         return mean[x]

@@ -147,8 +147,11 @@ class Problem:
         Skipped when the check would cost more than a fit (many dense unpenalised columns)."""
         m, cohort = self.model, self.cohort
         out = np.zeros(m.p, bool)
+        if not np.any(unpenalised):
+            return out
+        where = {name: i for i, name in enumerate(m.names)}
         cols = [j for j, name in enumerate(cohort.names)
-                if name in m.names and unpenalised[m.names.index(name)]]
+                if name in where and unpenalised[where[name]]]
         if not cols:
             return out
         key = tuple(cols)
@@ -165,7 +168,7 @@ class Problem:
                               "coefficient cannot be estimated and is reported as NaN. Remove "
                               "it, or penalise it.", DataWarning, stacklevel=4)
         for col, _ in self._aliased[key]:
-            out[m.names.index(cohort.names[col])] = True
+            out[where[cohort.names[col]]] = True
         return out
 
     def release(self) -> None:

@@ -33,17 +33,21 @@ class CoxCpuBackend:
         self._scratch = np.zeros(md.n)
         self.plane = PlaneStep()
         self._next = None      # (beta + step, its eta): the line search's first point
+        self._at = None        # the beta that eta = X beta was last formed from in O(nnz)
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
         """eta = X beta: from the last step's eta change when ``beta`` is the point it led to
-        (the line search's first trial), else in O(nnz)."""
+        (the line search's first trial), kept when it was formed from this very ``beta`` (a
+        solve starting where the last one ended, a score at the fit), else in O(nnz)."""
         ahead, self._next = self._next, None
         if ahead is not None and np.array_equal(beta, ahead[0]):
             self.state.eta = ahead[1]
             self.state.recentre()
-        else:
+            self._at = None
+        elif self._at is None or not np.array_equal(beta, self._at):
             self.state.set_beta(beta)
+            self._at = np.array(beta, dtype=np.float64)
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
         self.state.set_weights(w_sorted)
@@ -51,7 +55,7 @@ class CoxCpuBackend:
         self._next = None
 
     def update(self, j: int, delta: float) -> None:
-        self._next = None
+        self._next = self._at = None
         self.state.update(j, delta)
 
     # -- scans ---------------------------------------------------------------------------
@@ -79,6 +83,11 @@ class CoxCpuBackend:
         """Log partial likelihood and its full gradient in O(N + nnz)."""
         ll, r, _ = self.risk_set_pass(1)
         return ll, self.state.gradient(r)
+
+    def loglik_gradient_on(self, cols) -> tuple[float, np.ndarray]:
+        """Log-likelihood and the gradient on ``cols`` only (0 elsewhere)."""
+        ll, r, _ = self.risk_set_pass(1)
+        return ll, self.state.gradient(r, cols)
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Log-likelihood, the gradient on ``coords`` and the minimiser of the penalised

@@ -69,10 +69,13 @@ class DiagonalStep:
         key = coords.tobytes()
         if self._key != key:
             block = None
-            if 0 < coords.size <= GRAM_MAX:
+            indptr = self._arrays[0]
+            nnz = float(np.sum(indptr[coords + 1] - indptr[coords]))
+            # sum of row_nnz^2 >= nnz^2 / n: rows this full rule the Gram matrix out at once
+            if 0 < coords.size <= GRAM_MAX and nnz <= GRAM_PAIRS_PER_NNZ * self._n:
                 # decide from the row counts alone (one pass over the indices), so that a block
                 # too dense for the Gram matrix is never built
-                row_nnz = k.row_counts(self._arrays[0], self._arrays[1], coords, self._n)
+                row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
                 if float(row_nnz @ row_nnz) <= GRAM_PAIRS_PER_NNZ * max(row_nnz.sum(), 1.0):
                     block = k.row_block(*self._arrays, coords, self._n)
             self._key, self._block, self._gram = key, block, None

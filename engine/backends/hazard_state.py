@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from . import cox_kernels
 from .diagonal_step import DiagonalStep
-from .linear_predictor import column_dots, set_linear_predictor
+from .linear_predictor import column_dots, column_dots_on, set_linear_predictor
 from ..modeldata import ModelData
 from ..row_flags import EVENT
 
@@ -63,10 +63,14 @@ class HazardState:
         if top - self.shift > RESHIFT:
             self.recentre()
 
-    def gradient(self, r: np.ndarray) -> np.ndarray:
-        """dl/dbeta over every column from the risk-set terms r: X^T (w * event - r)."""
+    def gradient(self, r: np.ndarray, cols=None) -> np.ndarray:
+        """dl/dbeta over every column (or only ``cols``, 0 elsewhere) from the risk-set terms
+        r: X^T (w * event - r)."""
         md = self.md
-        return column_dots(md.indptr, md.indices, md.values, md.vptr, self.wev - r)
+        if cols is None:
+            return column_dots(md.indptr, md.indices, md.values, md.vptr, self.wev - r)
+        return column_dots_on(md.indptr, md.indices, md.values, md.vptr, self.wev - r,
+                              np.asarray(cols, np.int64))
 
     def quadratic_step(self, ll, r, h, coords, beta, lam1, lam2, tol, max_cycles, fresh):
         """(ll, g, delta) of the proximal-Newton step from one pass's (ll, r, h)."""

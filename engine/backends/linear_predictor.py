@@ -37,3 +37,17 @@ def column_dots(indptr, indices, values, vptr, v):
             acc += x * v[indices[k]]
         out[j] = acc
     return out
+
+
+@njit(cache=True, nogil=True)
+def column_dots_on(indptr, indices, values, vptr, v, cols):
+    """X^T v on the columns ``cols`` only (0 elsewhere): O(nnz of cols)."""
+    out = np.zeros(indptr.size - 1)
+    for j in cols:
+        acc = 0.0
+        v0 = vptr[j]
+        for k in range(indptr[j], indptr[j + 1]):
+            x = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
+            acc += x * v[indices[k]]
+        out[j] = acc
+    return out

@@ -32,6 +32,13 @@ class BackendModel:
         """Log-likelihood and its gradient over every coordinate."""
         return self.backend.loglik_gradient()
 
+    def loglik_gradient_on(self, cols):
+        """Log-likelihood and a gradient exact on ``cols`` (elsewhere it may be 0): what the KKT
+        check and the strong rule read, the L1 coordinates at zero.  From the backend's
+        ``loglik_gradient_on`` where it has one (O(N + nnz of cols)), else the full gradient."""
+        on = getattr(self.backend, "loglik_gradient_on", None)
+        return self.backend.loglik_gradient() if on is None else on(cols)
+
     def information(self, cols):
         """Log-likelihood, gradient and observed information over the columns ``cols``."""
         return self.backend.information(cols)

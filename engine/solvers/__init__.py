@@ -53,10 +53,13 @@ def _auto(model, state, tol, max_iter, n_events, progress):
         prox_newton.run(model, state, tol, max_iter, progress)
         free = np.count_nonzero(~state.frozen & ((state.lam1 == 0) | (state.beta != 0)))
         cost = n_events * free * free
+        g = state.gradient
         if free <= _NEWTON_MAX_FREE and (cost <= _NEWTON_CHEAP or
                                          (not state.converged and cost <= _NEWTON_BUDGET)):
             newton.run(model, state, tol, 50, progress)
-        _, g = model.loglik_gradient()
+            g = None
+        if g is None:
+            _, g = model.loglik_gradient()
         if (state.converged
                 and not kkt_violators(state.beta, g, state.lam1, state.frozen).any()):
             return state

@@ -25,6 +25,7 @@ class SolverState:
     n_iter: int = 0
     converged: bool = False
     history: list = field(default_factory=list)  # objective after each cycle / Newton step
+    gradient: np.ndarray = None              # dl/dbeta at beta, when the last KKT check was there
 
     def __post_init__(self):
         if self.width is None:
