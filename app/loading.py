@@ -82,18 +82,23 @@ def data_path(text: str, what: str) -> Path:
     return resolved
 
 
+_LOCKING = threading.Lock()  # lock_down's check-then-set, across the session threads
+
+
 def lock_down(con) -> None:
     """No file, network or extension access for ``con`` beyond the data directories, and its
     configuration locked so SQL cannot undo it (DuckDB's own sandbox settings). A second
     connection to a file already open in this process shares DuckDB's one instance of it,
-    locked down by the first: nothing more to set (setting it again would be refused)."""
-    locked, external = con.execute("SELECT current_setting('lock_configuration'), "
-                                   "current_setting('enable_external_access')").fetchone()
-    if locked and not external:
-        return
-    con.execute("SET allowed_directories = ?", [[f"{d}/" for d in config.data_dirs()]])
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+    locked down by the first: nothing more to set (setting it again would be refused). The
+    check and the settings are one step under a lock, so two threads never both set them."""
+    with _LOCKING:
+        locked, external = con.execute("SELECT current_setting('lock_configuration'), "
+                                       "current_setting('enable_external_access')").fetchone()
+        if locked and not external:
+            return
+        con.execute("SET allowed_directories = ?", [[f"{d}/" for d in config.data_dirs()]])
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
 
 
 def single_select(sql: str) -> None:
