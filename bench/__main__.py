@@ -20,13 +20,14 @@ profile: the cost model of one L1 Cox fit (docs/cost_model.md): every kernel's c
 seconds, the plain proximal-Newton step against the plane correction, the sort and the layout's
 bytes per row (--ratios, --ties, --repeats).
 cvsteps: serial cross-validation with the plain and the plane steps, A/B in one process.
+cvprofile: one serial cross-validation pass by pass (outer steps, row and X passes per grid point).
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
 100 here) and entry times, on the same subjects."""
 import argparse
 import sys
 
-from bench import (bayes, cost_model, cross_validation, cv_steps, fine_gray, gpu, sccs, sweep,
-                   ties_strata, time_varying)
+from bench import (bayes, cost_model, cross_validation, cv_profile, cv_steps, fine_gray, gpu,
+                   sccs, sweep, ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
@@ -35,7 +36,7 @@ DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
                  "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
                  "profile": (100_000, 1_000), "ties": (200_000, 1_000),
-                 "cvsteps": (100_000, 1_000)}
+                 "cvsteps": (100_000, 1_000), "cvprofile": (100_000, 1_000)}
 
 
 def parse(argv):
@@ -135,6 +136,9 @@ def main(argv=None):
         steps = tuple(v for v in args.steps.split(",") if v)
         return cv_steps.run(args.n, args.p, args.density, args.folds, args.grid, args.seed,
                             steps[::-1], out=args.out)
+    if args.command == "cvprofile":
+        return cv_profile.run(args.n, args.p, args.density, args.folds, args.grid, args.seed,
+                              out=args.out)
     if args.command == "ties":
         return ties_strata.run(args.n, args.p, args.density, args.strata if args.strata > 1
                                else 100, args.ratio, args.repeats, args.seed, out=args.out)

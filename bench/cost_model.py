@@ -27,6 +27,7 @@ KERNELS = [
     (cox_kernels, "coordinate_grad_hess", "row pass (one column)"),
     (hazard_state, "set_linear_predictor", "X pass: eta = X beta (line search)"),
     (hazard_state, "column_dots", "X pass: X'v, the full gradient (KKT checks)"),
+    (hazard_state, "column_dots_on", "X pass over the L1 zeros: their gradient (KKT checks)"),
     (cox_subspace, "set_linear_predictor", "X pass: X d of the plane step"),
     (cox_cpu, "direction_curvature", "row pass: 2 x 2 exact curvature"),
     (diagonal_step_kernels, "quadratic_cd_u", "X passes: inner coordinate descent"),
