@@ -75,7 +75,8 @@ def app_url(tmp_path_factory):
         )
     url = f"http://127.0.0.1:{port}/main"
     try:
-        # the first page builds a whole 11-tab session, which is slow on a loaded machine
+        # the first page (the Data page; other pages build when opened) can still take minutes
+        # to come up while parallel test workers load the machine
         deadline = time.monotonic() + 360
         while True:
             if proc.poll() is not None:
