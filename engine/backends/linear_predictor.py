@@ -27,16 +27,7 @@ def set_linear_predictor(indptr, indices, values, vptr, beta, n):
 @njit(cache=True, nogil=True)
 def column_dots(indptr, indices, values, vptr, v):
     """X^T v over the sorted rows: O(nnz)."""
-    p = indptr.size - 1
-    out = np.zeros(p)
-    for j in range(p):
-        acc = 0.0
-        v0 = vptr[j]
-        for k in range(indptr[j], indptr[j + 1]):
-            x = 1.0 if v0 < 0 else values[v0 + k - indptr[j]]
-            acc += x * v[indices[k]]
-        out[j] = acc
-    return out
+    return column_dots_on(indptr, indices, values, vptr, v, np.arange(indptr.size - 1))
 
 
 @njit(cache=True, nogil=True)
