@@ -73,3 +73,19 @@ def test_plane_step_on_a_sparse_design_takes_fewer_steps(monkeypatch):
     np.testing.assert_allclose(fits[True].beta, fits[False].beta, rtol=1e-6, atol=1e-7)
     np.testing.assert_array_equal(fits[True].beta == 0, fits[False].beta == 0)
     assert fits[True].n_iter < fits[False].n_iter
+
+
+def test_a_greatly_amplified_previous_step_keeps_eta_exact(monkeypatch):
+    """With coarse inner solves the plane can take hundreds of thousands of a tiny previous
+    step; its eta change must then be formed anew, not from two etas' difference (whose 1e-6
+    rounding drift, so amplified, left eta far from X beta: the fit 'converged' to a wrong point
+    and the auto solver's KKT check looped to max_iter).  Every path point equals a direct fit."""
+    from engine.solvers import prox_newton
+    cohort = engine.simulate(300, 8, density=0.4, seed=12)
+    monkeypatch.setattr(prox_newton, "_INNER_TOL_FACTOR", 0.1)
+    path = engine.path(cohort, grid=6, tol=1e-12)
+    assert path.converged.all()
+    monkeypatch.undo()
+    for lam, row in path.coef.iterrows():
+        direct = engine.fit(cohort, penalty=engine.L1(lam), tol=1e-12)
+        np.testing.assert_allclose(row, direct.coef, rtol=1e-7, atol=1e-9)

@@ -28,6 +28,11 @@ from .linear_predictor import set_linear_predictor
 from ..row_flags import EVENT, GROUP_END, HEAD
 
 
+# Above this multiple of the previous step, its change of eta is formed anew (one O(nnz) pass)
+# rather than taken from the difference of two etas.
+_AMPLIFIED = 100.0
+
+
 class PlaneStep:
     """The plane correction for one backend: remembers the last (beta, eta) it saw."""
 
@@ -97,7 +102,12 @@ class PlaneStep:
 
         w = np.array([1.0, a, b])
         if np.all(np.isfinite(w)) and model(w) < model(np.array([1.0, 1.0, 0.0])):
-            return Dm.T @ w, U.T @ w
+            step = Dm.T @ w
+            if abs(b) > _AMPLIFIED:
+                # u2 = eta - prev_eta carries eta's rounding drift (about 1e-6 after many steps
+                # taken from eta + u); b times that drift would leave eta far from X beta
+                return step, _linear_predictor(md, step)
+            return step, U.T @ w
         return delta, u1
 
 
