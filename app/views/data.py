@@ -107,11 +107,8 @@ class DataView(Viewer):
     def _guard(self, action, what: str) -> bool:
         try:
             action()
-        except (DataLoadError, engine.CohortError, ValueError) as exc:
-            notify("error", f"{what}: {exc}", duration=0)
-            return False
         except Exception as exc:  # never a traceback on the page
-            notify("error", f"{what} failed unexpectedly: {type(exc).__name__}: {exc}", duration=0)
+            _notify_failure(what, exc)
             return False
         return True
 
@@ -125,12 +122,8 @@ class DataView(Viewer):
         self.sources.loading = True
         try:
             df = await in_thread(read, name="survscan-load")
-        except (DataLoadError, engine.CohortError, ValueError) as exc:
-            notify("error", f"{what}: {exc}", duration=0)
-            return False
         except Exception as exc:  # never a traceback on the page
-            notify("error", f"{what} failed unexpectedly: {type(exc).__name__}: {exc}",
-                   duration=0)
+            _notify_failure(what, exc)
             return False
         finally:
             self.sources.loading = False
@@ -320,3 +313,9 @@ def report_markdown(r: dict) -> str:
     return "\n\n".join(lines)
 
 
+def _notify_failure(what: str, exc: Exception) -> None:
+    """A refused input is named as such; anything else is reported as unexpected."""
+    if isinstance(exc, (DataLoadError, engine.CohortError, ValueError)):
+        notify("error", f"{what}: {exc}", duration=0)
+    else:
+        notify("error", f"{what} failed unexpectedly: {type(exc).__name__}: {exc}", duration=0)
