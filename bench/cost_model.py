@@ -6,16 +6,14 @@ A/B in one process, the best of ``repeats`` each.  Also timed: the simulation, t
 (Problem.from_cohort), lambda_max; and the bytes per row of the sorted layout.  docs/cost_model.md
 reads these numbers.
 """
-import json
 import resource
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import machine_info
+from bench.report import machine_info, save
 from engine.backends import cox_cpu, cox_kernels, cox_subspace, diagonal_step_kernels, hazard_state
 from engine.path import lambda_max_of
 
@@ -136,12 +134,7 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
               "machine": machine_info()}
     text = _markdown(record)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"cost_model_n{n}_p{p}_{ties}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"cost_model_n{n}_p{p}_{ties}")
 
 
 def _markdown(r):

@@ -6,14 +6,12 @@ Every mode must give the same curve for the same seed (checked and reported); th
 what the fan-out buys.  The process pool is spawned inside the timed call (its start is part of
 the cost of a CV); the Dask cluster is started before it and its start-up is reported apart.
 """
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import machine_info
+from bench.report import machine_info, save
 
 MODES = ("serial", "processes", "dask")   # and "gpu", asked for by name
 
@@ -46,12 +44,7 @@ def run(n, p, density=0.05, folds=10, grid=10, modes=MODES, n_jobs=2, seed=0,
               "folds": folds, "grid": grid, "n_jobs": n_jobs, "seed": seed,
               "events": cohort.n_events, "runs": runs, "machine": machine_info()}
     text = _markdown(record, modes)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"cv_n{n}_p{p}_k{folds}_g{grid}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"cv_n{n}_p{p}_k{folds}_g{grid}")
 
 
 class _parallel:

@@ -2,16 +2,14 @@
 kernel counted (cost_model.Counter), broken down per grid point (averaged over the folds):
 outer steps, row passes, X passes and Gram builds; plus the run's wall and CPU seconds, so a
 loaded machine's waiting can be told from the work (docs/cost_model.md reads these numbers)."""
-import json
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 
 import engine
 from bench.cost_model import Counter
-from bench.report import machine_info
+from bench.report import machine_info, save
 from engine import cross_validation
 
 # (label, kernels summed) of the table's pass columns
@@ -57,12 +55,7 @@ def run(n, p, density=0.05, folds=10, grid=10, seed=0, out="bench/results"):
               "curve_mean": cv.curve["mean"].tolist(), "per_lambda": per_lambda,
               "kernels": kernels, "machine": machine_info()}
     text = _markdown(record)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"cv_profile_n{n}_p{p}_k{folds}_g{grid}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"cv_profile_n{n}_p{p}_k{folds}_g{grid}")
 
 
 def _markdown(r):

@@ -1,14 +1,12 @@
 """Cross-validation with the plain proximal-Newton steps against the plane-corrected ones
 (backends/cox_subspace), A/B in one process on one cohort: wall time, the fold fits' outer
 steps, and whether the curve and the chosen lambda agree (issue 20 item 3)."""
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import machine_info
+from bench.report import machine_info, save
 from engine.backends.cox_cpu import CoxCpuBackend
 
 
@@ -47,9 +45,4 @@ def run(n, p, density=0.05, folds=10, grid=10, seed=0, steps=("plane", "plain"),
     lines += ["", f"machine: {m['cpu']}, {m['logical_cores']} logical cores, load average "
               f"{m['load_average_1_5_15min']}; one process, the runs one after the other."]
     text = "\n".join(lines)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"cv_steps_n{n}_p{p}_k{folds}_g{grid}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"cv_steps_n{n}_p{p}_k{folds}_g{grid}")

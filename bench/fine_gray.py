@@ -7,14 +7,12 @@ competing events counted as censored) and (2) the Fine-Gray fit of cause 1, both
 Then, on N = 10,000, P = 10, an unpenalised Fine-Gray fit and its sandwich standard errors
 (Fine & Gray 1999, O(N P^2)), timed apart.
 """
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import machine_info
+from bench.report import machine_info, save
 from engine.simulate import simulate_arrays
 
 
@@ -103,9 +101,4 @@ def run(n, p, density=0.05, ratio=0.1, seed=0, out="bench/results", se_n=10_000,
     lines += ["", f"Sandwich variance, N={se_n:,}, P={se_p}: fit {fit_s:.3f} s, sandwich SEs "
               f"{se_s:.3f} s, model-based SEs {se_model_s:.3f} s"]
     text = "\n".join(lines)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"fine_gray_n{n}_p{p}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"fine_gray_n{n}_p{p}")

@@ -20,7 +20,7 @@ import numpy as np
 
 import engine
 from bench.problems import make_problem
-from bench.report import machine_info
+from bench.report import machine_info, matplotlib_charts
 from engine.device import device_count
 from engine.models.cox import CoxModel
 from engine.solvers.ccd import cycle
@@ -156,26 +156,26 @@ def _write(record, p, density, out, sizes):
 def chart(paths, png):
     """Fit and CCD-cycle seconds against N, CPU and GPU, K = 1, from the JSON records of
     ``run`` at several sizes (log-log; HoloViews with matplotlib, as bench/sweep.py)."""
-    import holoviews as hv
-
-    hv.extension("matplotlib", logo=False)
-    rows = [r for p in paths for r in json.loads(Path(p).read_text())["rows"] if r["strata"] == 1]
-    rows.sort(key=lambda r: r["n"])
-    series = {"GPU auto fit": ("gpu_auto_fit_s", "#1f77b4"),
-              "GPU exact-CCD fit": ("gpu_ccd_fit_s", "#2ca02c"),
-              "CPU auto fit": ("cpu_auto_fit_s", "#ff7f0e"),
-              "CPU exact-CCD fit": ("cpu_ccd_fit_s", "#d62728"),
-              "GPU CCD cycle": ("gpu_cycle_s", "#9467bd"),
-              "CPU CCD cycle": ("cpu_cycle_s", "#8c564b")}
-    curves = []
-    for label, (key, color) in series.items():
-        pts = [(r["n"], r[key]) for r in rows if r.get(key) == r.get(key)]     # NaN: not run
-        if pts:
-            curves.append(hv.Curve(pts, "N", "seconds", label=label).opts(color=color)
-                          * hv.Scatter(pts, "N", "seconds", label=label).opts(color=color))
-    overlay = hv.Overlay(curves).opts(logx=True, logy=True, fig_size=150, legend_position="top_left",
-                                      title="Cox L1, P = 1,000, 5% density: CPU vs GPU")
-    hv.save(overlay, str(png), fmt="png")
+    with matplotlib_charts() as hv:
+        rows = [r for p in paths for r in json.loads(Path(p).read_text())["rows"]
+                if r["strata"] == 1]
+        rows.sort(key=lambda r: r["n"])
+        series = {"GPU auto fit": ("gpu_auto_fit_s", "#1f77b4"),
+                  "GPU exact-CCD fit": ("gpu_ccd_fit_s", "#2ca02c"),
+                  "CPU auto fit": ("cpu_auto_fit_s", "#ff7f0e"),
+                  "CPU exact-CCD fit": ("cpu_ccd_fit_s", "#d62728"),
+                  "GPU CCD cycle": ("gpu_cycle_s", "#9467bd"),
+                  "CPU CCD cycle": ("cpu_cycle_s", "#8c564b")}
+        curves = []
+        for label, (key, color) in series.items():
+            pts = [(r["n"], r[key]) for r in rows if r.get(key) == r.get(key)]     # NaN: not run
+            if pts:
+                curves.append(hv.Curve(pts, "N", "seconds", label=label).opts(color=color)
+                              * hv.Scatter(pts, "N", "seconds", label=label).opts(color=color))
+        overlay = hv.Overlay(curves).opts(logx=True, logy=True, fig_size=150,
+                                          legend_position="top_left",
+                                          title="Cox L1, P = 1,000, 5% density: CPU vs GPU")
+        hv.save(overlay, str(png), fmt="png")
 
 
 if __name__ == "__main__":

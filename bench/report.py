@@ -4,11 +4,13 @@ A time ratio (peer time / survscan time) is printed only at equal accuracy: the 
 coefficients within COEF_ATOL (max abs) of survscan's, or its penalised objective within
 OBJ_RTOL (relative) of survscan's. Otherwise the table shows the discrepancy instead.
 """
+import contextlib
 import json
 import os
 import platform
 from datetime import datetime, timezone
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import psutil
@@ -150,3 +152,27 @@ def write(record, out_dir):
     with open(md_path, "w") as f:
         f.write(markdown(record))
     return json_path, md_path
+
+
+def save(record, text, out, name):
+    """Write ``<out>/<name>.json`` (the record) and ``.md`` (``text``), print the text and
+    return the record: the ending every ``python -m bench`` experiment shares."""
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / f"{name}.json").write_text(json.dumps(record, indent=2, default=float))
+    (Path(out) / f"{name}.md").write_text(text + "\n")
+    print(text)
+    return record
+
+
+@contextlib.contextmanager
+def matplotlib_charts():
+    """HoloViews with its matplotlib backend, for a PNG; the previous backend is restored after,
+    so the app's Bokeh plots in the same process (a test worker) do not inherit it."""
+    import holoviews as hv
+
+    previous = hv.Store.current_backend
+    hv.extension("matplotlib", logo=False)
+    try:
+        yield hv
+    finally:
+        hv.Store.set_current_backend(previous)

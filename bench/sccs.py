@@ -9,14 +9,12 @@ minutes.  Part 2 simulates N cases x J drugs (Suchard2013's 10^6 x 1,500,
 about 20 million eras), then fits L1 at ``ratio`` x lambda_max once, timing each stage.  Between
 them, one profile-likelihood interval at 10,000 cases (the issue's target: under a second).
 """
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import COEF_ATOL, machine_info
+from bench.report import COEF_ATOL, machine_info, save
 
 
 def _statsmodels(sccs):
@@ -123,9 +121,4 @@ def run(sizes=(1_000, 3_000, 10_000, 30_000), peer_p=20, n=1_000_000, p=1_500, r
               "", f"machine: {record['machine'].get('cpu')}, load average "
               f"{record['machine'].get('load_average_1_5_15min')}"]
     text = "\n".join(lines)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"sccs_n{n}_p{p}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"sccs_n{n}_p{p}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import re
 import socket
@@ -30,7 +29,7 @@ from pathlib import Path
 import psutil
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from bench.report import machine_info
+from bench.report import machine_info, save
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -218,12 +217,7 @@ def run(arrivals=6, fits=10, out="bench/results"):
              f"other jobs, load average {record['machine']['load_average_1_5_15min']}; the "
              "browser runs on the same cores as the server."]
     text = "\n".join(lines)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"serve_a{arrivals}_f{fits}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"serve_a{arrivals}_f{fits}")
 
 
 def main(argv=None):

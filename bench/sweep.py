@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench.adapters import run_tool
 from bench.problems import make_problem
-from bench.report import machine_info, summarise
+from bench.report import machine_info, matplotlib_charts, summarise
 
 
 def run(over, values, n, p, density, penalty, ratio, seed, tools, options, out):
@@ -72,16 +72,14 @@ def markdown(over, records):
 
 def chart(over, records, path):
     """Time against the swept value on log-log axes, one line per tool (HoloViews, matplotlib)."""
-    import holoviews as hv
-
-    hv.extension("matplotlib", logo=False)
-    curves = []
-    for tool in [t["tool"] for t in records[0]["tools"]]:
-        pts = [(rec["value"], t["wall_s"]) for rec in records for t in rec["tools"]
-               if t["tool"] == tool and t["status"] == "ok"]
-        if pts:
-            curves.append(hv.Curve(pts, over, "seconds", label=tool)
-                          * hv.Scatter(pts, over, "seconds", label=tool))
-    overlay = hv.Overlay(curves).opts(logx=True, logy=True, fig_size=150, legend_position="top_left",
-                                      title=f"fit time vs {over}")
-    hv.save(overlay, str(path), fmt="png")
+    with matplotlib_charts() as hv:
+        curves = []
+        for tool in [t["tool"] for t in records[0]["tools"]]:
+            pts = [(rec["value"], t["wall_s"]) for rec in records for t in rec["tools"]
+                   if t["tool"] == tool and t["status"] == "ok"]
+            if pts:
+                curves.append(hv.Curve(pts, over, "seconds", label=tool)
+                              * hv.Scatter(pts, over, "seconds", label=tool))
+        overlay = hv.Overlay(curves).opts(logx=True, logy=True, fig_size=150,
+                                          legend_position="top_left", title=f"fit time vs {over}")
+        hv.save(overlay, str(path), fmt="png")

@@ -6,14 +6,12 @@ up to whole days, the median at day 30: hundreds to thousands of events per tied
 Breslow and with Efron; K strata; entry times (each start uniform in [0, stop/2)).  Each fit is
 engine.fit end to end (the sort included), best of ``repeats`` rounds in which the fits alternate.
 """
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import machine_info
+from bench.report import machine_info, save
 
 
 def _cohorts(n, p, density, strata, seed):
@@ -75,9 +73,4 @@ def run(n, p, density=0.05, strata=100, ratio=0.1, repeats=2, seed=0, out="bench
               f"{m['load_average_1_5_15min']}; engine.fit end to end (sort included), best of "
               f"{repeats} rounds (the fits alternate)."]
     text = "\n".join(lines)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"ties_strata_n{n}_p{p}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"ties_strata_n{n}_p{p}")

@@ -5,14 +5,12 @@ interval on episodes.  For the same simulated subjects this times (1) the plain 
 cut-point fit by the papers' interval-strata route and (3) by the general counting-process route,
 and reports (2)/(1) and (3)/(1) with the two routes' agreement.
 """
-import json
 import time
-from pathlib import Path
 
 import numpy as np
 
 import engine
-from bench.report import machine_info
+from bench.report import machine_info, save
 
 
 def run(n, p, density=0.05, ratio=0.1, seed=0, cut_quantile=0.5, out="bench/results"):
@@ -48,9 +46,4 @@ def run(n, p, density=0.05, ratio=0.1, seed=0, cut_quantile=0.5, out="bench/resu
               for label, f in record["fits"].items()]
     lines += ["", f"routes agree: max |coef difference| = {record['routes_max_abs_coef_diff']:.2e}"]
     text = "\n".join(lines)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    stem = Path(out) / f"time_varying_n{n}_p{p}"
-    stem.with_suffix(".json").write_text(json.dumps(record, indent=2, default=float))
-    stem.with_suffix(".md").write_text(text + "\n")
-    print(text)
-    return record
+    return save(record, text, out, f"time_varying_n{n}_p{p}")
