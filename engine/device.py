@@ -20,6 +20,20 @@ def cupy_or_error():
     return cupy
 
 
+def cupy_on_device(rows: int | None = None, unit: str = "rows",
+                   instead: str = "backend='cpu' or 'auto'"):
+    """CuPy for a GPU backend's constructor, or a ValueError saying what to use ``instead``:
+    without CuPy, without a device, or with ``rows`` past the int32 row indices every kernel
+    uses (``unit`` names them in the message)."""
+    cp = cupy_or_error()
+    if device_count() < 1:
+        raise ValueError(f"backend='gpu': CuPy sees no CUDA device; use {instead}.")
+    if rows is not None and rows >= 2 ** 31:
+        raise ValueError(f"backend='gpu' indexes {unit} with int32; {rows:,} {unit} are too "
+                         "many, use backend='cpu'.")
+    return cp
+
+
 def has_cupy() -> bool:
     """CuPy is installed (a device may still be missing)."""
     return sys.modules.get("cupy") is not None or importlib.util.find_spec("cupy") is not None

@@ -68,7 +68,7 @@ from . import diagonal_step_kernels as k
 from .cox_gpu_layout import event_groups, layout
 from .cox_gpu_risk_set import information_matrix, risk_set_pass, weighted_gram
 from .hazard_state import RESHIFT
-from ..device import cupy_or_error, device_count
+from ..device import cupy_on_device, cupy_or_error
 from ..modeldata import ModelData
 from ..row_flags import EVENT, HEAD
 
@@ -110,13 +110,7 @@ class CoxGpuBackend:
     name = "gpu"
 
     def __init__(self, md: ModelData, efron: bool, dtype=np.float64, graphs: bool = True):
-        cp = cupy_or_error()
-        if device_count() < 1:
-            raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu' or "
-                             "'auto'.")
-        if md.n >= 2 ** 31:
-            raise ValueError(f"backend='gpu' indexes rows with int32; {md.n:,} rows are too "
-                             "many, use backend='cpu'.")
+        cp = cupy_on_device(md.n)
         self.cp, self.md, self.efron = cp, md, bool(efron)
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.float64, np.float32):

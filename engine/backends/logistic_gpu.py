@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .logistic_cpu import LogisticCpuBackend
-from ..device import cupy_or_error, device_count
+from ..device import cupy_on_device, cupy_or_error
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCE = CUDA_DIR / "logistic" / "logistic.cu"
@@ -61,13 +61,7 @@ class LogisticGpuBackend:
     name = "gpu"
 
     def __init__(self, X: sp.csc_matrix, y: np.ndarray, w: np.ndarray):
-        cp = cupy_or_error()
-        if device_count() < 1:
-            raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu' or "
-                             "'auto'.")
-        if X.shape[0] >= 2 ** 31:
-            raise ValueError(f"backend='gpu' indexes rows with int32; {X.shape[0]:,} rows are "
-                             "too many, use backend='cpu'.")
+        cp = cupy_on_device(X.shape[0])
         self.cp = cp
         self._k = _kernels()
         self.host = LogisticCpuBackend(X, y, w)          # host arrays and the inner solver

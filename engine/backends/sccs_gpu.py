@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from . import sccs_kernels as k
 from .hazard_state import RESHIFT
 from .sccs_cpu import SccsCpuBackend
-from ..device import cupy_or_error, device_count
+from ..device import cupy_on_device, cupy_or_error
 
 SOURCE = Path(__file__).with_name("cuda") / "sccs" / "sccs.cu"
 ENTRY_POINTS = ("sccs_recentre", "sccs_case_terms", "sccs_numerators", "sccs_grad_hess_blocks",
@@ -61,13 +61,7 @@ class SccsGpuBackend:
     name = "gpu"
 
     def __init__(self, X: sp.csc_matrix, case_ptr, length, events):
-        cp = cupy_or_error()
-        if device_count() < 1:
-            raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu' or "
-                             "'auto'.")
-        if X.shape[0] >= 2 ** 31:
-            raise ValueError(f"backend='gpu' indexes eras with int32; {X.shape[0]:,} eras are "
-                             "too many, use backend='cpu'.")
+        cp = cupy_on_device(X.shape[0], "eras")
         self.cp = cp
         self._k = _kernels()
         self.host = SccsCpuBackend(X, case_ptr, length, events)   # host arrays and kernels

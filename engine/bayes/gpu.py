@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..device import cupy_or_error, device_count
+from ..device import cupy_on_device
 from ..errors import Cancelled
 
 CUDA_DIR = Path(__file__).with_name("cuda")
@@ -53,9 +53,7 @@ class HorseshoeProbitGpu:
 
     def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", precision="float64",
                  expansion=True):
-        cp = cupy_or_error()
-        if device_count() < 1:
-            raise ValueError("backend='gpu': CuPy sees no CUDA device; use backend='cpu'.")
+        cp = cupy_on_device(instead="backend='cpu'")
         n, p = X.shape
         if p > n:
             raise ValueError(f"backend='gpu' draws beta by the Cholesky route, which needs "
