@@ -11,6 +11,8 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from .weighted_gram import CHUNK, weighted_gram
+
 # A column whose variance left after projecting on the earlier ones is below this fraction of
 # its own variance is aliased (R's coxph uses a similar relative tolerance, toler.chol).
 TOLERANCE = 1e-9
@@ -49,11 +51,15 @@ def aliased_columns(cohort, cols: np.ndarray) -> list[tuple[int, list[int]]]:
 
 def _centred_gram(cohort, cols):
     """sum over strata k of X_k' W X_k - (X_k' w)(w' X_k) / sum(w_k), with case weights w."""
-    X = sp.csc_matrix(cohort.X)[:, cols]
+    X = sp.csc_matrix(cohort.X)
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
     strata = np.zeros(cohort.n, np.int64) if cohort.strata is None else np.asarray(cohort.strata)
     S = sp.csr_matrix((w, (strata, np.arange(cohort.n))), shape=(strata.max() + 1, cohort.n))
     totals = np.asarray(S.sum(axis=1)).ravel()
-    sums = sp.csr_matrix(S @ X)
+    sums = sp.csr_matrix(S @ X[:, cols])
     inv = sp.diags(np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0))
-    return (X.T @ sp.diags(w) @ X).toarray() - (sums.T @ inv @ sums).toarray()
+    gram = weighted_gram(X.indptr, X.indices, X.data.astype(np.float64, copy=False),
+                         X.indptr[:-1].astype(np.int64), cols, w, CHUNK)
+    return gram - (sums.T @ inv @ sums).toarray()

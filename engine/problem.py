@@ -157,7 +157,7 @@ class Problem:
         key = tuple(cols)
         if key not in self._aliased:
             X = cohort.X[:, cols]
-            row_nnz = np.diff(X.tocsr().indptr).astype(float)
+            row_nnz = np.bincount(X.indices, minlength=X.shape[0]).astype(float)
             found = (collinearity.aliased_columns(cohort, np.asarray(cols))
                      if float(row_nnz @ row_nnz) <= ALIAS_CHECK_BUDGET else [])
             self._aliased[key] = found
