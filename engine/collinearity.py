@@ -31,6 +31,11 @@ def aliased_columns(cohort, cols: np.ndarray) -> list[tuple[int, list[int]]]:
     scale = np.sqrt(np.maximum(np.diag(C), 0.0))
     scale[scale == 0] = 1.0
     C = C / np.outer(scale, scale)                 # a correlation matrix (0 on constant columns)
+    try:      # the loop below is Cholesky's: when no pivot is small, nothing is aliased
+        if np.min(np.diag(la.cholesky(C, lower=True)) ** 2) > TOLERANCE:
+            return []
+    except la.LinAlgError:
+        pass
     L = np.zeros((cols.size, cols.size))           # Cholesky factor of the kept columns
     kept: list[int] = []
     out = []
