@@ -61,6 +61,50 @@ def test_centred_gram_centres_at_the_weighted_means():
     np.testing.assert_allclose(Q, Xc.T @ (h[:, None] * Xc), rtol=1e-10, atol=1e-10)
 
 
+def test_extended_gram_equals_the_gram_of_the_grown_set():
+    """A working set grown by a few columns (and losing one): the kept rows copied, the new
+    ones formed, the result the centred Gram matrix of the new set."""
+    X, binary, h = _design(2)
+    arrays = _layout(X, binary)
+    old = np.array([0, 2, 3, 5, 7, 8, 10])
+    Q_old = weighted_gram.centred_gram(*arrays, old, h)
+    grown = np.array([0, 1, 2, 3, 5, 7, 9, 10, 11])
+    Q = weighted_gram.extended_centred_gram(*arrays, grown, h, old, Q_old)
+    np.testing.assert_allclose(Q, weighted_gram.centred_gram(*arrays, grown, h), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_dense_inner_solve_keeps_extends_and_rebuilds_its_gram(monkeypatch):
+    """The dense path's model: the Gram matrix at the h of its build, extended when the working
+    set grows, rebuilt at the current h after DENSE_REBUILD steps; each step the exact minimiser
+    of that model (coordinate descent on the Gram matrix written out here)."""
+    from engine.backends.diagonal_step_kernels import quadratic_cd_gram
+
+    monkeypatch.setattr(diagonal_step, "GRAM_PAIRS_PER_NNZ", 0.0)
+    monkeypatch.setattr(diagonal_step, "DENSE_MIN_ROWS", 0)
+    X, binary, h0 = _design(3)
+    arrays = _layout(X, binary)
+    rng = np.random.default_rng(4)
+    n, p = X.shape
+    step = diagonal_step.DiagonalStep(*arrays, n)
+    beta, lam1, lam2 = rng.normal(0, 0.1, p), np.full(p, 0.5), np.zeros(p)
+    small, grown = np.array([0, 1, 3, 4, 6, 9]), np.array([0, 1, 2, 3, 4, 6, 8, 9, 11])
+    for t in range(2 * diagonal_step.DENSE_REBUILD + 1):
+        coords = small if t < 3 else grown
+        h = h0 * rng.uniform(0.5, 1.5, n)
+        v = rng.normal(size=n)
+        v -= v.mean()
+        if t % diagonal_step.DENSE_REBUILD == 0:
+            built_at = h
+        delta, g = step.solve(coords, v, h, beta, lam1, lam2, 1e-13, 1000)
+        Q = weighted_gram.centred_gram(*arrays, coords, built_at)
+        want = quadratic_cd_gram(Q, X[:, coords].T @ v, beta[coords], lam1[coords],
+                                 lam2[coords], 1e-13, 1000)
+        np.testing.assert_allclose(g[coords], X[:, coords].T @ v, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(delta[coords], want, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(step.image(delta), X @ delta, rtol=1e-12, atol=1e-12)
+
+
 def _brute_information(cohort, beta, efron, w):
     """-d2l/dbeta2 by its definition, event time by event time (O(N^2)): the sum over tied
     event terms of wt (m2 - m1 m1'), m1 and m2 the D-weighted means of x and x x' over the risk

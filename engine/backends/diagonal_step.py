@@ -48,6 +48,7 @@ class DiagonalStep:
         self._key = self._block = self._gram = None
         self._dense = False     # the working set's Gram matrix built from its columns
         self._served = 0        # steps it has served since it was built
+        self._kept = None       # (that Gram matrix, its columns, the h it was built at)
         self.u = None      # X delta of the last column-wise solve (None after a Gram solve)
 
     def solve(self, coords, v, h, beta, lam1, lam2, tol, max_cycles, fresh=True):
@@ -57,14 +58,11 @@ class DiagonalStep:
         block = self._row_block(coords)
         if block is None and self._dense:
             self.u = None
-            if self._gram is None or (fresh and self._served >= DENSE_REBUILD):
-                self._gram = weighted_gram.centred_gram(*self._arrays, coords, h)
-                self._served = 0
-            self._served += 1
+            Q = self._dense_gram(coords, h, fresh)
             g = lp.column_dots_on(*self._arrays, v, coords)
             delta = np.zeros(beta.size)
-            delta[coords] = k.quadratic_cd_gram(self._gram, g[coords], beta[coords],
-                                                lam1[coords], lam2[coords], tol, max_cycles)
+            delta[coords] = k.quadratic_cd_gram(Q, g[coords], beta[coords], lam1[coords],
+                                                lam2[coords], tol, max_cycles)
             return delta, g
         if block is None:
             delta, g, self.u = k.quadratic_cd_u(*self._arrays, coords, v, h, beta, lam1, lam2,
@@ -81,6 +79,31 @@ class DiagonalStep:
                                             lam2[coords], tol, max_cycles)
         g[coords] = gs
         return delta, g
+
+    def new_weights(self) -> None:
+        """The case weights changed (a fold, a replicate): the dense Gram matrix kept is of the
+        old curvature."""
+        self._kept = None
+
+    def _dense_gram(self, coords, h, fresh):
+        """The dense working set's centred Gram matrix: kept, rebuilt at h (see DENSE_REBUILD),
+        or, when the working set grew by a few columns, extended by their rows at the h it was
+        built with (a KKT check that widens the set costs no new build)."""
+        kept = self._kept
+        if kept is None or (fresh and self._served >= DENSE_REBUILD):
+            kept = (weighted_gram.centred_gram(*self._arrays, coords, h), coords, h)
+            self._served = 0
+        elif not np.array_equal(kept[1], coords):
+            grown = np.setdiff1d(coords, kept[1]).size
+            if 2 * grown > coords.size:
+                kept = (weighted_gram.centred_gram(*self._arrays, coords, h), coords, h)
+                self._served = 0
+            else:
+                kept = (weighted_gram.extended_centred_gram(*self._arrays, coords, kept[2],
+                                                            kept[1], kept[0]), coords, kept[2])
+        self._kept = kept
+        self._served += 1
+        return kept[0]
 
     def image(self, delta):
         """X delta of the last solve's step: kept by the column-wise solve, from the row block
@@ -116,4 +139,6 @@ class DiagonalStep:
                 else:
                     dense = many and pairs <= DENSE_PAIRS_PER_NNZ
             self._key, self._block, self._gram, self._dense = key, block, None, dense
+            if not dense:
+                self._kept = None
         return self._block
