@@ -5,8 +5,9 @@ diagonal_step_kernels.quadratic_cd) over a working set of columns.
 Through the Gram matrix of the working set when its rows hold few of the chosen columns (sparse
 designs: O(s) per coordinate), else column by column at O(nnz_j), except on many rows, where the
 column-wise sweeps no longer run in cache and a dense working set's Gram matrix is built from
-the columns a chunk of rows at a time (engine.weighted_gram).  The Gram matrix is kept while the
-working set stays, and reused when the caller says the curvature barely moved.
+the columns a chunk of rows at a time (engine.weighted_gram).  The row block's Gram matrix is
+kept while the working set stays and reused when the caller says the curvature barely moved;
+the dense one is kept for DENSE_REBUILD steps, and extended when the working set grows.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ GRAM_PAIRS_PER_NNZ = 20.0
 # DENSE_MIN_ROWS rows, when its rows hold at most DENSE_PAIRS_PER_NNZ pairs per non-zero: there
 # the column-wise sweeps gather (h_i, u_i) from 16 n bytes, out of cache (about 20 ns a non-zero
 # at 10^6 rows, against 3 at 10^5), and one Gram matrix (sum of nnz_row^2 / 2 products, about
-# 3 ns each) costs what 4 sweeps do; it is then reused while the curvature barely moves.
+# 3 ns each) costs what 4 sweeps do; it is then kept for several steps (DENSE_REBUILD).
 DENSE_MIN_ROWS = 500_000
 DENSE_PAIRS_PER_NNZ = 100.0
 # That Gram matrix is rebuilt (at a step the caller calls fresh) only after serving this many
@@ -107,7 +108,7 @@ class DiagonalStep:
 
     def image(self, delta):
         """X delta of the last solve's step: kept by the column-wise solve, from the row block
-        (rows in order) after a Gram solve."""
+        (rows in order) after a Gram solve, one X pass after a dense Gram solve."""
         if self.u is not None:
             return self.u
         if self._block is None:
