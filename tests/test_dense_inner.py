@@ -167,9 +167,17 @@ def _fit(cohort, penalty, dense, monkeypatch, **options):
     return res, len(builds)
 
 
+INNER = [c for c in CASES if c.options["model"] in ("cox", "fine_gray", "logistic")]
+
+
 @pytest.mark.parametrize("penalty", [engine.L1(2.0), engine.L2(5.0), None],
                          ids=["l1", "l2", "none"])
-def test_dense_gram_inner_solve_reaches_the_column_wise_optimum(case, penalty, monkeypatch):
+@pytest.mark.parametrize("model_case", INNER, ids=[c.name for c in INNER])
+def test_dense_gram_inner_solve_reaches_the_column_wise_optimum(model_case, penalty,
+                                                                monkeypatch):
+    """Every likelihood whose CPU backend shares the inner solve (Cox: Breslow, Efron, strata,
+    entry times; Fine-Gray; logistic)."""
+    case = model_case
     cohort = case.cohort(case.frame())
     column, none_built = _fit(cohort, penalty, False, monkeypatch, **case.options)
     dense, built = _fit(cohort, penalty, True, monkeypatch, **case.options)
