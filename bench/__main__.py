@@ -21,13 +21,16 @@ seconds, the plain proximal-Newton step against the plane correction, the sort a
 bytes per row (--ratios, --ties, --repeats).
 cvsteps: serial cross-validation with the plain and the plane steps, A/B in one process.
 cvprofile: one serial cross-validation pass by pass (outer steps, row and X passes per grid point).
+dense: the nearly unpenalised L1 fit (lam = 1, default N=1,000,000) with the column-wise inner
+solve against the dense working set's Gram matrix, A/B; with --penalty none the unpenalised fit
+and its standard errors, end to end.
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
 100 here) and entry times, on the same subjects."""
 import argparse
 import sys
 
-from bench import (bayes, cost_model, cross_validation, cv_profile, cv_steps, fine_gray, gpu,
-                   sccs, sweep, ties_strata, time_varying)
+from bench import (bayes, cost_model, cross_validation, cv_profile, cv_steps, dense_inner,
+                   fine_gray, gpu, sccs, sweep, ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
@@ -36,7 +39,8 @@ DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000
                  "cv": (100_000, 1_000), "fg": (100_000, 1_000), "sweep": (100_000, 1_000),
                  "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
                  "profile": (100_000, 1_000), "ties": (200_000, 1_000),
-                 "cvsteps": (100_000, 1_000), "cvprofile": (100_000, 1_000)}
+                 "cvsteps": (100_000, 1_000), "cvprofile": (100_000, 1_000),
+                 "dense": (1_000_000, 1_000)}
 
 
 def parse(argv):
@@ -136,6 +140,9 @@ def main(argv=None):
         steps = tuple(v for v in args.steps.split(",") if v)
         return cv_steps.run(args.n, args.p, args.density, args.folds, args.grid, args.seed,
                             steps[::-1], out=args.out)
+    if args.command == "dense":
+        return dense_inner.run(args.n, args.p, args.density, args.penalty,
+                               repeats=args.repeats, seed=args.seed, tol=args.tol, out=args.out)
     if args.command == "cvprofile":
         return cv_profile.run(args.n, args.p, args.density, args.folds, args.grid, args.seed,
                               out=args.out)

@@ -14,14 +14,16 @@ import numpy as np
 
 import engine
 from bench.report import machine_info, save
-from engine.backends import cox_cpu, cox_kernels, cox_subspace, diagonal_step_kernels, hazard_state
+from engine import weighted_gram
+from engine.backends import (cox_cpu, cox_information, cox_kernels, cox_subspace, diagonal_step_kernels, hazard_state,
+                             linear_predictor)
 from engine.path import lambda_max_of
 
 # (module, kernel, what one call reads): an "X pass" touches every stored non-zero of the
 # columns it is given once; a "row pass" every sorted row a fixed number of times.
 KERNELS = [
     (cox_kernels, "risk_set_pass", "row pass (forward + 1-2 backward suffix scans)"),
-    (cox_kernels, "information_matrix", "rows x s^2 (Newton)"),
+    (cox_information, "event_means", "row pass: risk-set means at the event terms (Newton)"),
     (cox_kernels, "coordinate_grad_hess", "row pass (one column)"),
     (hazard_state, "set_linear_predictor", "X pass: eta = X beta (line search)"),
     (hazard_state, "column_dots", "X pass: X'v, the full gradient (KKT checks)"),
@@ -34,6 +36,9 @@ KERNELS = [
     (diagonal_step_kernels, "gram_matrix", "rows x nnz_row^2"),
     (diagonal_step_kernels, "block_dots", "X pass over the working set"),
     (diagonal_step_kernels, "quadratic_cd_gram", "s^2 per cycle"),
+    (weighted_gram, "weighted_gram", "rows x nnz_row^2 / 2: a dense working set's Gram matrix"),
+    (linear_predictor, "column_dots_on", "X pass over a dense working set: X'v"),
+    (linear_predictor, "set_linear_predictor", "X pass: X delta of a dense Gram solve"),
 ]
 
 

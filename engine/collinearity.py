@@ -11,6 +11,8 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from .weighted_gram import CHUNK, weighted_gram
+
 # A column whose variance left after projecting on the earlier ones is below this fraction of
 # its own variance is aliased (R's coxph uses a similar relative tolerance, toler.chol).
 TOLERANCE = 1e-9
@@ -29,6 +31,11 @@ def aliased_columns(cohort, cols: np.ndarray) -> list[tuple[int, list[int]]]:
     scale = np.sqrt(np.maximum(np.diag(C), 0.0))
     scale[scale == 0] = 1.0
     C = C / np.outer(scale, scale)                 # a correlation matrix (0 on constant columns)
+    try:      # the loop below is Cholesky's: when no pivot is small, nothing is aliased
+        if np.min(np.diag(la.cholesky(C, lower=True)) ** 2) > TOLERANCE:
+            return []
+    except la.LinAlgError:
+        pass
     L = np.zeros((cols.size, cols.size))           # Cholesky factor of the kept columns
     kept: list[int] = []
     out = []
@@ -49,11 +56,15 @@ def aliased_columns(cohort, cols: np.ndarray) -> list[tuple[int, list[int]]]:
 
 def _centred_gram(cohort, cols):
     """sum over strata k of X_k' W X_k - (X_k' w)(w' X_k) / sum(w_k), with case weights w."""
-    X = sp.csc_matrix(cohort.X)[:, cols]
+    X = sp.csc_matrix(cohort.X)
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
     strata = np.zeros(cohort.n, np.int64) if cohort.strata is None else np.asarray(cohort.strata)
-    S = sp.csr_matrix((w, (strata, np.arange(cohort.n))), shape=(strata.max() + 1, cohort.n))
-    totals = np.asarray(S.sum(axis=1)).ravel()
-    sums = sp.csr_matrix(S @ X)
+    S = sp.csc_matrix((w, (np.arange(cohort.n), strata)), shape=(cohort.n, strata.max() + 1))
+    totals = np.asarray(S.sum(axis=0)).ravel()
+    sums = sp.csr_matrix(X.T @ S)[cols]          # (X_k' w) for every stratum k, one per column
     inv = sp.diags(np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0))
-    return (X.T @ sp.diags(w) @ X).toarray() - (sums.T @ inv @ sums).toarray()
+    gram = weighted_gram(X.indptr, X.indices, X.data.astype(np.float64, copy=False),
+                         X.indptr[:-1].astype(np.int64), cols, w, CHUNK)
+    return gram - (sums @ inv @ sums.T).toarray()

@@ -156,8 +156,8 @@ class Problem:
             return out
         key = tuple(cols)
         if key not in self._aliased:
-            X = cohort.X[:, cols]
-            row_nnz = np.diff(X.tocsr().indptr).astype(float)
+            X = cohort.X if cols == list(range(cohort.X.shape[1])) else cohort.X[:, cols]
+            row_nnz = np.bincount(X.indices, minlength=X.shape[0]).astype(float)
             found = (collinearity.aliased_columns(cohort, np.asarray(cols))
                      if float(row_nnz @ row_nnz) <= ALIAS_CHECK_BUDGET else [])
             self._aliased[key] = found

@@ -8,8 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import cox_kernels as k
+from .cox_information import information
 from .cox_subspace import PlaneStep, direction_curvature
 from .hazard_state import HazardState
+from .linear_predictor import column_dots_on
 from ..modeldata import ModelData
 
 
@@ -116,17 +118,12 @@ class CoxCpuBackend:
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Log-likelihood, gradient and observed information (-Hessian) over columns ``cols``.
 
-        I = sum_k r_k x_k x_k^T - sum over event terms of wbar m m^T (see cox_kernels).
+        I = sum_k r_k x_k x_k^T - sum over event terms of wbar m m^T (see cox_information).
         """
         md, s = self.md, self.state
         cols = np.asarray(cols, np.int64)
         ll, r, _ = self.risk_set_pass(1)
-        Xs = s.sorted_block(cols)
-        g = Xs.T @ (s.wev - r)
-        Xr = Xs.tocsr()
-        chunk = int(max(64, min(4096, 2 ** 22 // max(1, cols.size))))
-        info = k.information_matrix(Xr.indptr.astype(np.int64), Xr.indices.astype(np.int64),
-                                    Xr.data, cols.size, r, s.D, md.weights, md.flags,
-                                    self.efron, self.has_start, md.stop, self._start,
-                                    self._start_order, md.strata_bounds, chunk)
-        return ll, np.asarray(g).ravel(), info
+        g = column_dots_on(md.indptr, md.indices, md.values, md.vptr, s.wev - r, cols)[cols]
+        info = information(md, s.D, r, cols, self.efron, self.has_start, self._start,
+                           self._start_order)
+        return ll, g, info

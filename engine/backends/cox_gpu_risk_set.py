@@ -84,7 +84,7 @@ def weighted_gram(Xs, w, chunk_bytes=2 ** 28):
 def information_matrix(xp, scan, lay, groups, Xs, r, D, flags, start_order,
                        chunk_bytes=2 ** 28):
     """Observed information of the columns of Xs (CSC over the sorted rows, scipy.sparse or
-    cupyx.scipy.sparse) as cox_kernels.information_matrix: sum_k r_k x_k x_k^T (one sparse
+    cupyx.scipy.sparse) as cox_information.information: sum_k r_k x_k x_k^T (one sparse
     product) minus T T^T, T holding each Efron term's sqrt(wt) m, m = (R1 - S1 - c E1) / den the
     risk-set mean of the columns (segmented scans of x D, chunks of columns at a time).
     T is s x (Efron terms): memory grows with columns times events."""

@@ -49,6 +49,7 @@ class HazardState:
                             self.flags_built & ~EVENT).astype(np.uint8)
         self._mark_events()
         self.recentre()
+        self.inner.new_weights()
 
     def _mark_events(self) -> None:
         md = self.md

@@ -95,6 +95,7 @@ class LogisticCpuBackend:
         """New case weights (a held-out fold is weight 0); eta is kept."""
         self.w = np.ascontiguousarray(w, dtype=np.float64)
         self._ll = bernoulli_terms(self.eta, self.y, self.w, self.r, self.h)
+        self._inner.new_weights()
 
     def update(self, j: int, delta: float) -> None:
         update_coordinate(self._indptr, self._indices, self._values, j, delta, self.eta,
