@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import diagonal_step_kernels as k
+from . import row_block_parallel as rb
+from .linear_predictor import column_dots_on
 
 # Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
 # non-zeros within rows, the Gram cost, at most this many per non-zero, the column-wise cost).
@@ -45,8 +47,8 @@ class DiagonalStep:
         self.u = None
         rp, rc, rv = block
         if fresh or self._gram is None:
-            self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
-        gs = k.block_dots(rp, rc, rv, coords.size, v)
+            self._gram = rb.gram_matrix(rp, rc, rv, coords.size, h)
+        gs = column_dots_on(*self._arrays, v, coords)[coords]     # = k.block_dots, by columns
         delta = np.zeros(beta.size)
         g = np.zeros(beta.size)
         delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
@@ -61,7 +63,7 @@ class DiagonalStep:
             return self.u
         coords = np.frombuffer(self._key, np.int64)
         rp, rc, rv = self._block
-        return k.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
+        return rb.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
 
     def _row_block(self, coords):
         """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None
@@ -77,6 +79,6 @@ class DiagonalStep:
                 # too dense for the Gram matrix is never built
                 row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
                 if float(row_nnz @ row_nnz) <= GRAM_PAIRS_PER_NNZ * max(row_nnz.sum(), 1.0):
-                    block = k.row_block(*self._arrays, coords, self._n)
+                    block = rb.row_block(*self._arrays, coords, self._n)
             self._key, self._block, self._gram = key, block, None
         return self._block

@@ -1,0 +1,107 @@
+"""The parallel kernels (Numba prange) give their serial twins' numbers exactly, whatever the
+thread count, and the previous serial kernels' to rounding; fits may run from several threads
+at once (the app's worker threads)."""
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import engine
+from engine import modeldata, numba_layer
+from engine.backends import diagonal_step_kernels as serial
+from engine.backends import linear_predictor, row_block_parallel
+
+pytestmark = pytest.mark.skipif(not numba_layer.parallel_ok(),
+                                reason="Numba has no thread-safe threading layer here: the "
+                                       "parallel kernels never run")
+
+
+@pytest.fixture(scope="module")
+def layout():
+    """A sorted layout of 40,001 rows (two full row pieces of the block build and a ragged
+    last one) with binary and valued columns, the last one sparse."""
+    rng = np.random.default_rng(7)
+    n, p = 40_001, 60
+    X = sp.random(n, p, density=0.02, random_state=3, format="csc")
+    X.data = np.round(X.data * 4) + 1.0
+    X.data[np.repeat(np.arange(p) % 2 == 0, np.diff(X.indptr))] = 1.0     # even columns binary
+    X = sp.hstack([X, sp.random(n, 1, density=2e-4, random_state=4) * 3], format="csc")
+    cohort = engine.Cohort.from_arrays(time=rng.permutation(n) + 1.0,
+                                       event=rng.random(n) < 0.5, X=X)
+    md = modeldata.build(cohort)
+    assert md.vptr[0] == -1 and md.vptr[1] >= 0
+    Xs = sp.csr_matrix(X)[md.order].tocsc()
+    return md.indptr, md.indices, md.values, md.vptr, n, Xs, rng
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
+    indptr, indices, values, vptr, n, _, rng = layout
+    coords = np.array([0, 1, 3, 5, 17, 22, 41, 59, 60], np.int64)
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        block = row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)
+        h = rng.random(n)
+        Q = row_block_parallel.gram_matrix(*block, coords.size, h)
+        x = rng.standard_normal(coords.size)
+        u = row_block_parallel.block_image(*block, x)
+        v = rng.standard_normal(n)
+        g = linear_predictor.column_dots_on(indptr, indices, values, vptr, v, coords)
+    finally:
+        numba.set_num_threads(before)
+    reference = serial.row_block(indptr, indices, values, vptr, coords, n)
+    for a, b in zip(block, reference):
+        np.testing.assert_array_equal(a, b)
+    previous = serial.gram_matrix(*reference, coords.size, h)
+    np.testing.assert_allclose(Q, previous, rtol=1e-13, atol=1e-13 * np.abs(previous).max())
+    np.testing.assert_array_equal(u, serial.block_image(*reference, x))
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: False)     # the serial twins
+    for a, b in zip(block, row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(Q, row_block_parallel.gram_matrix(*block, coords.size, h))
+    np.testing.assert_array_equal(u, row_block_parallel.block_image(*block, x))
+    np.testing.assert_array_equal(
+        g, linear_predictor.column_dots_on(indptr, indices, values, vptr, v, coords))
+
+
+def test_block_kernels_equal_their_dense_definitions(layout):
+    """Against the dense products of the sorted design (independent of every kernel)."""
+    indptr, indices, values, vptr, n, Xs, rng = layout
+    coords = np.array([2, 3, 33, 40, 60], np.int64)
+    B = Xs[:, coords].toarray()
+    rp, rc, rv = row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)
+    np.testing.assert_array_equal(sp.csr_matrix((rv, rc, rp), shape=B.shape).toarray(), B)
+    h = rng.random(n)
+    mu = h @ B / h.sum()
+    Bc = B - mu
+    np.testing.assert_allclose(row_block_parallel.gram_matrix(rp, rc, rv, coords.size, h),
+                               Bc.T @ (h[:, None] * Bc), rtol=1e-10, atol=1e-8)
+    x = rng.standard_normal(coords.size)
+    np.testing.assert_allclose(row_block_parallel.block_image(rp, rc, rv, x), B @ x, rtol=1e-12,
+                               atol=1e-12)
+    v = rng.standard_normal(n)
+    g = linear_predictor.column_dots(indptr, indices, values, vptr, v)
+    np.testing.assert_allclose(g, Xs.T @ v, rtol=1e-12, atol=1e-9)
+
+
+def test_fits_from_two_threads_at_once_equal_a_lone_fit():
+    """Two threads fitting together (the app's worker threads): no abort, the same numbers as
+    a fit alone, and the same with one Numba thread."""
+    cohort = engine.simulate(40_000, 50, density=0.03, seed=5)
+    penalty = engine.L1(70.0)
+    alone = engine.fit(cohort, penalty=penalty, tol=1e-10)
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda _: engine.fit(cohort, penalty=penalty, tol=1e-10),
+                                 range(2)))
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        one_thread = engine.fit(cohort, penalty=penalty, tol=1e-10)
+    finally:
+        numba.set_num_threads(before)
+    assert 0 < np.count_nonzero(alone.beta) < 50
+    for res in together + [one_thread]:
+        np.testing.assert_array_equal(res.beta, alone.beta)
