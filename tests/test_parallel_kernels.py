@@ -13,9 +13,9 @@ from engine import modeldata, numba_layer
 from engine.backends import diagonal_step_kernels as serial
 from engine.backends import linear_predictor, row_block_parallel
 
-pytestmark = pytest.mark.skipif(not numba_layer.parallel_ok(),
-                                reason="Numba has no thread-safe threading layer here: the "
-                                       "parallel kernels never run")
+needs_parallel = pytest.mark.skipif(not numba_layer.parallel_ok(),
+                                    reason="Numba has no thread-safe threading layer here: "
+                                           "the parallel kernels never run")
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,7 @@ def layout():
     return md.indptr, md.indices, md.values, md.vptr, n, Xs, rng
 
 
+@needs_parallel
 @pytest.mark.parametrize("threads", [1, 2])
 def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     indptr, indices, values, vptr, n, _, rng = layout
@@ -105,3 +106,32 @@ def test_fits_from_two_threads_at_once_equal_a_lone_fit():
     assert 0 < np.count_nonzero(alone.beta) < 50
     for res in together + [one_thread]:
         np.testing.assert_array_equal(res.beta, alone.beta)
+
+
+@pytest.mark.parametrize("efron", [False, True])
+def test_fused_risk_set_pass_equals_the_two_suffix_scans(efron):
+    """Without entry times r and h come from one fused backward pass; with entry times all
+    before every stop the same risk sets go through the two suffix scans (_risk_sums): the
+    same numbers exactly (day-resolution ties, 3 strata, case weights)."""
+    from engine.backends import cox_kernels
+
+    rng = np.random.default_rng(11)
+    n = 5000
+    cohort = engine.Cohort.from_arrays(time=rng.integers(1, 60, n).astype(float),
+                                       event=rng.random(n) < 0.6,
+                                       X=sp.random(n, 3, density=0.5, random_state=1),
+                                       strata=rng.integers(0, 3, n),
+                                       weights=rng.integers(1, 4, n).astype(float))
+    md = modeldata.build(cohort)
+    eta = rng.standard_normal(n) * 0.3
+    D = md.weights * np.exp(eta - eta.max())
+    start = np.full(n, -1.0)
+    order = np.arange(n, dtype=np.int64)
+    fused = cox_kernels.risk_set_pass(eta, D, md.weights, md.flags, efron, eta.max(), False,
+                                      md.stop, np.zeros(0), np.zeros(0, np.int64),
+                                      md.strata_bounds, 2)
+    scans = cox_kernels.risk_set_pass(eta, D, md.weights, md.flags, efron, eta.max(), True,
+                                      md.stop, start, order, md.strata_bounds, 2)
+    assert fused[0] == scans[0]
+    np.testing.assert_array_equal(fused[1], scans[1])
+    np.testing.assert_array_equal(fused[2], scans[2])
