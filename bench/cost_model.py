@@ -14,8 +14,8 @@ import numpy as np
 
 import engine
 from bench.report import machine_info, save
-from engine.backends import (cox_cpu, cox_kernels, cox_subspace, diagonal_step, diagonal_step_kernels,
-                             hazard_state, row_block_parallel)
+from engine.backends import (cox_cpu, cox_kernels, cox_subspace, diagonal_step_kernels, hazard_state,
+                             row_block_parallel)
 from engine.path import lambda_max_of
 
 # (module, kernel, what one call reads): an "X pass" touches every stored non-zero of the
@@ -33,7 +33,7 @@ KERNELS = [
     (diagonal_step_kernels, "row_counts", "X pass over the working set (Gram or not)"),
     (row_block_parallel, "row_block", "X pass: working set as CSR"),
     (row_block_parallel, "gram_matrix", "rows x nnz_row^2"),
-    (diagonal_step, "column_dots_on", "X pass over the working set"),
+    (row_block_parallel, "block_dots", "X pass over the working set"),
     (row_block_parallel, "block_image", "row pass over the working set's block: X d"),
     (diagonal_step_kernels, "quadratic_cd_gram", "s^2 per cycle"),
 ]

@@ -18,7 +18,7 @@ PASSES = [("row passes", ("cox_kernels.risk_set_pass", "cox_cpu.direction_curvat
           ("gradient, all columns", ("hazard_state.column_dots",)),
           ("gradient, L1 zeros", ("hazard_state.column_dots_on",)),
           ("inner solves", ("diagonal_step_kernels.quadratic_cd_u",
-                            "diagonal_step.column_dots_on")),
+                            "row_block_parallel.block_dots")),
           ("Gram builds", ("row_block_parallel.gram_matrix",))]
 
 

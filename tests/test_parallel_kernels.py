@@ -51,6 +51,7 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
         u = row_block_parallel.block_image(*block, x)
         v = rng.standard_normal(n)
         g = linear_predictor.column_dots_on(indptr, indices, values, vptr, v, coords)
+        gb = row_block_parallel.block_dots(*block, coords.size, v)
     finally:
         numba.set_num_threads(before)
     reference = serial.row_block(indptr, indices, values, vptr, coords, n)
@@ -59,11 +60,14 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     previous = serial.gram_matrix(*reference, coords.size, h)
     np.testing.assert_allclose(Q, previous, rtol=1e-13, atol=1e-13 * np.abs(previous).max())
     np.testing.assert_array_equal(u, serial.block_image(*reference, x))
+    np.testing.assert_allclose(gb, serial.block_dots(*reference, coords.size, v), rtol=1e-13,
+                               atol=1e-13 * np.abs(gb).max())
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda: False)     # the serial twins
     for a, b in zip(block, row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(Q, row_block_parallel.gram_matrix(*block, coords.size, h))
     np.testing.assert_array_equal(u, row_block_parallel.block_image(*block, x))
+    np.testing.assert_array_equal(gb, row_block_parallel.block_dots(*block, coords.size, v))
     np.testing.assert_array_equal(
         g, linear_predictor.column_dots_on(indptr, indices, values, vptr, v, coords))
 
@@ -84,6 +88,8 @@ def test_block_kernels_equal_their_dense_definitions(layout):
     np.testing.assert_allclose(row_block_parallel.block_image(rp, rc, rv, x), B @ x, rtol=1e-12,
                                atol=1e-12)
     v = rng.standard_normal(n)
+    np.testing.assert_allclose(row_block_parallel.block_dots(rp, rc, rv, coords.size, v), B.T @ v,
+                               rtol=1e-12, atol=1e-9)
     g = linear_predictor.column_dots(indptr, indices, values, vptr, v)
     np.testing.assert_allclose(g, Xs.T @ v, rtol=1e-12, atol=1e-9)
 

@@ -12,7 +12,6 @@ import numpy as np
 
 from . import diagonal_step_kernels as k
 from . import row_block_parallel as rb
-from .linear_predictor import column_dots_on
 
 # Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
 # non-zeros within rows, the Gram cost, at most this many per non-zero, the column-wise cost).
@@ -48,7 +47,7 @@ class DiagonalStep:
         rp, rc, rv = block
         if fresh or self._gram is None:
             self._gram = rb.gram_matrix(rp, rc, rv, coords.size, h)
-        gs = column_dots_on(*self._arrays, v, coords)[coords]     # = k.block_dots, by columns
+        gs = rb.block_dots(rp, rc, rv, coords.size, v)
         delta = np.zeros(beta.size)
         g = np.zeros(beta.size)
         delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],

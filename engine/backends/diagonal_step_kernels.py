@@ -178,6 +178,17 @@ def gram_matrix(rp, rc, rv, s, h):
 
 
 @njit(cache=True, nogil=True)
+def block_dots(rp, rc, rv, s, v):
+    """X'v over the chosen columns, reading the block's rows in order."""
+    g = np.zeros(s)
+    for i in range(rp.size - 1):
+        vi = v[i]
+        for a in range(rp[i], rp[i + 1]):
+            g[rc[a]] += rv[a] * vi
+    return g
+
+
+@njit(cache=True, nogil=True)
 def block_image(rp, rc, rv, x):
     """u = X_block x over the rows of the block, each row written once (sequential): the eta
     change of a step on the chosen columns."""
