@@ -13,7 +13,7 @@ from engine import modeldata, numba_layer
 from engine.backends import diagonal_step_kernels as serial
 from engine.backends import linear_predictor, row_block_parallel
 
-needs_parallel = pytest.mark.skipif(not numba_layer.parallel_ok(),
+needs_parallel = pytest.mark.skipif(not numba_layer.threadsafe(),
                                     reason="Numba has no thread-safe threading layer here: "
                                            "the parallel kernels never run")
 
@@ -41,6 +41,7 @@ def layout():
 def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     indptr, indices, values, vptr, n, _, rng = layout
     coords = np.array([0, 1, 3, 5, 17, 22, 41, 59, 60], np.int64)
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: True)      # whatever the load
     before = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
@@ -94,9 +95,11 @@ def test_block_kernels_equal_their_dense_definitions(layout):
     np.testing.assert_allclose(g, Xs.T @ v, rtol=1e-12, atol=1e-9)
 
 
-def test_fits_from_two_threads_at_once_equal_a_lone_fit():
+@pytest.mark.parametrize("parallel", [True, False])
+def test_fits_from_two_threads_at_once_equal_a_lone_fit(parallel, monkeypatch):
     """Two threads fitting together (the app's worker threads): no abort, the same numbers as
-    a fit alone, and the same with one Numba thread."""
+    a fit alone, and the same with one Numba thread and with the serial kernels."""
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: parallel and numba_layer.threadsafe())
     cohort = engine.simulate(40_000, 50, density=0.03, seed=5)
     penalty = engine.L1(70.0)
     alone = engine.fit(cohort, penalty=penalty, tol=1e-10)
