@@ -138,9 +138,10 @@ def test_fused_risk_set_pass_equals_the_two_suffix_scans(efron):
     order = np.arange(n, dtype=np.int64)
     fused = cox_kernels.risk_set_pass(eta, D, md.weights, md.flags, efron, eta.max(), False,
                                       md.stop, np.zeros(0), np.zeros(0, np.int64),
-                                      md.strata_bounds, 2)
+                                      md.strata_bounds, 2, np.empty((4, n)))
     scans = cox_kernels.risk_set_pass(eta, D, md.weights, md.flags, efron, eta.max(), True,
-                                      md.stop, start, order, md.strata_bounds, 2)
+                                      md.stop, start, order, md.strata_bounds, 2,
+                                      np.full((4, n), np.nan))
     assert fused[0] == scans[0]
     np.testing.assert_array_equal(fused[1], scans[1])
     np.testing.assert_array_equal(fused[2], scans[2])

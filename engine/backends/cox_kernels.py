@@ -120,7 +120,7 @@ def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efro
 
 @njit(cache=True, nogil=True)
 def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_order, bounds,
-                  want):
+                  want, groups):
     """Log partial likelihood; with ``want`` >= 1 the gradient in eta, with 2 also its curvature.
 
     Forward: risk-set sums at each group end give the log-likelihood and per group
@@ -131,13 +131,12 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
         r_k = D_k (A_k - e_k beta_g)                       -> dl/deta_k = w_k e_k - r_k
         h_k = r_k - D_k^2 (G_k - e_k (gamma_g - delta_g))   -> -d2l/deta_k^2 (the diagonal)
     with A_k, G_k the sums of alpha, gamma over the risk sets holding row k.
+    ``groups`` (4 x n) is the caller's scratch for alpha, beta, gamma, delta, kept across
+    passes: four fresh N-vectors per pass were 1.3 GB of page faults per pass at 10^7 rows.
     """
     n = D.size
     # per-group terms, written at every group end (only group ends are read back)
-    alpha = np.empty(n)
-    beta = np.empty(n)
-    gamma = np.empty(n)
-    delta = np.empty(n)
+    alpha, beta, gamma, delta = groups[0], groups[1], groups[2], groups[3]
     ll = 0.0
     R0 = S0 = E0 = W = 0.0
     d = 0
