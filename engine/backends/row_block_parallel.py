@@ -3,8 +3,8 @@
 What the Gram-matrix inner loop of diagonal_step reads (the sparse L1 fit at 10^6 rows spent
 1.2 s of its 2.6 s of kernels in diagonal_step_kernels' row_block, gram_matrix, block_image).
 The rows are cut into pieces fixed by n (never by the thread count), so the serial kernels
-(used where Numba has no thread-safe threading layer, see numba_layer) and the parallel ones
-give the same numbers, whatever the thread count:
+(used where Numba has no thread-safe threading layer or no core is idle, see numba_layer) and
+the parallel ones give the same numbers, whatever the thread count:
 - the build is a counting sort by row within each piece (its fill pointers stay in cache), the
   pieces writing disjoint runs of rp, rc, rv: the arrays of diagonal_step_kernels.row_block
   (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows);
