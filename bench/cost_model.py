@@ -15,8 +15,9 @@ import numpy as np
 import engine
 from bench.report import machine_info, save
 from engine import weighted_gram
-from engine.backends import (cox_cpu, cox_information, cox_kernels, cox_subspace, diagonal_step_kernels, hazard_state,
-                             linear_predictor)
+from engine.backends import (cox_cpu, cox_information, cox_kernels, cox_subspace,
+                             diagonal_step_kernels, hazard_state, linear_predictor,
+                             row_block_parallel)
 from engine.path import lambda_max_of
 
 # (module, kernel, what one call reads): an "X pass" touches every stored non-zero of the
@@ -32,9 +33,10 @@ KERNELS = [
     (cox_cpu, "direction_curvature", "row pass: 2 x 2 exact curvature"),
     (diagonal_step_kernels, "quadratic_cd_u", "X passes: inner coordinate descent"),
     (diagonal_step_kernels, "row_counts", "X pass over the working set (Gram or not)"),
-    (diagonal_step_kernels, "row_block", "X pass: working set as CSR"),
-    (diagonal_step_kernels, "gram_matrix", "rows x nnz_row^2"),
-    (diagonal_step_kernels, "block_dots", "X pass over the working set"),
+    (row_block_parallel, "row_block", "X pass: working set as CSR"),
+    (row_block_parallel, "gram_matrix", "rows x nnz_row^2"),
+    (row_block_parallel, "block_dots", "X pass over the working set"),
+    (row_block_parallel, "block_image", "row pass over the working set's block: X d"),
     (diagonal_step_kernels, "quadratic_cd_gram", "s^2 per cycle"),
     (weighted_gram, "weighted_gram", "rows x nnz_row^2 / 2: a dense working set's Gram matrix"),
     (linear_predictor, "column_dots_on", "X pass over a dense working set: X'v"),
@@ -100,9 +102,9 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
     t_sim = time.perf_counter() - t0
     engine.fit(engine.simulate(200, 5, density=0.2, seed=seed), penalty=engine.L1(1.0))  # JIT
     options = engine.FitOptions(ties=ties, tol=tol)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     problem = engine.Problem.from_cohort(cohort, options)
-    t_sort = time.perf_counter() - t0
+    t_sort, c_sort = time.perf_counter() - t0, time.process_time() - c0
     penalized = problem.penalty_vectors(engine.L1(1.0))[0] > 0
     t0 = time.perf_counter()
     top = lambda_max_of(problem, penalized)
@@ -115,16 +117,17 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
                 for plane in [s == "plane" for s in steps]:
                     cox_cpu.CoxCpuBackend.plane_step = plane
                     counter.take()
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     try:
                         res = engine.fit_problem(problem, engine.L1(ratio * top))
                     finally:
                         cox_cpu.CoxCpuBackend.plane_step = True
-                    wall = time.perf_counter() - t0
+                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
                     kernels = counter.take()
                     if plane not in best or wall < best[plane]["wall_s"]:
                         best[plane] = {
                             "ratio": ratio, "lambda": ratio * top, "plane_step": plane, "wall_s": wall,
+                            "cpu_s": cpu,
                             "iterations": res.n_iter, "converged": bool(res.converged),
                             "nonzero": int(np.count_nonzero(res.beta)),
                             "objective": float(-res.loglik + ratio * top * np.abs(res.beta).sum()),
@@ -134,7 +137,8 @@ def run(n, p, density=0.05, ratios=(0.1,), ties="breslow", repeats=2, seed=0, to
             fits += list(best.values())
     record = {"experiment": "cost_model", "n": n, "p": p, "density": density, "ties": ties,
               "tol": tol, "events": int(cohort.n_events), "lambda_max": top,
-              "simulate_s": t_sim, "sort_s": t_sort, "lambda_max_s": t_top,
+              "simulate_s": t_sim, "sort_s": t_sort, "sort_cpu_s": c_sort,
+              "lambda_max_s": t_top,
               **layout_bytes(problem), "fits": fits,
               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
               "machine": machine_info()}
@@ -146,18 +150,20 @@ def _markdown(r):
     lines = [f"# Cost model: N={r['n']:,}, P={r['p']:,} (density {r['density']}, "
              f"{r['events']:,} events, {r['nnz']:,} non-zeros), {r['ties']} ties, tol {r['tol']}",
              "", f"simulate {r['simulate_s']:.2f} s; sort (Problem.from_cohort) "
-             f"{r['sort_s']:.2f} s; lambda_max {r['lambda_max_s']:.2f} s; peak RSS "
+             f"{r['sort_s']:.2f} s (CPU {r['sort_cpu_s']:.2f} s); lambda_max "
+             f"{r['lambda_max_s']:.2f} s; peak RSS "
              f"{r['peak_rss_gb']:.2f} GB", "",
              f"sorted layout {r['layout_bytes_per_row']:.0f} B/row + "
              f"{r['bytes_per_nonzero']:.0f} B/non-zero; backend state "
              f"{r['state_bytes_per_row']:.0f} B/row", "",
-             "| lambda/lambda_max | step | wall (s) | outer steps | non-zero | objective | "
-             "kernel: calls, s |", "|---:|---|---:|---:|---:|---:|---|"]
+             "| lambda/lambda_max | step | wall (s) | CPU (s) | outer steps | non-zero | "
+             "objective | kernel: calls, s |", "|---:|---|---:|---:|---:|---:|---:|---|"]
     for f in r["fits"]:
         ks = sorted(f["kernels"].items(), key=lambda kv: -kv[1]["s"])
         kern = "; ".join(f"{k} {v['calls']}, {v['s']:.2f}" for k, v in ks)
         lines.append(f"| {f['ratio']:.3g} | {'plane' if f['plane_step'] else 'plain'} | "
-                     f"{f['wall_s']:.2f} | {f['iterations']} | {f['nonzero']} | "
+                     f"{f['wall_s']:.2f} | {f['cpu_s']:.2f} | {f['iterations']} | "
+                     f"{f['nonzero']} | "
                      f"{f['objective']:.6f} | {kern} |")
     m = r["machine"]
     lines += ["", f"machine: {m['cpu']}, {m['logical_cores']} logical cores, load average "

@@ -18,8 +18,8 @@ PASSES = [("row passes", ("cox_kernels.risk_set_pass", "cox_cpu.direction_curvat
           ("gradient, all columns", ("hazard_state.column_dots",)),
           ("gradient, L1 zeros", ("hazard_state.column_dots_on",)),
           ("inner solves", ("diagonal_step_kernels.quadratic_cd_u",
-                            "diagonal_step_kernels.block_dots")),
-          ("Gram builds", ("diagonal_step_kernels.gram_matrix",))]
+                            "row_block_parallel.block_dots")),
+          ("Gram builds", ("row_block_parallel.gram_matrix",))]
 
 
 def run(n, p, density=0.05, folds=10, grid=10, seed=0, out="bench/results"):

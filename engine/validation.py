@@ -242,6 +242,8 @@ def check_covariates_finite(X, names, labels=None):
 
 def check_covariates_scale(X, names, labels=None):
     """Raise, naming the column, where |x| > 1e150: x^2 overflows in the information."""
+    if X.data.size == 0 or (X.data.max() <= MAX_COVARIATE and X.data.min() >= -MAX_COVARIATE):
+        return      # no |x| temporary: 4.5 GB at 10^7 rows x 1,000 columns at 5%
     bad = np.flatnonzero(np.abs(X.data) > MAX_COVARIATE)
     if len(bad) == 0:
         return

@@ -4,18 +4,20 @@ import pytest
 import scipy.sparse as sp
 
 import engine
-from engine import modeldata
+from engine import modeldata, numba_layer
 from engine.modeldata import EVENT, GROUP_END, HEAD, _sorted_columns
 
 
 @pytest.mark.parametrize("parallel", [True, False])
-@pytest.mark.parametrize("n", [1, 50, 4096, 10_001])
-def test_sorted_columns_equal_scipy_row_permutation(n, parallel, monkeypatch):
+@pytest.mark.parametrize("n, density", [(1, 0.3), (50, 0.3), (4096, 0.3), (10_001, 0.3),
+                                        (10_001, 0.002), (70_000, 0.01)])
+def test_sorted_columns_equal_scipy_row_permutation(n, density, parallel, monkeypatch):
     """Both builds (parallel over column chunks, and the serial one used where Numba has no
-    thread-safe threading layer) give scipy's row permutation."""
-    monkeypatch.setattr(modeldata, "_threadsafe_parallel", lambda: parallel)
+    thread-safe threading layer) give scipy's row permutation, for columns read back from a
+    bitmap (density 1/256 and more) and columns sorted (sparser)."""
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: parallel)
     rng = np.random.default_rng(n)
-    dense = sp.random(n, 9, density=0.3, random_state=n).toarray()
+    dense = sp.random(n, 9, density=density, random_state=n).toarray()
     dense = np.where(dense != 0, np.round(dense * 3) + 1.0, 0.0)
     dense[:, ::3] = dense[:, ::3] != 0                   # columns 0, 3, 6 are binary
     X = sp.csc_matrix(dense)
@@ -34,10 +36,12 @@ def test_sorted_columns_equal_scipy_row_permutation(n, parallel, monkeypatch):
             np.testing.assert_array_equal(values[vptr[j]:vptr[j] + seg.size], seg)
 
 
-def test_builds_from_several_threads_at_once():
+def test_builds_from_several_threads_at_once(monkeypatch):
     """App sessions build their cohorts concurrently: the parallel build must neither abort
     (Numba's workqueue layer would) nor mix the threads' outputs."""
     from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(numba_layer, "parallel_ok", numba_layer.threadsafe)   # whatever the load
 
     import engine
     cohorts = [engine.simulate(30_000, 40, seed=s) for s in range(4)]

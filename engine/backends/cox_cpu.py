@@ -33,6 +33,7 @@ class CoxCpuBackend:
         self._start = md.start[md.start_order] if self.has_start else np.zeros(0)
         self._start_order = md.start_order if self.has_start else np.zeros(0, np.int64)
         self._scratch = np.zeros(md.n)
+        self._groups = np.empty((4, md.n))     # risk_set_pass's per-group terms
         self.plane = PlaneStep()
         self._next = None      # (beta + step, its eta): the line search's first point
         self._at = None        # the beta that eta = X beta was last formed from in O(nnz)
@@ -75,7 +76,7 @@ class CoxCpuBackend:
         md, s = self.md, self.state
         return k.risk_set_pass(s.eta, s.D, md.weights, md.flags, self.efron, s.shift,
                                self.has_start, md.stop, self._start, self._start_order,
-                               md.strata_bounds, want)
+                               md.strata_bounds, want, self._groups)
 
     def loglik(self) -> float:
         """Log partial likelihood at the current beta."""

@@ -120,7 +120,7 @@ def coordinate_grad_hess(indptr, indices, values, vptr, j, xs, D, w, flags, efro
 
 @njit(cache=True, nogil=True)
 def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_order, bounds,
-                  want):
+                  want, groups):
     """Log partial likelihood; with ``want`` >= 1 the gradient in eta, with 2 also its curvature.
 
     Forward: risk-set sums at each group end give the log-likelihood and per group
@@ -131,12 +131,12 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
         r_k = D_k (A_k - e_k beta_g)                       -> dl/deta_k = w_k e_k - r_k
         h_k = r_k - D_k^2 (G_k - e_k (gamma_g - delta_g))   -> -d2l/deta_k^2 (the diagonal)
     with A_k, G_k the sums of alpha, gamma over the risk sets holding row k.
+    ``groups`` (4 x n) is the caller's scratch for alpha, beta, gamma, delta, kept across
+    passes: four fresh N-vectors per pass were 1.3 GB of page faults per pass at 10^7 rows.
     """
     n = D.size
-    alpha = np.zeros(n)
-    beta = np.zeros(n)
-    gamma = np.zeros(n)
-    delta = np.zeros(n)
+    # per-group terms, written at every group end (only group ends are read back)
+    alpha, beta, gamma, delta = groups[0], groups[1], groups[2], groups[3]
     ll = 0.0
     R0 = S0 = E0 = W = 0.0
     d = 0
@@ -155,6 +155,7 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
             d += 1
             ll += w[i] * eta[i]
         if f & GROUP_END:
+            alpha[i] = beta[i] = gamma[i] = delta[i] = 0.0
             if d > 0:
                 if has_start:
                     t = stop[i]
@@ -182,7 +183,9 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
             d = 0
     r = np.empty(n if want >= 1 else 0)
     h = np.empty(n if want >= 2 else 0)
-    if want >= 1:
+    if want >= 1 and not has_start:
+        _fused_risk_terms(alpha, beta, gamma, delta, D, flags, bounds, want, r, h)
+    elif want >= 1:
         A = _risk_sums(alpha, beta, flags, has_start, stop, start, start_order, bounds)
         for i in range(n):
             r[i] = D[i] * A[i]
@@ -192,6 +195,27 @@ def risk_set_pass(eta, D, w, flags, efron, shift, has_start, stop, start, start_
             for i in range(n):
                 h[i] = r[i] - D[i] * D[i] * G[i]
     return ll, r, h
+
+
+@njit(cache=True, nogil=True)
+def _fused_risk_terms(alpha, beta, gamma, delta, D, flags, bounds, want, r, h):
+    """r (and, for want = 2, h) of risk_set_pass without entry times, in one backward pass:
+    the suffix sums of _risk_sums for alpha and gamma side by side, each row's terms formed as
+    it is passed (the same operations in the same order, so the same numbers)."""
+    for s in range(bounds.size - 1):
+        lo, hi = bounds[s], bounds[s + 1]
+        acc_a = own_a = acc_g = own_g = 0.0
+        for i in range(hi - 1, lo - 1, -1):
+            f = flags[i]
+            if f & GROUP_END:
+                acc_a += alpha[i]
+                own_a = beta[i]
+                acc_g += gamma[i]
+                own_g = gamma[i] - delta[i]
+            ev = f & EVENT
+            r[i] = D[i] * (acc_a - own_a if ev else acc_a)
+            if want >= 2:
+                h[i] = r[i] - D[i] * D[i] * (acc_g - own_g if ev else acc_g)
 
 
 @njit(cache=True, nogil=True)

@@ -122,7 +122,6 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
     u_a and u_a u_b under D (cox_kernels.coordinate_grad_hess with m columns at once).
     One O(N m^2) pass; Breslow or Efron ties, strata and entry times."""
     m, n = U.shape
-    Ut = U.T.copy()        # row i's m values side by side
     R1 = np.zeros(m)
     S1 = np.zeros(m)
     E1 = np.zeros(m)
@@ -150,19 +149,19 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
         R0 += di
         ev = f & EVENT
         for a in range(m):
-            ua = Ut[i, a] * di
+            ua = U[a, i] * di
             R1[a] += ua
             for b in range(a, m):
-                R2[a, b] += ua * Ut[i, b]
+                R2[a, b] += ua * U[b, i]
         if ev:
             E0 += di
             W += w[i]
             d += 1
             for a in range(m):
-                ua = Ut[i, a] * di
+                ua = U[a, i] * di
                 E1[a] += ua
                 for b in range(a, m):
-                    E2[a, b] += ua * Ut[i, b]
+                    E2[a, b] += ua * U[b, i]
         if f & GROUP_END:
             if d > 0:
                 if has_start:
@@ -172,10 +171,10 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
                         r = start_order[q]
                         S0 += D[r]
                         for a in range(m):
-                            ua = Ut[r, a] * D[r]
+                            ua = U[a, r] * D[r]
                             S1[a] += ua
                             for b in range(a, m):
-                                S2[a, b] += ua * Ut[r, b]
+                                S2[a, b] += ua * U[b, r]
                         q += 1
                 terms = d if (efron and d > 1) else 1
                 wt = W / d if (efron and d > 1) else W

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import diagonal_step_kernels as k
 from . import linear_predictor as lp
+from . import row_block_parallel as rb
 from .. import weighted_gram
 
 # Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
@@ -72,8 +73,8 @@ class DiagonalStep:
         self.u = None
         rp, rc, rv = block
         if fresh or self._gram is None:
-            self._gram = k.gram_matrix(rp, rc, rv, coords.size, h)
-        gs = k.block_dots(rp, rc, rv, coords.size, v)
+            self._gram = rb.gram_matrix(rp, rc, rv, coords.size, h)
+        gs = rb.block_dots(rp, rc, rv, coords.size, v)
         delta = np.zeros(beta.size)
         g = np.zeros(beta.size)
         delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
@@ -115,7 +116,7 @@ class DiagonalStep:
             return lp.set_linear_predictor(*self._arrays, delta, self._n)
         coords = np.frombuffer(self._key, np.int64)
         rp, rc, rv = self._block
-        return k.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
+        return rb.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
 
     def _row_block(self, coords):
         """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None
@@ -136,7 +137,7 @@ class DiagonalStep:
                 row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
                 pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)
                 if pairs <= GRAM_PAIRS_PER_NNZ:
-                    block = k.row_block(*self._arrays, coords, self._n)
+                    block = rb.row_block(*self._arrays, coords, self._n)
                 else:
                     dense = many and pairs <= DENSE_PAIRS_PER_NNZ
             self._key, self._block, self._gram, self._dense = key, block, None, dense
