@@ -69,11 +69,26 @@ def block_frame(names, snps, snp_rows, h2, p, beta, se, threshold) -> pd.DataFra
         values[1], values[2], values[3] = p.ravel(), beta.ravel(), se.ravel()
     else:
         trait, column = np.nonzero(p <= threshold)
-        snp = snp_rows[column]
-        values = np.empty((5, len(trait)))
-        values[1], values[2], values[3] = p[trait, column], beta[trait, column], se[trait, column]
+        return pairs_frame(names, snps, snp_rows, h2, trait, column, p[trait, column],
+                           beta[trait, column], se[trait, column])
     values[4] = np.asarray(h2)[trait]
     return frame_of(names, snps, trait, snp, values)
+
+
+def pairs_frame(names, snps, snp_rows, h2, trait, column, p, beta, se) -> pd.DataFrame:
+    """Rows of the listed (trait, block column) pairs of a block, in that order."""
+    values = np.empty((5, len(trait)))
+    values[1], values[2], values[3] = p, beta, se
+    values[4] = np.asarray(h2)[trait]
+    return frame_of(names, snps, trait, snp_rows[column], values)
+
+
+def hits_frame(names, snps, snp_rows, h2, hits, threshold) -> pd.DataFrame:
+    """Rows of a block's ``gpu.Hits`` with p <= threshold (the top-list candidates above it
+    are not output rows)."""
+    keep = hits.p <= threshold
+    return pairs_frame(names, snps, snp_rows, h2, hits.trait[keep], hits.column[keep],
+                       hits.p[keep], hits.beta[keep], hits.se[keep])
 
 
 def ordered(frame: pd.DataFrame, names) -> pd.DataFrame:
@@ -127,6 +142,10 @@ class FrameSink:
                 self.values[row].reshape(t, m)[:, place] = a
         self.values[4].reshape(t, m)[:, place] = np.asarray(h2)[:, None]
 
+    def write_hits(self, snp_rows, h2, hits):
+        """A block's ``gpu.Hits`` (only with a threshold: rows are filtered)."""
+        self.parts.append(hits_frame(self.names, self.snps, snp_rows, h2, hits, self.threshold))
+
     def frame(self) -> pd.DataFrame:
         if self.values is None:
             if not self.parts:
@@ -162,7 +181,13 @@ class ParquetSink:
     def write(self, snp_rows, h2, p, beta, se):
         """Buffer a block's rows; write them once ``buffer_bytes`` are held (one file per
         trait per flush: few, large files even with thousands of traits and a threshold)."""
-        frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
+        self.add(block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold))
+
+    def write_hits(self, snp_rows, h2, hits):
+        """A block's ``gpu.Hits`` (only with a threshold: rows are filtered)."""
+        self.add(hits_frame(self.names, self.snps, snp_rows, h2, hits, self.threshold))
+
+    def add(self, frame):
         if len(frame):
             self.buffer.append(frame)
             self.buffered += len(frame)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .summaries_kernels import tally
+from .summaries_kernels import fold, tally
 
 BINS = 1024
 
@@ -38,6 +38,16 @@ class Summaries:
         threshold = np.inf if self.threshold is None else float(self.threshold)
         tally(p, beta, se, np.asarray(snp_rows, dtype=np.int64), threshold, self.counts,
               self.hits, *self.best, self.kept)
+
+    def add_hits(self, hits, snp_rows: np.ndarray) -> None:
+        """A block's ``gpu.Hits`` (its pairs with p <= threshold and its top-list candidates;
+        the run's histograms with its last block)."""
+        self.tests += hits.m
+        if hits.counts is not None:
+            self.counts += hits.counts
+        threshold = np.inf if self.threshold is None else float(self.threshold)
+        fold(hits.trait, hits.column, hits.p, hits.beta, hits.se,
+             np.asarray(snp_rows, dtype=np.int64), threshold, self.hits, *self.best, self.kept)
 
     def top_hits(self, snps: pd.DataFrame) -> pd.DataFrame:
         """The ``top`` smallest p-values of each trait: Pheno, SNP, Chr, ChrPos, PValue,
