@@ -49,6 +49,7 @@ def test_hits_summaries_and_top_hits_equal_the_cpu(problem, where, top):
 
 
 def test_hits_streamed_to_parquet_equal_the_in_memory_scan(problem, where, tmp_path):
+    pytest.importorskip("pyarrow")
     memory = scan(problem, backend="gpu", pvalue_threshold=0.05)
     streamed = scan(problem, backend="gpu", pvalue_threshold=0.05, output=tmp_path / "out")
     pd.testing.assert_frame_equal(streamed.frame, memory.frame)
