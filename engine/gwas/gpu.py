@@ -61,7 +61,12 @@ def run(problem, m_block, out=None, summaries=None):
     copied = [None, None]
     results = None if summaries is not None else [
         [cupyx.empty_pinned(t * m_block) for _ in range(3)] for _ in range(2)]
-    counts = None if summaries is None else cp.zeros((t, BINS), dtype=cp.int64)
+    counts = None if summaries is None else [cp.zeros((t, BINS), dtype=cp.int64)
+                                             for _ in range(2)]    # one per stream: no race
+    ready = cp.cuda.Event()                  # the uploads above, on the default stream, which
+    ready.record()                           # non-blocking streams do not wait for by themselves
+    for stream in streams:
+        stream.wait_event(ready)
     pending = None
     starts = range(0, problem.genotypes.m, m_block)
     for k, (start, G) in enumerate(blocks.prefetched(problem.genotypes.read, starts, m_block)):
@@ -78,16 +83,18 @@ def run(problem, m_block, out=None, summaries=None):
         stream = streams[slot]
         stream.wait_event(copied[slot])
         with stream:
-            block = _launch(problem, Gd, UT, W, YW, yKy, table, summaries, counts, cp)
+            block = _launch(problem, Gd, UT, W, YW, yKy, table, summaries,
+                            None if counts is None else counts[slot], cp)
             if summaries is None:
                 for a, buffer in zip(block[:3], results[slot]):
-                    a.get(stream=stream, out=buffer[:t * m_b].reshape(t, m_b))
+                    a.get(stream=stream, out=buffer[:t * m_b].reshape(t, m_b), blocking=False)
         if pending is not None:
             yield _finish(*pending, problem.dof)
         pending = (start, m_b, stream, block, None if results is None else results[slot])
     if pending is not None:
-        start, m_b, stream, block, buffers = pending
-        yield _finish(start, m_b, stream, block, buffers, problem.dof, counts)
+        for stream in streams:
+            stream.synchronize()
+        yield _finish(*pending, problem.dof, None if counts is None else counts[0] + counts[1])
 
 
 def _launch(problem, G, UT, W, YW, yKy, table, summaries, counts, cp):
@@ -136,16 +143,18 @@ def _candidates(p, j, summaries, counts, cp):
 
 
 def _finish(start, m_b, stream, block, buffers, dof, counts=None):
-    """Wait for block's stream and hand its results to the host."""
+    """Wait for block's stream and hand its results to the host (``counts``: the run's
+    histograms, given with its last block)."""
     beta, se, p, chosen = block
-    if buffers is None:
-        trait, column = (a.get() for a in chosen.nonzero())      # waits for the stream
-        hits = Hits(m_b, trait, column, *(a[chosen].get() for a in (p, beta, se)))
-        gls.p_value_beyond(hits.beta, hits.se, hits.p, dof)
-        if counts is not None:
-            hits.counts = counts.get()
-        return start, hits
     stream.synchronize()
+    if buffers is None:
+        with stream:
+            trait, column = (a.get() for a in chosen.nonzero())
+            hits = Hits(m_b, trait, column, *(a[chosen].get() for a in (p, beta, se)))
+            gls.p_value_beyond(hits.beta, hits.se, hits.p, dof)
+            if counts is not None:
+                hits.counts = counts.get()
+        return start, hits
     t = p.shape[0]
     beta, se, p = (buffer[:t * m_b].reshape(t, m_b) for buffer in buffers)
     if np.isnan(p).any():

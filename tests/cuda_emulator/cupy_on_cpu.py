@@ -72,7 +72,7 @@ class ndarray(NDArrayOperatorsMixin):
     ndim = property(lambda self: self._a.ndim)
     T = property(lambda self: ndarray(self._a.T))
 
-    def get(self, stream=None, out=None) -> np.ndarray:
+    def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
         """A host copy, or the copy into ``out`` (a C-contiguous host array of the same shape
         and type, as CuPy asks of an asynchronous copy into pinned memory)."""
         _not_capturing("a device-to-host copy")
