@@ -217,14 +217,18 @@ class _Problem:
         m_tile, t_tile = _TILE_SNPS, min(self.t_block, _TILE_TRAITS)
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
         table = gls.tail_table(int(self.dof))
+        tiles = np.empty((2, min(t, t_tile) * min(m_b, m_tile)))    # the GEMM outputs, reused
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
             for i in range(0, m_b, m_tile):
                 snps = slice(i, i + m_tile)
-                beyond = gls_kernels.finish(
-                    W[:, traits].T @ X2[:, snps], YW[:, traits].T @ X[:, snps], yKy[traits],
-                    float(self.dof), *table, beta[traits, snps], se[traits, snps],
-                    p[traits, snps])
+                shape = (len(range(t)[traits]), len(range(m_b)[snps]))
+                sKs, sKy = (a[:shape[0] * shape[1]].reshape(shape) for a in tiles)
+                np.matmul(W[:, traits].T, X2[:, snps], out=sKs)
+                np.matmul(YW[:, traits].T, X[:, snps], out=sKy)
+                beyond = gls_kernels.finish(sKs, sKy, yKy[traits], float(self.dof), *table,
+                                            beta[traits, snps], se[traits, snps],
+                                            p[traits, snps])
                 if beyond:
                     gls.p_value_beyond(beta[traits, snps], se[traits, snps], p[traits, snps],
                                        self.dof)
@@ -343,5 +347,6 @@ def _snp_table(tested: Genotypes) -> pd.DataFrame:
     be)."""
     chrom = pd.to_numeric(pd.Series(tested.chrom), errors="coerce")
     chrom = chrom if not chrom.isna().any() else pd.Series(tested.chrom)
-    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": snp_ids(tested.sid),
+    index = np.arange(tested.m, dtype=np.int32 if tested.m < 2**31 else np.int64)  # exact
+    return pd.DataFrame({"sid_index": index, "SNP": snp_ids(tested.sid),
                          "Chr": chrom.to_numpy(), "ChrPos": tested.pos.astype(float)})
