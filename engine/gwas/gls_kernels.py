@@ -12,17 +12,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def finish(sKs, sKy, yKy, dof, h, c0, c1, c2, c3, F_max, beta, se, p):
     """beta, se, p (t_b x m_b views) of the pairs whose sKs, sKy (t_b x m_b) are given;
-    yKy (t_b,).  Returns how many p were left NaN (F > F_max).  Traits run in parallel
-    (``prange``): every pair's numbers are the serial loop's."""
+    yKy (t_b,).  Returns how many p were left NaN (F > F_max)."""
     nodes = c0.shape[0]
     beyond = 0
-    for j in prange(sKs.shape[0]):
+    for j in range(sKs.shape[0]):
         for i in range(sKs.shape[1]):
             s = sKs[j, i]
             if not s > 0:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Cancelled, CohortError
-from . import blocks, gls, gls_kernels, heritability, missing
+from . import blocks, gls, gls_kernels, halves, heritability, missing
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink, snp_ids
@@ -226,9 +226,10 @@ class _Problem:
                 sKs, sKy = (a[:shape[0] * shape[1]].reshape(shape) for a in tiles)
                 np.matmul(W[:, traits].T, X2[:, snps], out=sKs)
                 np.matmul(YW[:, traits].T, X[:, snps], out=sKy)
-                beyond = gls_kernels.finish(sKs, sKy, yKy[traits], float(self.dof), *table,
-                                            beta[traits, snps], se[traits, snps],
-                                            p[traits, snps])
+                outputs = beta[traits, snps], se[traits, snps], p[traits, snps]
+                beyond = sum(halves.run(gls_kernels.finish, shape[0], lambda rows: (
+                    sKs[rows], sKy[rows], yKy[traits][rows], float(self.dof), *table,
+                    *(a[rows] for a in outputs))))
                 if beyond:
                     gls.p_value_beyond(beta[traits, snps], se[traits, snps], p[traits, snps],
                                        self.dof)

@@ -8,18 +8,18 @@ trait's p-values.  NaN p-values are left out of the histogram and the top list.
 """
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def tally(p, beta, se, snp_rows, threshold, counts, hits, best_p, best_row, best_beta,
           best_se, kept):
     """Fold a block (p, beta, se: t x m_b; ``snp_rows``: (m_b,) SNP indices) into
     ``counts`` (t x bins), ``hits`` (t,) and the top lists (t x top, the first ``kept[j]``
-    entries of row j in use).  Traits run in parallel (``prange``): each touches only its own
-    rows of the outputs."""
+    entries of row j in use).  Each trait touches only its own rows of the outputs, so
+    halves of the traits may run on two threads (``halves``)."""
     bins = counts.shape[1]
-    for j in prange(p.shape[0]):
+    for j in range(p.shape[0]):
         for i in range(p.shape[1]):
             pv = p[j, i]
             if pv != pv:
