@@ -45,7 +45,8 @@ class Hits:
 
 def run(problem, m_block, out=None, summaries=None):
     """Yield (start, beta, se, p) per SNP block of ``problem`` (host arrays, t x m_b), or
-    (start, ``Hits``) when ``summaries`` (a ``Summaries`` with a threshold) is given."""
+    (start, ``Hits``) when ``summaries`` (a ``Summaries`` with a threshold) is given;
+    ``out`` (the CPU's in-place views) is not used: results come back into pinned buffers."""
     import cupy as cp
     import cupyx
 
