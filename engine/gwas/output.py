@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import halves
 from .pages import paged, tiled
 
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
@@ -21,10 +22,17 @@ _FLOATS = COLUMNS[4:]
 _ROW_BYTES = 100            # about one output row in memory (5 floats, ids, codes; with margin)
 
 
-def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
+def frame_of(names, snps: pd.DataFrame, trait, snp, values, ids=None) -> pd.DataFrame:
     """The output frame of rows (trait codes; SNP indices into ``snps``, or None for every SNP
-    of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
-    here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy."""
+    of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos, then PValue,
+    SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy; ``ids``: the
+    ``id_columns`` when already made."""
+    ids = id_columns(names, snps, trait, snp, values) if ids is None else ids
+    return pd.DataFrame({**ids, **dict(zip(_FLOATS, values))}, copy=False)   # nothing copied
+
+
+def id_columns(names, snps: pd.DataFrame, trait, snp, values) -> dict:
+    """Pheno, sid_index, SNP, Chr of ``frame_of``'s rows; fills ChrPos (``values[0]``)."""
     def column(name):
         a = snps[name]
         if isinstance(a.dtype, pd.CategoricalDtype):        # SNP ids: codes, not strings
@@ -39,10 +47,8 @@ def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
         values[0].reshape(len(names), len(position))[:] = position
     else:
         values[0] = position[snp]
-    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names, validate=False),
-               **{name: column(name) for name in ("sid_index", "SNP", "Chr")},
-               **dict(zip(_FLOATS, values))}
-    return pd.DataFrame(columns, copy=False)       # one block per column: nothing copied
+    return {"Pheno": pd.Categorical.from_codes(trait, categories=names, validate=False),
+            **{name: column(name) for name in ("sid_index", "SNP", "Chr")}}
 
 
 def snp_ids(sid) -> pd.Categorical:
@@ -112,6 +118,15 @@ class FrameSink:
         m, t = len(snps), len(names)
         self.values = paged((5, t * m)) if threshold is None else None
         self.parts = []
+        # every row is known in advance: the helper thread makes the id columns (200 MB at
+        # 10^7 rows) while the scan computes
+        self.ids = None if self.values is None else halves.helper().submit(self.every_id)
+
+    def every_id(self) -> dict:
+        m, t = len(self.snps), len(self.names)
+        trait = paged((t, m), np.int16 if t < 2**15 else np.int32)
+        trait[:] = np.arange(t)[:, None]
+        return id_columns(self.names, self.snps, trait.reshape(-1), None, self.values)
 
     def target(self, positions):
         """``views(start, stop)``: beta, se, p (t x block views of the final arrays) for the
@@ -151,10 +166,7 @@ class FrameSink:
             if not self.parts:
                 return empty_frame(self.names)
             return ordered(pd.concat(self.parts, ignore_index=True), self.names)
-        m, t = len(self.snps), len(self.names)
-        trait = paged((t, m), np.int16 if t < 2**15 else np.int32)
-        trait[:] = np.arange(t)[:, None]
-        return frame_of(self.names, self.snps, trait.reshape(-1), None, self.values)
+        return frame_of(self.names, self.snps, None, None, self.values, self.ids.result())
 
     def close(self, result):
         """Nothing to flush in memory."""
