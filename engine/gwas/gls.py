@@ -22,19 +22,12 @@ import functools
 import numpy as np
 from scipy import special
 
-from .pages import paged
-
 
 def rotate(UT, G, xp):
     """X' = U^T G (Algorithm 5 line 4) and X' o X'; SNPs explained by the covariates (residual
-    standard deviation <= 1e-10, FaST-LMM's rule) become zero columns of both.  On the CPU both
-    are fresh per block, so they go on 4 KB pages (``pages``: no huge-page compaction)."""
-    if xp is np:
-        X = np.matmul(UT, G, out=paged((UT.shape[0], G.shape[1])))
-        X2 = np.multiply(X, X, out=paged(X.shape))
-    else:
-        X = UT @ G
-        X2 = X * X
+    standard deviation <= 1e-10, FaST-LMM's rule) become zero columns of both."""
+    X = UT @ G
+    X2 = X * X
     explained = xp.sqrt(X2.sum(axis=0) / G.shape[0]) <= 1e-10
     if explained.any():
         X[:, explained] = 0.0
