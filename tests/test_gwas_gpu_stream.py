@@ -56,3 +56,29 @@ def test_hits_streamed_to_parquet_equal_the_in_memory_scan(problem, where, tmp_p
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "summary.parquet"),
                                   memory.summary)
     np.testing.assert_array_equal(streamed.top_hits.PValue, memory.top_hits.PValue)
+
+
+def test_next_block_is_sent_before_this_block_is_consumed(problem, monkeypatch):
+    """The software pipeline: block k + 1's genotypes go to the device (``ndarray.set``, the
+    copy stream) before block k's results reach the host's summaries and output (``progress``
+    after each block), so on a device the copy and the compute of the next block overlap the
+    host's work on this one."""
+    from cuda_emulator import cupy_on_cpu
+
+    events = []
+    sent = cupy_on_cpu.ndarray.set
+
+    def logged(self, host, stream=None):
+        if self.ndim == 2 and self.shape[0] == 80:            # a genotype block (n = 80)
+            events.append("sent")
+        return sent(self, host, stream)
+
+    def progress(done, total):                               # also called between kinships
+        if done > events.count("consumed"):
+            events.append("consumed")
+
+    monkeypatch.setattr(cupy_on_cpu.ndarray, "set", logged)
+    with cupy_on_cpu.installed():
+        scan(problem, backend="gpu", pvalue_threshold=0.05, progress=progress)
+    # two kinships x two blocks (40 + 25 SNPs): sent 1, sent 2, consumed 1, consumed 2 each
+    assert events == ["sent", "sent", "consumed", "consumed"] * 2
