@@ -15,7 +15,10 @@ is timed on a few problems and extrapolated to m x t (labelled so).
 --fig6 M runs the paper's Fig. 6 shape (n = 1,000, p = 4: intercept, 2 covariates and the
 SNP; t = 10,000 traits) on M SNPs of simulated genotypes, streaming hits (p <= 1e-6) and
 per-trait summaries to Parquet under a 4 GB budget, and extrapolates linearly to m = 10^5 when
-M < 10^5.  Results: bench/results/gwas*.json and .md.
+M < 10^5.  
+--largest M:T runs the paper's largest problem (n = 1,000, m = 10^6, t = 10^5) or a slice of it
+with ``--backend`` (gpu on a device), hits and summaries streamed to Parquet, and extrapolates
+to m = 10^6 (bench/gwas_largest.py).  Results: bench/results/gwas*.json and .md.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bench import gwas_largest
 from bench.report import machine_info
 from engine import gwas
 
@@ -46,7 +50,7 @@ def tiled_bed(m: int) -> Path:
     path = TMP / f"toydata_m{m}.bed"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open_bed(TOY.with_suffix(".bed"), count_A1=False) as b:
+        with open_bed(f"{TOY}.bed", count_A1=False) as b:
             values = b.read(dtype="int8")
             iid, fid = b.iid, b.fid
         reps = -(-m // values.shape[1])
@@ -220,6 +224,8 @@ def write(record, name, out):
                          f"{r.get('speedup_vs_fastlmm_trait_by_trait', '-')} | "
                          f"{r['naive_gls_s_extrapolated']:,} | "
                          f"{r['speedup_vs_naive_extrapolated']:,} |")
+    if "largest" in record:
+        lines += gwas_largest.markdown(record["largest"])
     if "fig6" in record:
         f = record["fig6"]
         lines += ["", f"Fig. 6 shape: n={f['n']:,}, p={f['p']}, t={f['t']:,}, run on "
@@ -246,6 +252,13 @@ def main(argv=None):
                         help="survscan runs per size, the fastest kept (FaST-LMM runs once)")
     parser.add_argument("--fig6", type=int, default=0,
                         help="run the Fig. 6 shape on this many SNPs (0: skip)")
+    parser.add_argument("--largest", default="",
+                        help="M:T: the largest problem's shape on M SNPs and T traits (n = 1,000)")
+    parser.add_argument("--backend", default="gpu", choices=gwas.BACKENDS,
+                        help="backend of --largest")
+    parser.add_argument("--threshold", type=float, default=1e-6,
+                        help="p-value threshold of the hits --largest writes")
+    parser.add_argument("--memory", default="24GB", help="memory budget of --largest")
     parser.add_argument("--out", default="bench/results")
     parser.add_argument("--name", default="gwas")
     args = parser.parse_args(argv)
@@ -255,6 +268,11 @@ def main(argv=None):
         sizes = [tuple(int(float(v)) for v in s.split(":")) for s in args.sizes.split(",")]
         naive = tuple(int(v) for v in args.naive.split(":"))
         record["sizes"] = sizes_run(sizes, args.fastlmm_max_t, naive, args.repeats)
+    if args.largest:
+        m, t = (int(float(v)) for v in args.largest.split(":"))
+        print(f"largest problem slice: m={m:,} t={t:,} on {args.backend} ...", flush=True)
+        record["largest"] = gwas_largest.run(m, t, args.backend, args.threshold, args.memory)
+        print("  ", record["largest"], flush=True)
     if args.fig6:
         print(f"Fig. 6 shape on {args.fig6:,} SNPs ...", flush=True)
         record["fig6"] = fig6_run(args.fig6)

@@ -7,8 +7,10 @@
 # It installs the carried wheels into a folder beside the image's own packages (no network
 # there), prints the device, runs every gpu-marked test (GPU = CPU to 1e-8) and the CPU-vs-GPU
 # benchmark (bench/gpu.py; "quick": N = 100,000 only), the horseshoe probit sampler at the paper's
-# size (bench/bayes.py run_gpu), and leaves the logs and results in $OUT, with everything also
-# packed into $OUT/device_results.tar.gz (the device tool returns at most 8 files).
+# size (bench/bayes.py run_gpu), the paper's largest multi-trait GWAS (bench/gwas_largest.py), and
+# leaves the logs and results in $OUT, with everything also packed into
+# $OUT/device_results.tar.gz (the device tool returns at most 8 files).
+# `bash bench/on_device.sh gwas` runs the GWAS step alone (it needs most of a call's 10 minutes).
 # Each step has its own time limit so that the call ends, and returns its files, inside the
 # device tool's 10 minutes; test modules the image cannot import (the app's, Panel is absent)
 # are reported and passed over rather than stopping the gpu-marked tests of the others.
@@ -21,6 +23,8 @@ python3 -m pip install --quiet --no-index --no-deps --target "$SITE" .device-whe
 export PYTHONPATH="$PWD:$SITE${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/device.txt"
 python3 -c "import cupy, numpy, numba; print('cupy', cupy.__version__, 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion(), 'numpy', numpy.__version__, 'numba', numba.__version__)" | tee -a "$OUT/device.txt"
+python3 -c "import pyarrow; print('pyarrow', pyarrow.__version__)" 2>&1 | tail -1 | tee -a "$OUT/device.txt"
+if [ "${1:-}" != gwas ]; then
 timeout "${TEST_LIMIT:-220}" python3 -m pytest -q -m gpu -n 4 -p no:cacheprovider -p no:benchmark \
     --continue-on-collection-errors -rfE tests/ 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 tests=${PIPESTATUS[0]}
@@ -33,5 +37,19 @@ bayes=()
 [ "${1:-}" = quick ] && bayes=(--n 100000 --iterations 2000)
 timeout "${BAYES_LIMIT:-90}" python3 -m bench.bayes gpu --out "$OUT" "${bayes[@]}" 2>&1 \
     | tee "$OUT/bench_bayes_gpu.log" | tail -5
+else
+tests=0
+fi
+# the largest GWAS problem of FabregatTraver2014 (n = 1,000, m = 10^6, t = 10^5; target < 15 min on
+# an H100): hits (p <= 1e-6) and per-trait summaries streamed to Parquet, time per SNP block;
+# GWAS_SHAPE=M:T runs a slice (extrapolated to m = 10^6); "quick": 100,000 SNPs x 10,000 traits
+shape=${GWAS_SHAPE:-1000000:100000}
+[ "${1:-}" = quick ] && shape=100000:10000
+limit=${GWAS_LIMIT:-540}
+[ "${1:-}" = quick ] && limit=${GWAS_LIMIT:-120}
+if [ "${1:-}" = gwas ] || [ "${1:-}" = quick ] || [ -n "${GWAS_SHAPE:-}" ]; then
+timeout "$limit" python3 -m bench gwas --sizes "" --largest "$shape" --backend gpu \
+    --out "$OUT" --name gwas_largest_gpu 2>&1 | tee "$OUT/bench_gwas_gpu.log" | tail -5
+fi
 tar -czf /tmp/device_results.tar.gz -C "$OUT" . && mv /tmp/device_results.tar.gz "$OUT/"
 exit "$tests"

@@ -49,12 +49,6 @@ def association(X, X2, W, YW, yKy, dof, xp):
     return beta, var
 
 
-def p_value(beta: np.ndarray, var: np.ndarray, dof: int) -> np.ndarray:
-    """P(F(1, dof) > beta^2 / Var(beta)): FaST-LMM's ``stats.f.sf(chi2, 1, n - (p_L + 1))``,
-    through ``f_tail(dof)`` (to 1e-12 relative, 10-20x faster than ``special.fdtrc``)."""
-    return f_tail(int(dof))(beta * beta / var)
-
-
 def p_value_beyond(beta, se, p, dof: int) -> None:
     """Fill the p left NaN by ``gls_kernels.finish`` (F beyond the table) with
     ``special.fdtrc``."""
@@ -92,26 +86,34 @@ def f_tail(dof: int):
     density) matches ``special.fdtrc`` to about 1e-12 relative wherever p > 1e-290; beyond
     the table's last node (|t| = 40, or where p <= 1e-290) ``special.fdtrc`` itself is used.
     """
-    h, c0, c1, c2, c3, F_max = tail_table(dof)
-    nodes = len(c0)
+    table = tail_table(dof)
 
     def sf(F):
         F = np.asarray(F, dtype=float)
-        u = np.sqrt(F)
-        u *= 1.0 / h
-        np.minimum(u, float(nodes), out=u)
-        i = u.astype(np.int64)
-        np.minimum(i, nodes - 1, out=i)
-        u -= i
-        np.minimum(u, 1.0, out=u)
-        p = c3.take(i)                                    # Horner: ((c3 u + c2) u + c1) u + c0
-        for c in (c2, c1, c0):
-            p *= u
-            p += c.take(i)
-        np.exp(p, out=p)
-        beyond = F > F_max
+        p = tail_p(F, table, np)
+        beyond = np.isnan(p)
         if beyond.any():
             p[beyond] = special.fdtrc(1.0, dof, F[beyond])
         return p
 
     return sf
+
+
+def tail_p(F, table, xp):
+    """P(F(1, dof) > F) from ``tail_table(dof)``'s cubic (its coefficient arrays on ``xp``'s
+    device), NaN where F > F_max (beyond the table: ``special.fdtrc`` there)."""
+    h, c0, c1, c2, c3, F_max = table
+    nodes = len(c0)
+    u = xp.sqrt(F)
+    u *= 1.0 / h
+    xp.minimum(u, float(nodes), out=u)
+    i = u.astype(xp.int64)
+    xp.minimum(i, nodes - 1, out=i)
+    u -= i
+    xp.minimum(u, 1.0, out=u)
+    p = c3.take(i)                                    # Horner: ((c3 u + c2) u + c1) u + c0
+    for c in (c2, c1, c0):
+        p *= u
+        p += c.take(i)
+    xp.exp(p, out=p)
+    return xp.where(F > F_max, xp.nan, p)

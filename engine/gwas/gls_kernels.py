@@ -1,4 +1,4 @@
-"""The CPU's last step of ``gls.association`` and ``gls.p_value`` fused: beta, SE and p of a
+"""The CPU's last step of ``gls.association`` and ``gls.tail_p`` fused: beta, SE and p of a
 tile of (trait, SNP) pairs from its two GEMM outputs in one pass, written in place.
 
 For every pair, with S_BR = sKs, b_B = sKy (``gls`` module docstring):

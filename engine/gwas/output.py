@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import halves
 from .pages import paged, tiled
 
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
@@ -21,10 +22,17 @@ _FLOATS = COLUMNS[4:]
 _ROW_BYTES = 100            # about one output row in memory (5 floats, ids, codes; with margin)
 
 
-def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
+def frame_of(names, snps: pd.DataFrame, trait, snp, values, ids=None) -> pd.DataFrame:
     """The output frame of rows (trait codes; SNP indices into ``snps``, or None for every SNP
-    of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos is filled
-    here, then PValue, SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy."""
+    of ``snps`` once per trait) whose float columns ``values`` (5 x rows: ChrPos, then PValue,
+    SnpWeight, SnpWeightSE, Nullh2) become its float columns without a copy; ``ids``: the
+    ``id_columns`` when already made."""
+    ids = id_columns(names, snps, trait, snp, values) if ids is None else ids
+    return pd.DataFrame({**ids, **dict(zip(_FLOATS, values))}, copy=False)   # nothing copied
+
+
+def id_columns(names, snps: pd.DataFrame, trait, snp, values) -> dict:
+    """Pheno, sid_index, SNP, Chr of ``frame_of``'s rows; fills ChrPos (``values[0]``)."""
     def column(name):
         a = snps[name]
         if isinstance(a.dtype, pd.CategoricalDtype):        # SNP ids: codes, not strings
@@ -39,10 +47,8 @@ def frame_of(names, snps: pd.DataFrame, trait, snp, values) -> pd.DataFrame:
         values[0].reshape(len(names), len(position))[:] = position
     else:
         values[0] = position[snp]
-    columns = {"Pheno": pd.Categorical.from_codes(trait, categories=names, validate=False),
-               **{name: column(name) for name in ("sid_index", "SNP", "Chr")},
-               **dict(zip(_FLOATS, values))}
-    return pd.DataFrame(columns, copy=False)       # one block per column: nothing copied
+    return {"Pheno": pd.Categorical.from_codes(trait, categories=names, validate=False),
+            **{name: column(name) for name in ("sid_index", "SNP", "Chr")}}
 
 
 def snp_ids(sid) -> pd.Categorical:
@@ -69,11 +75,26 @@ def block_frame(names, snps, snp_rows, h2, p, beta, se, threshold) -> pd.DataFra
         values[1], values[2], values[3] = p.ravel(), beta.ravel(), se.ravel()
     else:
         trait, column = np.nonzero(p <= threshold)
-        snp = snp_rows[column]
-        values = np.empty((5, len(trait)))
-        values[1], values[2], values[3] = p[trait, column], beta[trait, column], se[trait, column]
+        return pairs_frame(names, snps, snp_rows, h2, trait, column, p[trait, column],
+                           beta[trait, column], se[trait, column])
     values[4] = np.asarray(h2)[trait]
     return frame_of(names, snps, trait, snp, values)
+
+
+def pairs_frame(names, snps, snp_rows, h2, trait, column, p, beta, se) -> pd.DataFrame:
+    """Rows of the listed (trait, block column) pairs of a block, in that order."""
+    values = np.empty((5, len(trait)))
+    values[1], values[2], values[3] = p, beta, se
+    values[4] = np.asarray(h2)[trait]
+    return frame_of(names, snps, trait, snp_rows[column], values)
+
+
+def hits_frame(names, snps, snp_rows, h2, hits, threshold) -> pd.DataFrame:
+    """Rows of a block's ``gpu.Hits`` with p <= threshold (the top-list candidates above it
+    are not output rows)."""
+    keep = hits.p <= threshold
+    return pairs_frame(names, snps, snp_rows, h2, hits.trait[keep], hits.column[keep],
+                       hits.p[keep], hits.beta[keep], hits.se[keep])
 
 
 def ordered(frame: pd.DataFrame, names) -> pd.DataFrame:
@@ -97,6 +118,15 @@ class FrameSink:
         m, t = len(snps), len(names)
         self.values = paged((5, t * m)) if threshold is None else None
         self.parts = []
+        # every row is known in advance: the helper thread makes the id columns (200 MB at
+        # 10^7 rows) while the scan computes
+        self.ids = None if self.values is None else halves.helper().submit(self.every_id)
+
+    def every_id(self) -> dict:
+        m, t = len(self.snps), len(self.names)
+        trait = paged((t, m), np.int16 if t < 2**15 else np.int32)
+        trait[:] = np.arange(t)[:, None]
+        return id_columns(self.names, self.snps, trait.reshape(-1), None, self.values)
 
     def target(self, positions):
         """``views(start, stop)``: beta, se, p (t x block views of the final arrays) for the
@@ -127,15 +157,16 @@ class FrameSink:
                 self.values[row].reshape(t, m)[:, place] = a
         self.values[4].reshape(t, m)[:, place] = np.asarray(h2)[:, None]
 
+    def write_hits(self, snp_rows, h2, hits):
+        """A block's ``gpu.Hits`` (only with a threshold: rows are filtered)."""
+        self.parts.append(hits_frame(self.names, self.snps, snp_rows, h2, hits, self.threshold))
+
     def frame(self) -> pd.DataFrame:
         if self.values is None:
             if not self.parts:
                 return empty_frame(self.names)
             return ordered(pd.concat(self.parts, ignore_index=True), self.names)
-        m, t = len(self.snps), len(self.names)
-        trait = paged((t, m), np.int16 if t < 2**15 else np.int32)
-        trait[:] = np.arange(t)[:, None]
-        return frame_of(self.names, self.snps, trait.reshape(-1), None, self.values)
+        return frame_of(self.names, self.snps, None, None, self.values, self.ids.result())
 
     def close(self, result):
         """Nothing to flush in memory."""
@@ -162,7 +193,13 @@ class ParquetSink:
     def write(self, snp_rows, h2, p, beta, se):
         """Buffer a block's rows; write them once ``buffer_bytes`` are held (one file per
         trait per flush: few, large files even with thousands of traits and a threshold)."""
-        frame = block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold)
+        self.add(block_frame(self.names, self.snps, snp_rows, h2, p, beta, se, self.threshold))
+
+    def write_hits(self, snp_rows, h2, hits):
+        """A block's ``gpu.Hits`` (only with a threshold: rows are filtered)."""
+        self.add(hits_frame(self.names, self.snps, snp_rows, h2, hits, self.threshold))
+
+    def add(self, frame):
         if len(frame):
             self.buffer.append(frame)
             self.buffered += len(frame)

@@ -9,6 +9,7 @@ per-trait summaries.  Numbers are FaST-LMM ``single_snp``'s.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import Cancelled, CohortError
-from . import blocks, gls, gls_kernels, heritability, missing
+from . import blocks, gls, gls_kernels, halves, heritability, missing
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink, snp_ids
@@ -121,7 +122,7 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     done, total = 0, sum(-(-len(positions) // m_block) for _, positions, _ in groups)
     step = _Steps(progress, cancel, total)
     step(done)
-    with _backend(backend, scheduler, n_workers) as run:
+    with _backend(backend, scheduler, n_workers, summaries) as run:
         for label, positions, K in groups:
             step(done)
             null_start = time.perf_counter()
@@ -129,10 +130,17 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
             null_s += time.perf_counter() - null_start
             h2_cols[label], s2_cols[label] = h2, sigma2
             problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
-            for start, beta, se, p in run(problem, m_block, sink.target(positions)):
-                snp_rows = positions[start:start + beta.shape[1]]
-                summaries.add(p, beta, se, snp_rows)
-                sink.write(snp_rows, h2, p, beta, se)
+            for start, *block in run(problem, m_block, sink.target(positions)):
+                if len(block) == 1:             # the GPU's hits and top-list candidates
+                    hits = block[0]
+                    snp_rows = positions[start:start + hits.m]
+                    summaries.add_hits(hits, snp_rows)
+                    sink.write_hits(snp_rows, h2, hits)
+                else:
+                    beta, se, p = block
+                    snp_rows = positions[start:start + beta.shape[1]]
+                    summaries.add(p, beta, se, snp_rows)
+                    sink.write(snp_rows, h2, p, beta, se)
                 done += 1
                 step(done)
     clock["scan"] = time.perf_counter()
@@ -199,54 +207,46 @@ class _Problem:
         YW = self.UY * W
         return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
 
-    def compute(self, G, xp, device, tile=None, out=None):
-        """beta, SE and p (each t x m_b, trait-major, on the host; written into ``out`` when
-        given) of a standardised genotype block G (n x m_b), in tiles of (traits, SNPs) that
-        keep the GEMM outputs in cache; on the CPU the last step is one fused pass
-        (``gls_kernels.finish``)."""
+    def compute(self, G, device, out=None):
+        """beta, SE and p (each t x m_b, trait-major; written into ``out`` when given) of a
+        standardised genotype block G (n x m_b), in tiles of (traits, SNPs) that keep the GEMM
+        outputs in cache, each tile's last step one fused pass (``gls_kernels.finish``)."""
         UT, W, YW, yKy = device
-        X, X2 = gls.rotate(UT, xp.asarray(G), xp)
+        X, X2 = gls.rotate(UT, G, np)
         m_b, t = G.shape[1], W.shape[1]
-        m_tile, t_tile = tile or (_TILE_SNPS, min(self.t_block, _TILE_TRAITS))
+        m_tile, t_tile = _TILE_SNPS, min(self.t_block, _TILE_TRAITS)
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
-        if xp is np:
-            table = gls.tail_table(int(self.dof))
+        table = gls.tail_table(int(self.dof))
+        tiles = np.empty((2, min(t, t_tile) * min(m_b, m_tile)))    # the GEMM outputs, reused
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
             for i in range(0, m_b, m_tile):
                 snps = slice(i, i + m_tile)
-                if xp is np:
-                    beyond = gls_kernels.finish(
-                        W[:, traits].T @ X2[:, snps], YW[:, traits].T @ X[:, snps], yKy[traits],
-                        float(self.dof), *table, beta[traits, snps], se[traits, snps],
-                        p[traits, snps])
-                    if beyond:
-                        gls.p_value_beyond(beta[traits, snps], se[traits, snps],
-                                           p[traits, snps], self.dof)
-                    continue
-                b, v = gls.association(X[:, snps], X2[:, snps], W[:, traits], YW[:, traits],
-                                       yKy[traits], self.dof, xp)
-                b, v = _host(b), _host(v)
-                beta[traits, snps] = b
-                p[traits, snps] = gls.p_value(b, v, self.dof)
-                np.sqrt(v, out=se[traits, snps])
+                shape = (len(range(t)[traits]), len(range(m_b)[snps]))
+                sKs, sKy = (a[:shape[0] * shape[1]].reshape(shape) for a in tiles)
+                np.matmul(W[:, traits].T, X2[:, snps], out=sKs)
+                np.matmul(YW[:, traits].T, X[:, snps], out=sKy)
+                outputs = beta[traits, snps], se[traits, snps], p[traits, snps]
+                beyond = sum(halves.run(gls_kernels.finish, shape[0], lambda rows: (
+                    sKs[rows], sKy[rows], yKy[traits][rows], float(self.dof), *table,
+                    *(a[rows] for a in outputs))))
+                if beyond:
+                    gls.p_value_beyond(beta[traits, snps], se[traits, snps], p[traits, snps],
+                                       self.dof)
         return beta, se, p
 
     def __call__(self, start_stop):
         """A Dask task: read, standardise and test SNPs start:stop (NumPy on the worker)."""
         start, stop = start_stop
         device = (self.basis.U.T.copy(), *self.weights(np))
-        return (start, *self.compute(self.genotypes.read(start, stop), np, device))
-
-
-def _host(a):
-    return a.get() if hasattr(a, "get") else a
+        return (start, *self.compute(self.genotypes.read(start, stop), device))
 
 
 @contextlib.contextmanager
-def _backend(backend, scheduler, n_workers):
+def _backend(backend, scheduler, n_workers, summaries):
     """Yield ``run(problem, m_block, out)``: a generator of (start, beta, se, p) per SNP
-    block, written into ``out(start, stop)``'s arrays where it gives them (``FrameSink``)."""
+    block, written into ``out(start, stop)``'s arrays where it gives them (``FrameSink``);
+    the GPU's, with a p-value threshold, of (start, ``gpu.Hits``)."""
     if backend == "dask":
         from .distributed import DaskBlocks
 
@@ -254,17 +254,18 @@ def _backend(backend, scheduler, n_workers):
             yield run
         return
     if backend == "gpu":
-        import cupy as xp
-    else:
-        xp = np
+        from . import gpu
+
+        yield functools.partial(gpu.run, summaries=summaries if summaries.threshold is not None
+                                else None)
+        return
 
     def run(problem, m_block, out=None):
-        device = (xp.asarray(np.ascontiguousarray(problem.basis.U.T)), *problem.weights(xp))
-        tile = None if xp is np else (m_block, problem.t_block)   # a GPU takes whole blocks
+        device = (np.ascontiguousarray(problem.basis.U.T), *problem.weights(np))
         starts = range(0, problem.genotypes.m, m_block)
         for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
             views = None if out is None else out(start, start + G.shape[1])
-            yield (start, *problem.compute(G, xp, device, tile, views))
+            yield (start, *problem.compute(G, device, views))
 
     yield run
 
@@ -347,5 +348,6 @@ def _snp_table(tested: Genotypes) -> pd.DataFrame:
     be)."""
     chrom = pd.to_numeric(pd.Series(tested.chrom), errors="coerce")
     chrom = chrom if not chrom.isna().any() else pd.Series(tested.chrom)
-    return pd.DataFrame({"sid_index": np.arange(tested.m), "SNP": snp_ids(tested.sid),
+    index = np.arange(tested.m, dtype=np.int32 if tested.m < 2**31 else np.int64)  # exact
+    return pd.DataFrame({"sid_index": index, "SNP": snp_ids(tested.sid),
                          "Chr": chrom.to_numpy(), "ChrPos": tested.pos.astype(float)})

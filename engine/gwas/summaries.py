@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .summaries_kernels import tally
+from . import halves
+from .summaries_kernels import fold, tally
 
 BINS = 1024
 
@@ -36,8 +37,20 @@ class Summaries:
         """p, beta, se: t x m_b of one SNP block (trait-major); ``snp_rows``: (m_b,) SNPs."""
         self.tests += p.shape[1]
         threshold = np.inf if self.threshold is None else float(self.threshold)
-        tally(p, beta, se, np.asarray(snp_rows, dtype=np.int64), threshold, self.counts,
-              self.hits, *self.best, self.kept)
+        snp_rows = np.asarray(snp_rows, dtype=np.int64)
+        halves.run(tally, p.shape[0], lambda rows: (
+            p[rows], beta[rows], se[rows], snp_rows, threshold, self.counts[rows],
+            self.hits[rows], *(a[rows] for a in self.best), self.kept[rows]))
+
+    def add_hits(self, hits, snp_rows: np.ndarray) -> None:
+        """A block's ``gpu.Hits`` (its pairs with p <= threshold and its top-list candidates;
+        the run's histograms with its last block)."""
+        self.tests += hits.m
+        if hits.counts is not None:
+            self.counts += hits.counts
+        threshold = np.inf if self.threshold is None else float(self.threshold)
+        fold(hits.trait, hits.column, hits.p, hits.beta, hits.se,
+             np.asarray(snp_rows, dtype=np.int64), threshold, self.hits, *self.best, self.kept)
 
     def top_hits(self, snps: pd.DataFrame) -> pd.DataFrame:
         """The ``top`` smallest p-values of each trait: Pheno, SNP, Chr, ChrPos, PValue,

@@ -72,11 +72,19 @@ class ndarray(NDArrayOperatorsMixin):
     ndim = property(lambda self: self._a.ndim)
     T = property(lambda self: ndarray(self._a.T))
 
-    def get(self) -> np.ndarray:
+    def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
+        """A host copy, or the copy into ``out`` (a C-contiguous host array of the same shape
+        and type, as CuPy asks of an asynchronous copy into pinned memory)."""
         _not_capturing("a device-to-host copy")
-        return self._a.copy()
+        if out is None:
+            return self._a.copy()
+        if isinstance(out, ndarray) or out.shape != self.shape or out.dtype != self.dtype \
+                or not out.flags.c_contiguous:
+            raise ValueError("get(out=): a C-contiguous NumPy array of the same shape and type")
+        out[...] = self._a
+        return out
 
-    def set(self, host):
+    def set(self, host, stream=None):
         """Copy a host array of the same shape into this device array."""
         _not_capturing("a host-to-device copy")
         if isinstance(host, ndarray) or host.shape != self.shape:
@@ -245,11 +253,35 @@ class Graph:
             kernel(grid, block, args)
 
 
+class Event:
+    """cupy.cuda.Event: work runs at once here, so every recorded event has completed."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.recorded = False
+
+    def record(self, stream=None):
+        _not_capturing("an event record")
+        self.recorded = True
+
+    def synchronize(self):
+        if not self.recorded:
+            raise RuntimeError("emulator: synchronize() on an event never recorded")
+
+    @property
+    def done(self) -> bool:
+        return True
+
+
 class Stream:
     """cupy.cuda.Stream: work runs at once (synchronously); capture records launches."""
 
     def __init__(self, null=False, non_blocking=False, ptds=False):
         self._recording = None
+
+    def wait_event(self, event):
+        """Later work on this stream waits for ``event`` (recorded first, as CUDA asks)."""
+        if not event.recorded:
+            raise RuntimeError("emulator: wait_event() on an event never recorded")
 
     def __enter__(self):
         return self
@@ -282,13 +314,15 @@ def _cupy_module():
     mod.__doc__ = __doc__
     mod.ndarray = ndarray
     mod.asarray, mod.array, mod.asnumpy, mod.RawModule = asarray, array, asnumpy, RawModule
-    mod.cuda = types.SimpleNamespace(runtime=_Runtime, Stream=Stream, Graph=Graph)
+    mod.cuda = types.SimpleNamespace(runtime=_Runtime, Stream=Stream, Graph=Graph,
+                                     Event=Event)
     for name in ("zeros", "empty", "ones", "full", "arange"):
         setattr(mod, name, _device_function(name))
     for name in ("empty_like", "zeros_like", "ascontiguousarray", "exp", "log", "sqrt", "where",
                  "multiply", "add", "subtract",
                  "stack", "concatenate", "sum", "outer", "abs", "maximum", "minimum", "cumsum",
-                 "searchsorted", "dot", "isfinite", "all", "any"):
+                 "searchsorted", "dot", "isfinite", "all", "any", "bincount", "nonzero",
+                 "isnan", "floor", "clip"):
         setattr(mod, name, _device_function(name))
     mod.__getattr__ = lambda name: getattr(np, name)       # dtypes: cupy.float64 is numpy's
     return mod
@@ -348,6 +382,7 @@ def csc_matrix(arg, shape=None):
 
 def _cupyx_modules():
     cupyx = types.ModuleType("cupyx")
+    cupyx.empty_pinned = np.empty          # pinned host memory: plain host memory here
     scipy_ = types.ModuleType("cupyx.scipy")
     sparse = types.ModuleType("cupyx.scipy.sparse")
     sparse.csc_matrix = csc_matrix
