@@ -11,8 +11,11 @@ until each sees its fit converged, and every page's coefficients read back and c
 fit of the same data in this process. (3) Unless ``--no-niced``, phase (1) again in a fresh
 browser whose threads are kept at ``nice 19``: the users' browsers would run on their own machines,
 so this run lets the server's work go first on the shared cores. It is reported beside the plain
-figure, never instead of it. Every clock starts at the page's ``goto``, the browser already
-running; the load average is recorded before and after each phase.
+figure, never instead of it. (4) The server alone: ``--arrivals`` page requests at once with
+no browser (each request builds that user's session; the document then goes over the websocket,
+which this phase does not open): the seconds until each page's HTML is back. Every browser clock
+starts at the page's ``goto``, the browser already running; the load average is recorded before
+and after each phase.
 """
 
 from __future__ import annotations
@@ -148,9 +151,15 @@ def load_average() -> list[float]:
 
 
 def browser_processes(server_pid: int) -> list[psutil.Process]:
-    """The Chromium processes this benchmark started."""
-    return [q for q in psutil.Process().children(recursive=True)
-            if q.pid != server_pid and "chrom" in q.name()]
+    """The Chromium processes this benchmark started (and still running)."""
+    found = []
+    for q in psutil.Process().children(recursive=True):
+        try:
+            if q.pid != server_pid and "chrom" in q.name():
+                found.append(q)
+        except psutil.Error:
+            pass  # a process that ended meanwhile
+    return found
 
 
 def browser_threads(server_pid: int) -> list[int]:
@@ -260,6 +269,27 @@ async def measure(url, arrivals, fits, server_pid, niced):
             "niced": nice}
 
 
+def requests_alone(url: str, n: int) -> tuple[list[float], dict]:
+    """``n`` page requests at once, no browser: seconds until each page's HTML is back."""
+    load = {"before": load_average()}
+    seconds = [None] * n
+
+    def get(k):
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(url, timeout=TIMEOUT_MS / 1e3) as response:
+            response.read()
+        seconds[k] = time.perf_counter() - t0
+
+    threads = [threading.Thread(target=get, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    load["after"] = load_average()
+    print(f"page HTML, {n} requests together, no browser (s): {seconds}; load {load}", flush=True)
+    return seconds, load
+
+
 def lone_fit() -> dict:
     """rossi fitted as a fresh session would (the app's store, in this process)."""
     sys.path.insert(0, str(ROOT))
@@ -276,6 +306,7 @@ def run(arrivals=6, fits=10, out="bench/results", niced=True):
     with Server() as server:
         idle_mb = server.rss_mb()
         got = asyncio.run(measure(server.url, arrivals, fits, server.proc.pid, niced))
+        alone, alone_load = requests_alone(server.url, arrivals)
         peak_mb = max(server.samples)
         after_mb = server.rss_mb()
     ready, opened, done, nice = got["ready"], got["opened"], got["done"], got["niced"]
@@ -285,6 +316,7 @@ def run(arrivals=6, fits=10, out="bench/results", niced=True):
         "experiment": "serve", "arrivals": arrivals, "fits": fits, "timeout_s": TIMEOUT_MS / 1e3,
         "page_ready_s": ready, "page_ready_load_average": got["load"],
         "page_ready_browsers_niced": nice,
+        "server_alone_page_html_s": alone, "server_alone_load_average": alone_load,
         "fit_users_page_ready_s": opened, "fit_done_s": done_s,
         "fits_equal_lone_fit": equal,
         "server_rss_mb": {"idle": idle_mb, "peak": peak_mb, "after": after_mb},
@@ -308,7 +340,9 @@ def run(arrivals=6, fits=10, out="bench/results", niced=True):
     if nice is not None:
         lines.append(f"| page ready, {arrivals} arriving together, browsers at nice 19 (s) | "
                      f"{span(nice['page_ready_s'])} | {loads(nice['load_average'])} |")
-    lines += [f"| page ready, {fits} more arriving together (s) | {span(opened)} | |",
+    lines += [f"| server alone: page HTML (session built), {arrivals} requests together, no "
+              f"browser (s) | {span(alone)} | {loads(alone_load)} |",
+              f"| page ready, {fits} more arriving together (s) | {span(opened)} | |",
               f"| fit done after all pressed Fit, {len(done)} users (s) | {span(done_s)} | |",
               "",
              f"Every page's coefficients equal a lone fit: {all(equal)} "

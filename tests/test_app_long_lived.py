@@ -18,6 +18,5 @@ def test_freeze_imports_freezes_once(monkeypatch):
         later = [[k] for k in range(1000)]  # a session's objects, made after the first call
         long_lived.freeze_imports()
         assert gc.get_freeze_count() == frozen  # ... are not frozen by a second call
-        assert len(later) == 1000
     finally:
         gc.unfreeze()
