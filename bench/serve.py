@@ -1,7 +1,7 @@
 """Many users on one served app: page-ready time for users arriving together, and concurrent
 rossi fits (all correct, server memory bounded).
 
-python -m bench serve [--arrivals 6] [--fits 10] [--out bench/results]
+python -m bench serve [--arrivals 6] [--fits 10] [--out bench/results] [--no-niced]
 
 Starts ``panel serve app/main.py`` on a free local port, drives headless Chromium (Playwright,
 /usr/bin/chromium) with one browser context per user, and samples the server's resident memory
@@ -255,7 +255,7 @@ async def measure(url, arrivals, fits, server_pid, niced):
         finally:
             await browser.close()
         nice = None
-        if niced:  # a fresh browser, every process of it at nice 19
+        if niced:  # a fresh browser, every thread of it held at nice 19
             browser = await launch(p)
             try:
                 with Niced(server_pid):
