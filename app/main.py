@@ -19,6 +19,7 @@ from app.autosave import Autosaver
 from app.autosave import load as load_saved
 from app.bayes_state import BayesState
 from app.lazy_tab import LazyTabs
+from app.long_lived import freeze_imports
 from app.named_analyses import NamedAnalyses
 from app.store import Store
 from app.views.analyses import AnalysesView
@@ -170,4 +171,5 @@ def build_app(sample: str | None = "rossi", autosave: bool = False) -> App:
 
 
 if pn.state.served:
+    freeze_imports()
     build_app(autosave=True).template().servable(title="survscan")

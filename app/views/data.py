@@ -11,6 +11,7 @@ import engine
 
 from ..samples import SAMPLES
 from .. import config
+from ..lazy_tab import LazyTabs
 from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
 from ..memory import check_simulation, check_upload
 from ..store import Store, duckdb_source, upload_source
@@ -58,16 +59,18 @@ class DataView(Viewer):
         self.sim_seed = pn.widgets.IntInput(label="seed", value=0, start=0)
         self.simulate = pn.widgets.Button(label="Simulate cohort", color="primary")
         self.simulate.on_click(self._simulate)
-        self.sources = pn.Tabs(
-            ("Sample", pn.Column(self.sample, self.open_sample)),
-            ("File", pn.Column(self.file, markdown(
+        # the File, DuckDB and Simulate panes are drawn when first opened (a first page with
+        # fewer models loads faster in the browser; the widgets exist and keep their values)
+        self.sources = LazyTabs({
+            "Sample": lambda: pn.Column(self.sample, self.open_sample),
+            "File": lambda: pn.Column(self.file, markdown(
                 f"CSV (comma-separated, one header row) or Parquet, up to "
-                f"{config.max_upload_mb():g} MB. {big_data_way_out()}", margin=(0, 10)))),
-            ("DuckDB", pn.Column(self.db_path, self.sql, self.run_sql)),
-            ("Simulate", pn.Column(pn.Row(self.sim_n, self.sim_p, self.sim_density),
-                                   pn.Row(self.sim_strata, self.sim_seed), self.simulate)),
-            dynamic=False,
-        )
+                f"{config.max_upload_mb():g} MB. {big_data_way_out()}", margin=(0, 10))),
+            "DuckDB": lambda: pn.Column(self.db_path, self.sql, self.run_sql),
+            "Simulate": lambda: pn.Column(pn.Row(self.sim_n, self.sim_p, self.sim_density),
+                                          pn.Row(self.sim_strata, self.sim_seed),
+                                          self.simulate),
+        }).tabs
         self.about = markdown(sizing_mode="stretch_width")
         s.param.watch(self._show_source, "data_version")  # e.g. a switched analysis
         # --- roles -----------------------------------------------------------------------
@@ -95,7 +98,8 @@ class DataView(Viewer):
         s.param.watch(self._validate, ["data_version", "model", "missing", *ROLES])
         # --- report and preview -----------------------------------------------------------
         self.report = markdown(sizing_mode="stretch_width")
-        self.problems = table(height=160, visible=False)
+        self.problems = table(height=160)
+        self.problems_box = pn.Column(sizing_mode="stretch_width")  # the table only when needed
         self.preview = table(pagination="local", page_size=8, layout="fit_data_table")
         self.recode = RecodeView(store=s)
         self._sync_widgets()
@@ -246,7 +250,7 @@ class DataView(Viewer):
             return
         self.report.object = report_markdown(r)
         show(self.problems, r["problems"])
-        self.problems.visible = len(r["problems"]) > 0
+        self.problems_box.objects = [self.problems] if len(r["problems"]) else []
 
     def __panel__(self):
         s = self.w
@@ -262,7 +266,7 @@ class DataView(Viewer):
         return pn.Column(
             "## Data",
             pn.Row(pn.Column("### Open data", self.sources, width=560),
-                   pn.Column("### Validation report", self.report, self.problems,
+                   pn.Column("### Validation report", self.report, self.problems_box,
                              sizing_mode="stretch_width")),
             self.about,
             roles,

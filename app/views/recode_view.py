@@ -40,6 +40,7 @@ class RecodeView(Viewer):
         self.undo = pn.widgets.Button(label="Undo last step", width=130)
         self.undo.on_click(self._undo)
         self.steps = markdown(sizing_mode="stretch_width")
+        self.inputs = pn.Row()
         for w in (self.column, self.op):
             w.param.watch(self._inputs, "value")
         self.store.param.watch(self._sync, ["columns", "data_version", "data_steps"])
@@ -63,12 +64,11 @@ class RecodeView(Viewer):
             levels = level_order(s.data[column])[: MAX_LEVELS + 1]
         self.values.options = text_options(levels[:MAX_LEVELS])
         self.level.options = {str(v): v for v in levels[:MAX_LEVELS]}
-        self.low.visible = self.high.visible = op == "range"
-        self.values.visible = op == "values"
-        self.cuts.visible = self.new_name.visible = op == "cut"
+        # only the chosen step's inputs are drawn (fewer models on the first page)
+        self.inputs.objects = {"range": [self.low, self.high], "values": [self.values],
+                               "cut": [self.cuts, self.new_name], "reference": [self.level],
+                               "recode": [self.mapping]}[op]
         self.new_name.placeholder = f"{column}_group" if column else "column_group"
-        self.level.visible = op == "reference"
-        self.mapping.visible = op == "recode"
 
     def step(self) -> dict:
         """The step the inputs describe (DataLoadError when they are incomplete)."""
@@ -106,6 +106,5 @@ class RecodeView(Viewer):
         return pn.Column(
             "### Recode and filter",
             pn.Row(self.column, self.op),
-            pn.Row(self.low, self.high, self.values, self.cuts, self.new_name, self.level,
-                   self.mapping),
+            self.inputs,
             pn.Row(self.apply, self.undo), self.steps, sizing_mode="stretch_width")

@@ -1,0 +1,22 @@
+"""The served process sets its long-lived objects aside from the garbage collector once, not
+once per session (the app's script runs for every session)."""
+
+from __future__ import annotations
+
+import gc
+
+from app import long_lived
+
+
+def test_freeze_imports_freezes_once(monkeypatch):
+    monkeypatch.setattr(long_lived, "_frozen", False)
+    before = gc.get_freeze_count()
+    try:
+        long_lived.freeze_imports()
+        frozen = gc.get_freeze_count()
+        assert frozen > before  # the objects alive now are out of the collector's reach
+        later = [[k] for k in range(1000)]  # a session's objects, made after the first call
+        long_lived.freeze_imports()
+        assert gc.get_freeze_count() == frozen  # ... are not frozen by a second call
+    finally:
+        gc.unfreeze()
