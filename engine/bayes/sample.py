@@ -25,7 +25,6 @@ INTERCEPT = "(intercept)"
 INTERCEPT_SD = 10.0            # N(0, 10^2) prior of the intercept, on the standardised scale
 DENSE_LIMIT = 2 * 1024**3      # bytes of a dense float64 design this sampler will hold
 PARALLEL_WORK = 2e9            # N * p * iterations above which chains run in processes
-OVERLAP_P = 200                # p from which a serial chain factorises in a second thread
 
 
 def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4, thin=1,
@@ -81,8 +80,8 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
                                 seed=seed, model=model, standardize=standardize,
                                 intercept=intercept), progress, cancel)
     mode = _parallel_mode(parallel, chains, X.size * iterations)
-    # a serial run's second core factorises the precision beside the z step (horseshoe_probit)
-    threads = 2 if mode is None and (os.cpu_count() or 1) > 1 and X.shape[1] >= OVERLAP_P else 1
+    # a serial run's second core takes the Cholesky and a share of the z step (horseshoe_probit)
+    threads = 2 if mode is None and (os.cpu_count() or 1) > 1 else 1
     gibbs = HorseshoeProbit(X, y, shrunk, INTERCEPT_SD, prior, precision=precision,
                             threads=threads)
     t_prepare = time.perf_counter() - t0
