@@ -8,9 +8,9 @@ step ``s`` of iteration ``t`` of a chain keyed ``(seed, chain)`` reads the block
 ``(b, i, t, s)``, b = 0, 1, ...: every element owns its stream, so the elements can be drawn in
 any order or all at once (one GPU thread each), and a rejection sampler takes as many blocks as
 it needs. Words become doubles in [0, 1) as NumPy does (the top 53 bits times 2^-53); normals
-come from Box-Muller (one per two words; log and cos by unit_math), exponentials from -log1p(-u),
-gammas (shape >= 1)
-from Marsaglia & Tsang (2000, "A simple method for generating gamma variables").
+come from Box-Muller (one per two words; log and cos by unit_math), exponentials from
+-log1p(-u), gammas (shape >= 1) from Marsaglia & Tsang (2000, "A simple method for generating
+gamma variables").
 """
 import math
 
