@@ -31,6 +31,12 @@ first rows; the split balances the two (``split_rows``) and does not depend on `
 the chain is the same with one thread or two. With ``expansion`` (the default) z is rescaled to
 g z just before the beta draw, g the marginal augmentation's scale (expansion.py): the same
 posterior, better mixing of large coefficients, at the cost of one gamma draw.
+``tau_step="marginal"`` adds a Metropolis-Hastings move of tau with beta integrated out
+(Johndrow, Orenstein & Bhattacharya 2020, sec. 2.1; global_scale.py) before the beta draw. It
+is an option, not the default: it costs a second Cholesky per iteration, and at the paper's
+design (N = 10^4, p = 100) it left the coefficients' ESS unchanged (the nulls mix no faster
+with lambda and tau held fixed: the z-beta augmentation, not tau, bounds them there;
+bench/results/bayes_speed_notes.md). The GPU backend runs the paper's scheme only.
 Each element of each conditional draws from its own Philox stream (rng.py), the same on the
 GPU (gpu.py). The chain starts, as sec. 6.1, at beta = 0 and lambda = nu = tau = xi = 1.
 
@@ -47,21 +53,25 @@ import numpy as np
 from . import rng as streams
 from .expansion import expansion_scale
 from .gaussian_draw import PrecisionDraw, bcm_draw
+from . import global_scale
 from .latent_pass import latent_pass
+from .philox import exponentials
 from .scale_draws import draw_scales
 
 PRIORS = ("horseshoe", "flat")
 ROUTES = ("auto", "cholesky", "bcm")
 PRECISIONS = ("float64", "float32")
+TAU_STEPS = ("gibbs", "marginal")
 CHOLESKY_FLOPS_PER_S = 3.5e10  # LAPACK potrf on one core of the 2-core EPYC (p = 1,000: 9.5 ms)
 ROW_SECONDS = (5e-8, 4.2e-10)  # one row of the pass: its draw, and per column (p = 100: 72 ns)
 
 
-def split_rows(n, p, cholesky=True):
-    """Rows 0..k of the pass the first thread takes, the second thread taking the Cholesky
-    (p^3 / 3 flops) and rows k..N, so that both finish together by the costs measured here
-    (bench.bayes profile); k = N when the Cholesky alone takes longer than the whole pass."""
-    factor = p**3 / 3 / CHOLESKY_FLOPS_PER_S if cholesky else 0.0
+def split_rows(n, p, factors=1):
+    """Rows 0..k of the pass the first thread takes, the second thread taking the ``factors``
+    Cholesky factorisations (p^3 / 3 flops each) and rows k..N, so that both finish together by
+    the costs measured here (bench.bayes profile); k = N when the factorisations alone take
+    longer than the whole pass."""
+    factor = factors * p**3 / 3 / CHOLESKY_FLOPS_PER_S
     row = ROW_SECONDS[0] + ROW_SECONDS[1] * p
     return min(n, (n + int(factor / row)) // 2)
 
@@ -95,16 +105,21 @@ class HorseshoeProbit:
         precision (it needs only lambda and tau) and z and X'z of the last rows while the first
         thread passes over the first rows (same draws, same sums).
     expansion : rescale z by the marginal augmentation's g before the beta draw (N >= 2).
+    tau_step : "gibbs" (the paper's tau^-2 | beta draw alone) | "marginal": then also tau by
+        Metropolis-Hastings with beta integrated out (global_scale.py; the horseshoe on the
+        Cholesky route; a second Cholesky per iteration).
     """
 
     def __init__(self, X, y, shrunk, fixed_sd=10.0, prior="horseshoe", route="auto",
-                 precision="float64", threads=1, expansion=True):
+                 precision="float64", threads=1, expansion=True, tau_step="gibbs"):
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
         if route not in ROUTES:
             raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        if tau_step not in TAU_STEPS:
+            raise ValueError(f"tau_step must be one of {TAU_STEPS}, got {tau_step!r}")
         self.dtype = np.dtype(precision)
         self.X = np.ascontiguousarray(X, dtype=self.dtype)
         self.sign = 2.0 * np.asarray(y, dtype=np.float64) - 1.0
@@ -124,7 +139,12 @@ class HorseshoeProbit:
         self.precision_draw = None if self.wide else PrecisionDraw(self.X)
         self.threads = threads
         self.expansion = expansion and n >= 2
-        self.split = split_rows(n, p, cholesky=not self.wide)
+        self.marginal_tau = tau_step == "marginal"
+        if self.marginal_tau and (self.wide or prior != "horseshoe"):
+            raise ValueError("tau_step='marginal' needs the horseshoe prior and the Cholesky "
+                             "route (p <= N).")
+        self._proposal_draw = self.precision_draw.twin() if self.marginal_tau else None
+        self.split = split_rows(n, p, 0 if self.wide else 1 + self.marginal_tau)
         self._Xtz = np.empty(p), np.empty(p)
         self._shrunk_index = np.flatnonzero(self.shrunk)
         self._fixed = np.where(self.shrunk | (prior == "flat"), 0.0, self.fixed_precision)
@@ -163,10 +183,18 @@ class HorseshoeProbit:
         z = np.empty(self.X.shape[0])
         stream = chain_streams.at(iteration, streams.STEP_Z)
         first, second = self._Xtz
+        if self.marginal_tau:       # the move's proposal needs only tau: factorised with draft's
+            t = -0.5 * np.log(draft.tau_sq_inv)
+            t_new, u = global_scale.proposal(chain_streams.key, iteration, t,
+                                             self._shrunk_index.size)
+            moved = GibbsState(state.beta, draft.lambda_sq_inv, draft.nu_inv,
+                               float(np.exp(-2.0 * t_new)), draft.xi_inv)
 
         def last_rows():
             if not self.wide:
                 self.precision_draw.factor(self.prior_precision(draft))
+            if self.marginal_tau:
+                self._proposal_draw.factor(self.prior_precision(moved))
             return latent_pass(self.X, state.beta, self.sign, stream, z, second,
                                (self.split, z.size))
 
@@ -174,11 +202,31 @@ class HorseshoeProbit:
         zz = latent_pass(self.X, state.beta, self.sign, stream, z, first, (0, self.split))
         zz += later.result() if later is not None else last_rows()
         first += second
+        if self.marginal_tau:
+            draft = self.move_tau(draft, moved, t, t_new, u, zz, first, chain_streams.key,
+                                  iteration)
         # (ii) beta | g z, lambda, tau
         beta = self.draw_beta(z, zz, first, draft, chain_streams.at(iteration, streams.STEP_BETA),
                               chain_streams.at(iteration, streams.STEP_EXPAND))
         return GibbsState(beta, draft.lambda_sq_inv, draft.nu_inv, draft.tau_sq_inv,
                           draft.xi_inv), z
+
+    def move_tau(self, draft, moved, t, t_new, u, zz, Xtz, key, iteration):
+        """global_scale's move from ``draft`` (t = log tau) to ``moved`` (t_new), both factors
+        computed; on acceptance the proposal's factor serves the beta draw and xi^-1 | tau is
+        drawn anew from its stream (on rejection that draw is draft's)."""
+        p_s = self._shrunk_index.size
+        current, proposed = (
+            global_scale.log_target(at, p_s, draw.log_det(), zz,
+                                    draw.whiten(Xtz).astype(np.float64))
+            for at, draw in ((t, self.precision_draw), (t_new, self._proposal_draw)))
+        if not global_scale.accept(u, proposed - current):
+            return draft
+        self.precision_draw, self._proposal_draw = self._proposal_draw, self.precision_draw
+        xi_inv = exponentials(key, iteration, streams.STEP_XI,
+                              np.array([1.0 + moved.tau_sq_inv]))[0]
+        return GibbsState(draft.beta, draft.lambda_sq_inv, draft.nu_inv, moved.tau_sq_inv,
+                          xi_inv)
 
     def draw_beta(self, z, zz, Xtz, state, rng, rng_expand):
         """beta | g z, lambda, tau (gaussian_draw), g the marginal augmentation's scale (1
