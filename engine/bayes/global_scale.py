@@ -1,9 +1,10 @@
 r"""tau | z, lambda with beta integrated out: a Metropolis-Hastings move of log tau.
 
 Johndrow, Orenstein & Bhattacharya (2020, "Scalable approximate MCMC algorithms for the horseshoe
-prior", JMLR 21(73), sec. 2.1 and Algorithm 1) update the global precision of the horseshoe with
-the coefficients integrated out, then draw beta given it, instead of drawing tau | beta: tau and
-beta are strongly dependent, tau and the data much less. For the probit's latent z (Albert &
+prior", JMLR 21(73); sec. 2, their exact algorithm's blocked Metropolis-within-Gibbs step for
+xi = tau^-2) update the global precision of the horseshoe with the coefficients integrated out,
+then draw beta given it, instead of drawing tau | beta: tau and beta are strongly dependent, tau
+and the data much less. For the probit's latent z (Albert &
 Chib), beta integrated out leaves
 
     z | tau, lambda ~ N(0, I + X D X'),   D = diag(prior variances) (tau^2 lambda_j^2 if shrunk),

@@ -32,7 +32,7 @@ the chain is the same with one thread or two. With ``expansion`` (the default) z
 g z just before the beta draw, g the marginal augmentation's scale (expansion.py): the same
 posterior, better mixing of large coefficients, at the cost of one gamma draw.
 ``tau_step="marginal"`` adds a Metropolis-Hastings move of tau with beta integrated out
-(Johndrow, Orenstein & Bhattacharya 2020, sec. 2.1; global_scale.py) before the beta draw. It
+(Johndrow, Orenstein & Bhattacharya 2020, sec. 2; global_scale.py) before the beta draw. It
 is an option, not the default: it costs a second Cholesky per iteration, and at the paper's
 design (N = 10^4, p = 100, 5,000 iterations) it moved the median ESS of the coefficients from
 538 to 558 and tau's from 80 to 92, within one chain's noise; with lambda and tau held fixed
@@ -51,10 +51,10 @@ from functools import cached_property
 
 import numpy as np
 
+from . import global_scale
 from . import rng as streams
 from .expansion import expansion_scale
 from .gaussian_draw import PrecisionDraw, bcm_draw
-from . import global_scale
 from .latent_pass import latent_pass
 from .philox import exponentials
 from .scale_draws import draw_scales
