@@ -19,7 +19,7 @@ import time
 import warnings
 
 import numpy as np
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 import engine
 from bench.report import machine_info
@@ -79,7 +79,7 @@ def run(n=10_000, p=1_000, iterations=10_000, burn_in=None, seed=0, nuts_warmup=
     wall = time.perf_counter() - start
     tools = {f"survscan-gibbs-cpu-{precision}": {
         **_stats(post.draws, post.timings["sampling"], iterations, time.process_time() - cpu),
-        "wall_s": wall, "prepare_s": post.timings["prepare"]}}
+        "wall_s": wall, "prepare_s": post.timings["prepare"], "threads": post.spec["threads"]}}
     print(f"  {wall:.1f} s, {iterations / post.timings['sampling']:.0f} it/s", flush=True)
     reason = _no_device_reason()
     if reason is None:
@@ -159,7 +159,9 @@ def markdown(record):
                      f"{t.get('ess_per_cpu_s_median', float('nan')):.2f} |")
     for name, reason in record.get("skipped", {}).items():
         lines.append(f"| {name} | skipped: {reason} | | | | | | | | |")
-    lines += ["", f"Gibbs ({st['precision']}, BLAS threads {st['blas_threads']}): "
+    gibbs_threads = next(iter(record["tools"].values())).get("threads", "?")
+    lines += ["", f"Gibbs ({st['precision']}, BLAS threads {st['blas_threads']}, sampler threads "
+              f"{gibbs_threads}): "
               f"{st['iterations']:,} iterations, {st['burn_in']:,} burn-in; NUTS: "
               f"{st['nuts_chains']} chain(s) x ({st['nuts_warmup']} warm-up + "
               f"{st['nuts_samples']} draws).", ""]
@@ -240,9 +242,10 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
     thread) and per part of it, float64 and float32, as CPU time (time.process_time) and wall
     time, each the minimum over ``blocks`` blocks of ``per_block`` calls. On a shared, loaded
     machine the wall time measures the load; the CPU time of one thread is close to the wall
-    time on an idle core. ``two_thread_ms`` is the critical path when a second core is free
-    (threads=2: the Cholesky beside the rest), max(Cholesky, iteration - Cholesky). The
-    separate X beta, z | beta and X'z parts are what the one pass (latent_pass) replaces."""
+    time on an idle core. ``two_threads`` is the wall time of an iteration with threads=2 (the
+    second thread takes the Cholesky and a share of the rows, horseshoe_probit.split_rows): it
+    gains only where a second core is free. The separate X beta, z | beta and X'z parts are
+    what the one pass (latent_pass) replaces."""
     from engine.bayes import rng
     from engine.bayes.expansion import expansion_scale
     from engine.bayes.horseshoe_probit import HorseshoeProbit
@@ -268,6 +271,7 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
 
     for precision in ("float64", "float32"):
         gibbs = HorseshoeProbit(X, y, np.ones(p, bool), precision=precision)
+        paired = HorseshoeProbit(X, y, np.ones(p, bool), precision=precision, threads=2)
         state = gibbs.initial_state()
         for it in range(20):                                    # leave the start
             state, z = gibbs.step(state, streams, it)
@@ -290,12 +294,12 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
         whole["lambda, tau, nu, xi and the rest"] = whole["cpu_ms"] - sum(
             parts[k]["cpu_ms"] for k in ("z | beta and X'z in one pass", "expansion scale g",
                                          "Cholesky of X'X + D", "two triangular solves"))
-        cholesky = parts["Cholesky of X'X + D"]["cpu_ms"]
-        whole["two_thread_ms"] = max(cholesky, whole["cpu_ms"] - cholesky)
+        with threadpool_limits(1):
+            whole["two_threads"] = least(lambda: paired.step(state, streams, 20))
         record["parts"][precision], record["iteration"][precision] = parts, whole
         print(f"{precision}: {whole['cpu_ms']:.1f} ms CPU per iteration ({whole['wall_ms']:.1f} "
-              f"wall), {whole['cpu_ms'] * 10:.0f} s per 10,000 on one idle core, "
-              f"{whole['two_thread_ms'] * 10:.0f} s on two; parts (CPU ms): "
+              f"wall), {whole['cpu_ms'] * 10:.0f} s per 10,000 on one idle core; two threads "
+              f"{whole['two_threads']['wall_ms']:.2f} ms wall; parts (CPU ms): "
               f"{ {k: round(v['cpu_ms'], 2) for k, v in parts.items()} }", flush=True)
     record["machine"] = machine_info()
     os.makedirs(out, exist_ok=True)
@@ -306,13 +310,65 @@ def profile(n=10_000, p=1_000, seed=0, blocks=5, per_block=20, out="bench/result
     return record
 
 
+def schemes(n=10_000, p=100, iterations=5_000, seed=0, out="bench/results"):
+    """The paper's scheme against tau_step="marginal" (tau moved with beta integrated out,
+    engine/bayes/global_scale.py) on the paper's design: one chain each (one thread, a quarter
+    burn-in), CPU seconds, bulk ESS of the coefficients (min, median) and of tau, and the ESS of
+    the coefficients with lambda and tau held fixed after burn-in ("gibbs-fixed-scales"): if the
+    nulls mix no faster then, tau is not what holds them back."""
+    from engine.bayes.chain import run_chain
+    from engine.bayes.horseshoe_probit import GibbsState, HorseshoeProbit
+    from engine.bayes.rng import ChainStreams
+
+    X, y, _ = paper_design(n, p, seed)
+    az, burn_in = _arviz(), iterations // 4
+    record = {"benchmark": "bayes-schemes", "problem": {"n": n, "p": p, "seed": seed},
+              "iterations": iterations, "burn_in": burn_in, "schemes": {}}
+
+    def ess(draws):
+        return az.ess(az.convert_to_dataset(draws[None]), method="bulk")["x"].values
+
+    for scheme in ("gibbs", "marginal"):
+        gibbs = HorseshoeProbit(X, y, np.ones(p, bool), tau_step=scheme)
+        cpu = time.process_time()
+        chain = run_chain(gibbs, 0, seed, iterations - burn_in, burn_in, 1, X.var(axis=0))
+        cpu = time.process_time() - cpu
+        coef, tau = ess(chain["beta"]), ess(chain["tau"][:, None])[0]
+        record["schemes"][scheme] = {"cpu_s": cpu, "ess_min": float(coef.min()),
+                                     "ess_median": float(np.median(coef)),
+                                     "ess_tau": float(tau),
+                                     "ess_median_per_cpu_s": float(np.median(coef) / cpu)}
+    gibbs, streams = HorseshoeProbit(X, y, np.ones(p, bool)), ChainStreams(seed, 0)
+    state, kept = gibbs.initial_state(), np.empty((iterations - burn_in, p))
+    for it in range(iterations):
+        new, _ = gibbs.step(state, streams, it)
+        if it >= burn_in:                       # keep lambda, tau, nu, xi where they were
+            new = GibbsState(new.beta, *(getattr(state, f) for f in
+                                         ("lambda_sq_inv", "nu_inv", "tau_sq_inv", "xi_inv")))
+            kept[it - burn_in] = new.beta
+        state = new
+    fixed = ess(kept)
+    record["schemes"]["gibbs-fixed-scales"] = {"ess_min": float(fixed.min()),
+                                               "ess_median": float(np.median(fixed))}
+    record["machine"] = machine_info()
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"bayes_schemes_n{n}_p{p}_it{iterations}.json")
+    with open(path, "w") as f:
+        json.dump(record, f, indent=1)
+    for name, row in record["schemes"].items():
+        print(name, {k: round(v, 2) for k, v in row.items()}, flush=True)
+    print(f"wrote {path}")
+    return record
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bench.bayes",
                                      description="gpu: the device-scale GPU run (run_gpu); "
-                                                 "profile: CPU ms per iteration (profile)")
-    parser.add_argument("command", choices=["gpu", "profile"])
+                                                 "profile: CPU ms per iteration (profile); "
+                                                 "schemes: ESS of tau_step gibbs vs marginal")
+    parser.add_argument("command", choices=["gpu", "profile", "schemes"])
     parser.add_argument("--n", type=int, help="rows (gpu: 1,000,000; profile: 10,000)")
     parser.add_argument("--p", type=int, default=1_000)
     parser.add_argument("--iterations", type=int, default=10_000)
@@ -322,5 +378,7 @@ if __name__ == "__main__":
     if args.command == "gpu":
         run_gpu(args.n or 1_000_000, args.p, args.iterations, precision=args.precision,
                 out=args.out)
+    elif args.command == "schemes":
+        schemes(args.n or 10_000, args.p, args.iterations, out=args.out)
     else:
         profile(args.n or 10_000, args.p, out=args.out)

@@ -166,10 +166,12 @@ def _functions(beta, tau, lam):
 
 
 @pytest.mark.slow
-def test_geweke_getting_it_right():
+@pytest.mark.parametrize("tau_step", ["gibbs", "marginal"])
+def test_geweke_getting_it_right(tau_step):
     """Geweke (2004): alternate one Gibbs iteration given y with a fresh y ~ p(y | beta). The
     parameters' stationary law is then the prior; compare bounded functions with iid prior
-    draws, each within 4.5 Monte Carlo standard errors (ESS from ArviZ)."""
+    draws, each within 4.5 Monte Carlo standard errors (ESS from ArviZ). Both schemes: the
+    paper's, and tau moved with beta integrated out (global_scale)."""
     with warnings.catch_warnings():    # ArviZ 0.x warns once a day about its 1.0 refactor
         warnings.simplefilter("ignore", FutureWarning)
         import arviz as az
@@ -178,7 +180,7 @@ def test_geweke_getting_it_right():
     n, p, m = 4, 2, 30000
     X = rng.normal(size=(n, p))
     y = (rng.random(n) < 0.5).astype(float)
-    gibbs = HorseshoeProbit(X, y, shrunk=np.ones(p, bool))
+    gibbs = HorseshoeProbit(X, y, shrunk=np.ones(p, bool), tau_step=tau_step)
     state = gibbs.initial_state()
     chain_streams = streams.ChainStreams(5, 0)
     kept = np.empty((m, 2 * p + 1))

@@ -30,6 +30,12 @@ def test_latent_pass_is_the_z_step_then_x_transpose_z(n, dtype):
     np.testing.assert_allclose(z, draw_latent(X64 @ beta, sign, stream), rtol=1e-12)
     np.testing.assert_allclose(Xtz, X64.T @ z, rtol=1e-12, atol=1e-12)
     assert zz == pytest.approx(z @ z, rel=1e-12)
+    shares, parts = np.empty(n), [np.empty(23), np.empty(23)]          # two threads' shares
+    zz_parts = [latent_pass(X, beta, sign, stream, shares, parts[k], rows)
+                for k, rows in enumerate([(0, n // 3), (n // 3, n)])]
+    np.testing.assert_array_equal(shares, z)
+    np.testing.assert_allclose(parts[0] + parts[1], X64.T @ z, rtol=1e-12, atol=1e-12)
+    assert sum(zz_parts) == pytest.approx(z @ z, rel=1e-12)
 
 
 def _problem(n=3, p=2, seed=0):

@@ -43,12 +43,11 @@ def _update(Xtz, X, z, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
-def _pass(X, beta, sign, key, iteration, step, z, Xtz):
+def _pass(X, beta, sign, key, iteration, step, z, Xtz, first, last):
     Xtz[:] = 0.0
     zz = 0.0
-    n = X.shape[0]
-    for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
+    for start in range(first, last, BLOCK):
+        stop = min(start + BLOCK, last)
         for i in range(start, stop):
             s = sign[i]
             zi = s * positive_draw(s * _dot(X[i], beta), key, i, iteration, step)
@@ -58,8 +57,10 @@ def _pass(X, beta, sign, key, iteration, step, z, Xtz):
     return zz
 
 
-def latent_pass(X, beta, sign, stream, z, Xtz):
+def latent_pass(X, beta, sign, stream, z, Xtz, rows=None):
     """Draw z | beta into ``z`` (N,) and X'z into ``Xtz`` (p,), both float64 buffers, from one
     step's Philox stream (rng.Stream); returns z'z. X: C-contiguous (N, p), float64 or float32;
-    sign = 2 y - 1."""
-    return _pass(X, beta, sign, stream.key, stream.iteration, stream.step, z, Xtz)
+    sign = 2 y - 1. ``rows`` = (first, last): only those rows, their share of X'z and z'z (row
+    i still reads element i's stream), so that two threads can each take a share."""
+    first, last = (0, X.shape[0]) if rows is None else rows
+    return _pass(X, beta, sign, stream.key, stream.iteration, stream.step, z, Xtz, first, last)

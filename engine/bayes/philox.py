@@ -8,8 +8,9 @@ step ``s`` of iteration ``t`` of a chain keyed ``(seed, chain)`` reads the block
 ``(b, i, t, s)``, b = 0, 1, ...: every element owns its stream, so the elements can be drawn in
 any order or all at once (one GPU thread each), and a rejection sampler takes as many blocks as
 it needs. Words become doubles in [0, 1) as NumPy does (the top 53 bits times 2^-53); normals
-come from Box-Muller (one per two words), exponentials from -log1p(-u), gammas (shape >= 1)
-from Marsaglia & Tsang (2000, "A simple method for generating gamma variables").
+come from Box-Muller (one per two words; log and cos by unit_math), exponentials from
+-log1p(-u), gammas (shape >= 1) from Marsaglia & Tsang (2000, "A simple method for generating
+gamma variables").
 """
 import math
 
@@ -19,12 +20,13 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .unit_math import cos_turns, log_one_minus
+
 M0 = np.uint64(0xD2E7470EE14C6C93)
 M1 = np.uint64(0xCA5A826395121157)
 W0 = np.uint64(0x9E3779B97F4A7C15)
 W1 = np.uint64(0xBB67AE8584CAA73B)
 S11 = np.uint64(11)
-TWO_PI = 2.0 * math.pi
 TO_UNIT = 1.0 / 9007199254740992.0          # 2^-53
 
 
@@ -73,7 +75,8 @@ def uniforms4(key, block, element, iteration, step):
 
 @numba.njit(cache=True, inline="always")
 def box_muller(u1, u2):
-    return math.sqrt(-2.0 * math.log1p(-u1)) * math.cos(TWO_PI * u2)
+    """sqrt(-2 log(1 - u1)) cos(2 pi u2), by unit_math's inline kernels."""
+    return math.sqrt(-2.0 * log_one_minus(u1)) * cos_turns(u2)
 
 
 @numba.njit(cache=True)

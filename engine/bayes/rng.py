@@ -16,6 +16,7 @@ from . import philox
 
 # the steps of one iteration, in the order the paper (sec. 5) updates them
 STEP_Z, STEP_LAMBDA, STEP_TAU, STEP_BETA, STEP_NU, STEP_XI, STEP_EXPAND = range(7)
+STEP_GLOBAL = 7        # the Metropolis-Hastings move of tau with beta integrated out (global_scale)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ INTERCEPT = "(intercept)"
 INTERCEPT_SD = 10.0            # N(0, 10^2) prior of the intercept, on the standardised scale
 DENSE_LIMIT = 2 * 1024**3      # bytes of a dense float64 design this sampler will hold
 PARALLEL_WORK = 2e9            # N * p * iterations above which chains run in processes
-OVERLAP_P = 200                # p from which a serial chain factorises in a second thread
+OVERLAP_P = 200                # p from which a serial chain always takes a second thread
 
 
 def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4, thin=1,
@@ -81,8 +81,7 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
                                 seed=seed, model=model, standardize=standardize,
                                 intercept=intercept), progress, cancel)
     mode = _parallel_mode(parallel, chains, X.size * iterations)
-    # a serial run's second core factorises the precision beside the z step (horseshoe_probit)
-    threads = 2 if mode is None and (os.cpu_count() or 1) > 1 and X.shape[1] >= OVERLAP_P else 1
+    threads = _threads(mode, X.shape[1])
     gibbs = HorseshoeProbit(X, y, shrunk, INTERCEPT_SD, prior, precision=precision,
                             threads=threads)
     t_prepare = time.perf_counter() - t0
@@ -186,6 +185,19 @@ def _original_scale(beta, names, center, scale):
     if slopes.start == 1:
         out[..., 0] = beta[..., 0] - out[..., 1:] @ center
     return out
+
+
+def _threads(mode, p):
+    """2 when a serial run's second thread should take the Cholesky and a share of the z step
+    (horseshoe_probit.split_rows; the chain is the same with 1 or 2): from p = OVERLAP_P, where
+    the Cholesky alone pays for the hand-over, and below it only while the load average leaves
+    a core idle (at p = 100 an iteration is ~0.7 ms and, measured on this loaded 2-core
+    machine, a second thread that must wait for a core made it slower: 2.1 vs 1.5 ms)."""
+    cores = os.cpu_count() or 1
+    if mode is not None or cores < 2:
+        return 1
+    idle = hasattr(os, "getloadavg") and os.getloadavg()[0] < cores - 0.5    # not on Windows
+    return 2 if p >= OVERLAP_P or idle else 1
 
 
 def _parallel_mode(parallel, chains, work_per_chain):

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from .philox import box_muller, uniforms4
+from .unit_math import log_one_minus
 
 THRESHOLD = 0.47
 
@@ -32,7 +33,7 @@ def _proposal(m, theta, ua, ub):
     if m >= THRESHOLD:                                  # b: normal rejection
         z = box_muller(ua, ub) + m
         return z, z > 0.0
-    z = -math.log1p(-ua) / theta                        # c: Robert's exponential rejection
+    z = -log_one_minus(ua) / theta                      # c: Robert's exponential rejection
     d = z - m - theta
     return z, ub < math.exp(-0.5 * d * d)
 
