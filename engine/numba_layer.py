@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 
 import numba
+
+from .parallel import core_idle
 
 
 @functools.cache
@@ -37,5 +38,4 @@ def parallel_ok() -> bool:
     (the 1-minute load average below the usable cores less a half)."""
     if not threadsafe() or numba.get_num_threads() < 2:
         return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return os.getloadavg()[0] < (cores or 1) - 0.5
+    return core_idle()

@@ -48,6 +48,17 @@ class WorkerCache:
         self._local = threading.local()
 
 
+def core_idle() -> bool:
+    """A second thread would find a core free now: the 1-minute load average is below the usable
+    cores less a half (False where the platform has no load average).  On a busy machine a
+    parallel region waits for its slowest thread, which waits for a core: measured slower than
+    one thread (docs/cost_model.md; engine.numba_layer, engine.bayes.sample)."""
+    if not hasattr(os, "getloadavg"):
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return os.getloadavg()[0] < (cores or 1) - 0.5
+
+
 def check(parallel, n_jobs=None) -> None:
     """Raise a ValueError naming the choices when ``parallel`` or ``n_jobs`` is not usable."""
     if n_jobs is not None and not (isinstance(n_jobs, int) and n_jobs >= 1):

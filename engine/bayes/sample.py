@@ -196,8 +196,7 @@ def _threads(mode, p):
     cores = os.cpu_count() or 1
     if mode is not None or cores < 2:
         return 1
-    idle = hasattr(os, "getloadavg") and os.getloadavg()[0] < cores - 0.5    # not on Windows
-    return 2 if p >= OVERLAP_P or idle else 1
+    return 2 if p >= OVERLAP_P or par.core_idle() else 1
 
 
 def _parallel_mode(parallel, chains, work_per_chain):
