@@ -39,7 +39,7 @@ def layout():
 @needs_parallel
 @pytest.mark.parametrize("threads", [1, 2])
 def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
-    indptr, indices, values, vptr, n, _, rng = layout
+    indptr, indices, values, vptr, n, Xs, rng = layout
     coords = np.array([0, 1, 3, 5, 17, 22, 41, 59, 60], np.int64)
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda: True)      # whatever the load
     before = numba.get_num_threads()
@@ -58,11 +58,12 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     reference = serial.row_block(indptr, indices, values, vptr, coords, n)
     for a, b in zip(block, reference):
         np.testing.assert_array_equal(a, b)
-    previous = serial.gram_matrix(*reference, coords.size, h)
-    np.testing.assert_allclose(Q, previous, rtol=1e-13, atol=1e-13 * np.abs(previous).max())
+    dense = Xs[:, coords].toarray()                 # the definitions, rows in sorted order
+    centred = dense - h @ dense / h.sum()
+    expected = centred.T @ (h[:, None] * centred)
+    np.testing.assert_allclose(Q, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
     np.testing.assert_array_equal(u, serial.block_image(*reference, x))
-    np.testing.assert_allclose(gb, serial.block_dots(*reference, coords.size, v), rtol=1e-13,
-                               atol=1e-13 * np.abs(gb).max())
+    np.testing.assert_allclose(gb, dense.T @ v, rtol=1e-12, atol=1e-12 * np.abs(gb).max())
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda: False)     # the serial twins
     for a, b in zip(block, row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)):
         np.testing.assert_array_equal(a, b)

@@ -152,43 +152,6 @@ def row_block(indptr, indices, values, vptr, coords, n):
 
 
 @njit(cache=True, nogil=True)
-def gram_matrix(rp, rc, rv, s, h):
-    """Q = X' diag(h) X of the chosen columns, centred at their h-weighted means.
-
-    One pass over the rows of the block (CSR, sequential in memory); O(sum of nnz_row^2).
-    """
-    n = h.size
-    xh = np.zeros(s)
-    Q = np.zeros((s, s))
-    sum_h = 0.0
-    for i in range(n):
-        hi = h[i]
-        sum_h += hi
-        for a in range(rp[i], rp[i + 1]):
-            ca = rc[a]
-            hx = hi * rv[a]
-            xh[ca] += hx
-            for b in range(rp[i], rp[i + 1]):
-                Q[ca, rc[b]] += hx * rv[b]
-    if sum_h > 0:
-        for a in range(s):
-            for b in range(s):
-                Q[a, b] -= xh[a] * xh[b] / sum_h     # centring: Q of x - mu
-    return Q
-
-
-@njit(cache=True, nogil=True)
-def block_dots(rp, rc, rv, s, v):
-    """X'v over the chosen columns, reading the block's rows in order."""
-    g = np.zeros(s)
-    for i in range(rp.size - 1):
-        vi = v[i]
-        for a in range(rp[i], rp[i + 1]):
-            g[rc[a]] += rv[a] * vi
-    return g
-
-
-@njit(cache=True, nogil=True)
 def block_image(rp, rc, rv, x):
     """u = X_block x over the rows of the block, each row written once (sequential): the eta
     change of a step on the chosen columns."""

@@ -1,7 +1,7 @@
 """The working set's row block on both cores: its build, its Gram matrix and its image X x.
 
 What the Gram-matrix inner loop of diagonal_step reads (the sparse L1 fit at 10^6 rows spent
-1.2 s of its 2.6 s of kernels in diagonal_step_kernels' row_block, gram_matrix, block_image).
+1.2 s of its 2.6 s of kernels in the serial row block build, Gram matrix and image).
 The rows are cut into pieces fixed by n (never by the thread count), so the serial kernels
 (used where Numba has no thread-safe threading layer or no core is idle, see numba_layer) and
 the parallel ones give the same numbers, whatever the thread count:
@@ -9,8 +9,8 @@ the parallel ones give the same numbers, whatever the thread count:
   pieces writing disjoint runs of rp, rc, rv: the arrays of diagonal_step_kernels.row_block
   (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows);
 - the Gram matrix sums only the upper triangle of each row's outer product (half the work),
-  per piece, then the pieces in order: diagonal_step_kernels.gram_matrix to rounding;
-- X'v sums per piece, then the pieces in order: diagonal_step_kernels.block_dots to rounding;
+  per piece, then the pieces in order (the centred X' diag(h) X to rounding);
+- X'v sums per piece, then the pieces in order (X'v to rounding);
 - the image writes each row once: diagonal_step_kernels.block_image exactly.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ def row_block(indptr, indices, values, vptr, coords, n):
 
 def gram_matrix(rp, rc, rv, s, h):
     """Q = X' diag(h) X of the block's columns centred at their h-weighted means (as
-    diagonal_step_kernels.gram_matrix): the upper triangle of each row's outer product only
+    the serial kernel this replaced): the upper triangle of each row's outer product only
     (half the work), summed per row piece and then over the pieces in order."""
     cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * s * s + 1))))
     if numba_layer.parallel_ok():
@@ -46,7 +46,7 @@ def gram_matrix(rp, rc, rv, s, h):
 
 
 def block_dots(rp, rc, rv, s, v):
-    """X'v over the block's columns (diagonal_step_kernels.block_dots: rows read in order, v
+    """X'v over the block's columns (rows read in order, v
     in sequence), summed per row piece, then the pieces in order."""
     cuts = _cuts(v.size, max_pieces=16)
     if numba_layer.parallel_ok():
