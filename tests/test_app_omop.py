@@ -17,8 +17,7 @@ from app.jobs import STUDY_FIT_NAME, comparison  # noqa: E402
 from app.loading import DataLoadError, concept_names, open_omop  # noqa: E402
 from app.store import Store  # noqa: E402
 from app.views import plots, results  # noqa: E402
-
-CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
+from eunomia_study import CELECOXIB, DICLOFENAC, GI_BLEED, default_study  # noqa: E402
 
 
 @pytest.fixture
@@ -32,14 +31,7 @@ def app():
 @pytest.fixture(scope="module")
 def study():
     """engine.cdm.run_study with the tab's defaults, as the engine gives it."""
-    from engine.cdm import open_eunomia, run_study
-
-    con = open_eunomia()
-    try:
-        return run_study(con, CELECOXIB, DICLOFENAC, GI_BLEED, ps_strata=5, match_ratio=1,
-                         caliper=0.2, prior_observation=183, risk_window_end=30)
-    finally:
-        con.close()
+    return default_study()
 
 
 def test_study_defaults_are_the_teaching_study():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from eunomia_study import CELECOXIB, STRATIFIED, default_study
 from test_app_browser import (  # noqa: F401  (fixtures are used by name)
     app_url, browser, chromium, field, page, shot, tab, type_into,
 )
@@ -14,22 +15,13 @@ import engine
 
 pytestmark = pytest.mark.browser
 
-CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
 ROSSI_COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
 
 def test_eunomia_study_with_defaults(page):
     from playwright.sync_api import expect
 
-    from engine.cdm import open_eunomia, run_study
-
-    con = open_eunomia()
-    try:
-        study = run_study(con, CELECOXIB, DICLOFENAC, GI_BLEED, ps_strata=5, match_ratio=1,
-                          caliper=0.2, prior_observation=183, risk_window_end=30)
-    finally:
-        con.close()
-    hr = study.hazard_ratios.set_index("analysis").loc["PS stratified (5 strata)", "hr"]
+    hr = default_study().hazard_ratios.set_index("analysis").loc[STRATIFIED, "hr"]
 
     pg = page
     tab(pg, "OMOP study")

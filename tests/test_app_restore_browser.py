@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from eunomia_study import STRATIFIED, default_study
 from test_app_browser import (  # noqa: F401  (fixtures are used by name)
     app_url, browser, chromium, field, open_sample, page, shot, tab, type_into,
 )
 
 pytestmark = pytest.mark.browser
 
-CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
-STRATIFIED = "PS stratified (5 strata)"
 
 
 def switch_to(pg, name):
@@ -47,15 +46,7 @@ def shown_sample(pg):
 def test_switching_analyses_shows_each_ones_study_and_sample(page):
     from playwright.sync_api import expect
 
-    from engine.cdm import open_eunomia, run_study
-
-    con = open_eunomia()
-    try:
-        study = run_study(con, CELECOXIB, DICLOFENAC, GI_BLEED, ps_strata=5, match_ratio=1,
-                          caliper=0.2, prior_observation=183, risk_window_end=30)
-    finally:
-        con.close()
-    hr = study.hazard_ratios.set_index("analysis").loc[STRATIFIED, "hr"]
+    hr = default_study().hazard_ratios.set_index("analysis").loc[STRATIFIED, "hr"]
 
     pg = page
     open_sample(pg, "mgus2")
