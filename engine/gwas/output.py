@@ -1,8 +1,10 @@
 """Where the (trait, SNP) rows of a scan go: a DataFrame in memory, or a Parquet dataset.
 
 Both receive each SNP block as it is computed.  ``ParquetSink`` buffers rows up to a byte
-budget, then appends one file per trait to ``<output>/associations/Pheno=<trait>/`` (hive
-partitioning: a reader loads one trait without touching the others), and writes
+budget, then appends them to ``<output>/associations/``: every pair's row, one file per trait
+under ``Pheno=<trait>/`` (hive partitioning: a reader loads one trait without touching the
+others); with a p-value threshold, the hits, one file per flush in (trait, SNP) order (hits
+are few: 10^5 traits would otherwise make 10^5 tiny files at every flush), and writes
 ``summary.parquet``, ``top_hits.parquet`` and ``h2.parquet`` beside it at the end, so neither
 genotypes nor results need fit in memory.
 """
@@ -213,9 +215,13 @@ class ParquetSink:
         if not self.buffer:
             return
         frame = pd.concat(self.buffer, ignore_index=True)
-        pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
-                            partition_cols=["Pheno"], max_partitions=len(self.names) + 1,
-                            basename_template=f"part{self.flushes:06d}-{{i}}.parquet")
+        if self.threshold is None:
+            pq.write_to_dataset(pa.Table.from_pandas(frame, preserve_index=False), self.dataset,
+                                partition_cols=["Pheno"], max_partitions=len(self.names) + 1,
+                                basename_template=f"part{self.flushes:06d}-{{i}}.parquet")
+        else:
+            ordered(frame, self.names).to_parquet(
+                self.dataset / f"part{self.flushes:06d}.parquet", index=False)
         self.buffer, self.buffered = [], 0
         self.flushes += 1
 
