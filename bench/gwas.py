@@ -263,7 +263,9 @@ def main(argv=None):
     parser.add_argument("--name", default="gwas")
     args = parser.parse_args(argv)
     record = {"title": "Multi-trait GWAS: survscan gwas.scan vs FaST-LMM single_snp and a naive "
-                       "per-problem GLS (n = 500 toydata people)", "repeats": args.repeats}
+                       "per-problem GLS (n = 500 toydata people)" if args.sizes else
+              "Multi-trait GWAS: the largest problem of FabregatTraver2014 (n = 1,000)",
+              "repeats": args.repeats}
     if args.sizes:
         sizes = [tuple(int(float(v)) for v in s.split(":")) for s in args.sizes.split(",")]
         naive = tuple(int(v) for v in args.naive.split(":"))

@@ -104,7 +104,8 @@ def _r(x):
 
 
 def markdown(r: dict) -> list[str]:
-    line = (f"Largest problem slice ({r['backend']}): n={r['n']:,}, m={r['m_run']:,}, "
+    what = "Largest problem" if r["m_run"] >= r["m_full"] else "Largest problem slice"
+    line = (f"{what} ({r['backend']}): n={r['n']:,}, m={r['m_run']:,}, "
             f"t={r['t']:,}, hits p <= {r['threshold']:g} and summaries to Parquet: "
             f"{r['wall_s']} s ({r['timings']}), blocks {r['block']} x {r['blocks']} "
             f"(first {r['block_s']['first']} s, median {r['block_s']['median']} s), "
