@@ -15,7 +15,7 @@ import numpy as np
 import engine
 from bench.report import machine_info, save
 from engine import weighted_gram
-from engine.backends import (cox_cpu, cox_information, cox_kernels, cox_subspace,
+from engine.backends import (cox_cpu, cox_information, cox_kernels,
                              diagonal_step_kernels, hazard_state, linear_predictor,
                              row_block_parallel)
 from engine.path import lambda_max_of
@@ -29,7 +29,7 @@ KERNELS = [
     (hazard_state, "set_linear_predictor", "X pass: eta = X beta (line search)"),
     (hazard_state, "column_dots", "X pass: X'v, the full gradient (KKT checks)"),
     (hazard_state, "column_dots_on", "X pass over the L1 zeros: their gradient (KKT checks)"),
-    (cox_subspace, "set_linear_predictor", "X pass: X d of the plane step"),
+    (cox_cpu, "set_linear_predictor", "X pass: X d of the plane step"),
     (cox_cpu, "direction_curvature", "row pass: 2 x 2 exact curvature"),
     (diagonal_step_kernels, "quadratic_cd_u", "X passes: inner coordinate descent"),
     (diagonal_step_kernels, "row_counts", "X pass over the working set (Gram or not)"),

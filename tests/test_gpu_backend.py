@@ -74,6 +74,9 @@ def test_kernels_equal_cpu(cohorts, name, efron):
     _, gi2, info2 = gpu.information(cols)
     np.testing.assert_allclose(gi2, gi, rtol=RTOL, atol=1e-10 * np.abs(gi).max())
     np.testing.assert_allclose(info2, info, rtol=RTOL, atol=1e-10 * np.abs(info).max())
+    U = np.random.default_rng(3).normal(size=(3, md.n))       # the plane step's curvature
+    C = cpu.direction_curvature(U)
+    np.testing.assert_allclose(gpu.direction_curvature(U), C, rtol=1e-7, atol=1e-10 * np.abs(C).max())
     for j, delta in [(0, 0.3), (md.p - 1, -0.2)]:
         cpu.update(j, delta)
         gpu.update(j, delta)
@@ -97,6 +100,16 @@ def test_quadratic_step_equals_cpu(cohorts, name, monkeypatch):
         assert got[0] == pytest.approx(want[0], rel=RTOL)
         np.testing.assert_allclose(got[1], want[1], rtol=RTOL, atol=1e-10 * np.abs(want[1]).max())
         np.testing.assert_allclose(got[2], want[2], rtol=1e-7, atol=1e-10)
+    # the next step is re-chosen in the plane of it and this one (cox_subspace) on both
+    beta = beta + 0.5 * want[2]
+    for backend in (cpu, gpu):
+        backend.set_beta(beta)
+    plain = cpu.state.quadratic_step(*cpu.risk_set_pass(2), coords, beta, lam1, lam2, 1e-12,
+                                     500, True)[2]
+    want = cpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
+    got = gpu.quadratic_step(coords, beta, lam1, lam2, 1e-12, 500)
+    assert np.abs(want[2] - plain).max() > 1e-6 * np.abs(plain).max()     # the plane step acted
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-7, atol=1e-10)
 
 
 def test_weights_after_construction_equal_cpu(cohorts):

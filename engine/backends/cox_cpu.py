@@ -11,7 +11,7 @@ from . import cox_kernels as k
 from .cox_information import information
 from .cox_subspace import PlaneStep, direction_curvature
 from .hazard_state import HazardState
-from .linear_predictor import column_dots_on
+from .linear_predictor import column_dots_on, set_linear_predictor
 from ..modeldata import ModelData
 
 
@@ -34,7 +34,8 @@ class CoxCpuBackend:
         self._start_order = md.start_order if self.has_start else np.zeros(0, np.int64)
         self._scratch = np.zeros(md.n)
         self._groups = np.empty((4, md.n))     # risk_set_pass's per-group terms
-        self.plane = PlaneStep()
+        self.plane = PlaneStep(lambda x: set_linear_predictor(md.indptr, md.indices, md.values,
+                                                              md.vptr, x, md.n))
         self._next = None      # (beta + step, its eta): the line search's first point
         self._at = None        # the beta that eta = X beta was last formed from in O(nnz)
 
@@ -103,7 +104,7 @@ class CoxCpuBackend:
                                                  max_cycles, fresh)
         if self.plane_step:
             s = self.state
-            delta, u = self.plane.step(self.md, s.eta, s.wev - r, self.direction_curvature,
+            delta, u = self.plane.step(s.eta, s.wev - r, self.direction_curvature,
                                        coords, beta, delta, s.inner.image(delta), lam1,
                                        lam2)
             self._next = (beta + delta, s.eta + u)

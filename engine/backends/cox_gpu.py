@@ -66,7 +66,9 @@ import numpy as np
 
 from . import diagonal_step_kernels as k
 from .cox_gpu_layout import event_groups, layout
-from .cox_gpu_risk_set import information_matrix, risk_set_pass, weighted_gram
+from .cox_gpu_risk_set import (direction_curvature, information_matrix, risk_set_pass,
+                                weighted_gram)
+from .cox_subspace import PlaneStep
 from .hazard_state import RESHIFT
 from ..device import cupy_on_device, cupy_or_error
 from ..modeldata import ModelData
@@ -108,6 +110,9 @@ class CoxGpuBackend:
     """Risk-set scans on a CUDA device for one ModelData (see the module docstring)."""
 
     name = "gpu"
+    # the CPU's plane correction of each proximal-Newton step (cox_subspace), its eta-space
+    # vectors on the device; False gives the plain step
+    plane_step = True
 
     def __init__(self, md: ModelData, efron: bool, dtype=np.float64, graphs: bool = True):
         cp = cupy_on_device(md.n)
@@ -149,20 +154,36 @@ class CoxGpuBackend:
         self.use_graphs = bool(graphs) and not self.has_start
         self.cycle_mode = "graph" if self.use_graphs else "launches"
         self._graphs, self._capture_stream = {}, None
+        self.plane = PlaneStep(self._image, cp, cp.asnumpy)
+        self._next = None      # (beta + step, its eta): the line search's first point
         self.set_weights(md.weights)
         self.set_beta(np.zeros(md.p))
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
-        """eta = X beta from scratch, column by column (the CPU's order of additions)."""
-        self.eta.fill(0)
-        for j in np.flatnonzero(np.asarray(beta) != 0):
+        """eta = X beta: from the last plane step's eta change when ``beta`` is the point it
+        led to (the line search's first trial), else from scratch, column by column (the CPU's
+        order of additions)."""
+        ahead, self._next = self._next, None
+        if ahead is not None and np.array_equal(beta, ahead[0]):
+            self.eta[...] = ahead[1]
+        else:
+            self.eta.fill(0)
+            self._add_columns(beta, self.eta)
+        self._recentre()
+
+    def _image(self, x: np.ndarray):
+        """X x on the device for a host coefficient vector (the plane step's directions)."""
+        out = self.cp.zeros(self.md.n, self.dtype)
+        self._add_columns(x, out)
+        return out
+
+    def _add_columns(self, x, out) -> None:
+        for j in np.flatnonzero(np.asarray(x) != 0):
             rows, vals, has_values, nnz = self._column(j)
             if nnz:
                 self._k["add_column"]((_blocks(nnz),), (THREADS,),
-                                      (rows, vals, has_values, nnz, np.float64(beta[j]),
-                                       self.eta))
-        self._recentre()
+                                      (rows, vals, has_values, nnz, np.float64(x[j]), out))
 
     def _recentre(self) -> None:
         self.shift = float(self.eta.max()) if self.eta.size else 0.0
@@ -186,10 +207,13 @@ class CoxGpuBackend:
                                           for f in fields(groups)})
         self._groups.term_c = self._groups.term_c.astype(self.dtype)
         self._groups.term_wt = self._groups.term_wt.astype(self.dtype)
+        self.plane.reset()
+        self._next = None
         self._recentre()
 
     def update(self, j: int, delta: float) -> None:
         """beta_j += delta: the sparse update kernel; re-centre as the CPU does."""
+        self._next = None
         self._step.fill(delta)
         self._launch_update(j)
         if int(self._recentre_flag.get()[0]):
@@ -304,28 +328,40 @@ class CoxGpuBackend:
         coords = np.asarray(coords, np.int64)
         ll, r, h = self._pass(2)
         v = self._wev - r
-        g = np.zeros(md.p)
+        g, delta, u = np.zeros(md.p), np.zeros(md.p), None
         if coords.size > _GRAM_MAX:
             delta, g = k.quadratic_cd(md.indptr, md.indices, md.values, md.vptr, coords,
                                       v.get().astype(np.float64), h.get().astype(np.float64),
                                       beta, lam1, lam2, tol, max_cycles)
-            return ll, g, delta
-        delta = np.zeros(md.p)
-        if coords.size == 0:
-            return ll, g, delta
-        Xs = self._gram_block(coords)
-        if fresh or self._gram is None:
-            xh = Xs.T @ h
-            total = float(h.sum())
-            Q = weighted_gram(Xs, h)
-            if total > 0:
-                Q -= self.cp.outer(xh, xh) / total
-            self._gram = Q.get().astype(np.float64)
-        gs = (Xs.T @ v).get().astype(np.float64)
-        delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
-                                            lam2[coords], tol, max_cycles)
-        g[coords] = gs
+        elif coords.size:
+            Xs = self._gram_block(coords)
+            if fresh or self._gram is None:
+                xh = Xs.T @ h
+                total = float(h.sum())
+                Q = weighted_gram(Xs, h)
+                if total > 0:
+                    Q -= self.cp.outer(xh, xh) / total
+                self._gram = Q.get().astype(np.float64)
+            gs = (Xs.T @ v).get().astype(np.float64)
+            delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
+                                                lam2[coords], tol, max_cycles)
+            g[coords] = gs
+            u = Xs @ self.cp.asarray(delta[coords], self.dtype)
+        if self.plane_step and coords.size:
+            delta, u = self.plane.step(self.eta, v, lambda U: self.direction_curvature(U, r),
+                                       coords, beta, delta, u, lam1, lam2)
+            self._next = (beta + delta, self.eta + u)
         return ll, g, delta
+
+    def direction_curvature(self, U, r=None) -> np.ndarray:
+        """-d2l along the eta-space directions in the rows of U (m x n) at the current beta
+        (``r``: its risk-set terms when the caller has them), m x m on the host."""
+        if r is None:
+            r = self._pass(1)[1]
+        U = self.cp.asarray(U, self.dtype)
+        C = direction_curvature(self.cp, self.scan, self._lay, self._groups, U, r, self.D,
+                                self._flags, self._start_order)
+        return C.get().astype(np.float64)
 
     def _gram_block(self, coords):
         key = coords.tobytes()

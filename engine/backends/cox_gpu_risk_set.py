@@ -85,24 +85,36 @@ def information_matrix(xp, scan, lay, groups, Xs, r, D, flags, start_order,
                        chunk_bytes=2 ** 28):
     """Observed information of the columns of Xs (CSC over the sorted rows, scipy.sparse or
     cupyx.scipy.sparse) as cox_information.information: sum_k r_k x_k x_k^T (one sparse
-    product) minus T T^T, T holding each Efron term's sqrt(wt) m, m = (R1 - S1 - c E1) / den the
-    risk-set mean of the columns (segmented scans of x D, chunks of columns at a time).
-    T is s x (Efron terms): memory grows with columns times events."""
+    product) minus T T^T, T holding each Efron term's sqrt(wt) m (``_term_means``), chunks of
+    columns at a time.  T is s x (Efron terms): memory grows with columns times events."""
     ev, den = _denominators(xp, scan, lay, groups, D, flags, start_order)
-    ends, tg, c, wt = groups.ends, groups.term_group, groups.term_c, groups.term_wt
     F = weighted_gram(Xs, r, chunk_bytes)
     s, n = Xs.shape[1], D.size
     Xt = Xs.T.tocsr()
-    T = xp.empty((s, tg.size), D.dtype)
+    T = xp.empty((s, groups.term_group.size), D.dtype)
     step = max(1, chunk_bytes // (8 * max(n, 1)))
-    scale = xp.sqrt(wt) / den
     for a in range(0, s, step):
-        Z = Xt[a:a + step].toarray() * D
-        R1 = scan(Z, lay.flags, HEAD, False)[:, ends]
-        E1 = scan(Z * ev, lay.flags, GROUP_HEAD, False)[:, ends]
-        if start_order is not None:
-            S1 = scan(Z[:, start_order], lay.start_heads, HEAD, False)
-            late = lay.late[ends]
-            R1 = R1 - xp.where(late >= 0, S1[:, late], 0.0)
-        T[a:a + step] = scale * (R1[:, tg] - c * E1[:, tg])
+        T[a:a + step] = _term_means(xp, scan, lay, groups, Xt[a:a + step].toarray() * D, ev,
+                                    den, start_order)
     return F - T @ T.T
+
+
+def direction_curvature(xp, scan, lay, groups, U, r, D, flags, start_order):
+    """-d2l along the eta-space directions in the rows of U (m x n, dense, sorted rows): the
+    information of the columns U^T, as cox_subspace.direction_curvature (the plane step)."""
+    ev, den = _denominators(xp, scan, lay, groups, D, flags, start_order)
+    T = _term_means(xp, scan, lay, groups, U * D, ev, den, start_order)
+    return (U * r) @ U.T - T @ T.T
+
+
+def _term_means(xp, scan, lay, groups, Z, ev, den, start_order):
+    """sqrt(wt) m per Efron term for each row of Z = x o D (c x n): m = (R1 - S1 - c E1) / den,
+    the risk-set mean of x, from segmented scans (c x terms)."""
+    ends, tg = groups.ends, groups.term_group
+    R1 = scan(Z, lay.flags, HEAD, False)[:, ends]
+    E1 = scan(Z * ev, lay.flags, GROUP_HEAD, False)[:, ends]
+    if start_order is not None:
+        S1 = scan(Z[:, start_order], lay.start_heads, HEAD, False)
+        late = lay.late[ends]
+        R1 = R1 - xp.where(late >= 0, S1[:, late], 0.0)
+    return xp.sqrt(groups.term_wt) / den * (R1[:, tg] - groups.term_c * E1[:, tg])

@@ -17,14 +17,14 @@ the outer steps converge like CG instead of like the plain diagonal step.
 
 The plane step is taken only when the exact model ranks it below the plain step; the solver's
 line search then checks the true objective as before, so the optimum and the stopping rule are
-unchanged.
+unchanged.  The eta-space vectors live where the backend keeps eta (NumPy, or CuPy on the GPU);
+the 2-3 dimensional model is solved on the host.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from .linear_predictor import set_linear_predictor
 from ..row_flags import EVENT, GROUP_END, HEAD
 
 
@@ -41,27 +41,30 @@ _AMPLIFIED = 1.0
 
 
 class PlaneStep:
-    """The plane correction for one backend: remembers the last (beta, eta) it saw."""
+    """The plane correction for one backend: remembers the last (beta, eta) it saw.
 
-    def __init__(self):
+    image(x) : X x for a coefficient vector (an eta-space vector of the backend's array module
+    ``xp``); host(a) : a small array of ``xp`` as NumPy."""
+
+    def __init__(self, image, xp=np, host=np.asarray):
+        self.image, self.xp, self.host = image, xp, host
         self.reset()
 
     def reset(self) -> None:
         """Forget the previous step (new weights: a new objective)."""
         self._beta = self._eta = None
 
-    def step(self, md, eta, v, curvature, coords, beta, delta, u1, lam1, lam2):
+    def step(self, eta, v, curvature, coords, beta, delta, u1, lam1, lam2):
         """(step, X step): the step to take from ``beta``, ``delta`` or a d + b s (see the
         module docstring), and its change of eta.
 
-        md : the backend's ModelData; eta : X beta; v = dl/deta at beta; curvature(U) : the
-        exact m x m curvature of -l along the rows of U (eta-space directions); u1 : X delta
+        eta : X beta; v = dl/deta at beta; curvature(U) : the exact m x m (NumPy) curvature of -l along the rows of U (eta-space directions); u1 : X delta
         when the inner solve kept it, else None
         """
         prev_beta, prev_eta = self._beta, self._eta
         self._beta, self._eta = beta.copy(), eta.copy()
         if u1 is None:
-            u1 = _linear_predictor(md, delta)
+            u1 = self.image(delta)
         if prev_beta is None or prev_beta.shape != beta.shape or not delta.any():
             return delta, u1
         s = beta - prev_beta
@@ -74,7 +77,7 @@ class PlaneStep:
         drop = (s != 0) & (~inside | (penalised & (z == 0)))
         u2 = eta - prev_eta
         if drop.any():
-            u2 -= _linear_predictor(md, np.where(drop, s, 0.0))
+            u2 -= self.image(np.where(drop, s, 0.0))
             s[drop] = 0.0
         if not s.any():
             return delta, u1
@@ -82,15 +85,15 @@ class PlaneStep:
         # taken whole, and the plane is that of the rest d_f and s (step d_z + a d_f + b s)
         zeroed = penalised & (z == 0) & (delta != 0)
         dz = np.where(zeroed, delta, 0.0)
-        uz = _linear_predictor(md, dz) if zeroed.any() else np.zeros_like(u1)
+        uz = self.image(dz) if zeroed.any() else self.xp.zeros_like(u1)
         Dm = np.vstack([dz, delta - dz, s])
-        U = np.vstack([uz, u1 - uz, u2])
+        U = self.xp.stack([uz, u1 - uz, u2])
         C = np.zeros((3, 3))
         if zeroed.any():
             C[:, :] = curvature(U)
         else:       # d_z = 0: the curvature along the two others only
             C[1:, 1:] = curvature(U[1:])
-        g = U @ v
+        g = self.host(U @ v)
         # the L1 term linearised at the plain step's signs; L2 exact
         Q = C + (Dm * lam2) @ Dm.T
         A = Q[1:, 1:]
@@ -111,13 +114,9 @@ class PlaneStep:
         if np.all(np.isfinite(w)) and model(w) < model(np.array([1.0, 1.0, 0.0])):
             step = Dm.T @ w
             if abs(b) > _AMPLIFIED:
-                return step, _linear_predictor(md, step)
-            return step, U.T @ w
+                return step, self.image(step)
+            return step, U.T @ self.xp.asarray(w)
         return delta, u1
-
-
-def _linear_predictor(md, beta):
-    return set_linear_predictor(md.indptr, md.indices, md.values, md.vptr, beta, md.n)
 
 
 @njit(cache=True, nogil=True)
