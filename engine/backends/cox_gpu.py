@@ -19,7 +19,9 @@ where:
   the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
 - quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
   the small s x s system on the host (the CPU's quadratic_cd_gram); more than 2,000 columns:
-  the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded.
+  the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded; then, in
+  float64, the CPU's plane step (cox_subspace) with its eta-space directions on the device and
+  their curvature by segmented scans (cox_gpu_risk_set.direction_curvature).
 - ccd_cycle: the papers' CCD cycle with nothing crossing to the host per coordinate: per
   coordinate the fused kernel leaves (g, h) on the device, ccd_step.cu (the conditional kernel of
   Yang2022 Fig. 3) takes the trust-region Newton step with the prior exactly as
@@ -111,7 +113,10 @@ class CoxGpuBackend:
 
     name = "gpu"
     # the CPU's plane correction of each proximal-Newton step (cox_subspace), its eta-space
-    # vectors on the device; False gives the plain step
+    # vectors on the device; False gives the plain step.  float64 only: in float32 the
+    # objective's rounding (1e-7) is near the stopping tol (1e-6), and the plane's longer
+    # steps then stop early (the tests' heart fit: 5 steps and coefficients 5e-4 off the
+    # float64 optimum, against 12 steps and 6e-6 with the plain step)
     plane_step = True
 
     def __init__(self, md: ModelData, efron: bool, dtype=np.float64, graphs: bool = True):
@@ -155,21 +160,17 @@ class CoxGpuBackend:
         self.cycle_mode = "graph" if self.use_graphs else "launches"
         self._graphs, self._capture_stream = {}, None
         self.plane = PlaneStep(self._image, cp, cp.asnumpy)
-        self._next = None      # (beta + step, its eta): the line search's first point
         self.set_weights(md.weights)
         self.set_beta(np.zeros(md.p))
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
-        """eta = X beta: from the last plane step's eta change when ``beta`` is the point it
-        led to (the line search's first trial), else from scratch, column by column (the CPU's
-        order of additions)."""
-        ahead, self._next = self._next, None
-        if ahead is not None and np.array_equal(beta, ahead[0]):
-            self.eta[...] = ahead[1]
-        else:
-            self.eta.fill(0)
-            self._add_columns(beta, self.eta)
+        """eta = X beta from scratch, column by column (the CPU's order of additions); never
+        eta + X step as the CPU's line search may: in float32 that sum's rounding drifts,
+        and the plane step's u2 = eta - eta_prev would carry the drift (6e-4 off the optimum
+        on the tests' K = N/2 case, 1e-7 from scratch)."""
+        self.eta.fill(0)
+        self._add_columns(beta, self.eta)
         self._recentre()
 
     def _image(self, x: np.ndarray):
@@ -208,12 +209,10 @@ class CoxGpuBackend:
         self._groups.term_c = self._groups.term_c.astype(self.dtype)
         self._groups.term_wt = self._groups.term_wt.astype(self.dtype)
         self.plane.reset()
-        self._next = None
         self._recentre()
 
     def update(self, j: int, delta: float) -> None:
         """beta_j += delta: the sparse update kernel; re-centre as the CPU does."""
-        self._next = None
         self._step.fill(delta)
         self._launch_update(j)
         if int(self._recentre_flag.get()[0]):
@@ -347,10 +346,9 @@ class CoxGpuBackend:
                                                 lam2[coords], tol, max_cycles)
             g[coords] = gs
             u = Xs @ self.cp.asarray(delta[coords], self.dtype)
-        if self.plane_step and coords.size:
-            delta, u = self.plane.step(self.eta, v, lambda U: self.direction_curvature(U, r),
+        if self.plane_step and self.dtype == np.float64 and coords.size:
+            delta, _ = self.plane.step(self.eta, v, lambda U: self.direction_curvature(U, r),
                                        coords, beta, delta, u, lam1, lam2)
-            self._next = (beta + delta, self.eta + u)
         return ll, g, delta
 
     def direction_curvature(self, U, r=None) -> np.ndarray:
