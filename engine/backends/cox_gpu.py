@@ -155,6 +155,7 @@ class CoxGpuBackend:
         self._recentre_flag = cp.zeros(1, np.int32)
         self._flags_built = md.flags.copy()
         self._block_key, self._block, self._gram = None, None, None
+        self._block_cols = np.zeros(0, np.int64)
         self._cycle_state = None
         self.use_graphs = bool(graphs) and not self.has_start
         self.cycle_mode = "graph" if self.use_graphs else "launches"
@@ -165,26 +166,28 @@ class CoxGpuBackend:
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
-        """eta = X beta from scratch, column by column (the CPU's order of additions); never
-        eta + X step as the CPU's line search may: in float32 that sum's rounding drifts,
-        and the plane step's u2 = eta - eta_prev would carry the drift (6e-4 off the optimum
-        on the tests' K = N/2 case, 1e-7 from scratch)."""
-        self.eta.fill(0)
-        self._add_columns(beta, self.eta)
+        """eta = X beta from scratch (``_image``); never eta + X step as the CPU's line search
+        may: in float32 that sum's rounding drifts, and the plane step's u2 = eta - eta_prev
+        would carry the drift (6e-4 off the optimum on the tests' K = N/2 case, 1e-7 from
+        scratch)."""
+        self.eta[...] = self._image(beta)
         self._recentre()
 
     def _image(self, x: np.ndarray):
-        """X x on the device for a host coefficient vector (the plane step's directions)."""
+        """X x on the device for a host coefficient vector: one sparse product with the
+        working set's device block when x lives on it (the proximal-Newton steps: eta and the
+        plane step's directions), else column by column (the CPU's order of additions)."""
+        x = np.asarray(x)
+        support = np.flatnonzero(x)
+        if support.size and np.isin(support, self._block_cols).all():
+            return self._block @ self.cp.asarray(x[self._block_cols], self.dtype)
         out = self.cp.zeros(self.md.n, self.dtype)
-        self._add_columns(x, out)
-        return out
-
-    def _add_columns(self, x, out) -> None:
-        for j in np.flatnonzero(np.asarray(x) != 0):
+        for j in support:
             rows, vals, has_values, nnz = self._column(j)
             if nnz:
                 self._k["add_column"]((_blocks(nnz),), (THREADS,),
                                       (rows, vals, has_values, nnz, np.float64(x[j]), out))
+        return out
 
     def _recentre(self) -> None:
         self.shift = float(self.eta.max()) if self.eta.size else 0.0
@@ -365,6 +368,7 @@ class CoxGpuBackend:
         key = coords.tobytes()
         if self._block_key != key:
             self._block_key, self._block, self._gram = key, self._device_block(coords), None
+            self._block_cols = coords.copy()
         return self._block
 
     def _device_block(self, cols):
