@@ -35,12 +35,12 @@ def test_cpu_likelihood_and_slope_equal_their_definitions():
     S, UY = eigen_problem()
     n_eff = len(S) - 1
     h2 = np.random.default_rng(6).uniform(0, 0.99999, UY.shape[1])     # two halves of traits
-    UY2 = UY * UY
-    np.testing.assert_allclose(heritability.negative_loglik(h2, S, UY2, n_eff),
+    Y2 = (UY * UY).T.copy()                                            # trait-major
+    np.testing.assert_allclose(heritability.negative_loglik(h2, S, Y2, n_eff),
                                nll_definition(h2, S, UY, n_eff), rtol=1e-12)
     step = 1e-30
     derivative = nll_definition(h2 + 1j * step, S, UY, n_eff).imag / step
-    np.testing.assert_allclose(heritability.slope(h2, S, UY2, n_eff), derivative,
+    np.testing.assert_allclose(heritability.slope(h2, S, Y2, n_eff), derivative,
                                rtol=1e-10, atol=1e-10 * np.abs(derivative).max())
 
 
@@ -73,3 +73,16 @@ def test_scan_null_model_on_the_gpu_equals_the_cpu(scan_problem, where, method):
     assert cpu.h2.shape == (8, 2) and cpu.h2.to_numpy().std() > 0.05
     pd.testing.assert_frame_equal(gpu.h2, cpu.h2, check_exact=False, rtol=1e-10, atol=1e-12)
     pd.testing.assert_frame_equal(gpu.sigma2, cpu.sigma2, check_exact=False, rtol=1e-10)
+
+
+def test_a_traits_h2_does_not_depend_on_the_others_and_uy_is_left_alone():
+    S, UY = eigen_problem()
+    before = UY.copy()
+    h2, sigma2 = heritability.estimate(S, UY, len(S) - 1)
+    for j in (5, 297):
+        column = UY[:, [j]]                # C- and F-contiguous at once
+        alone = heritability.estimate(S, column, len(S) - 1)
+        np.testing.assert_allclose([a[0] for a in alone], [h2[j], sigma2[j]], rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_array_equal(column, before[:, [j]])
+    np.testing.assert_array_equal(UY, before)

@@ -17,10 +17,13 @@ by regula falsi (Illinois), vectorised over traits.  The derivative, not the fun
 locates the optimum to about machine precision (a value-based search stops near sqrt(eps),
 where nLL is flat), so the h2 of a trait does not depend on which other traits share the call.
 
-``xp`` is the array module: with CuPy every step runs on the device (S and UY^2 uploaded once;
-``MlTerms``, t small p x p problems, stays on the host) and h2, sigma2 come back as NumPy arrays.
-On the CPU the per-trait sums over k are one Numba pass (``heritability_kernels``, two halves
-of the traits on two threads); elsewhere they are the array expressions of ``_sums``.
+``xp`` is the array module: with CuPy every step runs on the device (S and UY moved there once
+where they are not yet; ``MlTerms``, t small p x p problems, stays on the host) and h2, sigma2
+come back as NumPy arrays.
+The squared rotated traits are kept trait-major (Y2 = (UY o UY)^T, t x n'), so that each
+trait's sums over k read one contiguous row: on the CPU one Numba pass per trait
+(``heritability_kernels``, two halves of the traits on two threads), elsewhere the array
+expressions of ``_sums``.
 """
 from __future__ import annotations
 
@@ -36,54 +39,54 @@ METHODS = ("reml", "ml")
 
 
 def _d(S, h2):
-    return S[:, None] * h2[None, :] + (1.0 - h2[None, :])
+    """d_jk = h2_j S_k + 1 - h2_j: one row per h2."""
+    return h2[:, None] * S[None, :] + (1.0 - h2[:, None])
 
 
 def _host(a):
     return a if isinstance(a, np.ndarray) else a.get()
 
 
-def _sums(h2, S, UY2, xp, value, traits=None):
-    """Per trait j (every column of UY2, or the columns ``traits``, to which h2 belongs), with
-    d_jk = h2_j S_k + 1 - h2_j: r_j = sum_k UY2_kj / d_jk and, for the ``value``,
-    sum_k log d_jk; for the slope, sum_k (S_k - 1) / d_jk and sum_k UY2_kj (S_k - 1) / d_jk^2
-    (None, for the value)."""
+def _sums(h2, S, Y2, xp, value, traits=None):
+    """Per trait j (every row of Y2, or the rows ``traits``, to which h2 belongs):
+    r_j = sum_k Y2_jk / d_jk and, for the ``value``, sum_k log d_jk; for the slope,
+    sum_k (S_k - 1) / d_jk and sum_k Y2_jk (S_k - 1) / d_jk^2 (None, for the value)."""
     if xp is np:
         traits = np.arange(h2.size) if traits is None else traits
         r, a, b = (np.empty(h2.size) for _ in range(3))
         halves.run(heritability_kernels.sums, h2.size, lambda rows: (
-            S, UY2, h2[rows], traits[rows], value, r[rows], a[rows], b[rows]))
+            S, Y2, h2[rows], traits[rows], value, r[rows], a[rows], b[rows]))
         return r, a, (None if value else b)
     if traits is not None:
-        UY2 = UY2[:, traits]
+        Y2 = Y2[traits]
     d = _d(S, h2)
-    r = (UY2 / d).sum(axis=0)
+    r = (Y2 / d).sum(axis=1)
     if value:
-        return r, xp.log(d).sum(axis=0), None
-    dd = (S - 1.0)[:, None] / d
-    return r, dd.sum(axis=0), (UY2 * dd / d).sum(axis=0)
+        return r, xp.log(d).sum(axis=1), None
+    dd = (S - 1.0) / d
+    return r, dd.sum(axis=1), (Y2 * dd / d).sum(axis=1)
 
 
-def negative_loglik(h2, S, UY2, n_eff, ml=None, xp=np):
-    """nLL_j(h2_j) for every trait j: ``h2`` (t,), ``UY2`` n' x t squared rotated traits."""
-    r, logdet, _ = _sums(h2, S, UY2, xp, value=True)
+def negative_loglik(h2, S, Y2, n_eff, ml=None, xp=np):
+    """nLL_j(h2_j) for every trait j: ``h2`` (t,), ``Y2`` t x n' squared rotated traits."""
+    r, logdet, _ = _sums(h2, S, Y2, xp, value=True)
     logdet = logdet + (0.0 if ml is None else xp.asarray(ml.value(_host(h2))))
     return 0.5 * (logdet + n_eff * (xp.log(2 * np.pi * r / n_eff) + 1.0))
 
 
-def slope(h2, S, UY2, n_eff, ml=None, xp=np, traits=None):
-    """d nLL_j / d h2 at h2_j: 1/2 [sum (S-1)/d - n_eff sum UY2 (S-1)/d^2 / r]; of the
-    ``traits`` (columns of UY2; None: all) only, when given."""
-    r, tr, q = _sums(h2, S, UY2, xp, value=False, traits=traits)
+def slope(h2, S, Y2, n_eff, ml=None, xp=np, traits=None):
+    """d nLL_j / d h2 at h2_j: 1/2 [sum (S-1)/d - n_eff sum Y2 (S-1)/d^2 / r]; of the
+    ``traits`` (rows of Y2; None: all) only, when given."""
+    r, tr, q = _sums(h2, S, Y2, xp, value=False, traits=traits)
     g = tr - n_eff * q / r
     return 0.5 * (g + (0.0 if ml is None else xp.asarray(ml.slope(_host(h2)))))
 
 
-def _grid_nll(grid, S, UY2, n_eff, ml, xp):
+def _grid_nll(grid, S, Y2, n_eff, ml, xp):
     """nLL on the grid for every trait: g x t, as one matrix product."""
-    d = _d(S, grid)                                                     # n' x g
-    r = (1.0 / d).T @ UY2                                               # g x t
-    logdet = xp.log(d).sum(axis=0) + (0.0 if ml is None else xp.asarray(ml.value(_host(grid))))
+    d = _d(S, grid)                                                     # g x n'
+    r = (1.0 / d) @ Y2.T                                                # g x t
+    logdet = xp.log(d).sum(axis=1) + (0.0 if ml is None else xp.asarray(ml.value(_host(grid))))
     return 0.5 * (logdet[:, None] + n_eff * (xp.log(2 * np.pi * r / n_eff) + 1.0))
 
 
@@ -97,18 +100,19 @@ def estimate(S: np.ndarray, UY: np.ndarray, n_eff: int, ml=None, xp=np):
         raise CohortError(f"pheno: {n_eff} residual degrees of freedom; more individuals than "
                           "covariates are needed.")
     S, UY = xp.asarray(S), xp.asarray(UY)
-    UY2 = UY * UY
+    Y2 = xp.empty(UY.shape[::-1])                           # trait-major (see above)
+    xp.multiply(UY.T, UY.T, out=Y2)
     grid = xp.linspace(0.0, H2_MAX, _GRID)
-    nll = _grid_nll(grid, S, UY2, n_eff, ml, xp)
+    nll = _grid_nll(grid, S, Y2, n_eff, ml, xp)
     best = nll.argmin(axis=0)
     lo = grid[xp.maximum(best - 1, 0)]
     hi = grid[xp.minimum(best + 1, _GRID - 1)]
-    h2 = _slope_root(lo, hi, lambda h, traits: slope(h, S, UY2, n_eff, ml, xp, traits), xp)
+    h2 = _slope_root(lo, hi, lambda h, traits: slope(h, S, Y2, n_eff, ml, xp, traits), xp)
     # the ends of the range (the grid's) are candidates too (a minimum on the boundary)
     candidates = xp.stack([h2, xp.zeros_like(h2), xp.full_like(h2, H2_MAX)])
-    values = xp.stack([negative_loglik(h2, S, UY2, n_eff, ml, xp), nll[0], nll[-1]])
+    values = xp.stack([negative_loglik(h2, S, Y2, n_eff, ml, xp), nll[0], nll[-1]])
     h2 = candidates[values.argmin(axis=0), xp.arange(h2.size)]
-    sigma2 = _sums(h2, S, UY2, xp, value=False)[0] / n_eff
+    sigma2 = _sums(h2, S, Y2, xp, value=False)[0] / n_eff
     return _host(h2), _host(sigma2)
 
 
@@ -153,7 +157,7 @@ class MlTerms:
         self.base = np.linalg.slogdet(X.T @ X)[1]
 
     def _xvx(self, weights):
-        return np.einsum("ka,kg,kb->gab", self.XZ, weights, self.XZ, optimize=True)
+        return np.einsum("ka,gk,kb->gab", self.XZ, weights, self.XZ, optimize=True)
 
     def value(self, h2):
         return self.base - np.linalg.slogdet(self._xvx(1.0 / _d(self.lam, h2)))[1]
@@ -161,5 +165,5 @@ class MlTerms:
     def slope(self, h2):
         d = _d(self.lam, h2)
         M = self._xvx(1.0 / d)
-        dM = self._xvx((self.lam - 1.0)[:, None] / (d * d))
+        dM = self._xvx((self.lam - 1.0) / (d * d))
         return np.einsum("gab,gba->g", np.linalg.inv(M), dM)

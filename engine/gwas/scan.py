@@ -181,15 +181,15 @@ def _null_model(K, complement, X, Y, h2_method, backend):
     trait's h2 and sigma2 under the null model (on the GPU with backend "gpu")."""
     K = scale_to_n(K() if callable(K) else K)
     basis = Eigenbasis.of(K, complement)
-    UY = basis.U.T @ Y
     xp = np
     if backend == "gpu":
         import cupy as xp
+    UY = xp.asarray(basis.U.T) @ xp.asarray(Y)
     if h2_method == "ml":
         h2, sigma2 = heritability.estimate(basis.S, UY, len(Y), heritability.MlTerms(K, X), xp)
     else:
         h2, sigma2 = heritability.estimate(basis.S, UY, complement.shape[1], xp=xp)
-    return basis, UY, h2, sigma2
+    return basis, (UY if xp is np else UY.get()), h2, sigma2
 
 
 @dataclass
