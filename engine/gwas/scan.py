@@ -126,7 +126,7 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
         for label, positions, K in groups:
             step(done)
             null_start = time.perf_counter()
-            basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method)
+            basis, UY, h2, sigma2 = _null_model(K, complement, X, Y, h2_method, backend)
             null_s += time.perf_counter() - null_start
             h2_cols[label], s2_cols[label] = h2, sigma2
             problem = _Problem(tested.select(positions), basis, UY, h2, dof, t_block)
@@ -176,17 +176,20 @@ class _Steps:
             raise Cancelled(f"GWAS scan cancelled after {done} of {self.total} SNP blocks")
 
 
-def _null_model(K, complement, X, Y, h2_method):
+def _null_model(K, complement, X, Y, h2_method, backend):
     """The kinship's eigenbasis (Algorithm 5 line 2), the rotated traits (line 5) and every
-    trait's h2 and sigma2 under the null model."""
+    trait's h2 and sigma2 under the null model (on the GPU with backend "gpu")."""
     K = scale_to_n(K() if callable(K) else K)
     basis = Eigenbasis.of(K, complement)
-    UY = basis.U.T @ Y
+    xp = np
+    if backend == "gpu":
+        import cupy as xp
+    UY = xp.asarray(basis.U.T) @ xp.asarray(Y)
     if h2_method == "ml":
-        h2, sigma2 = heritability.estimate(basis.S, UY, len(Y), heritability.MlTerms(K, X))
+        h2, sigma2 = heritability.estimate(basis.S, UY, len(Y), heritability.MlTerms(K, X), xp)
     else:
-        h2, sigma2 = heritability.estimate(basis.S, UY, complement.shape[1])
-    return basis, UY, h2, sigma2
+        h2, sigma2 = heritability.estimate(basis.S, UY, complement.shape[1], xp=xp)
+    return basis, (UY if xp is np else UY.get()), h2, sigma2
 
 
 @dataclass
@@ -201,11 +204,11 @@ class _Problem:
     t_block: int
 
     def weights(self, xp):
-        """W = 1 / d_j (n' x t), Y' o W, y'Ky (t,) on the backend's device."""
-        d = self.basis.S[:, None] * self.h2[None, :] + (1.0 - self.h2[None, :])
-        W = 1.0 / d
-        YW = self.UY * W
-        return xp.asarray(W), xp.asarray(YW), xp.asarray((self.UY * YW).sum(axis=0))
+        """W = 1 / d_j (n' x t), Y' o W, y'Ky (t,), formed on the backend's device."""
+        S, h2, UY = (xp.asarray(a) for a in (self.basis.S, self.h2, self.UY))
+        W = 1.0 / (S[:, None] * h2[None, :] + (1.0 - h2[None, :]))
+        YW = UY * W
+        return W, YW, (UY * YW).sum(axis=0)
 
     def compute(self, G, device, out=None):
         """beta, SE and p (each t x m_b, trait-major; written into ``out`` when given) of a

@@ -316,7 +316,7 @@ def _cupy_module():
     mod.asarray, mod.array, mod.asnumpy, mod.RawModule = asarray, array, asnumpy, RawModule
     mod.cuda = types.SimpleNamespace(runtime=_Runtime, Stream=Stream, Graph=Graph,
                                      Event=Event)
-    for name in ("zeros", "empty", "ones", "full", "arange"):
+    for name in ("zeros", "empty", "ones", "full", "arange", "linspace"):
         setattr(mod, name, _device_function(name))
     for name in ("empty_like", "zeros_like", "ascontiguousarray", "exp", "log", "sqrt", "where",
                  "multiply", "add", "subtract",
