@@ -7,14 +7,16 @@ Per iteration, everything on the device and nothing to the host but the kept dra
   prior precision d = tau^-2 lambda^-2;
 - ``precision_matrix`` Q = X'X + diag(d) (X'X formed once by GEMM), then cuSOLVER's Cholesky
   (cupy.linalg.cholesky);
-- mu = X beta (cuBLAS GEMV), ``latent_z`` (the two-branch truncated normal, a thread a row),
-  X'z (GEMV);
+- ``latent_pass``: mu = X beta, z (the two-branch truncated normal) and the partial sums of
+  X'z and z'z in one read of X (a persistent grid of tiles of rows, as latent_pass.py on the
+  CPU), then ``latent_sum`` adds the blocks' partials in a fixed order (X'z, z'z in double);
 - ``normals`` s, h = L^-1 X'z, the marginal augmentation's scale g (``expansion``, from
   z'z - h'h; expansion.py), then beta = L^-T (g h + s) by two cuBLAS triangular solves.
 
 The random numbers come from cuda/philox.cuh, the same Philox4x64-10 streams as philox.py, so a
 chain is the CPU's chain draw for draw (to rounding: the sums run in another order). In float32
-X, X'X, the factor and the solves are single precision, as the paper's; z is drawn in double.
+X, X'X, the factor and the solves are single precision, as the paper's; z, x_i beta, X'z and z'z
+are double.
 p > N (the BCM draw) is CPU-only.
 """
 import functools
@@ -28,17 +30,49 @@ from ..errors import Cancelled
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCE = CUDA_DIR / "horseshoe_probit.cu"
-ENTRY_POINTS = ("latent_z", "scales", "precision_matrix", "normals", "expansion")
+ENTRY_POINTS = ("latent_z", "latent_pass", "latent_sum", "scales", "precision_matrix",
+                "normals", "expansion")
 THREADS = 256                  # SCALE_THREADS of horseshoe_probit.cu
+# latent_pass's launch (tuning knobs): at most LATENT_THREADS threads a block, each holding
+# LATENT_VALUES elements of X (rows of a tile x its columns) in registers; LATENT_ROWS rows a
+# tile at most; LATENT_BLOCKS_PER_SM blocks on each multiprocessor (the register cap follows).
+LATENT_THREADS = 256
+LATENT_VALUES = 32
+LATENT_ROWS = 8
+LATENT_BLOCKS_PER_SM = 2
 GRAM_ROWS = 65536              # rows a GEMM of X'X takes at a time (float64 copies)
 STEP_BETA = 3                  # rng.STEP_BETA
 
 
+def latent_shape(p):
+    """(threads, columns a thread, rows a tile) of latent_pass for p columns."""
+    threads = min(LATENT_THREADS, 32 * -(-p // 32))
+    cols = -(-p // threads)
+    return threads, cols, max(1, min(LATENT_ROWS, LATENT_VALUES // cols))
+
+
+def latent_grid(cupy, n, rows):
+    """Blocks of latent_pass's persistent grid: LATENT_BLOCKS_PER_SM a multiprocessor, at most
+    one a tile."""
+    sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    return max(1, min(LATENT_BLOCKS_PER_SM * sms, -(-n // rows)))
+
+
+def compile_options(real, shape):
+    """NVRTC's (and nvcc's) options for one real type and one latent_pass shape: registers
+    capped so that LATENT_BLOCKS_PER_SM blocks fit a multiprocessor's 64K."""
+    threads, cols, rows = shape
+    registers = min(255, 65536 // (threads * LATENT_BLOCKS_PER_SM)) // 8 * 8
+    return ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}",
+            f"-DLATENT_THREADS={threads}", f"-DLATENT_COLS={cols}", f"-DLATENT_ROWS={rows}",
+            f"--maxrregcount={registers}")
+
+
 @functools.lru_cache(maxsize=None)
-def _kernels(cupy, real):
+def _kernels(cupy, real, shape=(LATENT_THREADS, 1, LATENT_ROWS)):
     """The kernels of horseshoe_probit.cu for one CuPy module (a device, or the tests' CPU
-    emulator) and one real type, compiled by NVRTC."""
-    options = ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}")
+    emulator), one real type and one latent_pass shape (latent_shape), compiled by NVRTC."""
+    options = compile_options(real, shape)
     module = cupy.RawModule(code=SOURCE.read_text(), options=options)
     return {name: module.get_function(name) for name in ENTRY_POINTS}
 
@@ -59,7 +93,8 @@ class HorseshoeProbitGpu:
             raise ValueError(f"backend='gpu' draws beta by the Cholesky route, which needs "
                              f"p <= N (here p = {p}, N = {n}); use backend='cpu' (BCM draw).")
         self.cp, self.dtype, self.prior = cp, np.dtype(precision), prior
-        self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float")
+        self.latent = latent_shape(p)
+        self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float", self.latent)
         self.X = cp.ascontiguousarray(cp.asarray(X, dtype=self.dtype))
         self.n, self.p = n, p
         self.sign = 2.0 * cp.asarray(y, dtype=np.float64) - 1.0
@@ -93,7 +128,9 @@ class HorseshoeProbitGpu:
         lambda_sq_inv, nu_inv = cp.ones(p_s), cp.ones(p_s)
         scalars = cp.ones(2)                                   # tau^-2, xi^-1
         d = self.d.copy()
-        z, s = cp.empty(n, dtype=self.dtype), cp.empty(p)
+        z, s, Xtz = cp.empty(n), cp.empty(p), cp.empty(p)
+        blocks = latent_grid(cp, n, self.latent[2])
+        partial_Xtz, partial_zz = cp.empty((blocks, p)), cp.empty(blocks)
         qparts, g = cp.empty(2), cp.ones(1)
         kept_beta, kept_tau = cp.empty((draws, p)), cp.empty(draws)
         kappa = cp.zeros(p_s)
@@ -114,15 +151,17 @@ class HorseshoeProbitGpu:
             k["precision_matrix"](_blocks(p * p), (THREADS,),
                                   (np.int64(p), self.XtX, d, self.Q))
             L = cp.linalg.cholesky(self.Q)
-            mu = self.X @ beta.astype(self.dtype)
-            k["latent_z"](_blocks(n), (THREADS,), (np.int64(n), mu, self.sign, *key, step, z))
-            Xtz = self.X.T @ z
+            k["latent_pass"]((blocks,), (self.latent[0],),
+                             (np.int64(n), np.int64(p), self.X, beta, self.sign, *key, step, z,
+                              partial_Xtz, partial_zz))
+            k["latent_sum"](_blocks(p + 1), (THREADS,),
+                            (np.int64(p), np.int32(blocks), partial_Xtz, partial_zz, Xtz, qparts))
             k["normals"](_blocks(p), (THREADS,),
                          (np.int64(p), *key, step, np.uint64(STEP_BETA), s))
-            half = solve_triangular(L, Xtz, lower=True)
-            if self.expansion:
-                z64, half64 = z.astype(np.float64), half.astype(np.float64)
-                qparts[0], qparts[1] = z64 @ z64, half64 @ half64
+            half = solve_triangular(L, Xtz.astype(self.dtype), lower=True)
+            if self.expansion:                                 # qparts[0] = z'z: latent_sum
+                half64 = half.astype(np.float64)
+                qparts[1] = half64 @ half64
                 k["expansion"]((1,), (1,), (np.int64(n), qparts, *key, step, g))
             beta = solve_triangular(L, (g * half + s).astype(self.dtype), lower=True,
                                     trans="T").astype(np.float64)

@@ -214,7 +214,7 @@ class _Runtime:
 
     @staticmethod
     def getDeviceProperties(device: int) -> dict:
-        return {"name": b"CPU emulator (tests/cuda_emulator)"}
+        return {"name": b"CPU emulator (tests/cuda_emulator)", "multiProcessorCount": 2}
 
 
 class RawModule:

@@ -25,14 +25,12 @@ __device__ inline bool tn_proposal(double m, double theta, double ua, double ub,
     return ub < exp(-0.5 * d * d);
 }
 
-// z_i ~ TN(mu_i, 1) truncated to R+ (sign_i = 1) or R- (sign_i = -1), one thread a row; row i
-// reads its Philox stream, two proposals a block.
-extern "C" __global__ void latent_z(long long n, const real* mu, const double* sign, u64 k0,
-                                    u64 k1, u64 iteration, real* z)
+// z_i ~ TN(mu_i, 1) truncated to R+ (sign_i = 1) or R- (sign_i = -1) from row i's Philox
+// stream, two proposals a block (truncated_normal.positive_draw).
+__device__ inline double latent_draw(double mu, double s, u64 k0, u64 k1, u64 iteration,
+                                     long long i)
 {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const double s = sign[i], m = s * (double)mu[i];
+    const double m = s * mu;
     const double theta = m < THRESHOLD ? 0.5 * (-m + sqrt(m * m + 4.0)) : 0.0;
     double draw = 0.0;
     for (u64 block = 0;; ++block) {
@@ -40,7 +38,130 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
         if (tn_proposal(m, theta, u.u[0], u.u[1], &draw)) break;
         if (tn_proposal(m, theta, u.u[2], u.u[3], &draw)) break;
     }
-    z[i] = (real)(s * draw);
+    return s * draw;
+}
+
+// z = latent_draw(mu), one thread a row.
+extern "C" __global__ void latent_z(long long n, const real* mu, const double* sign, u64 k0,
+                                    u64 k1, u64 iteration, real* z)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    z[i] = (real)latent_draw((double)mu[i], sign[i], k0, k1, iteration, i);
+}
+
+// The z step and X'z in one pass over X (latent_pass.py's, on the device): a persistent grid,
+// each block taking tiles of LATENT_ROWS rows in turn (tile = blockIdx.x, + gridDim.x, ...).
+// Thread t holds columns j = t + c LATENT_THREADS (c < LATENT_COLS) of the tile's rows in
+// registers, read once from X (a warp reads consecutive columns of a row); per tile:
+//   1. its share of mu_i = x_i beta for each row (double), into dots;
+//   2. LATENT_LANES partial sums per row (lane l adds dots[r][l], dots[r][l + 32], ...);
+//   3. thread r < LATENT_ROWS adds row r's lanes to mu_i and draws z_i (latent_draw);
+//   4. every thread adds z_i x_ij of the tile's rows to its X'z partials (double).
+// Block b leaves its X'z partials in partial_Xtz[b p + j] and its z'z in partial_zz[b]; the
+// sums in a fixed order (here and in latent_sum), so a launch gives the same numbers each run.
+#ifndef LATENT_THREADS
+#define LATENT_THREADS 256     // gpu.py passes these three (LATENT_THREADS, latent_shape)
+#endif
+#ifndef LATENT_COLS
+#define LATENT_COLS 4
+#endif
+#ifndef LATENT_ROWS
+#define LATENT_ROWS 8
+#endif
+#define LATENT_LANES 32
+
+extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
+                                       const double* beta, const double* sign, u64 k0, u64 k1,
+                                       u64 iteration, double* z, double* partial_Xtz,
+                                       double* partial_zz)
+{
+    __shared__ double dots[LATENT_ROWS][LATENT_THREADS];
+    __shared__ double lanes[LATENT_ROWS][LATENT_LANES];
+    __shared__ double z_tile[LATENT_ROWS];
+    const int t = threadIdx.x;
+    double b[LATENT_COLS], acc[LATENT_COLS];
+#pragma unroll
+    for (int c = 0; c < LATENT_COLS; ++c) {
+        const long long j = t + (long long)c * LATENT_THREADS;
+        b[c] = j < p ? beta[j] : 0.0;
+        acc[c] = 0.0;
+    }
+    double zz = 0.0;
+    const long long tiles = (n + LATENT_ROWS - 1) / LATENT_ROWS;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const long long first = tile * LATENT_ROWS;
+        real x[LATENT_ROWS][LATENT_COLS];
+#pragma unroll
+        for (int r = 0; r < LATENT_ROWS; ++r)
+#pragma unroll
+            for (int c = 0; c < LATENT_COLS; ++c) {
+                const long long i = first + r, j = t + (long long)c * LATENT_THREADS;
+                x[r][c] = i < n && j < p ? X[i * p + j] : (real)0;
+            }
+#pragma unroll
+        for (int r = 0; r < LATENT_ROWS; ++r) {
+            double dot = 0.0;
+#pragma unroll
+            for (int c = 0; c < LATENT_COLS; ++c) dot += (double)x[r][c] * b[c];
+            dots[r][t] = dot;
+        }
+        __syncthreads();
+        for (int u = t; u < LATENT_ROWS * LATENT_LANES; u += LATENT_THREADS) {
+            const int r = u / LATENT_LANES, l = u % LATENT_LANES;
+            double sum = 0.0;
+            for (int k = l; k < LATENT_THREADS; k += LATENT_LANES) sum += dots[r][k];
+            lanes[r][l] = sum;
+        }
+        __syncthreads();
+        if (t < LATENT_ROWS) {
+            const long long i = first + t;
+            double zi = 0.0;
+            if (i < n) {
+                double mu = 0.0;
+                for (int l = 0; l < LATENT_LANES; ++l) mu += lanes[t][l];
+                zi = latent_draw(mu, sign[i], k0, k1, iteration, i);
+                z[i] = zi;
+                zz += zi * zi;
+            }
+            z_tile[t] = zi;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < LATENT_ROWS; ++r)
+#pragma unroll
+            for (int c = 0; c < LATENT_COLS; ++c) acc[c] += z_tile[r] * (double)x[r][c];
+    }
+#pragma unroll
+    for (int c = 0; c < LATENT_COLS; ++c) {
+        const long long j = t + (long long)c * LATENT_THREADS;
+        if (j < p) partial_Xtz[blockIdx.x * p + j] = acc[c];
+    }
+    __syncthreads();                       // the last tile's z_tile is read
+    if (t < LATENT_ROWS) z_tile[t] = zz;
+    __syncthreads();
+    if (t == 0) {
+        double sum = 0.0;
+        for (int r = 0; r < LATENT_ROWS; ++r) sum += z_tile[r];
+        partial_zz[blockIdx.x] = sum;
+    }
+}
+
+// X'z[j] = sum_b partial_Xtz[b p + j] (a thread a column) and zz[0] = sum_b partial_zz[b]
+// (thread p), the blocks in order.
+extern "C" __global__ void latent_sum(long long p, int blocks, const double* partial_Xtz,
+                                      const double* partial_zz, double* Xtz, double* zz)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j > p) return;
+    double sum = 0.0;
+    if (j == p) {
+        for (int b = 0; b < blocks; ++b) sum += partial_zz[b];
+        zz[0] = sum;
+        return;
+    }
+    for (int b = 0; b < blocks; ++b) sum += partial_Xtz[b * p + j];
+    Xtz[j] = sum;
 }
 
 // The scale steps of one iteration in one block (horseshoe_probit.step):

@@ -1,0 +1,112 @@
+"""The GPU's fused z step (latent_pass + latent_sum of engine/bayes/cuda/horseshoe_probit.cu)
+against the separate steps it replaces: mu = X beta, the ``latent_z`` kernel (the same Philox
+draws), then X'z and z'z by NumPy, and against the CPU's fused pass (latent_pass.py). Shapes
+where N is not a multiple of the tile's rows and p not a multiple of the block's threads, grids
+of one block and of several (each taking many tiles), and on the emulator every thread order
+(a data race would change the numbers).
+"""
+import numpy as np
+import pytest
+
+from engine.bayes import gpu
+from engine.bayes.latent_pass import latent_pass
+from engine.bayes.rng import STEP_Z, ChainStreams
+
+SEED, CHAIN, ITERATION = 11, 2, 9
+
+
+def _problem(n, p, seed, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).astype(dtype)
+    beta = rng.normal(scale=0.4, size=p)
+    sign = np.where(rng.random(n) < 0.45, 1.0, -1.0)
+    return X, beta, sign
+
+
+def _fused(cp, X, beta, sign, blocks):
+    """z, X'z, z'z from latent_pass on ``blocks`` blocks and latent_sum."""
+    n, p = X.shape
+    real = "double" if X.dtype == np.float64 else "float"
+    threads, cols, rows = shape = gpu.latent_shape(p)
+    k = gpu._kernels(cp, real, shape)
+    key, it = (np.uint64(SEED), np.uint64(CHAIN)), np.uint64(ITERATION)
+    z, Xtz, zz = cp.empty(n), cp.empty(p), cp.empty(2)
+    partial_Xtz, partial_zz = cp.empty((blocks, p)), cp.empty(blocks)
+    k["latent_pass"]((blocks,), (threads,), (np.int64(n), np.int64(p), cp.asarray(X),
+                                             cp.asarray(beta), cp.asarray(sign), *key, it, z,
+                                             partial_Xtz, partial_zz))
+    k["latent_sum"](gpu._blocks(p + 1), (gpu.THREADS,),
+                    (np.int64(p), np.int32(blocks), partial_Xtz, partial_zz, Xtz, zz))
+    return z.get(), Xtz.get(), float(zz.get()[0])
+
+
+def _separate(cp, X, beta, sign):
+    """The unfused path: mu = X beta in double, the latent_z kernel, X'z and z'z by NumPy."""
+    n = X.shape[0]
+    k = gpu._kernels(cp, "double")
+    z = cp.empty(n)
+    mu = cp.asarray(X.astype(np.float64) @ beta)
+    k["latent_z"](gpu._blocks(n), (gpu.THREADS,), (np.int64(n), mu, cp.asarray(sign),
+                                                   np.uint64(SEED), np.uint64(CHAIN),
+                                                   np.uint64(ITERATION), z))
+    z = z.get()
+    return z, X.astype(np.float64).T @ z, z @ z
+
+
+def _assert_same(fused, separate, X):
+    z, Xtz, zz = fused
+    np.testing.assert_allclose(z, separate[0], rtol=1e-12, atol=1e-14)
+    scale = np.abs(X.astype(np.float64)).T @ np.abs(z)        # |X|'|z|: cancellation's bound
+    assert np.all(np.abs(Xtz - separate[1]) <= 1e-12 * scale)
+    assert zz == pytest.approx(separate[2], rel=1e-12)
+
+
+@pytest.mark.parametrize("n, p, blocks", [(301, 70, 3), (1003, 5, 4), (300, 300, 1),
+                                          (999, 33, 7)])
+def test_fused_pass_equals_the_separate_steps(where, n, p, blocks):
+    import cupy as cp
+    X, beta, sign = _problem(n, p, seed=n + p)
+    threads, _, rows = gpu.latent_shape(p)
+    assert n % rows and p % threads                       # ragged tiles and columns
+    _assert_same(_fused(cp, X, beta, sign, blocks), _separate(cp, X, beta, sign), X)
+
+
+def test_fused_pass_equals_the_cpu_pass(where):
+    """The same draws as the CPU's one pass over X (latent_pass.py, Numba), float64 and float32
+    X (x_i beta, X'z and z'z in double on both)."""
+    import cupy as cp
+    for dtype in (np.float64, np.float32):
+        X, beta, sign = _problem(517, 37, seed=4, dtype=dtype)
+        z, Xtz = np.empty(517), np.empty(37)
+        zz = latent_pass(X, beta, sign, ChainStreams(SEED, CHAIN).at(ITERATION, STEP_Z), z, Xtz)
+        _assert_same(_fused(cp, X, beta, sign, 5), (z, Xtz, zz), X)
+
+
+def test_fused_pass_is_the_same_in_every_thread_order(where):
+    """Shared memory (the row sums, the tile's z) is read only across barriers: the emulator's
+    forward, reverse and interleaved orders give bit-identical z, X'z and z'z."""
+    if where != "emulator":
+        pytest.skip("thread orders are the emulator's")
+    from cuda_emulator import SCHEDULES, schedule
+
+    import cupy as cp
+    X, beta, sign = _problem(389, 67, seed=8)
+    results = []
+    for name in SCHEDULES:
+        with schedule(name):
+            z, Xtz, zz = _fused(cp, X, beta, sign, 3)
+        results.append(np.concatenate([z, Xtz, [zz]]))
+    for other in results[1:]:
+        np.testing.assert_array_equal(other, results[0])
+    _assert_same((results[0][:389], results[0][389:-1], results[0][-1]),
+                 _separate(cp, X, beta, sign), X)
+
+
+def test_launch_shape_covers_every_column():
+    """Each thread's columns j = t + c * threads, c < cols, cover 0..p-1; rows x cols stays
+    within the registers' LATENT_VALUES (one row a tile at least)."""
+    for p in (1, 5, 31, 32, 33, 70, 255, 256, 257, 1000, 5000):
+        threads, cols, rows = gpu.latent_shape(p)
+        assert threads % 32 == 0 and threads <= gpu.LATENT_THREADS
+        assert (cols - 1) * threads < p <= cols * threads
+        assert 1 <= rows <= gpu.LATENT_ROWS and (rows * cols <= gpu.LATENT_VALUES or rows == 1)
