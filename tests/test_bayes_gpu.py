@@ -19,6 +19,7 @@ import engine
 from engine.bayes import gpu
 from engine.bayes.horseshoe_probit import HorseshoeProbit
 from engine.bayes.chain import run_chain
+from engine.bayes.latent_launch import LatentLaunch
 
 NVCC = shutil.which("nvcc")
 
@@ -134,8 +135,8 @@ def test_gpu_run_chain_matches_cpu_run_chain_without_intercept(device):
 def test_kernels_compile_with_nvcc_and_fit_a_block(real, p, tmp_path):
     """With gpu.py's options (latent_pass's shape for p, its register cap): every entry point
     found, LATENT_BLOCKS_PER_SM blocks of latent_pass fit a multiprocessor."""
-    shape = gpu.latent_shape(p)
-    cmd = [NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", *gpu.compile_options(real, shape),
+    launch = LatentLaunch.for_columns(p)
+    cmd = [NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", *gpu.compile_options(real, launch),
            "-o", str(tmp_path / "k.cubin"), str(gpu.SOURCE)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -144,7 +145,7 @@ def test_kernels_compile_with_nvcc_and_fit_a_block(real, p, tmp_path):
     assert set(usage) == set(gpu.ENTRY_POINTS)             # extern "C": found by RawModule
     for entry, registers in usage.items():
         assert int(registers) * gpu.THREADS <= 65536, entry
-    assert int(usage["latent_pass"]) * shape[0] * gpu.LATENT_BLOCKS_PER_SM <= 65536
+    assert int(usage["latent_pass"]) * launch.threads * launch.blocks_per_sm <= 65536
 
 
 def test_bench_bayes_adds_the_gpu_row(device, tmp_path):

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from engine.bayes import gpu
+from engine.bayes import latent_launch
+from engine.bayes.latent_launch import LatentLaunch
 from engine.bayes.latent_pass import latent_pass
 from engine.bayes.rng import STEP_Z, ChainStreams
 
@@ -23,16 +25,16 @@ def _problem(n, p, seed, dtype=np.float64):
     return X, beta, sign
 
 
-def _fused(cp, X, beta, sign, blocks):
+def _fused(cp, X, beta, sign, blocks, launch=None):
     """z, X'z, z'z from latent_pass on ``blocks`` blocks and latent_sum."""
     n, p = X.shape
     real = "double" if X.dtype == np.float64 else "float"
-    threads, cols, rows = shape = gpu.latent_shape(p)
-    k = gpu._kernels(cp, real, shape)
+    launch = launch or LatentLaunch.for_columns(p)
+    k = gpu._kernels(cp, real, launch)
     key, it = (np.uint64(SEED), np.uint64(CHAIN)), np.uint64(ITERATION)
     z, Xtz, zz = cp.empty(n), cp.empty(p), cp.empty(2)
     partial_Xtz, partial_zz = cp.empty((blocks, p)), cp.empty(blocks)
-    k["latent_pass"]((blocks,), (threads,), (np.int64(n), np.int64(p), cp.asarray(X),
+    k["latent_pass"]((blocks,), (launch.threads,), (np.int64(n), np.int64(p), cp.asarray(X),
                                              cp.asarray(beta), cp.asarray(sign), *key, it, z,
                                              partial_Xtz, partial_zz))
     k["latent_sum"](gpu._blocks(p + 1), (gpu.THREADS,),
@@ -66,8 +68,8 @@ def _assert_same(fused, separate, X):
 def test_fused_pass_equals_the_separate_steps(where, n, p, blocks):
     import cupy as cp
     X, beta, sign = _problem(n, p, seed=n + p)
-    threads, _, rows = gpu.latent_shape(p)
-    assert n % rows and p % threads                       # ragged tiles and columns
+    launch = LatentLaunch.for_columns(p)
+    assert n % launch.rows and p % launch.threads         # ragged tiles and columns
     _assert_same(_fused(cp, X, beta, sign, blocks), _separate(cp, X, beta, sign), X)
 
 
@@ -102,11 +104,25 @@ def test_fused_pass_is_the_same_in_every_thread_order(where):
                  _separate(cp, X, beta, sign), X)
 
 
-def test_launch_shape_covers_every_column():
+@pytest.mark.parametrize("threads, rows, values", [(128, 4, 32), (64, 16, 64), (32, 8, 4)])
+def test_fused_pass_is_the_same_under_other_launches(where, threads, rows, values):
+    """The tuning knobs (bench/bayes_latent.py) change the order of the sums, not the numbers:
+    several columns a thread, one row a tile, rows x cols beyond the default."""
+    import cupy as cp
+
+    X, beta, sign = _problem(403, 150, seed=12)
+    launch = LatentLaunch.for_columns(150, threads=threads, rows=rows, values=values)
+    _assert_same(_fused(cp, X, beta, sign, 5, launch), _separate(cp, X, beta, sign), X)
+
+
+def test_launch_covers_every_column():
     """Each thread's columns j = t + c * threads, c < cols, cover 0..p-1; rows x cols stays
-    within the registers' LATENT_VALUES (one row a tile at least)."""
+    within VALUES (one row a tile at least); the register cap fits the blocks in 64K."""
     for p in (1, 5, 31, 32, 33, 70, 255, 256, 257, 1000, 5000):
-        threads, cols, rows = gpu.latent_shape(p)
-        assert threads % 32 == 0 and threads <= gpu.LATENT_THREADS
+        launch = LatentLaunch.for_columns(p)
+        threads, cols, rows = launch.threads, launch.cols, launch.rows
+        assert threads % 32 == 0 and threads <= latent_launch.THREADS
         assert (cols - 1) * threads < p <= cols * threads
-        assert 1 <= rows <= gpu.LATENT_ROWS and (rows * cols <= gpu.LATENT_VALUES or rows == 1)
+        assert 1 <= rows <= latent_launch.ROWS
+        assert rows * cols <= latent_launch.VALUES or rows == 1
+        assert launch.registers * threads * launch.blocks_per_sm <= 65536

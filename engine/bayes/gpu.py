@@ -27,52 +27,27 @@ import numpy as np
 
 from ..device import cupy_on_device
 from ..errors import Cancelled
+from .latent_launch import LatentLaunch
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCE = CUDA_DIR / "horseshoe_probit.cu"
 ENTRY_POINTS = ("latent_z", "latent_pass", "latent_sum", "scales", "precision_matrix",
                 "normals", "expansion")
 THREADS = 256                  # SCALE_THREADS of horseshoe_probit.cu
-# latent_pass's launch (tuning knobs): at most LATENT_THREADS threads a block, each holding
-# LATENT_VALUES elements of X (rows of a tile x its columns) in registers; LATENT_ROWS rows a
-# tile at most; LATENT_BLOCKS_PER_SM blocks on each multiprocessor (the register cap follows).
-LATENT_THREADS = 256
-LATENT_VALUES = 32
-LATENT_ROWS = 8
-LATENT_BLOCKS_PER_SM = 2
 GRAM_ROWS = 65536              # rows a GEMM of X'X takes at a time (float64 copies)
 STEP_BETA = 3                  # rng.STEP_BETA
 
 
-def latent_shape(p):
-    """(threads, columns a thread, rows a tile) of latent_pass for p columns."""
-    threads = min(LATENT_THREADS, 32 * -(-p // 32))
-    cols = -(-p // threads)
-    return threads, cols, max(1, min(LATENT_ROWS, LATENT_VALUES // cols))
-
-
-def latent_grid(cupy, n, rows):
-    """Blocks of latent_pass's persistent grid: LATENT_BLOCKS_PER_SM a multiprocessor, at most
-    one a tile."""
-    sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    return max(1, min(LATENT_BLOCKS_PER_SM * sms, -(-n // rows)))
-
-
-def compile_options(real, shape):
-    """NVRTC's (and nvcc's) options for one real type and one latent_pass shape: registers
-    capped so that LATENT_BLOCKS_PER_SM blocks fit a multiprocessor's 64K."""
-    threads, cols, rows = shape
-    registers = min(255, 65536 // (threads * LATENT_BLOCKS_PER_SM)) // 8 * 8
-    return ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}",
-            f"-DLATENT_THREADS={threads}", f"-DLATENT_COLS={cols}", f"-DLATENT_ROWS={rows}",
-            f"--maxrregcount={registers}")
+def compile_options(real, launch):
+    """NVRTC's (and nvcc's) options for one real type and one latent_pass launch."""
+    return ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}", *launch.options())
 
 
 @functools.lru_cache(maxsize=None)
-def _kernels(cupy, real, shape=(LATENT_THREADS, 1, LATENT_ROWS)):
+def _kernels(cupy, real, launch=LatentLaunch.for_columns(THREADS)):
     """The kernels of horseshoe_probit.cu for one CuPy module (a device, or the tests' CPU
-    emulator), one real type and one latent_pass shape (latent_shape), compiled by NVRTC."""
-    options = compile_options(real, shape)
+    emulator), one real type and one latent_pass launch (latent_launch.py), compiled by NVRTC."""
+    options = compile_options(real, launch)
     module = cupy.RawModule(code=SOURCE.read_text(), options=options)
     return {name: module.get_function(name) for name in ENTRY_POINTS}
 
@@ -93,7 +68,7 @@ class HorseshoeProbitGpu:
             raise ValueError(f"backend='gpu' draws beta by the Cholesky route, which needs "
                              f"p <= N (here p = {p}, N = {n}); use backend='cpu' (BCM draw).")
         self.cp, self.dtype, self.prior = cp, np.dtype(precision), prior
-        self.latent = latent_shape(p)
+        self.latent = LatentLaunch.for_columns(p)
         self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float", self.latent)
         self.X = cp.ascontiguousarray(cp.asarray(X, dtype=self.dtype))
         self.n, self.p = n, p
@@ -129,7 +104,7 @@ class HorseshoeProbitGpu:
         scalars = cp.ones(2)                                   # tau^-2, xi^-1
         d = self.d.copy()
         z, s, Xtz = cp.empty(n), cp.empty(p), cp.empty(p)
-        blocks = latent_grid(cp, n, self.latent[2])
+        blocks = self.latent.grid(cp, n)
         partial_Xtz, partial_zz = cp.empty((blocks, p)), cp.empty(blocks)
         qparts, g = cp.empty(2), cp.ones(1)
         kept_beta, kept_tau = cp.empty((draws, p)), cp.empty(draws)
@@ -151,7 +126,7 @@ class HorseshoeProbitGpu:
             k["precision_matrix"](_blocks(p * p), (THREADS,),
                                   (np.int64(p), self.XtX, d, self.Q))
             L = cp.linalg.cholesky(self.Q)
-            k["latent_pass"]((blocks,), (self.latent[0],),
+            k["latent_pass"]((blocks,), (self.latent.threads,),
                              (np.int64(n), np.int64(p), self.X, beta, self.sign, *key, step, z,
                               partial_Xtz, partial_zz))
             k["latent_sum"](_blocks(p + 1), (THREADS,),

@@ -41,7 +41,7 @@ __device__ inline double latent_draw(double mu, double s, u64 k0, u64 k1, u64 it
     return s * draw;
 }
 
-// z = latent_draw(mu), one thread a row.
+// z = latent_draw(mu), one thread a row: the unfused z step, latent_pass's reference in the tests.
 extern "C" __global__ void latent_z(long long n, const real* mu, const double* sign, u64 k0,
                                     u64 k1, u64 iteration, real* z)
 {
