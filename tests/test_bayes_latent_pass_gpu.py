@@ -26,20 +26,11 @@ def _problem(n, p, seed, dtype=np.float64):
 
 
 def _fused(cp, X, beta, sign, blocks, launch=None):
-    """z, X'z, z'z from latent_pass on ``blocks`` blocks and latent_sum."""
-    n, p = X.shape
-    real = "double" if X.dtype == np.float64 else "float"
-    launch = launch or LatentLaunch.for_columns(p)
-    k = gpu._kernels(cp, real, launch)
-    key, it = (np.uint64(SEED), np.uint64(CHAIN)), np.uint64(ITERATION)
-    z, Xtz, zz = cp.empty(n), cp.empty(p), cp.empty(2)
-    partial_Xtz, partial_zz = cp.empty((blocks, p)), cp.empty(blocks)
-    k["latent_pass"]((blocks,), (launch.threads,), (np.int64(n), np.int64(p), cp.asarray(X),
-                                             cp.asarray(beta), cp.asarray(sign), *key, it, z,
-                                             partial_Xtz, partial_zz))
-    k["latent_sum"](gpu._blocks(p + 1), (gpu.THREADS,),
-                    (np.int64(p), np.int32(blocks), partial_Xtz, partial_zz, Xtz, zz))
-    return z.get(), Xtz.get(), float(zz.get()[0])
+    """z, X'z, z'z from gpu.LatentStep (latent_pass on ``blocks`` blocks, latent_sum)."""
+    step = gpu.LatentStep(cp, cp.asarray(X), cp.asarray(sign), launch, blocks)
+    zz = cp.empty(2)
+    step(cp.asarray(beta), (np.uint64(SEED), np.uint64(CHAIN)), np.uint64(ITERATION), zz)
+    return step.z.get(), step.Xtz.get(), float(zz.get()[0])
 
 
 def _separate(cp, X, beta, sign):
@@ -126,3 +117,20 @@ def test_launch_covers_every_column():
         assert 1 <= rows <= latent_launch.ROWS
         assert rows * cols <= latent_launch.VALUES or rows == 1
         assert launch.registers * threads * launch.blocks_per_sm <= 65536
+
+
+def test_bench_times_the_launches_and_finds_one_answer(where, tmp_path):
+    """bench/bayes_latent.py: the unfused row, then each launch with z and X'z equal to the
+    first launch's (the knobs reorder sums only)."""
+    import json
+
+    from bench.bayes_latent import launches, run
+
+    grid = launches(40, threads=(32, 64), rows=(4,), blocks_per_sm=(1, 3))
+    assert grid[0] == LatentLaunch.for_columns(40) and len(grid) == 5
+    record = run(n=301, p=40, precision="float64", repeats=1, grid=grid, out=str(tmp_path))
+    rows = json.loads((tmp_path / "bayes_latent_n301_p40_float64.json").read_text())["rows"]
+    assert rows == record["rows"] and rows[0]["launch"].startswith("unfused")
+    assert [r["launch"]["threads"] for r in rows[1:]] == [64, 32, 32, 64, 64]
+    assert all(r["z_gap"] <= 1e-12 and r["Xtz_rel_gap"] <= 1e-12 for r in rows[1:])
+    assert all(r["ms"] > 0 and r["x_read_GB_per_s"] > 0 for r in rows)

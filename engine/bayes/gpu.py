@@ -56,6 +56,32 @@ def _blocks(count):
     return (max(1, -(-int(count) // THREADS)),)
 
 
+class LatentStep:
+    """z | beta, X'z and z'z in one read of X (latent_pass, then latent_sum adds the blocks'
+    partials): z (N,) and Xtz (p,) double buffers on the device, z'z into ``zz[0]``.
+    ``launch``: latent_launch.LatentLaunch (default: for X's columns); ``blocks``: the grid
+    (default: the launch's persistent grid on this device)."""
+
+    def __init__(self, cp, X, sign, launch=None, blocks=None):
+        n, p = X.shape
+        self.launch = launch or LatentLaunch.for_columns(p)
+        self.k = _kernels(cp, "double" if X.dtype == np.float64 else "float", self.launch)
+        self.blocks = blocks or self.launch.grid(cp, n)
+        self.X, self.sign, self.n, self.p = X, sign, n, p
+        self.z, self.Xtz = cp.empty(n), cp.empty(p)
+        self.partial_Xtz, self.partial_zz = cp.empty((self.blocks, p)), cp.empty(self.blocks)
+
+    def __call__(self, beta, key, iteration, zz):
+        """The z step of ``iteration`` for one chain's Philox key (k0, k1); beta double."""
+        n, p = np.int64(self.n), np.int64(self.p)
+        self.k["latent_pass"]((self.blocks,), (self.launch.threads,),
+                              (n, p, self.X, beta, self.sign, *key, iteration, self.z,
+                               self.partial_Xtz, self.partial_zz))
+        self.k["latent_sum"](_blocks(self.p + 1), (THREADS,),
+                             (p, np.int32(self.blocks), self.partial_Xtz, self.partial_zz,
+                              self.Xtz, zz))
+
+
 class HorseshoeProbitGpu:
     """The sampler on one design held on the device (parameters as HorseshoeProbit; X and y
     may be NumPy arrays or already CuPy arrays)."""
@@ -68,11 +94,11 @@ class HorseshoeProbitGpu:
             raise ValueError(f"backend='gpu' draws beta by the Cholesky route, which needs "
                              f"p <= N (here p = {p}, N = {n}); use backend='cpu' (BCM draw).")
         self.cp, self.dtype, self.prior = cp, np.dtype(precision), prior
-        self.latent = LatentLaunch.for_columns(p)
-        self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float", self.latent)
+        self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float")
         self.X = cp.ascontiguousarray(cp.asarray(X, dtype=self.dtype))
         self.n, self.p = n, p
         self.sign = 2.0 * cp.asarray(y, dtype=np.float64) - 1.0
+        self.latent = LatentStep(cp, self.X, self.sign)
         self.shrunk = np.asarray(shrunk, dtype=bool)
         self.shrunk_index = cp.asarray(np.flatnonzero(self.shrunk).astype(np.int32))
         self.XtX = self._gram()
@@ -103,9 +129,7 @@ class HorseshoeProbitGpu:
         lambda_sq_inv, nu_inv = cp.ones(p_s), cp.ones(p_s)
         scalars = cp.ones(2)                                   # tau^-2, xi^-1
         d = self.d.copy()
-        z, s, Xtz = cp.empty(n), cp.empty(p), cp.empty(p)
-        blocks = self.latent.grid(cp, n)
-        partial_Xtz, partial_zz = cp.empty((blocks, p)), cp.empty(blocks)
+        s = cp.empty(p)
         qparts, g = cp.empty(2), cp.ones(1)
         kept_beta, kept_tau = cp.empty((draws, p)), cp.empty(draws)
         kappa = cp.zeros(p_s)
@@ -126,15 +150,11 @@ class HorseshoeProbitGpu:
             k["precision_matrix"](_blocks(p * p), (THREADS,),
                                   (np.int64(p), self.XtX, d, self.Q))
             L = cp.linalg.cholesky(self.Q)
-            k["latent_pass"]((blocks,), (self.latent.threads,),
-                             (np.int64(n), np.int64(p), self.X, beta, self.sign, *key, step, z,
-                              partial_Xtz, partial_zz))
-            k["latent_sum"](_blocks(p + 1), (THREADS,),
-                            (np.int64(p), np.int32(blocks), partial_Xtz, partial_zz, Xtz, qparts))
+            self.latent(beta, key, step, qparts)               # z, X'z and qparts[0] = z'z
             k["normals"](_blocks(p), (THREADS,),
                          (np.int64(p), *key, step, np.uint64(STEP_BETA), s))
-            half = solve_triangular(L, Xtz.astype(self.dtype), lower=True)
-            if self.expansion:                                 # qparts[0] = z'z: latent_sum
+            half = solve_triangular(L, self.latent.Xtz.astype(self.dtype), lower=True)
+            if self.expansion:
                 half64 = half.astype(np.float64)
                 qparts[1] = half64 @ half64
                 k["expansion"]((1,), (1,), (np.int64(n), qparts, *key, step, g))
