@@ -118,8 +118,12 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
             const long long i = first + t;
             double zi = 0.0;
             if (i < n) {
-                double mu = 0.0;
-                for (int l = 0; l < LATENT_LANES; ++l) mu += lanes[t][l];
+                double part[4] = {0.0, 0.0, 0.0, 0.0};    // four chains: a shorter latency
+#pragma unroll
+                for (int l = 0; l < LATENT_LANES; l += 4)
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) part[q] += lanes[t][l + q];
+                const double mu = (part[0] + part[1]) + (part[2] + part[3]);
                 zi = latent_draw(mu, sign[i], k0, k1, iteration, i);
                 z[i] = zi;
                 zz += zi * zi;
