@@ -8,11 +8,13 @@ of one block and of several (each taking many tiles), and on the emulator every 
 import numpy as np
 import pytest
 
-from engine.bayes import gpu
-from engine.bayes import latent_launch
+from engine.bayes import gpu, latent_launch
+from engine.bayes.chain import run_chain
+from engine.bayes.horseshoe_probit import HorseshoeProbit
 from engine.bayes.latent_launch import LatentLaunch
 from engine.bayes.latent_pass import latent_pass
 from engine.bayes.rng import STEP_Z, ChainStreams
+from test_bayes_gpu import device  # noqa: F401  (the fixture: the emulator's Cholesky stand-ins)
 
 SEED, CHAIN, ITERATION = 11, 2, 9
 
@@ -134,3 +136,18 @@ def test_bench_times_the_launches_and_finds_one_answer(where, tmp_path):
     assert [r["launch"]["threads"] for r in rows[1:]] == [64, 32, 32, 64, 64]
     assert all(r["z_gap"] <= 1e-12 and r["Xtz_rel_gap"] <= 1e-12 for r in rows[1:])
     assert all(r["ms"] > 0 and r["x_read_GB_per_s"] > 0 for r in rows)
+
+
+def test_gpu_chain_with_several_columns_a_thread_equals_the_cpu_chain(device):
+    """run_chain through LatentStep when a thread holds two columns (p = 260 > 256 threads,
+    ragged) and the tiles are ragged: the CPU chain to 1e-8."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(405, 260))
+    y = (X[:, 0] - 0.5 * X[:, 3] + rng.normal(size=405) > 0).astype(float)
+    shrunk = np.ones(260, bool)
+    dev = gpu.HorseshoeProbitGpu(X, y, shrunk)
+    assert dev.latent.launch.cols == 2 and 405 % dev.latent.launch.rows
+    cpu = run_chain(HorseshoeProbit(X, y, shrunk), 0, 3, 6, 2, 1, X.var(0))
+    got = dev.run_chain(0, 3, 6, 2, 1, X.var(0))
+    for name in ("beta", "tau", "shrinkage"):
+        np.testing.assert_allclose(got[name], cpu[name], rtol=1e-8, atol=1e-10)
