@@ -12,33 +12,53 @@
 #define SCALE_THREADS 256
 #define THRESHOLD 0.47
 
-// One proposal of the two-branch sampler of z* ~ N(m, 1) truncated to (0, inf)
-// (truncated_normal._proposal): normal rejection above THRESHOLD, Robert's exponential below.
-__device__ inline bool tn_proposal(double m, double theta, double ua, double ub, double* z)
+// The parts of one Philox block's two proposals that do not depend on mu (so that latent_pass
+// computes block 0's while X's rows are loading): log(1 - u_a) of each (Box-Muller's radius,
+// the exponential proposal), cos(2 pi u_b) and u_b (Box-Muller's angle, the exponential's
+// acceptance uniform); (u_a, u_b) = words (0, 1) and (2, 3).
+struct Proposals { double log_u[2], cos_u[2], ub[2]; };
+
+__device__ inline Proposals tn_proposals(u64 k0, u64 k1, u64 block, long long i, u64 iteration)
+{
+    const Uniforms4 u = philox_uniforms(k0, k1, block, (u64)i, iteration, STEP_Z);
+    Proposals q;
+    for (int h = 0; h < 2; ++h) {
+        q.log_u[h] = log1p(-u.u[2 * h]);
+        q.cos_u[h] = cos(PHILOX_TWO_PI * u.u[2 * h + 1]);
+        q.ub[h] = u.u[2 * h + 1];
+    }
+    return q;
+}
+
+// Proposal h of the two-branch sampler of z* ~ N(m, 1) truncated to (0, inf)
+// (truncated_normal._proposal): normal rejection above THRESHOLD (box_muller's numbers),
+// Robert's exponential below.
+__device__ inline bool tn_proposal(double m, double theta, const Proposals& q, int h, double* z)
 {
     if (m >= THRESHOLD) {
-        *z = box_muller(ua, ub) + m;
+        *z = sqrt(-2.0 * q.log_u[h]) * q.cos_u[h] + m;
         return *z > 0.0;
     }
-    *z = -log1p(-ua) / theta;
+    *z = -q.log_u[h] / theta;
     const double d = *z - m - theta;
-    return ub < exp(-0.5 * d * d);
+    return q.ub[h] < exp(-0.5 * d * d);
 }
 
 // z_i ~ TN(mu_i, 1) truncated to R+ (sign_i = 1) or R- (sign_i = -1) from row i's Philox
-// stream, two proposals a block (truncated_normal.positive_draw).
-__device__ inline double latent_draw(double mu, double s, u64 k0, u64 k1, u64 iteration,
-                                     long long i)
+// stream, two proposals a block (truncated_normal.positive_draw); block 0's parts given.
+__device__ inline double latent_draw(double mu, double s, const Proposals& block0, u64 k0,
+                                     u64 k1, u64 iteration, long long i)
 {
     const double m = s * mu;
     const double theta = m < THRESHOLD ? 0.5 * (-m + sqrt(m * m + 4.0)) : 0.0;
     double draw = 0.0;
-    for (u64 block = 0;; ++block) {
-        const Uniforms4 u = philox_uniforms(k0, k1, block, (u64)i, iteration, STEP_Z);
-        if (tn_proposal(m, theta, u.u[0], u.u[1], &draw)) break;
-        if (tn_proposal(m, theta, u.u[2], u.u[3], &draw)) break;
+    if (tn_proposal(m, theta, block0, 0, &draw) || tn_proposal(m, theta, block0, 1, &draw))
+        return s * draw;
+    for (u64 block = 1;; ++block) {
+        const Proposals q = tn_proposals(k0, k1, block, i, iteration);
+        if (tn_proposal(m, theta, q, 0, &draw) || tn_proposal(m, theta, q, 1, &draw))
+            return s * draw;
     }
-    return s * draw;
 }
 
 // z = latent_draw(mu), one thread a row: the unfused z step, latent_pass's reference in the tests.
@@ -47,7 +67,8 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
 {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    z[i] = (real)latent_draw((double)mu[i], sign[i], k0, k1, iteration, i);
+    const Proposals block0 = tn_proposals(k0, k1, 0, i, iteration);
+    z[i] = (real)latent_draw((double)mu[i], sign[i], block0, k0, k1, iteration, i);
 }
 
 // The z step and X'z in one pass over X (latent_pass.py's, on the device): a persistent grid,
@@ -56,7 +77,8 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
 // registers, read once from X (a warp reads consecutive columns of a row); per tile:
 //   1. its share of mu_i = x_i beta for each row (double), into dots;
 //   2. LATENT_LANES partial sums per row (lane l adds dots[r][l], dots[r][l + 32], ...);
-//   3. thread r < LATENT_ROWS adds row r's lanes to mu_i and draws z_i (latent_draw);
+//   3. thread r < LATENT_ROWS adds row r's lanes to mu_i and draws z_i (latent_draw; the
+//      mu-free parts of its first proposals computed in step 1, while the loads are in flight);
 //   4. every thread adds z_i x_ij of the tile's rows to its X'z partials (double).
 // Block b leaves its X'z partials in partial_Xtz[b p + j] and its z'z in partial_zz[b]; the
 // sums in a fixed order (here and in latent_sum), so a launch gives the same numbers each run.
@@ -99,6 +121,9 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
                 const long long i = first + r, j = t + (long long)c * LATENT_THREADS;
                 x[r][c] = i < n && j < p ? X[i * p + j] : (real)0;
             }
+        Proposals block0 = {};
+        if (t < LATENT_ROWS && first + t < n)
+            block0 = tn_proposals(k0, k1, 0, first + t, iteration);
 #pragma unroll
         for (int r = 0; r < LATENT_ROWS; ++r) {
             double dot = 0.0;
@@ -124,7 +149,7 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
 #pragma unroll
                     for (int q = 0; q < 4; ++q) part[q] += lanes[t][l + q];
                 const double mu = (part[0] + part[1]) + (part[2] + part[3]);
-                zi = latent_draw(mu, sign[i], k0, k1, iteration, i);
+                zi = latent_draw(mu, sign[i], block0, k0, k1, iteration, i);
                 z[i] = zi;
                 zz += zi * zi;
             }
