@@ -17,17 +17,19 @@ import numpy as np
 
 from bench.report import machine_info
 
-THREADS, ROWS, BLOCKS_PER_SM = (128, 256, 512), (4, 8, 16), (1, 2, 3, 4)
+THREADS, ROWS, BLOCKS_PER_SM = (128, 256), (4, 8, 12, 16), (1, 2, 3)
 SHARED_BYTES = 48 * 1024       # a block's static shared memory (latent_pass: dots, lanes, z)
 
 
-def launches(p, threads=THREADS, rows=ROWS, blocks_per_sm=BLOCKS_PER_SM):
-    """The default launch first, then every setting of the grid whose shared arrays fit."""
+def launches(p, itemsize, threads=THREADS, rows=ROWS, blocks_per_sm=BLOCKS_PER_SM):
+    """For p columns of ``itemsize`` bytes: the default launch first, then every setting of the
+    grid whose shared arrays fit."""
     from engine.bayes.latent_launch import LatentLaunch
 
-    grid = [LatentLaunch.for_columns(p)]
+    grid = [LatentLaunch.for_columns(p, itemsize)]
     for t, r, b in itertools.product(threads, rows, blocks_per_sm):
-        launch = LatentLaunch.for_columns(p, threads=t, rows=r, values=r * p, blocks_per_sm=b)
+        launch = LatentLaunch.for_columns(p, itemsize, threads=t, rows=r,
+                                          held_bytes=r * p * itemsize, blocks_per_sm=b)
         if launch not in grid and launch.rows * (launch.threads + 33) * 8 <= SHARED_BYTES:
             grid.append(launch)
     return grid
@@ -54,7 +56,7 @@ def _best_ms(step, sync, repeats):
 
 def run(n=1_000_000, p=1_000, precision="float32", repeats=10, seed=0, grid=None,
         out="bench/results"):
-    """Time the unfused z step and latent_pass under each launch of ``grid`` (launches(p))."""
+    """Time the unfused z step and latent_pass under each launch of ``grid`` (launches)."""
     import cupy as cp
 
     from engine import device
@@ -79,7 +81,7 @@ def run(n=1_000_000, p=1_000, precision="float32", repeats=10, seed=0, grid=None
     rows = [{"launch": "unfused (GEMV, latent_z, GEMV)",
              "ms": _best_ms(unfused, sync, repeats)}]
     reference = None
-    for launch in grid or launches(p):
+    for launch in grid or launches(p, X.dtype.itemsize):
         step = gpu.LatentStep(cp, X, sign, launch)
         ms = _best_ms(lambda: step(beta, key, it, qparts), sync, repeats)
         now = (step.z.get(), step.Xtz.get())

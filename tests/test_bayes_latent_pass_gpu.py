@@ -5,6 +5,8 @@ where N is not a multiple of the tile's rows and p not a multiple of the block's
 of one block and of several (each taking many tiles), and on the emulator every thread order
 (a data race would change the numbers).
 """
+import itertools
+
 import numpy as np
 import pytest
 
@@ -56,12 +58,12 @@ def _assert_same(fused, separate, X):
     assert zz == pytest.approx(separate[2], rel=1e-12)
 
 
-@pytest.mark.parametrize("n, p, blocks", [(301, 70, 3), (1003, 5, 4), (300, 300, 1),
+@pytest.mark.parametrize("n, p, blocks", [(301, 70, 3), (1003, 5, 4), (307, 300, 1),
                                           (999, 33, 7)])
 def test_fused_pass_equals_the_separate_steps(where, n, p, blocks):
     import cupy as cp
     X, beta, sign = _problem(n, p, seed=n + p)
-    launch = LatentLaunch.for_columns(p)
+    launch = LatentLaunch.for_columns(p, 8)
     assert n % launch.rows and p % launch.threads         # ragged tiles and columns
     _assert_same(_fused(cp, X, beta, sign, blocks), _separate(cp, X, beta, sign), X)
 
@@ -104,20 +106,21 @@ def test_fused_pass_is_the_same_under_other_launches(where, threads, rows, value
     import cupy as cp
 
     X, beta, sign = _problem(403, 150, seed=12)
-    launch = LatentLaunch.for_columns(150, threads=threads, rows=rows, values=values)
+    launch = LatentLaunch.for_columns(150, 8, threads=threads, rows=rows, held_bytes=8 * values)
     _assert_same(_fused(cp, X, beta, sign, 5, launch), _separate(cp, X, beta, sign), X)
 
 
 def test_launch_covers_every_column():
     """Each thread's columns j = t + c * threads, c < cols, cover 0..p-1; rows x cols stays
-    within VALUES (one row a tile at least); the register cap fits the blocks in 64K."""
-    for p in (1, 5, 31, 32, 33, 70, 255, 256, 257, 1000, 5000):
-        launch = LatentLaunch.for_columns(p)
+    within HELD_BYTES (one row a tile at least); the register cap fits the blocks in 64K."""
+    for p, itemsize in itertools.product((1, 5, 31, 32, 33, 70, 255, 256, 257, 1000, 5000),
+                                         (4, 8)):
+        launch = LatentLaunch.for_columns(p, itemsize)
         threads, cols, rows = launch.threads, launch.cols, launch.rows
         assert threads % 32 == 0 and threads <= latent_launch.THREADS
         assert (cols - 1) * threads < p <= cols * threads
         assert 1 <= rows <= latent_launch.ROWS
-        assert rows * cols <= latent_launch.VALUES or rows == 1
+        assert rows * cols * itemsize <= latent_launch.HELD_BYTES or rows == 1
         assert launch.registers * threads * launch.blocks_per_sm <= 65536
 
 
@@ -128,8 +131,8 @@ def test_bench_times_the_launches_and_finds_one_answer(where, tmp_path):
 
     from bench.bayes_latent import launches, run
 
-    grid = launches(40, threads=(32, 64), rows=(4,), blocks_per_sm=(1, 3))
-    assert grid[0] == LatentLaunch.for_columns(40) and len(grid) == 5
+    grid = launches(40, 8, threads=(32, 64), rows=(4,), blocks_per_sm=(1, 3))
+    assert grid[0] == LatentLaunch.for_columns(40, 8) and len(grid) == 5
     record = run(n=301, p=40, precision="float64", repeats=1, grid=grid, out=str(tmp_path))
     rows = json.loads((tmp_path / "bayes_latent_n301_p40_float64.json").read_text())["rows"]
     assert rows == record["rows"] and rows[0]["launch"].startswith("unfused")

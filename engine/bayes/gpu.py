@@ -46,7 +46,7 @@ def compile_options(real, launch):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernels(cupy, real, launch=LatentLaunch.for_columns(THREADS)):
+def _kernels(cupy, real, launch=LatentLaunch.for_columns(THREADS, 8)):
     """The kernels of horseshoe_probit.cu for one CuPy module (a device, or the tests' CPU
     emulator), one real type and one latent_pass launch (latent_launch.py), compiled by NVRTC."""
     options = compile_options(real, launch)
@@ -66,7 +66,7 @@ class LatentStep:
 
     def __init__(self, cp, X, sign, launch=None, blocks=None):
         n, p = X.shape
-        self.launch = launch or LatentLaunch.for_columns(p)
+        self.launch = launch or LatentLaunch.for_columns(p, X.dtype.itemsize)
         self.k = _kernels(cp, "double" if X.dtype == np.float64 else "float", self.launch)
         self.blocks = blocks or self.launch.grid(cp, n)
         self.X, self.sign, self.n, self.p = X, sign, n, p

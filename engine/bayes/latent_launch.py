@@ -10,8 +10,8 @@ are the tuning knobs; bench/bayes_latent.py times other settings on a device.
 from dataclasses import dataclass
 
 THREADS = 256                  # threads a block at most
-VALUES = 32                    # elements of X a thread holds per tile (rows x cols)
-ROWS = 8                       # rows a tile at most
+HELD_BYTES = 192               # bytes of X a thread holds per tile (rows x cols elements)
+ROWS = 16                      # rows a tile at most
 BLOCKS_PER_SM = 2              # resident blocks a multiprocessor
 
 
@@ -25,13 +25,15 @@ class LatentLaunch:
     blocks_per_sm: int = BLOCKS_PER_SM
 
     @classmethod
-    def for_columns(cls, p, threads=THREADS, rows=ROWS, values=VALUES,
+    def for_columns(cls, p, itemsize, threads=THREADS, rows=ROWS, held_bytes=HELD_BYTES,
                     blocks_per_sm=BLOCKS_PER_SM):
-        """The launch for p columns: a multiple of 32 threads covering p in ``cols`` columns
-        each, rows a tile so that rows x cols <= values (one at least)."""
+        """The launch for p columns of ``itemsize`` bytes: a multiple of 32 threads covering p
+        in ``cols`` columns each, rows a tile so that a thread holds at most held_bytes (one
+        row at least)."""
         threads = min(threads, 32 * -(-p // 32))
         cols = -(-p // threads)
-        return cls(threads, cols, max(1, min(rows, values // cols)), blocks_per_sm)
+        return cls(threads, cols, max(1, min(rows, held_bytes // (cols * itemsize))),
+                   blocks_per_sm)
 
     @property
     def registers(self):

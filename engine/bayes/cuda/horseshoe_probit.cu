@@ -159,7 +159,8 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
 #pragma unroll
         for (int r = 0; r < LATENT_ROWS; ++r)
 #pragma unroll
-            for (int c = 0; c < LATENT_COLS; ++c) acc[c] += z_tile[r] * (double)x[r][c];
+            for (int c = 0; c < LATENT_COLS; ++c)     // + 0 (exact): x stays held as real,
+                acc[c] += z_tile[r] * (double)(x[r][c] + (real)0);   // not as step 1's doubles
     }
 #pragma unroll
     for (int c = 0; c < LATENT_COLS; ++c) {
