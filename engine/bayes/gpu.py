@@ -96,11 +96,11 @@ class HorseshoeProbitGpu:
             raise ValueError(f"backend='gpu' draws beta by the Cholesky route, which needs "
                              f"p <= N (here p = {p}, N = {n}); use backend='cpu' (BCM draw).")
         self.cp, self.dtype, self.prior = cp, np.dtype(precision), prior
-        self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float")
         self.X = cp.ascontiguousarray(cp.asarray(X, dtype=self.dtype))
         self.n, self.p = n, p
         self.sign = 2.0 * cp.asarray(y, dtype=np.float64) - 1.0
         self.latent = LatentStep(cp, self.X, self.sign)
+        self.k = self.latent.k                                 # the module's other kernels
         self.shrunk = np.asarray(shrunk, dtype=bool)
         self.shrunk_index = cp.asarray(np.flatnonzero(self.shrunk).astype(np.int32))
         self.XtX = self._gram()
