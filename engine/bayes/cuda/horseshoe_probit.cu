@@ -77,8 +77,9 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
 // registers, read once from X (a warp reads consecutive columns of a row); per tile:
 //   1. its share of mu_i = x_i beta for each row (double), into dots;
 //   2. LATENT_LANES partial sums per row (lane l adds dots[r][l], dots[r][l + 32], ...);
-//   3. thread r < LATENT_ROWS adds row r's lanes to mu_i and draws z_i (latent_draw; the
-//      mu-free parts of its first proposals computed in step 1, while the loads are in flight);
+//   3. thread r < LATENT_ROWS adds row r's lanes to mu_i and draws z_i (latent_draw; sign_i
+//      and the mu-free parts of its first proposals read in step 1, while X's loads are in
+//      flight);
 //   4. every thread adds z_i x_ij of the tile's rows to its X'z partials (double).
 // Block b leaves its X'z partials in partial_Xtz[b p + j] and its z'z in partial_zz[b]; the
 // sums in a fixed order (here and in latent_sum), so a launch gives the same numbers each run.
@@ -121,9 +122,12 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
                 const long long i = first + r, j = t + (long long)c * LATENT_THREADS;
                 x[r][c] = i < n && j < p ? X[i * p + j] : (real)0;
             }
-        Proposals block0 = {};
-        if (t < LATENT_ROWS && first + t < n)
+        Proposals block0 = {};                // row first + t's, with its sign: off the
+        double sign_i = 0.0;                   // critical path of step 3
+        if (t < LATENT_ROWS && first + t < n) {
+            sign_i = sign[first + t];
             block0 = tn_proposals(k0, k1, 0, first + t, iteration);
+        }
 #pragma unroll
         for (int r = 0; r < LATENT_ROWS; ++r) {
             double dot = 0.0;
@@ -149,7 +153,7 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
 #pragma unroll
                     for (int q = 0; q < 4; ++q) part[q] += lanes[t][l + q];
                 const double mu = (part[0] + part[1]) + (part[2] + part[3]);
-                zi = latent_draw(mu, sign[i], block0, k0, k1, iteration, i);
+                zi = latent_draw(mu, sign_i, block0, k0, k1, iteration, i);
                 z[i] = zi;
                 zz += zi * zi;
             }
