@@ -6,6 +6,7 @@ of one block and of several (each taking many tiles), and on the emulator every 
 (a data race would change the numbers).
 """
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from engine.bayes.chain import run_chain
 from engine.bayes.horseshoe_probit import HorseshoeProbit
 from engine.bayes.latent_launch import LatentLaunch
 from engine.bayes.latent_pass import latent_pass
+from engine.bayes.philox import box_muller, uniforms4
 from engine.bayes.rng import STEP_Z, ChainStreams
 from test_bayes_gpu import device  # noqa: F401  (the fixture: the emulator's Cholesky stand-ins)
 
@@ -68,12 +70,35 @@ def test_fused_pass_equals_the_separate_steps(where, n, p, blocks):
     _assert_same(_fused(cp, X, beta, sign, blocks), _separate(cp, X, beta, sign), X)
 
 
+def _branches(X, beta, sign):
+    """Rows on the normal branch (m >= 0.47) and rows whose first Philox block's two proposals
+    are both rejected (the draw reads block 1 on), by the sampler's definition."""
+    stream = ChainStreams(SEED, CHAIN).at(ITERATION, STEP_Z)
+    m = sign * (X.astype(np.float64) @ beta)
+    rejected = 0
+    for i, mi in enumerate(m):
+        u = uniforms4(stream.key, 0, i, stream.iteration, stream.step)
+        theta = 0.5 * (-mi + math.sqrt(mi * mi + 4.0))
+        accepted = False
+        for ua, ub in ((u[0], u[1]), (u[2], u[3])):
+            if mi >= 0.47:
+                accepted = accepted or box_muller(ua, ub) + mi > 0.0
+            else:
+                d = -math.log1p(-ua) / theta - mi - theta
+                accepted = accepted or ub < math.exp(-0.5 * d * d)
+        rejected += not accepted
+    return int(np.sum(m >= 0.47)), rejected
+
+
 def test_fused_pass_equals_the_cpu_pass(where):
     """The same draws as the CPU's one pass over X (latent_pass.py, Numba), float64 and float32
-    X (x_i beta, X'z and z'z in double on both)."""
+    X (x_i beta, X'z and z'z in double on both), with rows on both branches and rows that
+    need a second Philox block."""
     import cupy as cp
     for dtype in (np.float64, np.float32):
         X, beta, sign = _problem(517, 37, seed=4, dtype=dtype)
+        normal, rejected = _branches(X, beta, sign)
+        assert 0 < normal < 517 and rejected > 0
         z, Xtz = np.empty(517), np.empty(37)
         zz = latent_pass(X, beta, sign, ChainStreams(SEED, CHAIN).at(ITERATION, STEP_Z), z, Xtz)
         _assert_same(_fused(cp, X, beta, sign, 5), (z, Xtz, zz), X)
