@@ -4,10 +4,12 @@ One iteration's z step of engine/bayes/gpu.py at Terenin2019's size (N = 10^6, p
 drawn on the device, float32 by default): the steps the fused kernel replaced (cuBLAS GEMV
 mu = X beta, the latent_z kernel, GEMV X'z: X read twice) and latent_pass + latent_sum (X read
 once) under a grid of launches (engine/bayes/latent_launch.py's knobs: threads a block, rows a
-tile, blocks a multiprocessor). Reported per row: ms per z step (best of ``repeats`` after a
-warm-up), the rate of reading X once (bytes of X / ms), and the largest gap of z and X'z to the
-first fused launch's (the knobs reorder sums only). Needs a CUDA device (or the tests' emulator).
+tile, blocks a multiprocessor, the L2 prefetch). Reported per row: ms per z step (best of
+``repeats`` after a warm-up), the rate of reading X once (bytes of X / ms), and the largest gap
+of z and X'z to the first fused launch's (the knobs reorder sums only). Needs a CUDA device (or
+the tests' emulator).
 """
+import dataclasses
 import itertools
 import json
 import os
@@ -22,11 +24,12 @@ SHARED_BYTES = 48 * 1024       # a block's static shared memory (latent_pass: do
 
 
 def launches(p, itemsize, threads=THREADS, rows=ROWS, blocks_per_sm=BLOCKS_PER_SM):
-    """For p columns of ``itemsize`` bytes: the default launch first, then every setting of the
-    grid whose shared arrays fit."""
+    """For p columns of ``itemsize`` bytes: the default launch first, then it without the L2
+    prefetch, then every setting of the grid whose shared arrays fit."""
     from engine.bayes.latent_launch import LatentLaunch
 
-    grid = [LatentLaunch.for_columns(p, itemsize)]
+    default = LatentLaunch.for_columns(p, itemsize)
+    grid = [default, dataclasses.replace(default, prefetch=False)]
     for t, r, b in itertools.product(threads, rows, blocks_per_sm):
         launch = LatentLaunch.for_columns(p, itemsize, threads=t, rows=r,
                                           held_bytes=r * p * itemsize, blocks_per_sm=b)

@@ -157,11 +157,12 @@ def test_bench_times_the_launches_and_finds_one_answer(where, tmp_path):
     from bench.bayes_latent import launches, run
 
     grid = launches(40, 8, threads=(32, 64), rows=(4,), blocks_per_sm=(1, 3))
-    assert grid[0] == LatentLaunch.for_columns(40, 8) and len(grid) == 5
+    assert grid[0] == LatentLaunch.for_columns(40, 8) and len(grid) == 6
+    assert [launch.prefetch for launch in grid] == [True, False, True, True, True, True]
     record = run(n=301, p=40, precision="float64", repeats=1, grid=grid, out=str(tmp_path))
     rows = json.loads((tmp_path / "bayes_latent_n301_p40_float64.json").read_text())["rows"]
     assert rows == record["rows"] and rows[0]["launch"].startswith("unfused")
-    assert [r["launch"]["threads"] for r in rows[1:]] == [64, 32, 32, 64, 64]
+    assert [r["launch"]["threads"] for r in rows[1:]] == [64, 64, 32, 32, 64, 64]
     assert all(r["z_gap"] <= 1e-12 and r["Xtz_rel_gap"] <= 1e-12 for r in rows[1:])
     assert all(r["ms"] > 0 and r["x_read_GB_per_s"] > 0 for r in rows)
 

@@ -10,19 +10,21 @@ are the tuning knobs; bench/bayes_latent.py times other settings on a device.
 from dataclasses import dataclass
 
 THREADS = 256                  # threads a block at most
-HELD_BYTES = 192               # bytes of X a thread holds per tile (rows x cols elements)
+HELD_BYTES = 176               # bytes of X a thread holds per tile (rows x cols elements)
 ROWS = 16                      # rows a tile at most
 BLOCKS_PER_SM = 2              # resident blocks a multiprocessor
 
 
 @dataclass(frozen=True)
 class LatentLaunch:
-    """threads a block, columns a thread, rows a tile, blocks a multiprocessor."""
+    """threads a block, columns a thread, rows a tile, blocks a multiprocessor; prefetch: each
+    tile first asks L2 for the block's next tile."""
 
     threads: int
     cols: int
     rows: int
     blocks_per_sm: int = BLOCKS_PER_SM
+    prefetch: bool = True
 
     @classmethod
     def for_columns(cls, p, itemsize, threads=THREADS, rows=ROWS, held_bytes=HELD_BYTES,
@@ -43,7 +45,8 @@ class LatentLaunch:
     def options(self):
         """The kernel source's -D options and the register cap (NVRTC's and nvcc's)."""
         return (f"-DLATENT_THREADS={self.threads}", f"-DLATENT_COLS={self.cols}",
-                f"-DLATENT_ROWS={self.rows}", f"--maxrregcount={self.registers}")
+                f"-DLATENT_ROWS={self.rows}", f"-DLATENT_PREFETCH={int(self.prefetch)}",
+                f"--maxrregcount={self.registers}")
 
     def grid(self, cupy, n):
         """Blocks of the persistent grid on the current device, at most one a tile."""

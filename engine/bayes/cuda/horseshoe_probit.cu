@@ -83,6 +83,8 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
 //   4. every thread adds z_i x_ij of the tile's rows to its X'z partials (double).
 // Block b leaves its X'z partials in partial_Xtz[b p + j] and its z'z in partial_zz[b]; the
 // sums in a fixed order (here and in latent_sum), so a launch gives the same numbers each run.
+// With LATENT_PREFETCH, each tile first asks L2 for the block's next tile (rows contiguous in
+// X), so that memory keeps streaming while the block reduces and draws.
 #ifndef LATENT_THREADS
 #define LATENT_THREADS 256     // gpu.py passes these three (LATENT_THREADS, latent_shape)
 #endif
@@ -92,7 +94,21 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
 #ifndef LATENT_ROWS
 #define LATENT_ROWS 8
 #endif
+#ifndef LATENT_PREFETCH
+#define LATENT_PREFETCH 1
+#endif
 #define LATENT_LANES 32
+#define LINE_BYTES 128
+
+// A hint, no effect on the numbers: the line at ``address`` into L2 (on the CPU emulator, none).
+__device__ inline void prefetch_l2(const char* address)
+{
+#if defined(__CUDACC__)
+    asm volatile("prefetch.global.L2 [%0];" : : "l"(address));
+#else
+    (void)address;
+#endif
+}
 
 extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
                                        const double* beta, const double* sign, u64 k0, u64 k1,
@@ -114,6 +130,14 @@ extern "C" __global__ void latent_pass(long long n, long long p, const real* X,
     const long long tiles = (n + LATENT_ROWS - 1) / LATENT_ROWS;
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const long long first = tile * LATENT_ROWS;
+        if (LATENT_PREFETCH && tile + gridDim.x < tiles) {     // the block's next tile: in L2
+            const long long next = first + (long long)gridDim.x * LATENT_ROWS;   // while this
+            const long long stop = next + LATENT_ROWS < n ? next + LATENT_ROWS : n;  // is drawn
+            const char* rows = (const char*)(X + next * p);
+            const int bytes = (int)((stop - next) * p * (long long)sizeof(real));
+            for (int b = t * LINE_BYTES; b < bytes; b += LINE_BYTES * LATENT_THREADS)
+                prefetch_l2(rows + b);
+        }
         real x[LATENT_ROWS][LATENT_COLS];
 #pragma unroll
         for (int r = 0; r < LATENT_ROWS; ++r)
