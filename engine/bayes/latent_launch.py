@@ -4,8 +4,9 @@ The kernel is a persistent grid: BLOCKS_PER_SM blocks on each multiprocessor, ea
 of ``rows`` rows of X in turn, its thread t holding columns t, t + threads, ... (``cols`` of
 them) of the tile's rows in registers. X is read once per iteration, so the kernel is
 memory-bound when enough rows are in flight: about rows x BLOCKS_PER_SM per multiprocessor,
-within its 64K registers (the cap ``registers`` lets BLOCKS_PER_SM blocks fit). The defaults
-are the tuning knobs; bench/bayes_latent.py times other settings on a device.
+within its 64K registers (the cap ``registers`` lets BLOCKS_PER_SM blocks fit), and the next
+tile's rows on their way to L2 (``prefetch``) while a tile's z are drawn. The defaults are the
+tuning knobs; bench/bayes_latent.py times other settings on a device.
 """
 from dataclasses import dataclass
 
