@@ -86,7 +86,7 @@ extern "C" __global__ void latent_z(long long n, const real* mu, const double* s
 // With LATENT_PREFETCH, each tile first asks L2 for the block's next tile (rows contiguous in
 // X), so that memory keeps streaming while the block reduces and draws.
 #ifndef LATENT_THREADS
-#define LATENT_THREADS 256     // gpu.py passes these three (LATENT_THREADS, latent_shape)
+#define LATENT_THREADS 256     // gpu.py passes these four (latent_launch.LatentLaunch)
 #endif
 #ifndef LATENT_COLS
 #define LATENT_COLS 4
