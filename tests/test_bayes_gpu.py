@@ -19,6 +19,7 @@ import engine
 from engine.bayes import gpu
 from engine.bayes.horseshoe_probit import HorseshoeProbit
 from engine.bayes.chain import run_chain
+from engine.bayes.latent_launch import LatentLaunch
 
 NVCC = shutil.which("nvcc")
 
@@ -130,10 +131,13 @@ def test_gpu_run_chain_matches_cpu_run_chain_without_intercept(device):
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not installed")
 @pytest.mark.parametrize("real", ["double", "float"])
-def test_kernels_compile_with_nvcc_and_fit_a_block(real, tmp_path):
-    cmd = [NVCC, "-arch=sm_90", "-std=c++17", "-cubin", "-Xptxas", "-v",
-           f"-I{gpu.CUDA_DIR}", f"-DSURVSCAN_REAL={real}", "-o", str(tmp_path / "k.cubin"),
-           str(gpu.SOURCE)]
+@pytest.mark.parametrize("p", [1000, 70])
+def test_kernels_compile_with_nvcc_and_fit_a_block(real, p, tmp_path):
+    """With gpu.py's options (latent_pass's launch for p, its register cap): every entry point
+    found, blocks_per_sm blocks of latent_pass fit a multiprocessor without spilling."""
+    launch = LatentLaunch.for_columns(p, 4 if real == "float" else 8)
+    cmd = [NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", *gpu.compile_options(real, launch),
+           "-o", str(tmp_path / "k.cubin"), str(gpu.SOURCE)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     usage = dict(re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers",
@@ -141,6 +145,9 @@ def test_kernels_compile_with_nvcc_and_fit_a_block(real, tmp_path):
     assert set(usage) == set(gpu.ENTRY_POINTS)             # extern "C": found by RawModule
     for entry, registers in usage.items():
         assert int(registers) * gpu.THREADS <= 65536, entry
+    assert int(usage["latent_pass"]) * launch.threads * launch.blocks_per_sm <= 65536
+    spills = re.search(r"'latent_pass'.*?(\d+) bytes spill stores", done.stderr, re.S)
+    assert spills.group(1) == "0"                          # the tile's rows stay in registers
 
 
 def test_bench_bayes_adds_the_gpu_row(device, tmp_path):

@@ -7,14 +7,18 @@ Per iteration, everything on the device and nothing to the host but the kept dra
   prior precision d = tau^-2 lambda^-2;
 - ``precision_matrix`` Q = X'X + diag(d) (X'X formed once by GEMM), then cuSOLVER's Cholesky
   (cupy.linalg.cholesky);
-- mu = X beta (cuBLAS GEMV), ``latent_z`` (the two-branch truncated normal, a thread a row),
-  X'z (GEMV);
+- ``latent_pass``: mu = X beta, z (the two-branch truncated normal) and the partial sums of
+  X'z and z'z in one read of X (a persistent grid of tiles of rows, as latent_pass.py on the
+  CPU), then ``latent_sum`` adds the blocks' partials in a fixed order (X'z, z'z in double);
+  its memory traffic is X once (4 GB at N = 10^6, p = 1,000 in float32; GEMV, the z kernel
+  and GEMV read it twice) plus z (8N bytes) and the partials (8p bytes a block);
 - ``normals`` s, h = L^-1 X'z, the marginal augmentation's scale g (``expansion``, from
   z'z - h'h; expansion.py), then beta = L^-T (g h + s) by two cuBLAS triangular solves.
 
 The random numbers come from cuda/philox.cuh, the same Philox4x64-10 streams as philox.py, so a
 chain is the CPU's chain draw for draw (to rounding: the sums run in another order). In float32
-X, X'X, the factor and the solves are single precision, as the paper's; z is drawn in double.
+X, X'X, the factor and the solves are single precision, as the paper's; z, x_i beta, X'z and z'z
+are double.
 p > N (the BCM draw) is CPU-only.
 """
 import functools
@@ -25,26 +29,59 @@ import numpy as np
 
 from ..device import cupy_on_device
 from ..errors import Cancelled
+from .latent_launch import LatentLaunch
 
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCE = CUDA_DIR / "horseshoe_probit.cu"
-ENTRY_POINTS = ("latent_z", "scales", "precision_matrix", "normals", "expansion")
+ENTRY_POINTS = ("latent_z", "latent_pass", "latent_sum", "scales", "precision_matrix",
+                "normals", "expansion")
 THREADS = 256                  # SCALE_THREADS of horseshoe_probit.cu
 GRAM_ROWS = 65536              # rows a GEMM of X'X takes at a time (float64 copies)
 STEP_BETA = 3                  # rng.STEP_BETA
 
 
+def compile_options(real, launch):
+    """NVRTC's (and nvcc's) options for one real type and one latent_pass launch."""
+    return ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}", *launch.options())
+
+
 @functools.lru_cache(maxsize=None)
-def _kernels(cupy, real):
+def _kernels(cupy, real, launch=LatentLaunch.for_columns(THREADS, 8)):
     """The kernels of horseshoe_probit.cu for one CuPy module (a device, or the tests' CPU
-    emulator) and one real type, compiled by NVRTC."""
-    options = ("-std=c++17", f"-I{CUDA_DIR}", f"-DSURVSCAN_REAL={real}")
+    emulator), one real type and one latent_pass launch (latent_launch.py), compiled by NVRTC."""
+    options = compile_options(real, launch)
     module = cupy.RawModule(code=SOURCE.read_text(), options=options)
     return {name: module.get_function(name) for name in ENTRY_POINTS}
 
 
 def _blocks(count):
     return (max(1, -(-int(count) // THREADS)),)
+
+
+class LatentStep:
+    """z | beta, X'z and z'z in one read of X (latent_pass, then latent_sum adds the blocks'
+    partials): z (N,) and Xtz (p,) double buffers on the device, z'z into ``zz[0]``.
+    ``launch``: latent_launch.LatentLaunch (default: for X's columns); ``blocks``: the grid
+    (default: the launch's persistent grid on this device)."""
+
+    def __init__(self, cp, X, sign, launch=None, blocks=None):
+        n, p = X.shape
+        self.launch = launch or LatentLaunch.for_columns(p, X.dtype.itemsize)
+        self.k = _kernels(cp, "double" if X.dtype == np.float64 else "float", self.launch)
+        self.blocks = blocks or self.launch.grid(cp, n)
+        self.X, self.sign, self.n, self.p = X, sign, n, p
+        self.z, self.Xtz = cp.empty(n), cp.empty(p)
+        self.partial_Xtz, self.partial_zz = cp.empty((self.blocks, p)), cp.empty(self.blocks)
+
+    def __call__(self, beta, key, iteration, zz):
+        """The z step of ``iteration`` for one chain's Philox key (k0, k1); beta double."""
+        n, p = np.int64(self.n), np.int64(self.p)
+        self.k["latent_pass"]((self.blocks,), (self.launch.threads,),
+                              (n, p, self.X, beta, self.sign, *key, iteration, self.z,
+                               self.partial_Xtz, self.partial_zz))
+        self.k["latent_sum"](_blocks(self.p + 1), (THREADS,),
+                             (p, np.int32(self.blocks), self.partial_Xtz, self.partial_zz,
+                              self.Xtz, zz))
 
 
 class HorseshoeProbitGpu:
@@ -59,10 +96,11 @@ class HorseshoeProbitGpu:
             raise ValueError(f"backend='gpu' draws beta by the Cholesky route, which needs "
                              f"p <= N (here p = {p}, N = {n}); use backend='cpu' (BCM draw).")
         self.cp, self.dtype, self.prior = cp, np.dtype(precision), prior
-        self.k = _kernels(cp, "double" if self.dtype == np.float64 else "float")
         self.X = cp.ascontiguousarray(cp.asarray(X, dtype=self.dtype))
         self.n, self.p = n, p
         self.sign = 2.0 * cp.asarray(y, dtype=np.float64) - 1.0
+        self.latent = LatentStep(cp, self.X, self.sign)
+        self.k = self.latent.k                                 # the module's other kernels
         self.shrunk = np.asarray(shrunk, dtype=bool)
         self.shrunk_index = cp.asarray(np.flatnonzero(self.shrunk).astype(np.int32))
         self.XtX = self._gram()
@@ -93,7 +131,7 @@ class HorseshoeProbitGpu:
         lambda_sq_inv, nu_inv = cp.ones(p_s), cp.ones(p_s)
         scalars = cp.ones(2)                                   # tau^-2, xi^-1
         d = self.d.copy()
-        z, s = cp.empty(n, dtype=self.dtype), cp.empty(p)
+        s = cp.empty(p)
         qparts, g = cp.empty(2), cp.ones(1)
         kept_beta, kept_tau = cp.empty((draws, p)), cp.empty(draws)
         kappa = cp.zeros(p_s)
@@ -114,15 +152,13 @@ class HorseshoeProbitGpu:
             k["precision_matrix"](_blocks(p * p), (THREADS,),
                                   (np.int64(p), self.XtX, d, self.Q))
             L = cp.linalg.cholesky(self.Q)
-            mu = self.X @ beta.astype(self.dtype)
-            k["latent_z"](_blocks(n), (THREADS,), (np.int64(n), mu, self.sign, *key, step, z))
-            Xtz = self.X.T @ z
+            self.latent(beta, key, step, qparts)               # z, X'z and qparts[0] = z'z
             k["normals"](_blocks(p), (THREADS,),
                          (np.int64(p), *key, step, np.uint64(STEP_BETA), s))
-            half = solve_triangular(L, Xtz, lower=True)
+            half = solve_triangular(L, self.latent.Xtz.astype(self.dtype), lower=True)
             if self.expansion:
-                z64, half64 = z.astype(np.float64), half.astype(np.float64)
-                qparts[0], qparts[1] = z64 @ z64, half64 @ half64
+                half64 = half.astype(np.float64)
+                qparts[1] = half64 @ half64
                 k["expansion"]((1,), (1,), (np.int64(n), qparts, *key, step, g))
             beta = solve_triangular(L, (g * half + s).astype(self.dtype), lower=True,
                                     trans="T").astype(np.float64)

@@ -14,7 +14,7 @@ c. mu* < 0.47: Robert's (1995) exponential rejection. With the standardised trun
 
 Row i reads its own Philox stream (philox.py): block b gives two proposals, from its words
 (0, 1) and (2, 3) (s by Box-Muller on branch b). One compiled loop over the rows here; one
-thread a row in cuda/horseshoe.cu (``latent_z``), with the same numbers.
+thread a row in cuda/horseshoe_probit.cu (``latent_draw``), with the same numbers.
 """
 import math
 

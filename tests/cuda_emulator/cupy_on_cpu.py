@@ -214,7 +214,8 @@ class _Runtime:
 
     @staticmethod
     def getDeviceProperties(device: int) -> dict:
-        return {"name": b"CPU emulator (tests/cuda_emulator)"}
+        return {"name": b"CPU emulator (tests/cuda_emulator)", "multiProcessorCount": 2,
+                "totalGlobalMem": 80 * 2 ** 30}
 
 
 class RawModule:
