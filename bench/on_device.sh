@@ -13,7 +13,8 @@
 # `bash bench/on_device.sh gwas` runs the GWAS step alone (it needs most of a call's 10 minutes).
 # Each step has its own time limit so that the call ends, and returns its files, inside the
 # device tool's 10 minutes; test modules the image cannot import (the app's, Panel is absent)
-# are reported and passed over rather than stopping the gpu-marked tests of the others.
+# are reported and passed over rather than stopping the gpu-marked tests of the others; -v names
+# each test as it ends, so a failure is named in the log even when the time limit cuts pytest off.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results/device}
@@ -25,7 +26,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 python3 -c "import cupy, numpy, numba; print('cupy', cupy.__version__, 'cuda runtime', cupy.cuda.runtime.runtimeGetVersion(), 'numpy', numpy.__version__, 'numba', numba.__version__)" | tee -a "$OUT/device.txt"
 python3 -c "import pyarrow; print('pyarrow', pyarrow.__version__)" 2>&1 | tail -1 | tee -a "$OUT/device.txt"
 if [ "${1:-}" != gwas ]; then
-timeout "${TEST_LIMIT:-220}" python3 -m pytest -q -m gpu -n 4 -p no:cacheprovider -p no:benchmark \
+timeout "${TEST_LIMIT:-220}" python3 -m pytest -v -m gpu -n 4 -p no:cacheprovider -p no:benchmark \
     --continue-on-collection-errors -rfE tests/ 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 tests=${PIPESTATUS[0]}
 sizes=(${BENCH_ARGS:-})          # e.g. BENCH_ARGS="--sizes 1000000 --gpu-strata 1,N/2"

@@ -69,9 +69,10 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
 
     ``memory`` bounds the working set ('4GB'; 1/8 of it buffers output rows); ``output`` streams
     rows to a Parquet dataset partitioned by trait (with ``pvalue_threshold``, only the rows
-    with p <= it, in one file per flush); ``top`` hits per trait are kept; ``h2_method`` "reml" (FaST-LMM's objective)
-    or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP blocks
-    as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a Client).
+    with p <= it, in one file per flush); ``top`` hits per trait are kept; ``h2_method``
+    "reml" (FaST-LMM's objective) or "ml"; ``backend`` "cpu", "gpu" (CuPy) or "dask" (SNP
+    blocks as tasks on a LocalCluster of ``n_workers``, or on ``scheduler``: an address or a
+    Client).
     A trait with missing values is tested on the individuals who have it (FaST-LMM's
     single-trait behaviour; one kinship and eigendecomposition per missingness pattern,
     ``missing``); ``summary.n`` counts each trait's individuals.
