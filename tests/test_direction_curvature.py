@@ -24,8 +24,9 @@ def _event_terms(df, case):
     strata = df[strata].to_numpy() if strata else np.zeros(len(df))
     efron = case.options["ties"] == "efron"
     for s in np.unique(strata):
-        for t in np.unique(time[event & (strata == s)]):
-            yield event & (time == t) & (strata == s), (start < t) & (time >= t) & (strata == s), efron
+        here = strata == s
+        for t in np.unique(time[event & here]):
+            yield event & (time == t) & here, (start < t) & (time >= t) & here, efron
 
 
 def _brute(df, case, X, beta, w, U):
