@@ -119,53 +119,72 @@ class PlaneStep:
         return delta, u1
 
 
-@njit(cache=True, nogil=True)
 def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_order, bounds):
-    """Exact curvature of -l along the rows of U (m directions in eta, sorted rows):
+    """Exact curvature of -l along the rows of U (m <= 3 directions in eta, sorted rows):
     C[a, b] = sum over event terms of wbar (m2_ab - m1_a m1_b), m1, m2 the risk-set means of
     u_a and u_a u_b under D (cox_kernels.coordinate_grad_hess with m columns at once).
-    One O(N m^2) pass; Breslow or Efron ties, strata and entry times."""
-    m, n = U.shape
-    R1 = np.zeros(m)
-    S1 = np.zeros(m)
-    E1 = np.zeros(m)
-    R2 = np.zeros((m, m))
-    S2 = np.zeros((m, m))
-    E2 = np.zeros((m, m))
-    a1 = np.zeros(m)
-    a2 = np.zeros((m, m))
-    C = np.zeros((m, m))
-    R0 = S0 = E0 = W = 0.0
+    One O(N) pass; Breslow or Efron ties, strata and entry times."""
+    m = U.shape[0]
+    u = [U[a] for a in range(m)] + [np.zeros_like(U[0])] * (3 - m)
+    c = _curvature3(u[0], u[1], u[2], D, w, flags, efron, has_start, stop, start,
+                    start_order, bounds)
+    C = np.array([[c[0], c[1], c[2]], [c[1], c[3], c[4]], [c[2], c[4], c[5]]])
+    return C[:m, :m]
+
+
+# The pass below keeps its sums in tuples of scalars (the risk set's moments of three
+# directions a, b, c: 1, a, b, c, aa, ab, ac, bb, bc, cc) so that they stay in registers; small
+# arrays indexed by a run-time m cost about ten times as much per row.
+
+@njit(inline="always")
+def _moments(x, a, b, c):
+    """One row's weight x times (1, a, b, c, aa, ab, ac, bb, bc, cc)."""
+    xa, xb, xc = x * a, x * b, x * c
+    return (x, xa, xb, xc, xa * a, xa * b, xa * c, xb * b, xb * c, xc * c)
+
+
+@njit(inline="always")
+def _axpy(y, f, x):
+    """y + f x, elementwise over the moment tuples."""
+    return (y[0] + f * x[0], y[1] + f * x[1], y[2] + f * x[2], y[3] + f * x[3],
+            y[4] + f * x[4], y[5] + f * x[5], y[6] + f * x[6], y[7] + f * x[7],
+            y[8] + f * x[8], y[9] + f * x[9])
+
+
+@njit(inline="always")
+def _event_term(C, M, wt):
+    """C plus wt (m2 - m1 m1') for the risk set with moments M (upper triangle, 6 entries)."""
+    inv = 1.0 / M[0]
+    a, b, c = M[1] * inv, M[2] * inv, M[3] * inv
+    return (C[0] + wt * (M[4] * inv - a * a), C[1] + wt * (M[5] * inv - a * b),
+            C[2] + wt * (M[6] * inv - a * c), C[3] + wt * (M[7] * inv - b * b),
+            C[4] + wt * (M[8] * inv - b * c), C[5] + wt * (M[9] * inv - c * c))
+
+
+@njit(cache=True, nogil=True)
+def _curvature3(u0, u1, u2, D, w, flags, efron, has_start, stop, start, start_order, bounds):
+    """The upper triangle (00, 01, 02, 11, 12, 22) of direction_curvature for three
+    directions.  R: the moments of the rows at or after the current time; S: of those that
+    entered after it (start >= t); E: of the current time's events."""
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    R = S = E = zero
+    C = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    W = 0.0
     d = 0
     stratum = -1
     q = 0
-    for i in range(n):
+    for i in range(u0.size):
         f = flags[i]
         if f & HEAD:
-            R0 = S0 = 0.0
-            R1[:] = 0.0
-            S1[:] = 0.0
-            R2[:, :] = 0.0
-            S2[:, :] = 0.0
+            R = S = zero
             stratum += 1
             q = bounds[stratum]
-        di = D[i]
-        R0 += di
-        ev = f & EVENT
-        for a in range(m):
-            ua = U[a, i] * di
-            R1[a] += ua
-            for b in range(a, m):
-                R2[a, b] += ua * U[b, i]
-        if ev:
-            E0 += di
+        x = _moments(D[i], u0[i], u1[i], u2[i])
+        R = _axpy(R, 1.0, x)
+        if f & EVENT:
+            E = _axpy(E, 1.0, x)
             W += w[i]
             d += 1
-            for a in range(m):
-                ua = U[a, i] * di
-                E1[a] += ua
-                for b in range(a, m):
-                    E2[a, b] += ua * U[b, i]
         if f & GROUP_END:
             if d > 0:
                 if has_start:
@@ -173,29 +192,15 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
                     end = bounds[stratum + 1]
                     while q < end and start[q] >= t:
                         r = start_order[q]
-                        S0 += D[r]
-                        for a in range(m):
-                            ua = U[a, r] * D[r]
-                            S1[a] += ua
-                            for b in range(a, m):
-                                S2[a, b] += ua * U[b, r]
+                        S = _axpy(S, 1.0, _moments(D[r], u0[r], u1[r], u2[r]))
                         q += 1
-                terms = d if (efron and d > 1) else 1
-                wt = W / d if (efron and d > 1) else W
-                for l in range(terms):
-                    c = l / d if terms > 1 else 0.0
-                    inv = 1.0 / (R0 - S0 - c * E0)
-                    for a in range(m):
-                        a1[a] = (R1[a] - S1[a] - c * E1[a]) * inv
-                    for a in range(m):
-                        for b in range(a, m):
-                            a2[a, b] = (R2[a, b] - S2[a, b] - c * E2[a, b]) * inv
-                            C[a, b] += wt * (a2[a, b] - a1[a] * a1[b])
-            E0 = W = 0.0
-            E1[:] = 0.0
-            E2[:, :] = 0.0
+                at_risk = _axpy(R, -1.0, S)
+                if efron and d > 1:
+                    for l in range(d):
+                        C = _event_term(C, _axpy(at_risk, -l / d, E), W / d)
+                else:
+                    C = _event_term(C, at_risk, W)
+            E = zero
+            W = 0.0
             d = 0
-    for a in range(m):
-        for b in range(a):
-            C[a, b] = C[b, a]
     return C

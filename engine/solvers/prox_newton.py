@@ -27,7 +27,9 @@ _SCREEN = 0.5
 _CHECK = 1e-6
 # Once the objective's relative change per step is below _REUSE the curvature barely moves:
 # the backend may keep the previous step's Gram matrix (the gradient is always recomputed).
-_REUSE = 1e-3
+# At 1e-2 rather than 1e-3, L1 Cox at 10^5 and 10^6 x 1,000 (0.1 lambda_max) builds 3 Gram
+# matrices instead of 4, in the same 13 and 10 steps, to the same objective to 1e-14.
+_REUSE = 1e-2
 # Converged when the objective's relative change is below tol and no coefficient moved by more
 # than _STEP * sqrt(tol) relative (1e-6 at tol = 1e-9): the steps shrink geometrically, so the
 # error left is of the order of the last step.
