@@ -42,6 +42,7 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     indptr, indices, values, vptr, n, Xs, rng = layout
     coords = np.array([0, 1, 3, 5, 17, 22, 41, 59, 60], np.int64)
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda: True)      # whatever the load
+    monkeypatch.setattr(row_block_parallel, "_PARALLEL_ROWS", 0)       # whatever the size
     before = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
