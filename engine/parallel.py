@@ -50,13 +50,26 @@ class WorkerCache:
 
 def core_idle() -> bool:
     """A second thread would find a core free now: the 1-minute load average is below the usable
-    cores less a half (False where the platform has no load average).  On a busy machine a
-    parallel region waits for its slowest thread, which waits for a core: measured slower than
-    one thread (docs/cost_model.md; engine.numba_layer, engine.bayes.sample)."""
+    cores less a half, and fewer tasks than cores are running at this instant (the average lags
+    by a minute: two busy processes started 20 s earlier left it at 1.2 on two cores, and the
+    parallel kernels then doubled a 10^5-row fit's time).  False where the platform has no load
+    average.  On a busy machine a parallel region waits for its slowest thread, which waits for
+    a core: measured slower than one thread (docs/cost_model.md; engine.numba_layer,
+    engine.bayes.sample)."""
     if not hasattr(os, "getloadavg"):
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return os.getloadavg()[0] < (cores or 1) - 0.5
+    return os.getloadavg()[0] < (cores or 1) - 0.5 and _running() < (cores or 1)
+
+
+def _running() -> int:
+    """Tasks running or ready to run now, this one included (Linux's /proc/loadavg); 0 where
+    the platform does not say."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def check(parallel, n_jobs=None) -> None:

@@ -149,14 +149,18 @@ def test_fused_risk_set_pass_equals_the_two_suffix_scans(efron):
     np.testing.assert_array_equal(fused[2], scans[2])
 
 
-@pytest.mark.parametrize("load, idle", [(0.2, True), (1.4, True), (1.6, False), (9.0, False)])
-def test_a_second_thread_runs_only_while_a_core_is_idle(monkeypatch, load, idle):
+@pytest.mark.parametrize("load, running, idle", [(0.2, 1, True), (1.4, 1, True), (1.6, 1, False),
+                                                  (9.0, 1, False), (0.2, 3, False),
+                                                  (0.2, 0, True)])
+def test_a_second_thread_runs_only_while_a_core_is_idle(monkeypatch, load, running, idle):
     """engine.parallel.core_idle, the rule of every optional second thread: on two cores, a
-    1-minute load average below 1.5 leaves one free."""
+    1-minute load average below 1.5 and at most one task running now (this one; 0: the
+    platform does not say) leave one free."""
     from engine import parallel
 
     monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(parallel.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(parallel, "_running", lambda: running)
     assert parallel.core_idle() is idle
     if numba_layer.threadsafe() and numba.get_num_threads() >= 2:
         assert numba_layer.parallel_ok() is idle
