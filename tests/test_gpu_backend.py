@@ -76,7 +76,8 @@ def test_kernels_equal_cpu(cohorts, name, efron):
     np.testing.assert_allclose(info2, info, rtol=RTOL, atol=1e-10 * np.abs(info).max())
     U = np.random.default_rng(3).normal(size=(3, md.n))       # the plane step's curvature
     C = cpu.direction_curvature(U)
-    np.testing.assert_allclose(gpu.direction_curvature(U), C, rtol=1e-7, atol=1e-10 * np.abs(C).max())
+    np.testing.assert_allclose(gpu.direction_curvature(U), C, rtol=1e-7,
+                               atol=1e-10 * np.abs(C).max())
     for j, delta in [(0, 0.3), (md.p - 1, -0.2)]:
         cpu.update(j, delta)
         gpu.update(j, delta)

@@ -58,7 +58,8 @@ def test_pvalue_threshold_keeps_hits_and_counts_them(problem, tmp_path):
     counts = want.groupby("Pheno", observed=False).size().reindex(kept.summary.index, fill_value=0)
     np.testing.assert_array_equal(kept.summary.hits, counts)
     # hits go to one file per flush (not one per trait), rows in (trait, SNP) order
-    assert [p.name for p in (tmp_path / "hits" / "associations").iterdir()] == ["part000000.parquet"]
+    files = [p.name for p in (tmp_path / "hits" / "associations").iterdir()]
+    assert files == ["part000000.parquet"]
     one = pd.read_parquet(tmp_path / "hits" / "associations", filters=[("Pheno", "==", "y2")])
     assert len(one) == (want.Pheno == "y2").sum() > 0
     np.testing.assert_array_equal(one.PValue, want.PValue[want.Pheno == "y2"])

@@ -58,8 +58,9 @@ class PlaneStep:
         """(step, X step): the step to take from ``beta``, ``delta`` or a d + b s (see the
         module docstring), and its change of eta.
 
-        eta : X beta; v = dl/deta at beta; curvature(U) : the exact m x m (NumPy) curvature of -l along the rows of U (eta-space directions); u1 : X delta
-        when the inner solve kept it, else None
+        eta : X beta; v = dl/deta at beta; curvature(U) : the exact m x m (NumPy) curvature
+        of -l along the rows of U (eta-space directions); u1 : X delta when the inner solve
+        kept it, else None
         """
         prev_beta, prev_eta = self._beta, self._eta
         self._beta, self._eta = beta.copy(), eta.copy()
