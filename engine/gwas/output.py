@@ -10,12 +10,12 @@ genotypes nor results need fit in memory.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import halves
 from .pages import paged, tiled
 
 COLUMNS = ["Pheno", "sid_index", "SNP", "Chr", "ChrPos", "PValue", "SnpWeight", "SnpWeightSE",
@@ -120,9 +120,16 @@ class FrameSink:
         m, t = len(snps), len(names)
         self.values = paged((5, t * m)) if threshold is None else None
         self.parts = []
-        # every row is known in advance: the helper thread makes the id columns (200 MB at
-        # 10^7 rows) while the scan computes
-        self.ids = None if self.values is None else halves.helper().submit(self.every_id)
+        self.ids = None if self.values is None else self.ids_meanwhile()
+
+    def ids_meanwhile(self):
+        """A future of ``every_id``: every row is known in advance, so a thread of its own
+        makes the id columns (200 MB at 10^7 rows) while the scan computes (not ``halves``'
+        helper, whose halves of the scan's passes would wait for it)."""
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gwas-ids")
+        future = pool.submit(self.every_id)
+        pool.shutdown(wait=False)                   # the thread ends with its one task
+        return future
 
     def every_id(self) -> dict:
         m, t = len(self.snps), len(self.names)

@@ -1,11 +1,14 @@
-"""Large output arrays on plain 4 KB pages.
+"""Large output arrays on huge pages when the kernel has them free, else on plain 4 KB pages.
 
-NumPy asks Linux to back every array of 4 MB or more with transparent huge pages
-(``madvise(MADV_HUGEPAGE)``).  Where the kernel compacts memory synchronously on such a fault
-(THP defrag "madvise", the usual default), a busy machine pays for each 2 MB page: filling a
-fresh 600 MB array cost 1.2-1.5 s of system time here, against 0.21 s on 4 KB pages
-(bench/results/gwas.md).  A scan's output columns (t x m rows, written once) are therefore
-allocated in their own anonymous memory maps, which the kernel pages in 4 KB at a time.
+A scan's output columns (t x m rows, written once) are its largest allocations, and the first
+write of fresh memory costs the kernel a fault per page.  On 2 MB transparent huge pages
+(NumPy advises them for every array of 4 MB or more) filling a fresh 600 MB array took 0.04 s
+here, against 0.26 s on 4 KB pages.  Where no free 2 MB blocks are left, a huge-page fault
+makes the kernel compact memory synchronously (THP defrag "madvise", the usual default): 1.2-
+1.5 s of system time for 600 MB on a busy machine (bench/results/gwas.md).  ``paged`` therefore
+asks ``/proc/buddyinfo`` whether free 2 MB blocks cover twice the array, and uses NumPy's
+huge-page memory only then.  (The very first huge-page fill of memory a virtual machine has
+never touched also took 1.1-1.4 s here, once: the host backing it.)
 """
 from __future__ import annotations
 
@@ -13,15 +16,35 @@ import mmap
 
 import numpy as np
 
+_HUGE = 2**21                    # a transparent huge page
+_PAGE_ORDER = 9                  # buddy order of a 2 MB block of 4 KB pages
+
+
+def free_huge_bytes(buddyinfo: str = "/proc/buddyinfo") -> int:
+    """Bytes free in blocks of 2 MB or more (every zone), or 0 where the file is missing."""
+    try:
+        with open(buddyinfo) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return 0
+    total = 0
+    for line in lines:
+        counts = line.split()[4:]                  # "Node 0, zone Normal c0 c1 ... c10"
+        total += sum(int(c) << (order - _PAGE_ORDER)
+                     for order, c in enumerate(counts) if order >= _PAGE_ORDER)
+    return total * _HUGE
+
 
 def paged(shape, dtype=np.float64) -> np.ndarray:
-    """An uninitialised array of ``shape`` in its own private anonymous map (freed with the
-    array); a plain ``np.empty`` for object arrays or where ``mmap`` has no private maps."""
+    """An uninitialised array of ``shape``: NumPy's (huge pages) while free 2 MB blocks cover
+    twice its size, else in its own private anonymous map on 4 KB pages (freed with the array)."""
     dtype = np.dtype(dtype)
     count = int(np.prod(shape))
-    if dtype.hasobject or not hasattr(mmap, "MAP_PRIVATE") or count == 0:
+    nbytes = count * dtype.itemsize
+    if (dtype.hasobject or not hasattr(mmap, "MAP_PRIVATE") or count == 0
+            or free_huge_bytes() >= 2 * nbytes):
         return np.empty(shape, dtype)
-    buffer = mmap.mmap(-1, count * dtype.itemsize, flags=mmap.MAP_PRIVATE)
+    buffer = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE)
     return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..errors import Cancelled, CohortError
 from . import blocks, gls, gls_kernels, halves, heritability, missing
@@ -28,6 +30,7 @@ from .summaries import Summaries
 BACKENDS = ("cpu", "gpu", "dask")
 KINSHIPS = ("loco", "all")
 _TILE_SNPS, _TILE_TRAITS = 1024, 512       # CPU tiles of the GEMM outputs (a few MB: in cache)
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass
@@ -211,15 +214,37 @@ class _Problem:
         YW = UY * W
         return W, YW, (UY * YW).sum(axis=0)
 
+    def cpu_device(self):
+        """What ``compute`` needs on the CPU: U^T, W's factors (``gls.weight_factors``, whose
+        small QRs run 5-30x faster on one BLAS thread here), Y' o W and y'Ky."""
+        W, YW, yKy = self.weights(np)
+        with threadpool_limits(1, user_api="blas"):
+            B, T = gls.weight_factors(W)
+        return np.ascontiguousarray(self.basis.U.T), B, T, YW, yKy
+
     def compute(self, G, device, out=None):
         """beta, SE and p (each t x m_b, trait-major; written into ``out`` when given) of a
-        standardised genotype block G (n x m_b), in tiles of (traits, SNPs) that keep the GEMM
-        outputs in cache, each tile's last step one fused pass (``gls_kernels.finish``)."""
-        UT, W, YW, yKy = device
-        X, X2 = gls.rotate(UT, G, np)
-        m_b, t = G.shape[1], W.shape[1]
-        m_tile, t_tile = _TILE_SNPS, min(self.t_block, _TILE_TRAITS)
+        standardised genotype block G (n x m_b).
+
+        Every step of a SNP is its own column's (rotation, the two GEMMs, the fused pass), so
+        the block's SNPs go in two halves to two threads (``halves``), each calling a BLAS of
+        half the cores: no BLAS thread spins, after its GEMM, on the core the other half's
+        pass needs (that made the pass 2-3x slower on two cores)."""
+        t, m_b = device[2].shape[1], G.shape[1]
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
+        with threadpool_limits(max(1, _CORES // 2), user_api="blas"):
+            halves.run(self._columns, m_b, lambda snps: (
+                G[:, snps], device, beta[:, snps], se[:, snps], p[:, snps]))
+        return beta, se, p
+
+    def _columns(self, G, device, beta, se, p):
+        """``compute`` for the SNPs of G, in tiles of (traits, SNPs) that keep the GEMM outputs
+        in cache, each tile's last step one fused pass (``gls_kernels.finish``)."""
+        UT, B, T, YW, yKy = device
+        X, X2 = gls.rotate(UT, G, np)
+        P = X2 if B is None else B.T @ X2                 # sKs = T^T P: (X' o X')^T W
+        m_b, t = G.shape[1], T.shape[1]
+        m_tile, t_tile = _TILE_SNPS, min(self.t_block, _TILE_TRAITS)
         table = gls.tail_table(int(self.dof))
         tiles = np.empty((2, min(t, t_tile) * min(m_b, m_tile)))    # the GEMM outputs, reused
         for j in range(0, t, t_tile):
@@ -228,22 +253,16 @@ class _Problem:
                 snps = slice(i, i + m_tile)
                 shape = (len(range(t)[traits]), len(range(m_b)[snps]))
                 sKs, sKy = (a[:shape[0] * shape[1]].reshape(shape) for a in tiles)
-                np.matmul(W[:, traits].T, X2[:, snps], out=sKs)
+                np.matmul(T[:, traits].T, P[:, snps], out=sKs)
                 np.matmul(YW[:, traits].T, X[:, snps], out=sKy)
                 outputs = beta[traits, snps], se[traits, snps], p[traits, snps]
-                beyond = sum(halves.run(gls_kernels.finish, shape[0], lambda rows: (
-                    sKs[rows], sKy[rows], yKy[traits][rows], float(self.dof), *table,
-                    *(a[rows] for a in outputs))))
-                if beyond:
-                    gls.p_value_beyond(beta[traits, snps], se[traits, snps], p[traits, snps],
-                                       self.dof)
-        return beta, se, p
+                if gls_kernels.finish(sKs, sKy, yKy[traits], float(self.dof), *table, *outputs):
+                    gls.p_value_beyond(*outputs, self.dof)
 
     def __call__(self, start_stop):
         """A Dask task: read, standardise and test SNPs start:stop (NumPy on the worker)."""
         start, stop = start_stop
-        device = (self.basis.U.T.copy(), *self.weights(np))
-        return (start, *self.compute(self.genotypes.read(start, stop), device))
+        return (start, *self.compute(self.genotypes.read(start, stop), self.cpu_device()))
 
 
 @contextlib.contextmanager
@@ -265,7 +284,7 @@ def _backend(backend, scheduler, n_workers, summaries):
         return
 
     def run(problem, m_block, out=None):
-        device = (np.ascontiguousarray(problem.basis.U.T), *problem.weights(np))
+        device = problem.cpu_device()
         starts = range(0, problem.genotypes.m, m_block)
         for start, G in blocks.prefetched(problem.genotypes.read, starts, m_block):
             views = None if out is None else out(start, start + G.shape[1])
