@@ -23,6 +23,9 @@ def standardized(values: np.ndarray) -> np.ndarray:
     for i in range(values.shape[1]):
         x = values[:, i].astype(float)
         seen = ~np.isnan(x)
+        if not seen.any():                 # nobody genotyped: all imputed, 0
+            out[:, i] = 0.0
+            continue
         sd = x[seen].std()
         out[:, i] = np.where(seen, (x - x[seen].mean()) / sd if sd > 0 else 0.0, 0.0)
     return out

@@ -27,15 +27,21 @@ def reference():
 def test_genotype_blocks_are_unit_standardised_with_mean_imputation(tmp_path):
     prefix, values = random_bed(tmp_path, n=50, m=12, missing=0.1, seed=5)
     values[:, 3] = 1.0                                     # a constant SNP
+    values[:, 5] = np.nan                                  # a SNP nobody was genotyped for
     from bed_reader import to_bed
     to_bed(prefix + ".bed", values, count_A1=False, properties={
         "fid": [f"f{i}" for i in range(50)], "iid": [f"i{i}" for i in range(50)]})
     g = gwas.Genotypes.open(prefix)
     np.testing.assert_allclose(g.read(), standardized(values), rtol=1e-13, atol=1e-15)
     np.testing.assert_array_equal(g.read(2, 7, standardized=False), values[:, 2:7])
-    assert (g.read()[:, 3] == 0).all()
+    assert (g.read()[:, 3] == 0).all() and (g.read()[:, 5] == 0).all()
+    rows = np.arange(49, 0, -3)                            # some people, in another order
+    np.testing.assert_allclose(g.keep(rows).read(1, 9), standardized(values[rows, 1:9]),
+                               rtol=1e-13, atol=1e-15)
     a1 = gwas.Genotypes.open(prefix, count_A1=True).read(standardized=False)
     np.testing.assert_array_equal(a1, 2 - values)
+    np.testing.assert_allclose(gwas.Genotypes.open(prefix, count_A1=True).read(),
+                               standardized(2 - values), rtol=1e-13, atol=1e-15)
 
 
 @pytest.mark.parametrize("kind", ["frame", "csv", "parquet", "plink_header", "shuffled"])

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CohortError
+from .genotype_kernels import unit_standardize
 
 
 def standardize(values: np.ndarray) -> np.ndarray:
@@ -113,5 +114,7 @@ class Genotypes:
         with open_bed(self.path, count_A1=self.count_A1, num_threads=1, iid_count=len(self.iid),
                       sid_count=len(self.bim_sid)) as b:
             rows = None if np.array_equal(self.rows, np.arange(len(self.iid))) else self.rows
-            values = b.read(index=(rows, columns), dtype="float64", order="F", num_threads=1)
-        return standardize(values) if standardized else values
+            if not standardized:
+                return b.read(index=(rows, columns), dtype="float64", order="F", num_threads=1)
+            codes = b.read(index=(rows, columns), dtype="int8", order="F", num_threads=1)
+        return unit_standardize(codes, np.empty(codes.shape, order="F"))
