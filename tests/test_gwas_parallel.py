@@ -15,7 +15,7 @@ def test_two_thread_fused_pass_equals_one_thread():
     sKy[100, 7] = np.sqrt(yKy[100] * sKs[100, 7]) * (1 - 1e-9)   # F beyond the table: NaN
     sKy[5, 8] = np.sqrt(yKy[5] * sKs[5, 8]) * (1 - 1e-9)
     one, two = [np.empty((t, m)) for _ in range(3)], [np.empty((t, m)) for _ in range(3)]
-    table = gls.tail_table(dof)
+    table = gls.pass_table(dof)
     whole = gls_kernels.finish(sKs, sKy, yKy, float(dof), *table, *one)
     split = halves.run(gls_kernels.finish, t, lambda rows: (
         sKs[rows], sKy[rows], yKy[rows], float(dof), *table, *(a[rows] for a in two)))

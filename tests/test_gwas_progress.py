@@ -83,7 +83,7 @@ def test_fused_cpu_finish_equals_the_array_formulas():
     sKy = rng.uniform(-1.0, 1.0, (t, m)) * np.sqrt(sKs * yKy[:, None])
     sKy[:, 3] = 0.999999999 * np.sqrt(sKs[:, 3] * yKy)      # r2 near 0: F beyond the table
     beta, se, p = (np.empty((t, m)) for _ in range(3))
-    beyond = gls_kernels.finish(sKs, sKy, yKy, float(dof), *gls.tail_table(dof), beta, se, p)
+    beyond = gls_kernels.finish(sKs, sKy, yKy, float(dof), *gls.pass_table(dof), beta, se, p)
     assert np.isnan(p).sum() == beyond >= t
     gls.p_value_beyond(beta, se, p, dof)
     tested = sKs > 0

@@ -113,6 +113,14 @@ def tail_table(dof: int):
 
 
 @functools.lru_cache(maxsize=8)
+def pass_table(dof: int):
+    """``tail_table(dof)`` for ``gls_kernels.finish``: (h, p0, c1, c2, c3, F_max), p0 the
+    tail probability at each node (exp of the cubic's constant term)."""
+    h, c0, c1, c2, c3, F_max = tail_table(dof)
+    return h, np.exp(c0), c1, c2, c3, F_max
+
+
+@functools.lru_cache(maxsize=8)
 def f_tail(dof: int):
     """P(F(1, dof) > F) as a function of F, tabulated once per dof.
 

@@ -245,7 +245,7 @@ class _Problem:
         P = X2 if B is None else B.T @ X2                 # sKs = T^T P: (X' o X')^T W
         m_b, t = G.shape[1], T.shape[1]
         m_tile, t_tile = _TILE_SNPS, min(self.t_block, _TILE_TRAITS)
-        table = gls.tail_table(int(self.dof))
+        table = gls.pass_table(int(self.dof))
         tiles = np.empty((2, min(t, t_tile) * min(m_b, m_tile)))    # the GEMM outputs, reused
         for j in range(0, t, t_tile):
             traits = slice(j, j + t_tile)
