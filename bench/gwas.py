@@ -235,7 +235,8 @@ def write(record, name, out):
                   f"{f['wall_s_extrapolated_to_m_full']} s."]
     m = record["machine"]
     lines += ["", f"machine: {m['cpu']}, {m['logical_cores']} logical cores, load average "
-              f"{m['load_average_1_5_15min']} (1, 5, 15 min) at the end."]
+              f"{m['load_average_1_5_15min']} (1, 5, 15 min) at the end; BLAS kernels "
+              f"{[lib['architecture'] for lib in m['blas']['libraries']]}."]
     (out / f"{name}.md").write_text("\n".join(lines) + "\n")
     return out / f"{name}.json", out / f"{name}.md"
 

@@ -44,7 +44,19 @@ def machine_info():
         "platform": platform.platform(),
         "python": platform.python_version(),
         "packages": versions,
+        "blas": blas_info(),
     }
+
+
+def blas_info():
+    """The BLAS kernels in use (threadpoolctl) and OPENBLAS_CORETYPE where it forces them: a
+    forced Haswell core type halves DGEMM on an AVX-512 CPU (176 -> 101 GFLOP/s on this
+    machine's two cores)."""
+    from threadpoolctl import threadpool_info
+
+    return {"libraries": [{k: i.get(k) for k in ("internal_api", "architecture", "num_threads")}
+                          for i in threadpool_info() if i.get("user_api") == "blas"],
+            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE")}
 
 
 def compare(reference, run):
