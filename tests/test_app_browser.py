@@ -206,6 +206,11 @@ def shot(pg, name):
     pg.wait_for_timeout(500)
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     pg.set_viewport_size(size)
+    # the page lays itself out again for the old size: let that settle, or a click that
+    # follows may land on a button that is being redrawn and be lost (seen once under load)
+    pg.evaluate("() => new Promise(done => requestAnimationFrame(() => "
+                "requestAnimationFrame(done)))")
+    pg.wait_for_timeout(300)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,15 +22,15 @@ where they are not yet; ``MlTerms``, t small p x p problems, stays on the host) 
 come back as NumPy arrays.
 The squared rotated traits are kept trait-major (Y2 = (UY o UY)^T, t x n'), so that each
 trait's sums over k read one contiguous row: on the CPU one Numba pass per trait
-(``heritability_kernels``, two halves of the traits on two threads), elsewhere the array
-expressions of ``_sums``.
+(``heritability_kernels``, the traits in parts on the cores' threads, ``parts``), elsewhere
+the array expressions of ``_sums``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import CohortError
-from . import halves, heritability_kernels
+from . import heritability_kernels, parts
 
 H2_MAX = 0.99999
 _GRID = 101
@@ -54,7 +54,7 @@ def _sums(h2, S, Y2, xp, value, traits=None):
     if xp is np:
         traits = np.arange(h2.size) if traits is None else traits
         r, a, b = (np.empty(h2.size) for _ in range(3))
-        halves.run(heritability_kernels.sums, h2.size, lambda rows: (
+        parts.run(heritability_kernels.sums, h2.size, lambda rows: (
             S, Y2, h2[rows], traits[rows], value, r[rows], a[rows], b[rows]))
         return r, a, (None if value else b)
     if traits is not None:

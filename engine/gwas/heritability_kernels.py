@@ -6,7 +6,7 @@ For trait j with d_jk = h2_j S_k + (1 - h2_j) and u_k = Y2_jk (row j of the trai
 squares), ``sums`` gives r_j = sum_k u_k / d_jk and either (``value``) sum_k log d_jk, or
 sum_k (S_k - 1) / d_jk and sum_k u_k (S_k - 1) / d_jk^2: what ``heritability.negative_loglik``
 and ``heritability.slope`` need, for the traits given (all, or those whose root search goes on).
-Each trait's sums are its own, so two halves of the traits run on two threads (``halves``).
+Each trait's sums are its own, so parts of the traits run on the cores' threads (``parts``).
 """
 from __future__ import annotations
 

@@ -124,8 +124,8 @@ class FrameSink:
 
     def ids_meanwhile(self):
         """A future of ``every_id``: every row is known in advance, so a thread of its own
-        makes the id columns (200 MB at 10^7 rows) while the scan computes (not ``halves``'
-        helper, whose halves of the scan's passes would wait for it)."""
+        makes the id columns (200 MB at 10^7 rows) while the scan computes (not one of
+        ``parts``' helpers, whose parts of the scan's passes would wait for it)."""
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gwas-ids")
         future = pool.submit(self.every_id)
         pool.shutdown(wait=False)                   # the thread ends with its one task

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from ..errors import Cancelled, CohortError
-from . import blocks, gls, gls_kernels, halves, heritability, missing
+from . import blocks, gls, gls_kernels, heritability, missing, parts
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink, snp_ids
@@ -30,7 +29,6 @@ from .summaries import Summaries
 BACKENDS = ("cpu", "gpu", "dask")
 KINSHIPS = ("loco", "all")
 _TILE_SNPS, _TILE_TRAITS = 1024, 512       # CPU tiles of the GEMM outputs (a few MB: in cache)
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass
@@ -227,13 +225,13 @@ class _Problem:
         standardised genotype block G (n x m_b).
 
         Every step of a SNP is its own column's (rotation, the two GEMMs, the fused pass), so
-        the block's SNPs go in two halves to two threads (``halves``), each calling a BLAS of
-        half the cores: no BLAS thread spins, after its GEMM, on the core the other half's
-        pass needs (that made the pass 2-3x slower on two cores)."""
+        the block's SNPs go in parts to the cores' threads (``parts``), each calling a BLAS of
+        one thread: no BLAS thread spins, after its GEMM, on a core another part's pass needs
+        (that made the pass 2-3x slower on two cores)."""
         t, m_b = device[2].shape[1], G.shape[1]
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
-        with threadpool_limits(max(1, _CORES // 2), user_api="blas"):
-            halves.run(self._columns, m_b, lambda snps: (
+        with threadpool_limits(1, user_api="blas"):
+            parts.run(self._columns, m_b, lambda snps: (
                 G[:, snps], device, beta[:, snps], se[:, snps], p[:, snps]))
         return beta, se, p
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import halves
+from . import parts
 from .summaries_kernels import fold, tally
 
 BINS = 1024
@@ -38,7 +38,7 @@ class Summaries:
         self.tests += p.shape[1]
         threshold = np.inf if self.threshold is None else float(self.threshold)
         snp_rows = np.asarray(snp_rows, dtype=np.int64)
-        halves.run(tally, p.shape[0], lambda rows: (
+        parts.run(tally, p.shape[0], lambda rows: (
             p[rows], beta[rows], se[rows], snp_rows, threshold, self.counts[rows],
             self.hits[rows], *(a[rows] for a in self.best), self.kept[rows]))
 

@@ -17,7 +17,7 @@ def tally(p, beta, se, snp_rows, threshold, counts, hits, best_p, best_row, best
     """Fold a block (p, beta, se: t x m_b; ``snp_rows``: (m_b,) SNP indices) into
     ``counts`` (t x bins), ``hits`` (t,) and the top lists (t x top, the first ``kept[j]``
     entries of row j in use).  Each trait touches only its own rows of the outputs, so
-    halves of the traits may run on two threads (``halves``)."""
+    parts of the traits may run on the cores' threads (``parts``)."""
     bins = counts.shape[1]
     for j in range(p.shape[0]):
         for i in range(p.shape[1]):
