@@ -35,14 +35,15 @@ P_COLUMNS = ("PValue", "min_p")
 
 def show_table(widget, df) -> None:
     """``df`` in a table in one update: 6 decimals, p-values in scientific notation, headers
-    as text."""
+    as text; tall enough for the header, up to 7 rows and a horizontal scroll bar (one row was
+    clipped at 40 px + 34 a row), then it scrolls."""
     formats = {**number_formatters(df, 6), **{c: ScientificFormatter(precision=6)
                                                for c in P_COLUMNS if c in df}}
     if "ChrPos" in df:
         formats["ChrPos"] = NumberFormatter(format="0")
     with pn.io.hold():
         widget.param.update(value=df, titles=escaped_titles(df), formatters=formats,
-                            height=min(300, 40 + 34 * len(df)))
+                            height=min(320, 70 + 36 * len(df)))
 
 
 class GwasView(Viewer):
