@@ -9,10 +9,10 @@ of log p past the node (``gls.tail_table``'s cubic, the same interpolant as ``gl
 |d| stays below 0.1 (the steepest log p falls by less than 0.08 over a node), so exp(d) is
 its Taylor series to d^10 (error below 3e-19): no call to exp.  Each trait row runs as two
 branch-free loops, the first vectorised (AVX-512 divisions and square roots here), the second
-scalar table reads and fused multiply-adds: 7.7 ns a pair on this machine, against 13.2 ns for
-one loop with branches and a libm exp per pair.  A SNP with S_BR = 0 gets beta 0, SE inf, p 1; where
-F exceeds the table (F > F_max) or is NaN, p is left NaN and ``gls.p_value_beyond`` fills it
-with ``special.fdtrc``.
+scalar table reads and fused multiply-adds: 7.7 ns a pair on this machine, against 13.2 ns
+for one loop with branches and a libm exp per pair.  A SNP with S_BR = 0 gets beta 0, SE inf,
+p 1; where F exceeds the table (F > F_max) or is NaN, p is left NaN and
+``gls.p_value_beyond`` fills it with ``special.fdtrc``.
 """
 from __future__ import annotations
 

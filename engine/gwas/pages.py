@@ -4,11 +4,13 @@ A scan's output columns (t x m rows, written once) are its largest allocations, 
 write of fresh memory costs the kernel a fault per page.  On 2 MB transparent huge pages
 (NumPy advises them for every array of 4 MB or more) filling a fresh 600 MB array took 0.04 s
 here, against 0.26 s on 4 KB pages.  Where no free 2 MB blocks are left, a huge-page fault
-makes the kernel compact memory synchronously (THP defrag "madvise", the usual default): 1.2-
-1.5 s of system time for 600 MB on a busy machine (bench/results/gwas.md).  ``paged`` therefore
-asks ``/proc/buddyinfo`` whether free 2 MB blocks cover twice the array, and uses NumPy's
-huge-page memory only then.  (The very first huge-page fill of memory a virtual machine has
-never touched also took 1.1-1.4 s here, once: the host backing it.)
+makes the kernel compact memory synchronously (THP defrag "madvise", the usual default), so
+``paged`` asks ``/proc/buddyinfo`` whether free 2 MB blocks cover twice the array and uses
+NumPy's huge-page memory only then.  On this project's virtual machine, huge pages of memory
+the guest had not touched yet, or had handed back to its host (free page reporting), took
+1.1-1.4 s per 600 MB to fill with no compaction stall counted: the host backing them, paid
+again only after memory goes back to the host.  The 1.2-1.5 s of system time in
+bench/results/gwas.md, put down to compaction then, was most likely this.
 """
 from __future__ import annotations
 

@@ -228,7 +228,7 @@ class _Problem:
         the block's SNPs go in parts to the cores' threads (``parts``), each calling a BLAS of
         one thread: no BLAS thread spins, after its GEMM, on a core another part's pass needs
         (that made the pass 2-3x slower on two cores)."""
-        t, m_b = device[2].shape[1], G.shape[1]
+        t, m_b = device[2].shape[1], G.shape[1]          # T (or W): one column per trait
         beta, se, p = out or (np.empty((t, m_b)) for _ in range(3))
         with threadpool_limits(1, user_api="blas"):
             parts.run(self._columns, m_b, lambda snps: (
