@@ -48,6 +48,13 @@ class WorkerCache:
         self._local = threading.local()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def core_idle() -> bool:
     """A second thread would find a core free now: the 1-minute load average is below the usable
     cores less a half, and fewer tasks than cores are running at this instant (the average lags
@@ -58,8 +65,8 @@ def core_idle() -> bool:
     engine.bayes.sample)."""
     if not hasattr(os, "getloadavg"):
         return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return os.getloadavg()[0] < (cores or 1) - 0.5 and _running() < (cores or 1)
+    cores = usable_cores()
+    return os.getloadavg()[0] < cores - 0.5 and _running() < cores
 
 
 def _running() -> int:

@@ -9,12 +9,13 @@ this busy machine).
 """
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from ..parallel import usable_cores
+
 _MIN_ROWS = 64                 # rows a part at least (a hand-off costs ~50 us)
-CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+CORES = usable_cores()
 _pool: list = []
 _lock = threading.Lock()
 
