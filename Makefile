@@ -1,7 +1,7 @@
 # survscan: set up the virtualenv, serve the app, run the tests and the benchmarks.
 #
 # The venv is (re)filled whenever pyproject.toml is newer than its stamp file:
-#   .venv/.stamp        -e .[app,test]   (make test)
+#   .venv/.stamp        -e .[app,test]   (make test, make test-fast)
 #   .venv/.stamp-app    -e .[app]        (make run)
 #   .venv/.stamp-bench  -e .[bench]      (make bench)
 
@@ -16,7 +16,7 @@ GXX         := /usr/bin/g++
 SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 
-.PHONY: run test bench device-wheels clean distclean
+.PHONY: run test test-fast bench device-wheels clean distclean
 
 # `make run` serves on this machine only. Serving to a network is explicit: ADDRESS=0.0.0.0
 # with ORIGIN (the host:port users type) and AUTH (Panel's basic auth: a password, or a JSON
@@ -43,6 +43,10 @@ run: $(VENV)/.stamp-app
 
 test: $(VENV)/.stamp $(CHROMIUM) $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The edit-test loop: every test but the browser ones and those marked slow.
+test-fast: $(VENV)/.stamp $(GXX)
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not browser and not slow"
 
 bench: $(VENV)/.stamp-bench
 	$(PY) -m bench quick
@@ -79,7 +83,7 @@ $(CHROMIUM):
 	$(SUDO) apt-get update
 	$(APT_INSTALL) chromium
 
-# The GPU backend's kernels also run on the CPU in the tests (tests/cuda_emulator), built by g++.
+# The GPU backend's kernels also run on the CPU in the tests (tests/support/cuda_emulator), built by g++.
 $(GXX):
 	$(SUDO) apt-get update
 	$(APT_INSTALL) g++

@@ -2,7 +2,7 @@
 and the kept fits.
 
 Views read and write this store; nothing here imports Panel widgets, so it is tested without a
-browser (tests/test_app_store.py). Reading files and queries is in loading.py, fit and study
+browser (tests/app/test_app_store.py). Reading files and queries is in loading.py, fit and study
 jobs in jobs.py, the analysis spec and its script in script.py; numerics stay in engine/.
 
 Two kinds of data:

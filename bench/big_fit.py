@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import engine
-from engine.path import lambda_max_of
+from engine.regression.drivers.path import lambda_max_of
 
 
 def peak_gb():

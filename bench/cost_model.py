@@ -14,11 +14,10 @@ import numpy as np
 
 import engine
 from bench.report import machine_info, save
-from engine import weighted_gram
-from engine.backends import (cox_cpu, cox_information, cox_kernels,
-                             diagonal_step_kernels, hazard_state, linear_predictor,
-                             row_block_parallel)
-from engine.path import lambda_max_of
+from engine.core import weighted_gram
+from engine.regression.backends import (cox_cpu, cox_information, cox_kernels,
+    diagonal_step_kernels, hazard_state, linear_predictor, row_block_parallel)
+from engine.regression.drivers.path import lambda_max_of
 
 # (module, kernel, what one call reads): an "X pass" touches every stored non-zero of the
 # columns it is given once; a "row pass" every sorted row a fixed number of times.

@@ -10,7 +10,7 @@ import numpy as np
 import engine
 from bench.cost_model import Counter
 from bench.report import machine_info, save
-from engine import cross_validation
+from engine.regression.drivers import cross_validation
 
 # (label, kernels summed) of the table's pass columns
 PASSES = [("row passes", ("cox_kernels.risk_set_pass", "cox_cpu.direction_curvature")),

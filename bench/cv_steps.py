@@ -7,7 +7,7 @@ import numpy as np
 
 import engine
 from bench.report import machine_info, save
-from engine.backends.cox_cpu import CoxCpuBackend
+from engine.regression.backends.cox_cpu import CoxCpuBackend
 
 
 def run(n, p, density=0.05, folds=10, grid=10, seed=0, steps=("plane", "plain"),

@@ -13,7 +13,7 @@ import numpy as np
 import engine
 from bench.cost_model import Counter
 from bench.report import machine_info, save
-from engine.backends import diagonal_step
+from engine.regression.backends import diagonal_step
 
 INNER = ("column", "gram")
 

@@ -13,7 +13,7 @@ import numpy as np
 
 import engine
 from bench.report import machine_info, save
-from engine.simulate import simulate_arrays
+from engine.data.simulate import simulate_arrays
 
 
 def simulate_competing(n, p, density=0.05, censoring=0.3, competing=0.5, seed=0):

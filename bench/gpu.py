@@ -2,7 +2,7 @@
 per whole fit at N = 100,000 and 1,000,000, P = 1,000, 5% density, K = 1, 10, 50,000 and N/2
 strata, L1 at ``ratio`` x lambda_max.
 
-Per cycle: one sweep of the papers' CCD over every coordinate (engine/solvers/ccd.py: on the
+Per cycle: one sweep of the papers' CCD over every coordinate (engine/regression/solvers/ccd.py: on the
 GPU the backend's ccd_cycle, nothing crossing to the host per coordinate), from beta = 0, the
 best of ``repeats``; on the GPU twice, replayed from a captured CUDA graph (the default) and
 launched kernel by kernel from Python, with the one-off capture time.  Per fit: engine.fit with
@@ -21,10 +21,10 @@ import numpy as np
 import engine
 from bench.problems import make_problem
 from bench.report import machine_info, matplotlib_charts
-from engine.device import device_count
-from engine.models.cox import CoxModel
-from engine.solvers.ccd import cycle
-from engine.solvers.state import SolverState
+from engine.core.device import device_count
+from engine.regression.models.cox import CoxModel
+from engine.regression.solvers.ccd import cycle
+from engine.regression.solvers.state import SolverState
 
 SIZES = (100_000, 1_000_000)
 STRATA = (1, 10, 50_000, "N/2")

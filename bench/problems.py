@@ -12,8 +12,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import engine
-from engine.cohort import Cohort
-from engine.simulate import simulate_arrays
+from engine.data.cohort import Cohort
+from engine.data.simulate import simulate_arrays
 
 PENALTIES = ("l1", "l2", "none")
 

@@ -1,42 +1,47 @@
 """survscan's engine: validated cohorts and Cox-family regression by scans, on CPU or GPU.
 
-The public surface is what this module exports (docs/architecture.md draws the floors beneath
-it).  ``engine.cdm`` (OMOP on DuckDB) and ``engine.comparative`` are sub-packages imported on
-first use, so ``import engine`` loads neither DuckDB nor lifelines.
+The public surface is what this module exports; the folders beneath it are the floors of
+docs/architecture.md (core, data, descriptive, regression, inference, and the families sccs,
+bayes, gwas, comparative, cdm).  ``engine.cdm`` (OMOP on DuckDB) and ``engine.comparative`` are
+sub-packages imported on first use, so ``import engine`` loads neither DuckDB nor lifelines.
 """
 import importlib
 
-from . import bayes, datasets, device
-from .autocorrelation import autocorrelation
+from . import bayes
+from .core import device
+from .core.errors import (Cancelled, CohortError, ConvergenceWarning, DataWarning,
+                          MonotoneLikelihoodWarning)
+from .core.memory import fit_memory
+from .data import datasets
+from .data.cohort import Cohort
+from .data.simulate import simulate
+from .descriptive.cumulative_incidence import cumulative_incidence
+from .descriptive.gray_test import gray_test
+from .descriptive.kaplan_meier import KaplanMeier, kaplan_meier
+from .descriptive.logrank import LogrankResult, logrank_test
+from .descriptive.table_one import TableOne, table_one
+from .regression.drivers.bootstrap import BootstrapResult, bootstrap
+from .regression.drivers.cross_validation import CrossValidationResult, cross_validate
+from .regression.drivers.path import PathResult, lambda_max, path
+from .regression.fit import fit, fit_problem, gradient, loglik
+from .regression.options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
+from .regression.peers import lifelines_fit, naive_loglik
+from .regression.priors import L1, L2
+from .regression.problem import Problem
+from .regression.result import FitResult
+from .inference.concordance import concordance
+from .inference.global_tests import global_tests
+from .inference.lr_test import lr_test
+from .inference.per_sd import per_sd
+from .inference.ph_smooth import ph_smooth
+from .inference.ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .inference.residuals import residuals
+from .sccs.data import SccsData
+from .sccs.simulate import simulate_sccs
+from .sccs.time_to_event import sccs_time_to_event
 from .bayes import PosteriorResult, sample
-from .bootstrap import BootstrapResult, bootstrap
-from .cohort import Cohort
-from .concordance import concordance
-from .cross_validation import CrossValidationResult, cross_validate
-from .cumulative_incidence import cumulative_incidence
-from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
-from .fit import fit, fit_problem, gradient, loglik
-from .global_tests import global_tests
-from .gray_test import gray_test
-from .kaplan_meier import KaplanMeier, kaplan_meier
-from .logrank import LogrankResult, logrank_test
-from .lr_test import lr_test
-from .memory import fit_memory
-from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
-from .path import PathResult, lambda_max, path
-from .per_sd import per_sd
-from .ph_smooth import ph_smooth
-from .ph_test import information, information_at, ph_test, scaled_schoenfeld
-from .priors import L1, L2
-from .probit_mle import ProbitMLE, probit_mle
-from .problem import Problem
-from .residuals import residuals
-from .result import FitResult
-from .sccs_data import SccsData
-from .sccs_time_to_event import sccs_time_to_event
-from .simulate import simulate
-from .simulate_sccs import simulate_sccs
-from .table_one import TableOne, table_one
+from .bayes.autocorrelation import autocorrelation
+from .bayes.probit_mle import ProbitMLE, probit_mle
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 
@@ -56,7 +61,8 @@ __all__ = [
     "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
-    "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
-    "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
-    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
+    "kaplan_meier", "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test",
+    "naive_loglik", "path", "per_sd", "ph_smooth", "ph_test", "probit_mle", "residuals",
+    "sample", "scaled_schoenfeld", "sccs_time_to_event", "simulate", "simulate_sccs",
+    "table_one",
 ]

@@ -1,4 +1,10 @@
-"""Shared pytest configuration: markers, the hypothesis profile, and a few data fixtures."""
+"""Shared pytest configuration: the import path of the support modules, the hypothesis profile,
+the GPU/emulator fixture and a few data fixtures.  The markers (gpu, slow, browser) are declared
+once, in pyproject.toml.
+
+Tests mirror the code: tests/engine/<family>/, tests/app/, tests/browser/ (Chromium),
+tests/bench/; tests/support/ holds the oracles, the model contract and the CUDA emulator,
+importable by name (``import oracles``) from any test."""
 
 from __future__ import annotations
 
@@ -12,9 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # `import engine` from the repository root
     sys.path.insert(0, str(ROOT))
-TESTS = Path(__file__).resolve().parent
-if str(TESTS) not in sys.path:  # `import oracles`
-    sys.path.insert(0, str(TESTS))
+SUPPORT = Path(__file__).resolve().parent / "support"
+if str(SUPPORT) not in sys.path:  # `import oracles`, `from cuda_emulator import ...`
+    sys.path.insert(0, str(SUPPORT))
 
 try:
     from hypothesis import settings
@@ -25,15 +31,9 @@ except ImportError:  # pragma: no cover
     pass
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "gpu: needs CuPy and a CUDA device")
-    config.addinivalue_line("markers", "slow: takes more than a few seconds")
-    config.addinivalue_line("markers", "browser: drives the Panel app in a headless browser")
-
-
 def _no_device_reason():
     """Why the GPU backends cannot run on a device here, or None when they can."""
-    from engine.device import device_count, has_cupy
+    from engine.core.device import device_count, has_cupy
 
     if not has_cupy():
         return "CuPy is not installed (pip install 'survscan[gpu]'): the GPU backend cannot run"
@@ -46,8 +46,8 @@ def _no_device_reason():
                                         "emulator"])
 def where(request):
     """Where a GPU backend runs: the CUDA device (marked gpu, skipped without one) or the CPU
-    emulator of its kernels (tests/cuda_emulator, which clears every backend's kernel cache on
-    entry and exit)."""
+    emulator of its kernels (tests/support/cuda_emulator, which clears every backend's kernel
+    cache on entry and exit)."""
     if request.param == "device":
         reason = _no_device_reason()
         if reason:

@@ -1,7 +1,7 @@
-"""The floors of docs/architecture.md, checked on the source: no import circle in engine/ or
-app/, no module reaching for another package's private (_) names, the engine free of GUI
-packages, and ``import engine`` light (the app on the engine's public names only:
-tests/test_app_imports.py)."""
+"""The floors of docs/architecture.md, checked on the source: each engine family imports only
+the families beneath it, no import circle in engine/ or app/, no module reaching for another
+package's private (_) names, the engine free of GUI packages, and ``import engine`` light (the
+app on the engine's public names only: tests/app/test_app_imports.py)."""
 from __future__ import annotations
 
 import ast
@@ -54,6 +54,60 @@ def _edges():
             targets.update(subs or ([base] if base in MODULES else []))
         graph[name] = targets - {name}
     return graph
+
+
+# Each family of engine/ and the families it may import (docs/architecture.md's floors, bottom
+# up).  A family not listed here fails the test: a new folder takes its floor explicitly.
+FLOORS = {
+    "core": set(),
+    "data": {"core"},
+    "sccs": {"core", "data"},
+    "descriptive": {"core", "data"},
+    "regression": {"core", "data", "sccs"},
+    "inference": {"core", "data", "regression"},
+    "prediction": {"core", "data", "descriptive", "regression", "inference"},
+    "bayes": {"core", "data"},
+    "gwas": {"core", "data"},
+    "comparative": {"core", "data", "descriptive", "regression", "inference"},
+    "sensitivity": {"core", "data", "descriptive", "regression", "inference", "prediction",
+                    "comparative"},
+    "cdm": {"core", "data", "sccs", "descriptive", "regression", "inference", "prediction",
+            "comparative"},
+}
+# Inside regression/, the solvers talk to the model interface: they import the priors only.
+SOLVERS_MAY_IMPORT = {"engine.regression.priors"}
+
+
+def _family(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "engine" else None
+
+
+def test_every_family_imports_only_the_floors_beneath_it():
+    bad = []
+    for name, targets in _edges().items():
+        family = _family(name)
+        if family is None or name.startswith("app"):
+            continue
+        if family not in FLOORS:
+            bad.append(f"{name}: engine/{family}/ has no floor in FLOORS")
+            continue
+        for target in targets:
+            other = _family(target)
+            if other is None and target == "engine":
+                bad.append(f"{name} imports the engine package itself")
+            elif other not in (None, family) and other not in FLOORS[family]:
+                bad.append(f"{name} -> {target}: {family} may not import {other}")
+    assert not bad, bad
+
+
+def test_solvers_import_only_the_priors():
+    bad = [f"{name} -> {target}" for name, targets in _edges().items()
+           if name.startswith("engine.regression.solvers")
+           for target in targets
+           if target.startswith("engine") and not target.startswith("engine.regression.solvers")
+           and target not in SOLVERS_MAY_IMPORT]
+    assert not bad, bad
 
 
 def test_no_import_circle():
@@ -110,9 +164,9 @@ def test_import_engine_is_light(heavy):
 def test_cuda_flags_equal_the_row_flags():
     """The CUDA header's FLAG_* defines carry engine.row_flags' values (the GPU layout's
     STRATUM_TAIL stays on the host)."""
-    from engine import row_flags
+    from engine.regression import row_flags
 
-    header = (ROOT / "engine" / "backends" / "cuda" / "flag_scan.cuh").read_text()
+    header = (ROOT / "engine" / "regression" / "backends" / "cuda" / "flag_scan.cuh").read_text()
     defines = {line.split()[1]: int(line.split()[2]) for line in header.splitlines()
                if line.startswith("#define FLAG_")}
     expected = {f"FLAG_{n}": int(getattr(row_flags, n))

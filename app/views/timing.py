@@ -18,7 +18,7 @@ import param
 from panel.viewable import Viewer
 
 import engine
-from engine.peers import lifelines_fit, naive_loglik
+from engine import lifelines_fit, naive_loglik
 
 from ..caught_warnings import collected
 from ..choices import SOLVERS, available_backends

@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from ..errors import Cancelled
-from ..parallel import WorkerCache
+from ..core.errors import Cancelled
+from ..core.parallel import WorkerCache
 from .horseshoe_probit import HorseshoeProbit
 from .rng import ChainStreams
 

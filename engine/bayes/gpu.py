@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..device import cupy_on_device
-from ..errors import Cancelled
+from ..core.device import cupy_on_device
+from ..core.errors import Cancelled
 from .latent_launch import LatentLaunch
 
 CUDA_DIR = Path(__file__).with_name("cuda")

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from .. import parallel as par
-from ..device import device_count
+from ..core import parallel as par
+from ..core.device import device_count
 from .chain import ChainTask, run_chain
 from .horseshoe_probit import HorseshoeProbit
 from .result import PosteriorResult

@@ -5,7 +5,7 @@ Box-Muller's log1p and cos from the C library took two thirds of a truncated-nor
 (Sun Microsystems' freely distributable libm, the source of most C libraries' log and cos)
 without the argument handling that uniforms never need: 1 - u is exact for u = k 2^-53, and
 2 pi u needs no Payne-Hanek reduction. Both are within 1 ulp of the C library (checked in
-tests/test_bayes_unit_math.py), so the chains stay equal to the GPU's (CUDA's log1p and cos) to
+tests/engine/bayes/test_bayes_unit_math.py), so the chains stay equal to the GPU's (CUDA's log1p and cos) to
 rounding.
 """
 import math

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..datasets import sample_data_dir
-from ..errors import CohortError
+from ..data.datasets import sample_data_dir
+from ..core.errors import CohortError
 
 EUNOMIA_ZIP = "eunomia_gibleed_cdm53_csv.zip"
 EUNOMIA_DB = "eunomia_gibleed_cdm53.duckdb"

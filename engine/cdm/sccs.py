@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..errors import CohortError
-from ..fit import fit
-from ..sccs_data import SccsData
+from ..core.errors import CohortError
+from ..regression.fit import fit
+from ..sccs.data import SccsData
 
 
 @dataclass

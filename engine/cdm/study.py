@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..cohort import Cohort
+from ..data.cohort import Cohort
 from ..comparative import (balance_summary, covariate_balance, fit_propensity, match_on_ps,
-                           matched_weights, stratify, stratum_weights)
-from ..errors import DataWarning
-from ..fit import fit
+    matched_weights, stratify, stratum_weights)
+from ..core.errors import DataWarning
+from ..regression.fit import fit
 from .cohort import new_user_cohort
 from .covariates import baseline_covariates
 from .kaplan_meier import kaplan_meier_by_arm

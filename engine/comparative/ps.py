@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..cohort import Cohort
-from ..cross_validation import cross_validate
-from ..errors import DataWarning
-from ..fit import fit
-from ..priors import L1, L2
+from ..data.cohort import Cohort
+from ..regression.drivers.cross_validation import cross_validate
+from ..core.errors import DataWarning
+from ..regression.fit import fit
+from ..regression.priors import L1, L2
 
 EQUIPOISE = (0.3, 0.7)   # Walker et al.: preference scores in this range are "in equipoise"
 

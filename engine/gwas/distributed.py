@@ -2,13 +2,13 @@
 
 Each task reads, standardises and tests one SNP block against every trait on a worker
 (``scan._Problem.__call__``); the problem (eigenvectors, weights) is broadcast to the workers
-once per kinship through ``engine.parallel.Runner``.  Workers read the .bed themselves, so on a
+once per kinship through ``engine.core.parallel.Runner``.  Workers read the .bed themselves, so on a
 cluster the fileset must sit at the same path on every machine.  Blocks are submitted a few at
 a time (``_IN_FLIGHT`` per worker) so that results never pile up beyond the memory budget.
 """
 from __future__ import annotations
 
-from ..parallel import Runner
+from ..core.parallel import Runner
 
 _IN_FLIGHT = 2
 

@@ -4,7 +4,7 @@ A SNP's column holds only 0, 1, 2 or missing, so its mean and variance follow fr
 and each standardised value is one of three numbers: one pass counts, a second writes the
 float64 block.  Reading int8 and standardising here took 0.02-0.03 s for the 500 x 10,000
 toydata against 0.05-0.13 s for bed-reader's float64 read and ``genotypes.standardize``'s six
-array passes; the values agree to round-off (``tests/test_gwas_io.py``).
+array passes; the values agree to round-off (``tests/engine/gwas/test_gwas_io.py``).
 """
 from __future__ import annotations
 

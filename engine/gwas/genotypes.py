@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import CohortError
+from ..core.errors import CohortError
 from .genotype_kernels import unit_standardize
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import CohortError
+from ..core.errors import CohortError
 from . import heritability_kernels, parts
 
 H2_MAX = 0.99999

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CohortError
+from ..core.errors import CohortError
 
 
 def gram(genotypes, block: int = 2048) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import CohortError
+from ..core.errors import CohortError
 from .output import ordered
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from ..parallel import usable_cores
+from ..core.parallel import usable_cores
 
 _MIN_ROWS = 64                 # rows a part at least (a hand-off costs ~50 us)
 CORES = usable_cores()

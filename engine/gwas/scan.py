@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..errors import Cancelled, CohortError
+from ..core.errors import Cancelled, CohortError
 from . import blocks, gls, gls_kernels, heritability, missing, parts
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import CohortError
+from ..core.errors import CohortError
 from .genotypes import Genotypes, standardize
 
 

@@ -1,0 +1,195 @@
+"""Table 1: baseline characteristics by group, with missing counts and standardised differences.
+
+Continuous columns: mean (SD, ddof 1) and median [Q1, Q3] (linear quantiles) of the non-missing
+values; categorical columns: n (%) of each level among the non-missing rows.  Standardised mean
+differences for each pair of groups (Austin 2009; Yang and Dalton 2012, "A unified approach to
+measuring the effect size between two groups using SAS", SGF 335-2012):
+
+    continuous  d = |m_a - m_b| / sqrt((s_a^2 + s_b^2) / 2)
+    categorical d = sqrt(T' S^-1 T),  T = p_a - p_b over the levels but the first,
+                    S = (S_a + S_b) / 2,  S_g = diag(p_g) - p_g p_g'
+
+as the Python package tableone computes them (with include_null=False).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from ..core.errors import CohortError
+
+MAX_CATEGORICAL_NUMBER_LEVELS = 5     # whole-number columns with <= 5 values are categorical
+
+
+@dataclass
+class TableOne:
+    """What ``engine.table_one`` returns.
+
+    table : DataFrame, the printable Table 1: index (variable, level), columns "Missing",
+        "Overall", one per group, and "SMD <a> vs <b>" per pair of groups (text cells)
+    summary : DataFrame, the numbers behind it, one row per (variable, level, group): n,
+        missing, mean, sd, median, q1, q3 (continuous), count, percent (categorical)
+    smd : DataFrame, variable -> SMD per pair of groups
+    """
+
+    table: pd.DataFrame
+    summary: pd.DataFrame
+    smd: pd.DataFrame
+
+
+def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical=None,
+              nonnormal=(), decimals: int = 1) -> TableOne:
+    """Baseline table of ``columns`` of ``df``, overall and by the groups of ``by``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame, one row per subject
+    by : group column (e.g. the treatment); missing group values are refused
+    columns : columns to describe (default: all but ``by``)
+    categorical : columns to show as n (%) (default: text, boolean and categorical columns,
+        and whole-number columns with at most 5 distinct values)
+    nonnormal : continuous columns shown as median [Q1, Q3] instead of mean (SD)
+    decimals : decimals of the printed numbers
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise CohortError(f"table_one needs a pandas DataFrame, got {type(df).__name__}.")
+    columns = [c for c in df.columns if c != by] if columns is None else list(columns)
+    missing_columns = [c for c in [*columns, *([by] if by is not None else [])]
+                       if c not in df.columns]
+    if missing_columns:
+        raise CohortError(f"columns {missing_columns} are not in the data; it has "
+                          f"{[str(c) for c in df.columns][:30]}.")
+    if by in columns:
+        raise CohortError(f"{by!r} is the group column; leave it out of columns.")
+    if not columns or len(df) == 0:
+        raise CohortError(f"nothing to describe: {len(df)} rows and columns {columns}. Pass "
+                          "a DataFrame with rows and the columns to summarise.")
+    categorical = ([c for c in columns if _looks_categorical(df[c])] if categorical is None
+                   else list(categorical))
+    groups = _groups(df, by)
+    rows, smd_rows = [], {}
+    for column in columns:
+        kind = "categorical" if column in categorical else "continuous"
+        if kind == "continuous" and not ptypes.is_numeric_dtype(df[column]):
+            raise CohortError(f"column {column!r} holds text; list it in categorical= or "
+                              "convert it to numbers (pd.to_numeric).")
+        levels = _levels(df[column]) if kind == "categorical" else None
+        for label, rows_of in groups.items():
+            rows += _describe(df[column][rows_of], column, label, kind, levels)
+        smd_rows[column] = {f"{a} vs {b}": _smd(df[column][groups[a]], df[column][groups[b]],
+                                                  kind, levels)
+                            for a, b in combinations([g for g in groups if g != "Overall"], 2)}
+    summary = pd.DataFrame(rows).reindex(columns=[
+        "variable", "level", "group", "n", "missing", "mean", "sd", "median", "q1", "q3",
+        "count", "percent"])
+    smd = pd.DataFrame.from_dict(smd_rows, orient="index").astype(float)
+    smd.index.name = "variable"
+    table = _format(summary, smd, list(groups), nonnormal, decimals)
+    return TableOne(table=table, summary=summary, smd=smd)
+
+
+def _looks_categorical(series):
+    if not ptypes.is_numeric_dtype(series) or ptypes.is_bool_dtype(series):
+        return True
+    values = series.dropna().to_numpy(float)
+    return bool(values.size and np.all(values == np.round(values))
+                and np.unique(values).size <= MAX_CATEGORICAL_NUMBER_LEVELS)
+
+
+def _groups(df, by):
+    """Group label -> boolean row mask; "Overall" first."""
+    out = {"Overall": np.ones(len(df), dtype=bool)}
+    if by is None:
+        return out
+    values = df[by]
+    if values.isna().any():
+        bad = np.flatnonzero(values.isna().to_numpy())[:5]
+        raise CohortError(f"column {by!r} (group) has missing values in rows "
+                          f"{df.index[bad].tolist()}. Remove or fill them first.")
+    for level in _levels(values):
+        out[_text(level)] = (values == level).to_numpy()
+    return out
+
+
+def _text(level):
+    """A level as text; whole-number floats without '.0' (ph.ecog=1, not 1.0)."""
+    if isinstance(level, float) and level == round(level):
+        return str(int(level))
+    return str(level)
+
+
+def _levels(series):
+    """Distinct non-missing values in category order, else sorted."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return [c for c in series.cat.categories if (series == c).any()]
+    return sorted(series.dropna().unique().tolist(), key=lambda v: (str(type(v)), v))
+
+
+def _describe(values, column, group, kind, levels):
+    n, missing = len(values), int(values.isna().sum())
+    base = {"variable": column, "group": group, "n": n, "missing": missing}
+    present = values.dropna()
+    if kind == "continuous":
+        x = present.to_numpy(float)
+        q1, median, q3 = (np.quantile(x, [0.25, 0.5, 0.75]) if x.size else (np.nan,) * 3)
+        return [{**base, "level": "", "mean": x.mean() if x.size else np.nan,
+                 "sd": x.std(ddof=1) if x.size > 1 else np.nan,
+                 "median": median, "q1": q1, "q3": q3}]
+    counts = present.value_counts()
+    return [{**base, "level": _text(level), "count": int(counts.get(level, 0)),
+             "percent": 100.0 * counts.get(level, 0) / len(present) if len(present) else np.nan}
+            for level in levels]
+
+
+def _smd(a, b, kind, levels):
+    a, b = a.dropna(), b.dropna()
+    if kind == "continuous":
+        a, b = a.to_numpy(float), b.to_numpy(float)
+        if min(a.size, b.size) < 2:
+            return np.nan                  # no SD from fewer than two values
+        pooled = np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+        diff = abs(a.mean() - b.mean())
+        return diff / pooled if pooled > 0 else (0.0 if diff == 0 else np.inf)
+    if a.empty or b.empty:
+        return np.nan
+    p_a = np.array([(a == level).mean() for level in levels])[1:]
+    p_b = np.array([(b == level).mean() for level in levels])[1:]
+    t = p_a - p_b
+    s = (np.diag(p_a) - np.outer(p_a, p_a) + np.diag(p_b) - np.outer(p_b, p_b)) / 2
+    if not t.any():
+        return 0.0
+    return float(np.sqrt(t @ np.linalg.pinv(s) @ t))
+
+
+def _format(summary, smd, groups, nonnormal, decimals):
+    """The printable table: one row per continuous variable / categorical level."""
+    f = f"{{:.{decimals}f}}"
+    cells = {}
+    for (variable, level), part in summary.groupby(["variable", "level"], sort=False):
+        by_group = part.set_index("group")
+        row = {"Missing": str(int(by_group.loc["Overall", "missing"]))}
+        for group in groups:
+            r = by_group.loc[group]
+            if level == "":
+                row[group] = (f"{f.format(r['median'])} [{f.format(r['q1'])}, "
+                              f"{f.format(r['q3'])}]" if variable in nonnormal
+                              else f"{f.format(r['mean'])} ({f.format(r['sd'])})")
+            else:
+                row[group] = f"{int(r['count'])} ({f.format(r['percent'])})"
+        for pair in smd.columns:
+            row[pair] = f"{smd.loc[variable, pair]:.3f}"
+        cells[(variable, level)] = row
+    n_row = {"Missing": ""}
+    n_row.update({g: str(int(summary.loc[summary["group"] == g, "n"].iloc[0])) for g in groups})
+    n_row.update({pair: "" for pair in smd.columns})
+    table = pd.DataFrame.from_dict({("n", ""): n_row, **cells}, orient="index")
+    table.index.names = ["variable", "level"]
+    first_levels = table.index.get_level_values("level")
+    repeated = table.index.get_level_values("variable").duplicated() & (first_levels != "")
+    for column in ["Missing", *smd.columns]:      # once per variable, on its first row
+        table.loc[repeated, column] = ""
+    return table

@@ -1,0 +1,245 @@
+"""The proportional-hazards check of a Cox fit: R survival's cox.zph score test and scaled
+Schoenfeld residuals (Grambsch and Therneau 1994, "Proportional hazards tests and diagnostics
+based on weighted residuals", Biometrika 81:515-526).
+
+The fit is extended by one term x_j g(t) per covariate, g a transform of time centred over the
+events; the test of each term (and of all together, "GLOBAL") is the score test at (beta_hat, 0):
+
+    U_j = sum_events g(t_i) w_i (x_ij - xbar_j(t_i)),   chisq = U' I^-1 U,
+
+I the information of (beta, gamma), 2p x 2p, its blocks sum_t g(t)^a I_t (a = 0, 1, 2), I_t the
+Breslow or Efron information at event time t; U's beta part is 0 at the MLE (R's zph1.c and
+zph2.c).  With the default transform "km", g(t) = 1 - S(t-), S the pooled, unweighted
+Kaplan-Meier.  A text covariate's indicator columns form one term (R's terms=TRUE).  Scaled
+Schoenfeld residuals are beta + d V^-1 r_i, r_i the Schoenfeld residual at event i, V = I_beta
+and d the number of events (per stratum where covariates are constant in some strata).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.stats import rankdata
+
+from ..data.cohort import Cohort
+from ..regression.fit import loglik
+from ..data.risk_set import RiskSets, event_time_terms, risk_set_sums
+
+TRANSFORMS = ("km", "identity", "rank", "log")
+
+
+def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
+    """R's cox.zph table for a Cox fit of ``cohort``: chisq, df, p by term and "GLOBAL".
+
+    Parameters
+    ----------
+    res : engine.FitResult of ``engine.fit(cohort, model="cox", ...)`` (unpenalised, without
+        cut points); its ties (Breslow or Efron) and strata are used
+    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
+    transform : "km" (R's default) | "identity" | "rank" | "log"
+    """
+    cohort = fitted_cohort(res, cohort)
+    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
+    p = len(z.names)
+    rows, chisq, df = [], [], []
+    for term, columns in z.terms.items():
+        kk = np.concatenate([np.arange(p), p + np.asarray(columns)])
+        u = np.concatenate([np.zeros(p), z.u[columns]])
+        rows.append(term)
+        chisq.append(float(u @ np.linalg.solve(z.imat[np.ix_(kk, kk)], u)))
+        df.append(len(columns))
+    u = np.concatenate([np.zeros(p), z.u])
+    rows.append("GLOBAL")
+    chisq.append(float(u @ np.linalg.solve(z.imat, u)))
+    df.append(p)
+    out = pd.DataFrame({"chisq": chisq, "df": df}, index=pd.Index(rows, name="term"))
+    out["p"] = stats.chi2.sf(out["chisq"], out["df"])
+    return out
+
+
+def scaled_schoenfeld(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
+    """Scaled Schoenfeld residuals, one row per event (time order within strata): row (its
+    position in the cohort), time, g (the transformed time), stratum (when stratified) and one
+    column per coefficient, whose smooth against g estimates beta_j(t) (R's cox.zph(...)$y
+    with terms=FALSE)."""
+    cohort = fitted_cohort(res, cohort)
+    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
+    p = len(z.names)
+    vmean = z.imat[:p, :p] / np.where(z.weight == 0, 1.0, z.weight)
+    scaled = np.full_like(z.schoenfeld, np.nan)
+    for s in range(z.used.shape[0]):
+        k = np.flatnonzero(z.used[s] > 0)
+        rows = z.event_strata == s
+        if k.size and rows.any():
+            scaled[np.ix_(rows, k)] = np.linalg.solve(vmean[np.ix_(k, k)],
+                                                      z.schoenfeld[np.ix_(rows, k)].T).T
+    out = pd.DataFrame(scaled + z.beta, columns=z.names)
+    out.insert(0, "g", z.g_events)
+    out.insert(0, "time", z.event_times)
+    out.insert(0, "row", z.event_rows)
+    if cohort.strata is not None:
+        out.insert(3, "stratum", np.asarray(cohort.strata_labels, dtype=object)[z.event_strata])
+    return out
+
+
+def information(res, cohort=None) -> pd.DataFrame:
+    """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
+    Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
+    coxph ``var``.  The same risk-set moments as the PH test's beta block."""
+    cohort = fitted_cohort(res, cohort)
+    keep, beta, ties = check_cox_fit(res, cohort)
+    return information_at(cohort, beta, ties, keep)
+
+
+def information_at(cohort, beta, ties="breslow", columns=None) -> pd.DataFrame:
+    """The observed information of the Cox partial likelihood of ``cohort`` at any ``beta``
+    (one value per column in ``columns``, default all), e.g. at 0 for the score test."""
+    keep = np.arange(cohort.p) if columns is None else np.asarray(columns)
+    z = _Zph(cohort, keep, np.asarray(beta, dtype=float), ties, "identity")
+    p = len(z.names)
+    return pd.DataFrame(z.imat[:p, :p], index=z.names, columns=z.names)
+
+
+def fitted_cohort(res, cohort=None):
+    """``cohort`` if given, else the cohort the FitResult keeps (``res.problem.cohort``)."""
+    if cohort is not None:
+        return cohort
+    problem = getattr(res, "problem", None)
+    if problem is None:
+        raise TypeError("this FitResult keeps no data: pass the engine.Cohort that was fitted.")
+    return problem.cohort
+
+
+def check_cox_fit(res, cohort):
+    """Check that ``res`` is an unpenalised Cox fit of ``cohort`` (same covariates and rows,
+    the same log-likelihood at its coefficients); return the columns with a finite estimate
+    (aliased NaN ones left out), their coefficients and the ties method."""
+    if not isinstance(cohort, Cohort):
+        raise TypeError("this check needs the engine.Cohort that was fitted as its second "
+                        f"argument, got {type(cohort).__name__}.")
+    spec = res.spec
+    if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
+        raise ValueError("ph_test, residuals, global_tests and concordance take unpenalised "
+                         "Cox fits without cut points (as R's coxph); this fit is "
+                         f"model={spec.get('model')!r}, "
+                         f"penalty={spec.get('penalty')!r}, "
+                         f"cut_points={spec.get('cut_points')!r}.")
+    if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:
+        raise ValueError("the cohort is not the one fitted: its covariates or rows differ "
+                         "from the fit's. Pass the cohort given to engine.fit.")
+    coef = res.coef.to_numpy(float)
+    if np.isinf(coef).any():
+        raise ValueError(f"coefficients {list(res.coef.index[np.isinf(coef)])} diverge; "
+                         "a finite fit is needed (remove or merge those columns).")
+    ties = spec["ties"]
+    fitted = loglik(cohort, np.nan_to_num(coef), ties=ties)
+    if not np.isclose(fitted, res.loglik, rtol=1e-6, atol=1e-8):
+        raise ValueError(f"the cohort's log-likelihood at the fitted coefficients is "
+                         f"{fitted:.6f}, the fit's {res.loglik:.6f}: pass the cohort given "
+                         "to engine.fit.")
+    keep = np.flatnonzero(np.isfinite(coef))     # aliased (NaN) columns left out
+    return keep, coef[keep], ties
+
+
+class _Zph:
+    """Score, information and Schoenfeld residuals of the model extended by x * g(t)."""
+
+    def __init__(self, cohort, keep, beta, ties, transform):
+        if transform not in TRANSFORMS:
+            raise ValueError(f"transform must be one of {TRANSFORMS}, got {transform!r}")
+        self.beta = beta
+        self.names = [cohort.names[j] for j in keep]
+        self.terms = _terms(self.names, cohort.reference_levels)
+        X = np.asfortranarray(cohort.X[:, keep].toarray())     # contiguous columns
+        X -= X.mean(axis=0)
+        eta = X @ self.beta
+        eta -= eta.mean()
+        time = np.asarray(cohort.time)
+        start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
+        event = np.asarray(cohort.event) > 0
+        w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
+        strata = np.zeros(cohort.n, np.int64) if cohort.strata is None else cohort.strata
+        g = _transform(transform, start, time, event)
+        g = g - g[event].mean()
+        self._accumulate(X, eta, start, time, event, w, strata, g, ties == "efron")
+
+    def _accumulate(self, X, eta, start, stop, event, w, strata, g, efron):
+        n, p = X.shape
+        self.u = np.zeros(p)
+        self.imat = np.zeros((2 * p, 2 * p))
+        n_strata = int(strata.max()) + 1
+        self.used = np.zeros((n_strata, p))
+        schoenfeld, times, gs, layer, positions = [], [], [], [], []
+        r = w * np.exp(eta)
+        for s in range(n_strata):
+            rows = np.flatnonzero(strata == s)
+            x, dead = X[rows], event[rows]
+            varies = (x != x[:1]).any(axis=0)
+            self.used[s] = np.where(varies, dead.sum(), 0)
+            t_event = np.unique(stop[rows][dead])
+            if t_event.size == 0:
+                continue
+            risk = RiskSets(start[rows], stop[rows], t_event)
+            slot = np.searchsorted(t_event, stop[rows][dead])
+            rr = r[rows]
+
+            def at_event_times(values):
+                """Risk-set sums and sums over the deaths, at each event time."""
+                return risk.sums(values), np.bincount(slot, values[dead], t_event.size)
+
+            when, share, frac, s0, xbar = event_time_terms(at_event_times, rr, x, slot,
+                                                           t_event.size, efron)
+            dead_w = np.bincount(slot, w[rows][dead], minlength=t_event.size)
+            g_t = np.zeros(t_event.size)
+            g_t[slot] = g[rows][dead]
+            mean_x = np.column_stack([np.bincount(when, share * xbar[:, a], t_event.size)
+                                      for a in range(p)])    # Efron: the mean of the means
+            self.u += (g[rows][dead] * w[rows][dead]) @ x[dead] - (g_t * dead_w) @ mean_x
+            for a in range(p):
+                for b in range(a, p):
+                    s2, d2 = at_event_times(rr * x[:, a] * x[:, b])
+                    s2_k = s2[when] - (1 - frac) * d2[when]
+                    info = np.bincount(when, dead_w[when] * share
+                                       * (s2_k / s0 - xbar[:, a] * xbar[:, b]), t_event.size)
+                    for i, j in {(a, b), (b, a)}:
+                        self.imat[i, j] += info.sum()
+                        self.imat[i, p + j] += g_t @ info
+                        self.imat[p + i, p + j] += (g_t ** 2) @ info
+            order = np.argsort(stop[rows][dead], kind="stable")
+            schoenfeld.append((x[dead] - mean_x[slot])[order])
+            times.append(stop[rows][dead][order])
+            gs.append(g[rows][dead][order])
+            layer.append(np.full(dead.sum(), s))
+            positions.append(rows[dead][order])
+        self.imat[p:, :p] = self.imat[:p, p:].T
+        self.schoenfeld = np.vstack(schoenfeld)
+        self.event_times, self.g_events = np.concatenate(times), np.concatenate(gs)
+        self.event_strata = np.concatenate(layer)
+        self.event_rows = np.concatenate(positions)
+        self.weight = sum(np.minimum.outer(used, used) for used in self.used)
+
+
+def _transform(transform, start, stop, event):
+    """g(t) for every row: R's cox.zph transforms of the stop time."""
+    if transform == "identity":
+        return stop.copy()
+    if transform == "log":
+        return np.log(stop)
+    if transform == "rank":
+        return rankdata(stop)
+    times = np.unique(stop[event])                     # pooled, unweighted Kaplan-Meier
+    n = risk_set_sums(start, stop, np.ones(len(stop)), times)
+    d = np.bincount(np.searchsorted(times, stop[event]), minlength=times.size)
+    survival = np.cumprod(1.0 - d / n)
+    before = np.searchsorted(times, stop, side="left")  # event times strictly before t
+    return 1.0 - np.concatenate(([1.0], survival))[before]
+
+
+def _terms(names, reference_levels):
+    """Term -> column positions: a text covariate's indicators ``col[level]`` form one term."""
+    terms = {}
+    for j, name in enumerate(names):
+        term = next((column for column in reference_levels
+                     if name.startswith(f"{column}[") and name.endswith("]")), name)
+        terms.setdefault(term, []).append(j)
+    return terms

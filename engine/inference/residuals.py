@@ -1,0 +1,105 @@
+"""Residuals of a Cox fit, as R survival's residuals.coxph: martingale, deviance, score and
+dfbeta (Therneau, Grambsch and Fleming 1990, "Martingale-based residuals for survival models",
+Biometrika 77:147-160).
+
+With hazard increments dH(t) = w_dead / S0(t) at each event time (Efron: one term per tied
+death, the deaths' own risk entering k/m of the denominator, and the dying rows exposed to
+the reduced increments, R's coxmart.c and coxscore2.c),
+
+    martingale  M_i = delta_i - exp(eta_i) sum_{t in (start_i, stop_i]} dH_i(t)
+    deviance    sign(M_i) sqrt(-2 (M_i + delta_i log(delta_i - M_i)))
+    score       L_i = delta_i (x_i - xbar(t_i)) - exp(eta_i) sum_t (x_i - xbar(t)) dH_i(t)
+    dfbeta      w_i L_i I^-1   (the change in beta when row i is left out, to first order)
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .ph_test import check_cox_fit, fitted_cohort, information
+from ..data.risk_set import RiskSets, event_time_terms
+
+KINDS = ("martingale", "deviance", "score", "dfbeta")
+
+
+def residuals(res, kind: str = "martingale", cohort=None):
+    """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order.
+
+    kind : "martingale" | "deviance" (Series) | "score" | "dfbeta" (DataFrame, one column
+        per coefficient)
+    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    cohort = fitted_cohort(res, cohort)
+    keep, beta, ties = check_cox_fit(res, cohort)
+    names = [cohort.names[j] for j in keep]
+    X = np.asfortranarray(cohort.X[:, keep].toarray())
+    X -= X.mean(axis=0)
+    eta = X @ beta
+    eta -= eta.mean()
+    martingale, score = _martingale_and_score(X, eta, cohort, ties == "efron")
+    if kind == "martingale":
+        return pd.Series(martingale, name="martingale")
+    if kind == "deviance":
+        delta = (np.asarray(cohort.event) > 0).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside = martingale + np.where(delta > 0, delta * np.log(delta - martingale), 0.0)
+        return pd.Series(np.sign(martingale) * np.sqrt(-2.0 * inside), name="deviance")
+    if kind == "score":
+        return pd.DataFrame(score, columns=names)
+    w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
+    variance = np.linalg.inv(information(res, cohort).to_numpy())
+    return pd.DataFrame((w[:, None] * score) @ variance, columns=names)
+
+
+def _martingale_and_score(X, eta, cohort, efron):
+    n, p = X.shape
+    stop = np.asarray(cohort.time)
+    start = np.zeros(n) if cohort.start is None else np.asarray(cohort.start)
+    event = np.asarray(cohort.event) > 0
+    w = np.ones(n) if cohort.weights is None else np.asarray(cohort.weights)
+    strata = np.zeros(n, np.int64) if cohort.strata is None else cohort.strata
+    risk = np.exp(eta)
+    martingale = event.astype(float)
+    score = np.zeros((n, p))
+    for s in np.unique(strata):
+        rows = np.flatnonzero(strata == s)
+        x, dead = X[rows], event[rows]
+        t_event = np.unique(stop[rows][dead])
+        if t_event.size == 0:
+            continue
+        sets = RiskSets(start[rows], stop[rows], t_event)
+        slot = np.searchsorted(t_event, stop[rows][dead])
+        rr = w[rows] * risk[rows]
+
+        def at_event_times(values):
+            return sets.sums(values), np.bincount(slot, values[dead], t_event.size)
+
+        when, share, frac, s0, xbar = event_time_terms(at_event_times, rr, x, slot,
+                                                       t_event.size, efron)
+        dead_w = np.bincount(slot, w[rows][dead], minlength=t_event.size)
+        hazard = dead_w[when] * share / s0               # one increment per term
+        size = t_event.size
+        full = np.bincount(when, hazard, size)           # exposure of rows that survive t
+        reduced = np.bincount(when, frac * hazard, size)  # of the rows dying at t
+        full_x = np.column_stack([np.bincount(when, xbar[:, a] * hazard, size)
+                                  for a in range(p)])
+        reduced_x = np.column_stack([np.bincount(when, frac * xbar[:, a] * hazard, size)
+                                     for a in range(p)])
+        mean_x = np.column_stack([np.bincount(when, share * xbar[:, a], size)
+                                  for a in range(p)])
+        cum = np.concatenate(([0.0], np.cumsum(full)))
+        cum_x = np.vstack([np.zeros(p), np.cumsum(full_x, axis=0)])
+        hi = np.searchsorted(t_event, stop[rows], side="right")    # event times <= stop
+        lo = np.searchsorted(t_event, start[rows], side="right")   # event times <= start
+        exposure = cum[hi] - cum[lo]
+        exposure_x = cum_x[hi] - cum_x[lo]
+        deaths = np.flatnonzero(dead)
+        exposure[deaths] -= (full - reduced)[slot]
+        exposure_x[deaths] -= (full_x - reduced_x)[slot]
+        martingale[rows] -= risk[rows] * exposure
+        part = -risk[rows][:, None] * (x * exposure[:, None] - exposure_x)
+        part[deaths] += x[deaths] - mean_x[slot]
+        score[rows] = part
+    return martingale, score

@@ -1,0 +1,1 @@
+"""Cox-family regression by risk-set scans: options, the prepared Problem, fit and its result, priors, the likelihoods (models/), their kernels (backends/), the solvers and the drivers that refit (drivers/)."""

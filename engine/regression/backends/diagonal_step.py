@@ -1,0 +1,146 @@
+"""The inner solve of proximal Newton on the CPU, shared by the Cox, Fine-Gray and logistic
+backends: minimise the penalised quadratic model with a diagonal Hessian in eta (see
+diagonal_step_kernels.quadratic_cd) over a working set of columns.
+
+Through the Gram matrix of the working set when its rows hold few of the chosen columns (sparse
+designs: O(s) per coordinate), else column by column at O(nnz_j), except on many rows, where the
+column-wise sweeps no longer run in cache and a dense working set's Gram matrix is built from
+the columns a chunk of rows at a time (engine.weighted_gram).  The row block's Gram matrix is
+kept while the working set stays and reused when the caller says the curvature barely moved;
+the dense one is kept for DENSE_REBUILD steps, and extended when the working set grows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import diagonal_step_kernels as k
+from . import linear_predictor as lp
+from . import row_block_parallel as rb
+from ...core import weighted_gram
+
+# Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
+# non-zeros within rows, the Gram cost, at most this many per non-zero, the column-wise cost).
+GRAM_MAX = 2000
+GRAM_PAIRS_PER_NNZ = 20.0
+# A working set too full for the row block is still solved through its Gram matrix on at least
+# DENSE_MIN_ROWS rows, when its rows hold at most DENSE_PAIRS_PER_NNZ pairs per non-zero: there
+# the column-wise sweeps gather (h_i, u_i) from 16 n bytes, out of cache (about 20 ns a non-zero
+# at 10^6 rows, against 3 at 10^5), and one Gram matrix (sum of nnz_row^2 / 2 products, about
+# 3 ns each) costs what 4 sweeps do; it is then kept for several steps (DENSE_REBUILD).
+DENSE_MIN_ROWS = 500_000
+DENSE_PAIRS_PER_NNZ = 100.0
+# That Gram matrix is rebuilt (at a step the caller calls fresh) only after serving this many
+# steps: the plane step's exact curvature makes up for a stale one (10^5 x 1,000, lam = 1: a
+# rebuild at every fresh step took 14 outer steps and 4 builds, one per working set 16 and 2).
+DENSE_REBUILD = 6
+
+
+class DiagonalStep:
+    """One backend's inner solver.
+
+    Parameters
+    ----------
+    indptr, indices, values, vptr : the backend's CSC arrays (see modeldata.ModelData)
+    n : rows
+    """
+
+    def __init__(self, indptr, indices, values, vptr, n: int):
+        self._arrays = (indptr, indices, values, vptr)
+        self._n = int(n)
+        self._key = self._block = self._gram = None
+        self._dense = False     # the working set's Gram matrix built from its columns
+        self._served = 0        # steps it has served since it was built
+        self._kept = None       # (that Gram matrix, its columns, the h it was built at)
+        self.u = None      # X delta of the last column-wise solve (None after a Gram solve)
+
+    def solve(self, coords, v, h, beta, lam1, lam2, tol, max_cycles, fresh=True):
+        """(delta, g): the step over every coordinate (zero off ``coords``) and g = X'v on
+        ``coords``.  ``fresh=False`` lets the previous Gram matrix stand in."""
+        coords = np.asarray(coords, np.int64)
+        block = self._row_block(coords)
+        if block is None and self._dense:
+            self.u = None
+            Q = self._dense_gram(coords, h, fresh)
+            g = lp.column_dots_on(*self._arrays, v, coords)
+            delta = np.zeros(beta.size)
+            delta[coords] = k.quadratic_cd_gram(Q, g[coords], beta[coords], lam1[coords],
+                                                lam2[coords], tol, max_cycles)
+            return delta, g
+        if block is None:
+            delta, g, self.u = k.quadratic_cd_u(*self._arrays, coords, v, h, beta, lam1, lam2,
+                                                tol, max_cycles)
+            return delta, g
+        self.u = None
+        rp, rc, rv = block
+        if fresh or self._gram is None:
+            self._gram = rb.gram_matrix(rp, rc, rv, coords.size, h)
+        gs = rb.block_dots(rp, rc, rv, coords.size, v)
+        delta = np.zeros(beta.size)
+        g = np.zeros(beta.size)
+        delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
+                                            lam2[coords], tol, max_cycles)
+        g[coords] = gs
+        return delta, g
+
+    def new_weights(self) -> None:
+        """The case weights changed (a fold, a replicate): the dense Gram matrix kept is of the
+        old curvature."""
+        self._kept = None
+
+    def _dense_gram(self, coords, h, fresh):
+        """The dense working set's centred Gram matrix: kept, rebuilt at h (see DENSE_REBUILD),
+        or, when the working set grew by a few columns, extended by their rows at the h it was
+        built with (a KKT check that widens the set costs no new build)."""
+        kept = self._kept
+        if kept is None or (fresh and self._served >= DENSE_REBUILD):
+            kept = (weighted_gram.centred_gram(*self._arrays, coords, h), coords, h)
+            self._served = 0
+        elif not np.array_equal(kept[1], coords):
+            grown = np.setdiff1d(coords, kept[1]).size
+            if 2 * grown > coords.size:
+                kept = (weighted_gram.centred_gram(*self._arrays, coords, h), coords, h)
+                self._served = 0
+            else:
+                kept = (weighted_gram.extended_centred_gram(*self._arrays, coords, kept[2],
+                                                            kept[1], kept[0]), coords, kept[2])
+        self._kept = kept
+        self._served += 1
+        return kept[0]
+
+    def image(self, delta):
+        """X delta of the last solve's step: kept by the column-wise solve, from the row block
+        (rows in order) after a Gram solve, one X pass after a dense Gram solve."""
+        if self.u is not None:
+            return self.u
+        if self._block is None:
+            return lp.set_linear_predictor(*self._arrays, delta, self._n)
+        coords = np.frombuffer(self._key, np.int64)
+        rp, rc, rv = self._block
+        return rb.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
+
+    def _row_block(self, coords):
+        """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None
+        when their Gram matrix would cost more than column-wise updates (then ``_dense`` says
+        whether it is built from the columns instead: see DENSE_MIN_ROWS)."""
+        key = coords.tobytes()
+        if self._key != key:
+            block = None
+            dense = False
+            indptr = self._arrays[0]
+            nnz = float(np.sum(indptr[coords + 1] - indptr[coords]))
+            many = self._n >= DENSE_MIN_ROWS
+            # sum of row_nnz^2 >= nnz^2 / n: rows this full rule the Gram matrix out at once
+            limit = DENSE_PAIRS_PER_NNZ if many else GRAM_PAIRS_PER_NNZ
+            if 0 < coords.size <= GRAM_MAX and nnz <= limit * self._n:
+                # decide from the row counts alone (one pass over the indices), so that a block
+                # too dense for the Gram matrix is never built
+                row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
+                pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)
+                if pairs <= GRAM_PAIRS_PER_NNZ:
+                    block = rb.row_block(*self._arrays, coords, self._n)
+                else:
+                    dense = many and pairs <= DENSE_PAIRS_PER_NNZ
+            self._key, self._block, self._gram, self._dense = key, block, None, dense
+            if not dense:
+                self._kept = None
+        return self._block

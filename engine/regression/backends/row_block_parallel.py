@@ -1,0 +1,241 @@
+"""The working set's row block on both cores: its build, its Gram matrix and its image X x.
+
+What the Gram-matrix inner loop of diagonal_step reads (the sparse L1 fit at 10^6 rows spent
+1.2 s of its 2.6 s of kernels in the serial row block build, Gram matrix and image).
+The rows are cut into pieces fixed by n (never by the thread count), so the serial kernels
+(used where Numba has no thread-safe threading layer or no core is idle, see numba_layer) and
+the parallel ones give the same numbers, whatever the thread count:
+- the build is a counting sort by row within each piece (its fill pointers stay in cache), the
+  pieces writing disjoint runs of rp, rc, rv: the arrays of diagonal_step_kernels.row_block
+  (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows);
+- the Gram matrix sums only the upper triangle of each row's outer product (half the work),
+  per piece, then the pieces in order (the centred X' diag(h) X to rounding);
+- X'v sums per piece, then the pieces in order (X'v to rounding);
+- the image writes each row once: diagonal_step_kernels.block_image exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from . import diagonal_step_kernels as serial
+from ...core import numba_layer
+
+# rows per piece (pieces are fixed by n, never by the thread count: the same sums either way)
+_PIECE_ROWS = 1 << 14
+# at most this many bytes of per-piece Gram matrices (at most 16 pieces)
+_GRAM_BYTES = 1 << 25
+# fewer rows stay on one thread: at 10^5 x 1,000 (L1, 13 steps) the parallel kernels made the
+# fit 0.20-0.24 s against 0.18 s serial on 2 cores, at 3 x 10^5 0.50 s against 0.49 s
+_PARALLEL_ROWS = 1 << 19
+
+
+def _parallel(rows) -> bool:
+    return rows >= _PARALLEL_ROWS and numba_layer.parallel_ok()
+
+
+def row_block(indptr, indices, values, vptr, coords, n):
+    """diagonal_step_kernels.row_block's arrays (rp, rc, rv), built piece by piece of rows."""
+    cuts = _cuts(n)
+    if _parallel(n):
+        return _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts)
+    return _row_block_serial(indptr, indices, values, vptr, coords, n, cuts)
+
+
+def gram_matrix(rp, rc, rv, s, h):
+    """Q = X' diag(h) X of the block's columns centred at their h-weighted means (as
+    the serial kernel this replaced): the upper triangle of each row's outer product only
+    (half the work), summed per row piece and then over the pieces in order."""
+    cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * s * s + 1))))
+    if _parallel(h.size):
+        return _gram_parallel(rp, rc, rv, s, h, cuts)
+    return _gram_serial(rp, rc, rv, s, h, cuts)
+
+
+def block_dots(rp, rc, rv, s, v):
+    """X'v over the block's columns (rows read in order, v
+    in sequence), summed per row piece, then the pieces in order."""
+    cuts = _cuts(v.size, max_pieces=16)
+    if _parallel(v.size):
+        return _block_dots_parallel(rp, rc, rv, s, v, cuts)
+    return _block_dots_serial(rp, rc, rv, s, v, cuts)
+
+
+def block_image(rp, rc, rv, x):
+    """diagonal_step_kernels.block_image, rows in parallel."""
+    if not _parallel(rp.size - 1):
+        return serial.block_image(rp, rc, rv, x)
+    return _block_image_rows(rp, rc, rv, x)
+
+
+def _cuts(n, max_pieces=1 << 30):
+    """Row boundaries of the pieces: _PIECE_ROWS rows each (fewer, longer ones when capped)."""
+    pieces = int(min(max(1, -(-n // _PIECE_ROWS)), max_pieces))
+    return np.linspace(0, n, pieces + 1).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _piece_starts(indptr, indices, coords, cuts, c, at):
+    """at[b, c]: the first non-zero of column coords[c] in row piece b (its indices ascend)."""
+    j = coords[c]
+    lo, hi = indptr[j], indptr[j + 1]
+    at[:, c] = lo + np.searchsorted(indices[lo:hi], cuts)
+
+
+@njit(cache=True, nogil=True)
+def _count_piece(indices, at, b, rp):
+    for c in range(at.shape[1]):
+        for k in range(at[b, c], at[b + 1, c]):
+            rp[indices[k] + 1] += 1
+
+
+@njit(cache=True, nogil=True)
+def _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv):
+    """Rows cuts[b]..cuts[b+1]-1 of the CSR block: a counting sort by row within the piece,
+    whose fill pointers stay in cache."""
+    fill = rp[cuts[b]:cuts[b + 1]].copy()
+    base = cuts[b]
+    for c in range(coords.size):
+        j = coords[c]
+        lo, v0 = indptr[j], vptr[j]
+        for k in range(at[b, c], at[b + 1, c]):
+            r = indices[k] - base
+            t = fill[r]
+            rc[t] = c
+            rv[t] = values[v0 + k - lo] if v0 >= 0 else 1.0
+            fill[r] = t + 1
+
+
+@njit(cache=True, nogil=True)
+def _row_block_serial(indptr, indices, values, vptr, coords, n, cuts):
+    pieces, s = cuts.size - 1, coords.size
+    at = np.empty((pieces + 1, s), np.int64)
+    for c in range(s):
+        _piece_starts(indptr, indices, coords, cuts, c, at)
+    rp = np.zeros(n + 1, np.int64)
+    for b in range(pieces):
+        _count_piece(indices, at, b, rp)
+    for i in range(n):
+        rp[i + 1] += rp[i]
+    rc = np.empty(rp[n], np.int32)      # s <= GRAM_MAX columns
+    rv = np.empty(rp[n])
+    for b in range(pieces):
+        _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv)
+    return rp, rc, rv
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts):
+    """_row_block_serial with the columns' piece starts, the counts and the fills of the
+    pieces in parallel (disjoint runs of rp, rc, rv)."""
+    pieces, s = cuts.size - 1, coords.size
+    at = np.empty((pieces + 1, s), np.int64)
+    for c in prange(s):
+        _piece_starts(indptr, indices, coords, cuts, c, at)
+    rp = np.zeros(n + 1, np.int64)
+    for b in prange(pieces):
+        _count_piece(indices, at, b, rp)
+    for i in range(n):
+        rp[i + 1] += rp[i]
+    rc = np.empty(rp[n], np.int32)      # s <= GRAM_MAX columns
+    rv = np.empty(rp[n])
+    for b in prange(pieces):
+        _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv)
+    return rp, rc, rv
+
+
+@njit(cache=True, nogil=True)
+def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh):
+    """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row), xh += h x."""
+    for i in range(lo, hi):
+        hi_ = h[i]
+        for a in range(rp[i], rp[i + 1]):
+            ca = rc[a]
+            hx = hi_ * rv[a]
+            xh[ca] += hx
+            for b in range(a, rp[i + 1]):
+                Q[ca, rc[b]] += hx * rv[b]
+
+
+@njit(cache=True, nogil=True)
+def _gram_finish(Qs, xhs, h):
+    """Sum the pieces in order, centre at the h-weighted means, mirror the upper triangle."""
+    s = Qs.shape[1]
+    Q = Qs[0].copy()
+    xh = xhs[0].copy()
+    for p in range(1, Qs.shape[0]):
+        Q += Qs[p]
+        xh += xhs[p]
+    sum_h = 0.0
+    for i in range(h.size):
+        sum_h += h[i]
+    for a in range(s):
+        for b in range(a, s):
+            if sum_h > 0:
+                Q[a, b] -= xh[a] * xh[b] / sum_h     # centring: Q of x - mu
+            Q[b, a] = Q[a, b]
+    return Q
+
+
+@njit(cache=True, nogil=True)
+def _gram_serial(rp, rc, rv, s, h, cuts):
+    pieces = cuts.size - 1
+    Qs = np.zeros((pieces, s, s))
+    xhs = np.zeros((pieces, s))
+    for p in range(pieces):
+        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p])
+    return _gram_finish(Qs, xhs, h)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _gram_parallel(rp, rc, rv, s, h, cuts):
+    pieces = cuts.size - 1
+    Qs = np.zeros((pieces, s, s))
+    xhs = np.zeros((pieces, s))
+    for p in prange(pieces):
+        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p])
+    return _gram_finish(Qs, xhs, h)
+
+
+@njit(cache=True, nogil=True)
+def _block_dots_serial(rp, rc, rv, s, v, cuts):
+    parts = np.zeros((cuts.size - 1, s))
+    for p in range(cuts.size - 1):
+        _dots_piece(rp, rc, rv, v, cuts[p], cuts[p + 1], parts[p])
+    return _sum_rows(parts)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _block_dots_parallel(rp, rc, rv, s, v, cuts):
+    parts = np.zeros((cuts.size - 1, s))
+    for p in prange(cuts.size - 1):
+        _dots_piece(rp, rc, rv, v, cuts[p], cuts[p + 1], parts[p])
+    return _sum_rows(parts)
+
+
+@njit(cache=True, nogil=True)
+def _dots_piece(rp, rc, rv, v, lo, hi, g):
+    for i in range(lo, hi):
+        vi = v[i]
+        for a in range(rp[i], rp[i + 1]):
+            g[rc[a]] += rv[a] * vi
+
+
+@njit(cache=True, nogil=True)
+def _sum_rows(parts):
+    g = parts[0].copy()
+    for p in range(1, parts.shape[0]):
+        g += parts[p]
+    return g
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _block_image_rows(rp, rc, rv, x):
+    n = rp.size - 1
+    u = np.zeros(n)
+    for i in prange(n):
+        acc = 0.0
+        for a in range(rp[i], rp[i + 1]):
+            acc += rv[a] * x[rc[a]]
+        u[i] = acc
+    return u

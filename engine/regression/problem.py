@@ -1,0 +1,202 @@
+"""Problem: a cohort prepared for one likelihood, the part of a fit that does not depend on the
+penalty.
+
+``Problem.from_cohort(cohort, options)`` splits the cohort at its cut points, sorts it once and
+hands it to a backend; then any number of solves reuse that layout: a penalty path, the folds
+of cross-validation and the replicates of the bootstrap (which change only the case weights,
+``set_weights``), the refits of a profile likelihood.  ``release()`` frees what the backend holds
+(device memory for a kept GPU fit).  Cyclops' drivers drive its CyclicCoordinateDescent object
+the same way.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..data import collinearity
+from ..data.episodes import interval_names, split_at_cut_points
+from ..core.errors import DataWarning
+from .models.cox import CoxModel
+from .models.fine_gray import FineGrayModel
+from .models.logistic import LogisticModel
+from .models.sccs import SccsModel
+from .options import FitOptions
+from .priors import penalty_vectors
+from .solvers import SolverState, solve
+
+# The collinearity check costs sum over rows of (unpenalised non-zeros in the row)^2.
+ALIAS_CHECK_BUDGET = 5e8
+
+
+class Problem:
+    """One likelihood on one prepared cohort.
+
+    Attributes
+    ----------
+    model : the likelihood object (models/): names, p, scale and the backend's kernels
+    cohort : the cohort after cut points (its episodes)
+    options : FitOptions
+    unpenalized : names always left out of the penalty (the model's own, e.g. the intercept,
+        and the caller's, expanded over cut-point intervals)
+    cut_points : dict, as asked
+    n_rows, n_events : of the caller's cohort (Fine-Gray: events of the cause)
+    """
+
+    def __init__(self, model, cohort, options: FitOptions, unpenalized, cut_points, n_rows,
+                 n_events):
+        self.model, self.cohort, self.options = model, cohort, options
+        self.unpenalized = list(unpenalized)
+        self.cut_points = dict(cut_points or {})
+        self.n_rows, self.n_events = int(n_rows), int(n_events)
+        self._aliased = {}
+
+    @classmethod
+    def from_cohort(cls, cohort, options: FitOptions | None = None, unpenalized=(),
+                    cut_points=None) -> Problem:
+        """Split at cut points and sort: ready for ``solve``."""
+        options = FitOptions() if options is None else options
+        n_rows, n_events = cohort.n, cohort.n_events
+        if options.model != "logistic" and getattr(cohort, "binary_outcome", False):
+            raise ValueError(f"model={options.model!r} needs follow-up times, but the cohort was "
+                             "built with time=None (a binary outcome): fit model='logistic', or "
+                             "rebuild the cohort with time=.")
+        if isinstance(unpenalized, str):
+            unpenalized = [unpenalized]
+        if cut_points:
+            if options.model == "logistic":
+                raise ValueError("cut_points split survival episodes; logistic regression has "
+                                 "none. Fit without cut_points.")
+            if options.model == "sccs":
+                raise ValueError("cut_points split survival episodes; SCCS eras are cut by "
+                                 "SccsData.from_cases (risk_windows=, age_cuts=). Fit without "
+                                 "them.")
+            if options.model == "fine_gray":
+                raise ValueError("cut_points need counting-process episodes, which Fine-Gray "
+                                 "(one row per subject) does not take; fit model='cox' for them.")
+            cohort = split_at_cut_points(cohort, cut_points, options.tv_route)
+            unpenalized = _expand_split_names(unpenalized, cut_points)
+        model = _likelihood(cohort, options)
+        unpenalized = list(dict.fromkeys([*getattr(model, "unpenalized", ()), *unpenalized]))
+        if options.model == "fine_gray":
+            n_events = model.n_events
+        return cls(model, cohort, options, unpenalized, cut_points, n_rows, n_events)
+
+    # -- what a driver asks ----------------------------------------------------------------
+    @property
+    def names(self) -> list:
+        return self.model.names
+
+    @property
+    def p(self) -> int:
+        return self.model.p
+
+    def penalty_vectors(self, penalty) -> tuple[np.ndarray, np.ndarray]:
+        """(lam1, lam2) of ``penalty`` with the problem's unpenalised names at zero."""
+        return penalty_vectors(self.names, penalty, self.unpenalized)
+
+    def set_weights(self, w) -> None:
+        """Replace the case weights (caller's row order): a fold's training set, a bootstrap
+        sample's counts.  The sorted layout is kept."""
+        self._check_live()
+        self.model.set_weights(w)
+
+    def set_beta(self, beta) -> None:
+        self._check_live()
+        self.model.set_beta(np.asarray(beta, dtype=np.float64))
+
+    def loglik(self, beta=None) -> float:
+        """The log-likelihood at ``beta`` (default: where the model stands)."""
+        self._check_live()
+        if beta is not None:
+            self.set_beta(beta)
+        return float(self.model.loglik())
+
+    def gradient(self, beta=None) -> np.ndarray:
+        self._check_live()
+        if beta is not None:
+            self.set_beta(beta)
+        return self.model.loglik_gradient()[1]
+
+    def solve(self, lam1, lam2, init=None, fixed=None, solver=None, tol=None, max_iter=None,
+              progress=None) -> SolverState:
+        """Minimise -l + penalty from ``init`` (zeros by default); coordinates in ``fixed``
+        stay at their ``init`` values (a profile likelihood).  Solver, tol and max_iter
+        default to the problem's options.  The model is left at the solution."""
+        self._check_live()
+        o = self.options
+        m = self.model
+        beta = np.zeros(m.p) if init is None else np.array(init, dtype=np.float64)
+        if beta.shape != (m.p,):
+            raise ValueError(f"init must have {m.p} values (one per covariate), got {beta.shape}")
+        if not np.all(np.isfinite(beta)):
+            bad = [m.names[j] for j in np.flatnonzero(~np.isfinite(beta))[:5]]
+            raise ValueError(f"init must be finite; it is not for {bad}. Pass finite starting "
+                             "values or none.")
+        frozen = np.zeros(m.p, bool) if fixed is None else np.array(fixed, dtype=bool)
+        m.set_beta(beta)
+        state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=frozen)
+        solve(m, state, solver or o.solver, tol or o.tol, max_iter or o.max_iter,
+              self.n_events, progress)
+        m.set_beta(state.beta)
+        return state
+
+    def aliased(self, unpenalised: np.ndarray) -> np.ndarray:
+        """Unpenalised columns that are combinations of earlier ones (engine.collinearity): to
+        be held at zero and reported as NaN, with a warning naming them and their partners.
+        Skipped when the check would cost more than a fit (many dense unpenalised columns)."""
+        m, cohort = self.model, self.cohort
+        out = np.zeros(m.p, bool)
+        if not np.any(unpenalised):
+            return out
+        where = {name: i for i, name in enumerate(m.names)}
+        cols = [j for j, name in enumerate(cohort.names)
+                if name in where and unpenalised[where[name]]]
+        if not cols:
+            return out
+        key = tuple(cols)
+        if key not in self._aliased:
+            X = cohort.X if cols == list(range(cohort.X.shape[1])) else cohort.X[:, cols]
+            row_nnz = np.bincount(X.indices, minlength=X.shape[0]).astype(float)
+            found = (collinearity.aliased_columns(cohort, np.asarray(cols))
+                     if float(row_nnz @ row_nnz) <= ALIAS_CHECK_BUDGET else [])
+            self._aliased[key] = found
+            for col, partners in found:
+                with_ = (f"a linear combination of {', '.join(cohort.names[q] for q in partners)}"
+                         if partners else "constant within every stratum")
+                warnings.warn(f"covariate {cohort.names[col]!r} is {with_} (collinear): its "
+                              "coefficient cannot be estimated and is reported as NaN. Remove "
+                              "it, or penalise it.", DataWarning, stacklevel=4)
+        for col, _ in self._aliased[key]:
+            out[where[cohort.names[col]]] = True
+        return out
+
+    def release(self) -> None:
+        """Free what the backend holds (a GPU fit's device memory); the problem cannot be
+        solved again afterwards."""
+        self.model.backend = None
+
+    def _check_live(self) -> None:
+        if self.model.backend is None:
+            raise RuntimeError("this problem was released (Problem.release freed its data); "
+                               "prepare it again with Problem.from_cohort")
+
+
+def _likelihood(cohort, o: FitOptions):
+    """The model object of ``o.model`` on ``cohort``."""
+    if o.model == "fine_gray":
+        return FineGrayModel(cohort, cause=o.cause, backend=o.backend,
+                             censoring_strata=o.censoring_strata)
+    if o.model == "logistic":
+        return LogisticModel(cohort, backend=o.backend)
+    if o.model == "sccs":
+        return SccsModel(cohort, backend=o.backend)
+    return CoxModel(cohort, ties=o.ties, backend=o.backend, precision=o.precision)
+
+
+def _expand_split_names(unpenalized, cut_points):
+    """An unpenalised covariate with cut points leaves all its interval columns unpenalised."""
+    out = []
+    for u in unpenalized:
+        out.extend(interval_names(u, cut_points[u]) if u in cut_points else [u])
+    return out
