@@ -34,6 +34,8 @@ from .residuals import residuals
 from .result import FitResult
 from .sccs_data import SccsData
 from .sccs_time_to_event import sccs_time_to_event
+from .sensitivity.evalue import evalues_hr
+from .sensitivity.study import SensitivityResult, sensitivity_study
 from .simulate import simulate
 from .simulate_sccs import simulate_sccs
 from .table_one import TableOne, table_one
@@ -52,11 +54,11 @@ __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
+    "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "SensitivityResult", "TIES", "TV_ROUTES",
     "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
     "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
-    "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
+    "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld", "sensitivity_study", "evalues_hr",
     "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
 ]

@@ -1,0 +1,1 @@
+"""Sensitivity studies: grids of analysis variants fitted together, E-values, empirical calibration."""
