@@ -22,6 +22,7 @@ from .budget import check_budget, grid_cost
 from .evalue import evalue_columns
 from .fitting import VariantFits
 from .grid import AXES, check_axes
+from .negative_controls import calibrated
 from .variant import fit_arguments, variant_cohort
 
 LAYOUT_AXES = ("strata", "cut_points", "ties")
@@ -57,6 +58,11 @@ class SensitivityResult:
     def refit(self, variant: int):
         """The variant fitted on its own by ``engine.fit`` (a FitResult)."""
         return fit(**self.fit_arguments(variant))
+
+    def calibrate(self, controls: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+        """The table with calibrated_p, calibrated_hr, calibrated_lower and calibrated_upper
+        from negative-control estimates (``engine.negative_control_estimates``)."""
+        return pd.concat([self.table, calibrated(self.table, controls, level)], axis=1)
 
     def spec(self, variant: int) -> dict:
         row = self.table.loc[self.table["variant"] == variant].iloc[0]
