@@ -1,4 +1,5 @@
-"""The fits of one layout's variants on its one sorted Problem, each warm-started from the last.
+"""The fits of one layout's variants on its one sorted Problem, each warm-started from the
+nearest one fitted before it.
 
 A variant's adjustment set holds the columns it leaves out at zero (``Problem.solve``'s
 ``fixed``), its subgroup and end of follow-up are case weights (``layout.Layout``), its penalty
@@ -44,10 +45,15 @@ class VariantFits:
                 self.cohort, self.axes, key, self.base, self.of_interest))
         except (CohortError, ValueError) as exc:
             return [_failed(i, spec, f"{type(exc).__name__}: {exc}") for i, spec in variants]
-        rows, beta = [], None
+        rows, last, same = [], None, {}
         for i, spec in variants:
-            out, beta = self.fit_one(layout, i, spec, beta)
+            # the same adjustment set and penalty on the previous rows (a subgroup, a
+            # follow-up end) is the nearest start: its optimum moves little, as a CV fold's
+            choice = (spec["covariates"], spec["penalty"])
+            out, beta = self.fit_one(layout, i, spec, same.get(choice, last))
             rows.extend(out)
+            if beta is not None:
+                same[choice] = last = beta
         return rows
 
     def fit_one(self, layout, index, spec, init):
@@ -67,8 +73,7 @@ class VariantFits:
         w = layout.weights(mask, t)
         included = layout.columns(axes.value("covariates", spec["covariates"]))
         names = np.asarray(problem.names)
-        empty = names[included & (_weighted_nonzeros(problem.cohort.X, w) == 0)]
-        split = [c for c in empty if "[" in c and c.split("[")[0] in problem.cut_points]
+        split = _empty_intervals(problem, w, included)
         if split:
             return [_failed(index, spec, f"no episode has a non-zero {split[0]} in this "
                             "variant: its interval coefficient cannot be estimated. Drop or "
@@ -79,14 +84,17 @@ class VariantFits:
         unpenalised = (lam1 == 0) & (lam2 == 0) & included
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            aliased = _aliased(problem, w, unpenalised)
+            key = (spec["subgroup"], spec["follow_up"], unpenalised.tobytes())
+            if key not in layout.aliased:
+                layout.aliased[key] = _aliased(problem, w, unpenalised)
+            aliased, collinear = layout.aliased[key]
             fixed = ~included | aliased
             start = np.zeros(problem.p) if init is None else np.where(fixed, 0.0, init)
             state = problem.solve(lam1, lam2, start, fixed)
-            coef = pd.Series(state.beta.copy(), index=pd.Index(problem.names, name="covariate"))
-            coef[~included | aliased] = np.nan
             runaway = state.frozen & ~fixed
-            coef[runaway] = np.sign(coef[runaway]) * np.inf
+            values = np.where(fixed, np.nan, state.beta)
+            values[runaway] = np.sign(values[runaway]) * np.inf
+            coef = pd.Series(values, index=pd.Index(problem.names, name="covariate"))
             result = FitResult(
                 coef=coef, loglik=float(problem.model.loglik()), converged=bool(state.converged),
                 n_iter=state.n_iter, timings={}, diverged=list(names[runaway]),
@@ -94,7 +102,7 @@ class VariantFits:
                 spec={"model": "cox"}, n=n, n_events=events, problem=problem,
                 beta=state.beta.copy(), penalty=penalty)
             summary = result.summary
-        notes = _notes(caught, names[aliased], list(names[runaway]), state)
+        notes = _notes(collinear, caught, list(names[runaway]), state)
         seconds = time.perf_counter() - t0
         rows = []
         for name in _of_interest(problem.names, self.of_interest, problem.cut_points):
@@ -116,37 +124,45 @@ def _of_interest(names, of_interest, cut_points):
     return out
 
 
-def _weighted_nonzeros(X, w) -> np.ndarray:
-    """Per column of CSC ``X``, its stored values on rows of positive weight."""
-    counts = np.concatenate([[0], np.cumsum((w > 0)[X.indices])])
-    return counts[X.indptr[1:]] - counts[X.indptr[:-1]]
+def _empty_intervals(problem, w, included) -> list:
+    """Interval columns of split covariates with no stored value on the rows of positive
+    weight: ``engine.fit`` of the variant's own cohort refuses them (engine.episodes)."""
+    if not problem.cut_points:
+        return []
+    X = problem.cohort.X
+    seen = np.concatenate([[0], np.cumsum((w > 0)[X.indices])])
+    count = seen[X.indptr[1:]] - seen[X.indptr[:-1]]
+    return [name for j, name in enumerate(problem.names)
+            if included[j] and count[j] == 0 and name.split("[")[0] in problem.cut_points]
 
 
-def _aliased(problem, w, unpenalised) -> np.ndarray:
-    """``Problem.aliased`` on the rows of positive weight (their weights in the centring)."""
+def _aliased(problem, w, unpenalised):
+    """``Problem.aliased`` on the rows of positive weight (their weights in the centring): the
+    mask of aliased columns and a sentence naming each."""
     out = np.zeros(problem.p, bool)
     cols = np.flatnonzero(unpenalised)
     if cols.size == 0:
-        return out
+        return out, []
     cohort = problem.cohort
     rows = np.flatnonzero(w > 0)
     X = cohort.X[rows][:, cols]
     row_nnz = np.diff(X.tocsr().indptr).astype(float)
     if float(row_nnz @ row_nnz) > ALIAS_CHECK_BUDGET:
-        return out
+        return out, []
     strata = None if cohort.strata is None else np.asarray(cohort.strata)[rows]
     view = SimpleNamespace(X=X, n=rows.size, weights=w[rows], strata=strata)
+    said = []
     for col, partners in collinearity.aliased_columns(view, np.arange(cols.size)):
         out[cols[col]] = True
         with_ = (f"a linear combination of {', '.join(problem.names[cols[q]] for q in partners)}"
                  if partners else "constant within every stratum")
-        warnings.warn(f"covariate {problem.names[cols[col]]!r} is {with_} (collinear) in this "
-                      "variant: its coefficient is reported as NaN.", UserWarning, stacklevel=2)
-    return out
+        said.append(f"covariate {problem.names[cols[col]]!r} is {with_} (collinear) in this "
+                    "variant: its coefficient is reported as NaN")
+    return out, said
 
 
-def _notes(caught, aliased, diverged, state) -> str:
-    notes = [str(w.message) for w in caught]
+def _notes(collinear, caught, diverged, state) -> str:
+    notes = [*collinear, *(str(w.message) for w in caught)]
     if diverged:
         notes.append(f"monotone likelihood: {', '.join(diverged)} diverge (+/-inf)")
     if not state.converged:

@@ -63,6 +63,7 @@ class Layout:
         self.start = None if episodes.start is None else np.asarray(episodes.start)
         base_w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
         self.base_weights = base_w[self.parent]
+        self.aliased = {}   # (rows, unpenalised columns) -> their collinearity check
 
     def weights(self, mask, follow_up) -> np.ndarray:
         """The episode weights of a subgroup censored at ``follow_up``."""
