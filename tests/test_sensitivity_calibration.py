@@ -1,7 +1,6 @@
 """Empirical calibration against EmpiricalCalibration's vignettes (tests/data/
 empirical_calibration/README.md) and brute-force likelihoods; negative-control outcomes fitted
 by engine.fit."""
-import warnings
 from pathlib import Path
 
 import numpy as np

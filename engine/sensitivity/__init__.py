@@ -1,1 +1,1 @@
-"""Sensitivity studies: grids of analysis variants fitted together, E-values, empirical calibration."""
+"""Sensitivity studies: variant grids on shared layouts, E-values, empirical calibration."""

@@ -58,17 +58,12 @@ def check_axes(cohort, base: dict, vary: dict, of_interest) -> Axes:
     choices = {}
     for axis in AXES:
         given = vary.get(axis)
-        if given is None:
-            choices[axis] = {BASE: default[axis]}
-            continue
-        labelled = _labelled(axis, given)
+        labelled = {BASE: default[axis]} if given is None else _labelled(axis, given)
         if not labelled:
             raise ValueError(f"vary[{axis!r}] is empty; give at least one choice or leave the "
                              "axis out.")
         choices[axis] = {label: _check_choice(cohort, axis, label, value, of_interest)
                          for label, value in labelled.items()}
-    choices["covariates"] = {k: _check_choice(cohort, "covariates", k, v, of_interest)
-                             for k, v in choices["covariates"].items()}
     return Axes(choices)
 
 
