@@ -187,3 +187,16 @@ def test_serial_processes_and_dask_give_the_same_table(dask_client):
         other = engine.sensitivity_study(cohort, "treat", vary=vary, parallel=parallel,
                                          n_jobs=2, base={"tol": 1e-12})
         pd.testing.assert_frame_equal(other.table[cols], serial.table[cols], rtol=0, atol=1e-9)
+
+
+def test_progress_per_group_and_cancel():
+    import threading
+    cohort, site, _ = _cohort(seed=9)
+    vary = {"strata": {"none": None, "site": site}, "penalty": [None, engine.L2(1.0)]}
+    seen = []
+    engine.sensitivity_study(cohort, "treat", vary=vary, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(1, 2), (2, 2)]                    # one layout group at a time
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(engine.Cancelled):
+        engine.sensitivity_study(cohort, "treat", vary=vary, cancel=stop)
