@@ -145,12 +145,12 @@ def _aliased(problem, w, unpenalised):
         return out, []
     cohort = problem.cohort
     rows = np.flatnonzero(w > 0)
-    X = cohort.X[rows][:, cols]
-    row_nnz = np.diff(X.tocsr().indptr).astype(float)
+    X = cohort.X[:, cols].tocsr()[rows]          # the few columns first: cheap on CSC
+    row_nnz = np.diff(X.indptr).astype(float)
     if float(row_nnz @ row_nnz) > ALIAS_CHECK_BUDGET:
         return out, []
     strata = None if cohort.strata is None else np.asarray(cohort.strata)[rows]
-    view = SimpleNamespace(X=X, n=rows.size, weights=w[rows], strata=strata)
+    view = SimpleNamespace(X=X.tocsc(), n=rows.size, weights=w[rows], strata=strata)
     said = []
     for col, partners in collinearity.aliased_columns(view, np.arange(cols.size)):
         out[cols[col]] = True
