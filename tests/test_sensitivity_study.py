@@ -200,3 +200,22 @@ def test_progress_per_group_and_cancel():
     stop.set()
     with pytest.raises(engine.Cancelled):
         engine.sensitivity_study(cohort, "treat", vary=vary, cancel=stop)
+
+
+def test_a_variant_whose_solve_fails_gets_its_row(monkeypatch):
+    cohort, _, _ = _cohort(seed=10)
+    solve = engine.Problem.solve
+
+    def failing(self, lam1, lam2, *args, **kwargs):
+        if np.max(lam1) == 3.0:
+            raise FloatingPointError("overflow in the risk-set sums")
+        return solve(self, lam1, lam2, *args, **kwargs)
+    monkeypatch.setattr(engine.Problem, "solve", failing)
+    res = engine.sensitivity_study(cohort, "treat", vary={
+        "penalty": [engine.L1(1.0), engine.L1(3.0), engine.L1(2.0)]})
+    t = res.table.set_index("penalty")
+    assert t.loc["L1(3)", "error"] == "FloatingPointError: overflow in the risk-set sums"
+    assert (t.loc[["L1(1)", "L1(2)"], "error"] == "").all()
+    assert np.isfinite(t.loc[["L1(1)", "L1(2)"], "estimate"]).all()
+    with pytest.raises(ValueError, match=r"base\['unpenalized'\] names \['zzz'\]"):
+        engine.sensitivity_study(cohort, "treat", vary={}, base={"unpenalized": ["zzz"]})

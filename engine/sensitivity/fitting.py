@@ -50,7 +50,10 @@ class VariantFits:
             # the same adjustment set and penalty on the previous rows (a subgroup, a
             # follow-up end) is the nearest start: its optimum moves little, as a CV fold's
             choice = (spec["covariates"], spec["penalty"])
-            out, beta = self.fit_one(layout, i, spec, same.get(choice, last))
+            try:
+                out, beta = self.fit_one(layout, i, spec, same.get(choice, last))
+            except (CohortError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+                out, beta = [_failed(i, spec, f"{type(exc).__name__}: {exc}")], None
             rows.extend(out)
             if beta is not None:
                 same[choice] = last = beta

@@ -150,6 +150,10 @@ def _check_base(cohort, base, of_interest):
     if missing:
         raise ValueError(f"of_interest names {missing}, which are not covariates of the cohort; "
                          f"covariates: {cohort.names[:20]}.")
+    unknown = [u for u in base.get("unpenalized", ()) if u not in cohort.names]
+    if unknown:
+        raise ValueError(f"base['unpenalized'] names {unknown}, which are not covariates of the "
+                         f"cohort; covariates: {cohort.names[:20]}.")
     if base.get("penalty") is not None and not isinstance(base["penalty"], L1 | L2):
         raise ValueError(f"base['penalty'] must be None, engine.L1 or engine.L2, got "
                          f"{base['penalty']!r}.")
