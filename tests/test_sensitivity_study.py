@@ -175,6 +175,10 @@ def test_bad_input_names_the_argument():
         engine.sensitivity_study(cohort, "treat", vary={"strata": {"s": strata}})
     with pytest.raises(ValueError, match="base has unknown options"):
         engine.sensitivity_study(cohort, "treat", vary={}, base={"model": "logistic"})
+    one = engine.sensitivity_study(cohort, "treat", vary={})
+    assert len(one.table) == 1
+    with pytest.raises(ValueError, match="variant 5 is not in this study; variants are 0 to 0"):
+        one.refit(5)
 
 
 def test_serial_processes_and_dask_give_the_same_table(dask_client):

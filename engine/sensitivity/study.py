@@ -65,8 +65,12 @@ class SensitivityResult:
         return pd.concat([self.table, calibrated(self.table, controls, level)], axis=1)
 
     def spec(self, variant: int) -> dict:
-        row = self.table.loc[self.table["variant"] == variant].iloc[0]
-        return {axis: row[axis] for axis in AXES}
+        """The variant's choice on every axis (axis -> label)."""
+        rows = self.table.loc[self.table["variant"] == variant]
+        if rows.empty:
+            raise ValueError(f"variant {variant!r} is not in this study; variants are 0 to "
+                             f"{int(self.table['variant'].max())}.")
+        return {axis: rows.iloc[0][axis] for axis in AXES}
 
 
 def sensitivity_study(cohort, of_interest, vary: dict, base: dict | None = None,
