@@ -46,6 +46,7 @@ def _assert_rows_equal_separate_fits(res, names=("treat",)):
             assert rows.loc[name, "events"] == alone.n_events
 
 
+@pytest.mark.slow
 def test_every_variant_equals_its_own_fit():
     cohort, site, age = _cohort()
     res = engine.sensitivity_study(cohort, "treat", vary={
@@ -181,6 +182,7 @@ def test_bad_input_names_the_argument():
         one.refit(5)
 
 
+@pytest.mark.slow
 def test_serial_processes_and_dask_give_the_same_table(dask_client):
     cohort, site, age = _cohort(seed=6)
     vary = {"subgroup": {"all": None, "older": age > 0}, "strata": {"none": None, "site": site},
