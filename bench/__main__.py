@@ -25,12 +25,14 @@ dense: the nearly unpenalised L1 fit (lam = 1, default N=1,000,000) with the col
 solve against the dense working set's Gram matrix, A/B; with --penalty none the unpenalised fit
 and its standard errors, end to end.
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
-100 here) and entry times, on the same subjects."""
+100 here) and entry times, on the same subjects.
+sensitivity: a grid of 200 variants (10 subgroups x 4 adjustment sets x 5 L1 penalties) by
+engine.sensitivity_study against sequential engine.fit calls (a sample, extrapolated)."""
 import argparse
 import sys
 
 from bench import (bayes, cost_model, cross_validation, cv_profile, cv_steps, dense_inner,
-                   fine_gray, gpu, sccs, sweep, ties_strata, time_varying)
+                   fine_gray, gpu, sccs, sensitivity, sweep, ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
@@ -40,7 +42,7 @@ DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000
                  "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
                  "profile": (100_000, 1_000), "ties": (200_000, 1_000),
                  "cvsteps": (100_000, 1_000), "cvprofile": (100_000, 1_000),
-                 "dense": (1_000_000, 1_000)}
+                 "dense": (1_000_000, 1_000), "sensitivity": (1_000_000, 1_000)}
 
 
 def parse(argv):
@@ -149,6 +151,8 @@ def main(argv=None):
     if args.command == "ties":
         return ties_strata.run(args.n, args.p, args.density, args.strata if args.strata > 1
                                else 100, args.ratio, args.repeats, args.seed, out=args.out)
+    if args.command == "sensitivity":
+        return sensitivity.run(args.n, args.p, args.density, seed=args.seed, out=args.out)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

@@ -42,6 +42,12 @@ from .sccs.time_to_event import sccs_time_to_event
 from .bayes import PosteriorResult, sample
 from .bayes.autocorrelation import autocorrelation
 from .bayes.probit_mle import ProbitMLE, probit_mle
+from .sensitivity.calibration import (EmpiricalNull, SystematicErrorModel, calibrate_ci,
+                                      calibrate_p, error_model, fit_null,
+                                      fit_systematic_error_model)
+from .sensitivity.evalue import evalues_hr
+from .sensitivity.negative_controls import negative_control_estimates
+from .sensitivity.study import SensitivityResult, sensitivity_study
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 
@@ -55,14 +61,16 @@ def __getattr__(name):
 
 __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
-    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
-    "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
-    "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
-    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
-    "kaplan_meier", "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test",
-    "naive_loglik", "path", "per_sd", "ph_smooth", "ph_test", "probit_mle", "residuals",
-    "sample", "scaled_schoenfeld", "sccs_time_to_event", "simulate", "simulate_sccs",
-    "table_one",
+    "CrossValidationResult", "DataWarning", "EmpiricalNull", "FitOptions", "FitResult",
+    "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning",
+    "PRECISIONS", "PathResult", "PosteriorResult", "ProbitMLE", "Problem", "SOLVERS",
+    "SccsData", "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne",
+    "autocorrelation", "bayes", "bootstrap", "calibrate_ci", "calibrate_p", "cdm",
+    "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
+    "device", "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
+    "fit_systematic_error_model", "global_tests", "gradient", "gray_test", "information",
+    "information_at", "kaplan_meier", "lambda_max", "lifelines_fit", "loglik", "logrank_test",
+    "lr_test", "naive_loglik", "negative_control_estimates", "path", "per_sd", "ph_smooth",
+    "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld", "sccs_time_to_event",
+    "sensitivity_study", "simulate", "simulate_sccs", "table_one",
 ]

@@ -1,0 +1,1 @@
+"""Sensitivity studies: variant grids on shared layouts, E-values, empirical calibration."""

@@ -1,0 +1,47 @@
+"""What a grid will cost, before it runs: memory from ``engine.fit_memory``, time from the cost
+model's passes (docs/cost_model.md), so a grid larger than the limits a user sets is refused.
+
+Memory: each worker holds one layout at a time, a fit of the cohort with every column, split at
+the cut points and the ends of follow-up (``fit_memory``'s episodes); workers add up.
+Time: every layout is sorted once (about 40 ns per row and 10 ns per stored value, the radix
+sort and the re-indexing); every variant takes about 12 outer steps (the plane step's count in
+docs/cost_model.md; a warm start needs fewer), each 3 row passes of about 100 bytes per row and
+5 X passes of about 16 bytes per stored value, at 4 GB/s of memory traffic on one core of the
+2-core box the cost model was measured on.  The estimate is an order of magnitude, meant to
+refuse a grid that would take hours, not to predict seconds.
+"""
+from __future__ import annotations
+
+from ..core.memory import fit_memory
+
+SORT_NS_PER_ROW, SORT_NS_PER_NONZERO = 40.0, 10.0
+OUTER_STEPS = 12
+ROW_BYTES_PER_STEP, NONZERO_BYTES_PER_STEP = 300.0, 80.0
+BYTES_PER_SECOND = 4e9
+
+
+def grid_cost(cohort, axes, n_variants: int, n_layouts: int, workers: int = 1) -> dict:
+    """Bytes and seconds a grid is estimated to need: {"bytes", "seconds"}."""
+    cuts = [len(c) for d in axes.choices["cut_points"].values() if d for c in d.values()]
+    ends = sum(t is not None for t in axes.choices["follow_up"].values())
+    n_cut = (max(cuts) if cuts else 0) + ends
+    density = cohort.X.nnz / max(1, cohort.n * cohort.p)
+    one = fit_memory(cohort.n, cohort.p, density, "cox", n_cut)
+    episodes = cohort.n * (1 + n_cut)
+    nnz = cohort.X.nnz * (1 + n_cut)
+    sort = n_layouts * (SORT_NS_PER_ROW * episodes + SORT_NS_PER_NONZERO * nnz) * 1e-9
+    step = (ROW_BYTES_PER_STEP * episodes + NONZERO_BYTES_PER_STEP * nnz) / BYTES_PER_SECOND
+    seconds = sort + n_variants * OUTER_STEPS * step
+    return {"bytes": int(one * max(1, workers)), "seconds": seconds / max(1, workers)}
+
+
+def check_budget(cost: dict, max_memory=None, max_seconds=None) -> None:
+    """Raise a MemoryError / TimeoutError naming the estimate and the fix when over a limit."""
+    if max_memory is not None and cost["bytes"] > max_memory:
+        raise MemoryError(f"the grid is estimated to need {cost['bytes'] / 1e9:.2f} GB, more "
+                          f"than max_memory={max_memory / 1e9:.2f} GB: vary fewer strata or "
+                          "cut-point designs at once, run fewer workers, or raise max_memory.")
+    if max_seconds is not None and cost["seconds"] > max_seconds:
+        raise TimeoutError(f"the grid is estimated to take {cost['seconds']:.0f} s, more than "
+                           f"max_seconds={max_seconds:g}: vary fewer choices, run it on more "
+                           "workers (parallel=), or raise max_seconds.")

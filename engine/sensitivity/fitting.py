@@ -1,0 +1,180 @@
+"""The fits of one layout's variants on its one sorted Problem, each warm-started from the
+nearest one fitted before it.
+
+A variant's adjustment set holds the columns it leaves out at zero (``Problem.solve``'s
+``fixed``), its subgroup and end of follow-up are case weights (``layout.Layout``), its penalty
+is the pair of strength vectors.  What ``engine.fit`` of the variant's own cohort would do is
+done here on the weighted rows: unpenalised columns aliased on those rows (engine.collinearity,
+with the same budget as ``Problem.aliased``) are held at zero and reported as NaN, diverging
+ones as +/-inf, and the standard errors come from ``FitResult`` on the same Problem.  So each
+variant's coefficients equal a separate ``engine.fit`` of ``variant.variant_cohort``.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from ..data import collinearity
+from ..core.errors import CohortError
+from ..core.parallel import WorkerCache
+from ..regression.problem import ALIAS_CHECK_BUDGET
+from ..regression.result import FitResult
+from .layout import Layout
+from .variant import rows_of, truncated
+
+ROW_COLUMNS = ("coefficient", "estimate", "hr", "se", "hr_lower", "hr_upper", "p")
+
+
+class VariantFits:
+    """Picklable task: item (layout key, [(variant index, spec)]) -> the rows of those variants.
+    Each worker thread sorts a layout once (``WorkerCache``) and keeps it for later items."""
+
+    def __init__(self, cohort, axes, base, of_interest):
+        self.cohort, self.axes, self.base = cohort, axes, dict(base)
+        self.of_interest = list(of_interest)
+        self.cache = WorkerCache()
+
+    def __call__(self, item) -> list[dict]:
+        key, variants = item
+        try:
+            layout = self.cache.get(("layout", key), lambda: Layout(
+                self.cohort, self.axes, key, self.base, self.of_interest))
+        except (CohortError, ValueError) as exc:
+            return [_failed(i, spec, f"{type(exc).__name__}: {exc}") for i, spec in variants]
+        rows, last, same = [], None, {}
+        for i, spec in variants:
+            # the same adjustment set and penalty on the previous rows (a subgroup, a
+            # follow-up end) is the nearest start: its optimum moves little, as a CV fold's
+            choice = (spec["covariates"], spec["penalty"])
+            try:
+                out, beta = self.fit_one(layout, i, spec, same.get(choice, last))
+            except (CohortError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+                out, beta = [_failed(i, spec, f"{type(exc).__name__}: {exc}")], None
+            rows.extend(out)
+            if beta is not None:
+                same[choice] = last = beta
+        return rows
+
+    def fit_one(self, layout, index, spec, init):
+        """Fit one variant from ``init``; return its rows and its coefficients (the next start;
+        None after a failure or a diverging fit, so the next one starts from zeros)."""
+        t0 = time.perf_counter()
+        axes, cohort = self.axes, self.cohort
+        mask = axes.value("subgroup", spec["subgroup"])
+        t = axes.value("follow_up", spec["follow_up"])
+        kept = rows_of(cohort, mask, t)
+        _, event = truncated(np.asarray(cohort.time)[kept], np.asarray(cohort.event)[kept], t)
+        n, events = int(kept.sum()), int(np.count_nonzero(event))
+        if events == 0:
+            return [_failed(index, spec, f"no events among the {n} rows of this variant",
+                            n=n)], None
+        problem = layout.problem
+        w = layout.weights(mask, t)
+        included = layout.columns(axes.value("covariates", spec["covariates"]))
+        names = np.asarray(problem.names)
+        split = _empty_intervals(problem, w, included)
+        if split:
+            return [_failed(index, spec, f"no episode has a non-zero {split[0]} in this "
+                            "variant: its interval coefficient cannot be estimated. Drop or "
+                            "move the cut points.", n=n, events=events)], None
+        penalty = axes.value("penalty", spec["penalty"])
+        problem.set_weights(w)
+        lam1, lam2 = problem.penalty_vectors(penalty)
+        unpenalised = (lam1 == 0) & (lam2 == 0) & included
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            key = (spec["subgroup"], spec["follow_up"], unpenalised.tobytes())
+            if key not in layout.aliased:
+                layout.aliased[key] = _aliased(problem, w, unpenalised)
+            aliased, collinear = layout.aliased[key]
+            fixed = ~included | aliased
+            start = np.zeros(problem.p) if init is None else np.where(fixed, 0.0, init)
+            state = problem.solve(lam1, lam2, start, fixed)
+            runaway = state.frozen & ~fixed
+            values = np.where(fixed, np.nan, state.beta)
+            values[runaway] = np.sign(values[runaway]) * np.inf
+            coef = pd.Series(values, index=pd.Index(problem.names, name="covariate"))
+            result = FitResult(
+                coef=coef, loglik=float(problem.model.loglik()), converged=bool(state.converged),
+                n_iter=state.n_iter, timings={}, diverged=list(names[runaway]),
+                penalized=pd.Series((lam1 > 0) | (lam2 > 0), index=coef.index),
+                spec={"model": "cox"}, n=n, n_events=events, problem=problem,
+                beta=state.beta.copy(), penalty=penalty)
+            summary = result.summary
+        notes = _notes(collinear, caught, list(names[runaway]), state)
+        seconds = time.perf_counter() - t0
+        rows = []
+        for name in _of_interest(problem.names, self.of_interest, problem.cut_points):
+            s = summary.loc[name]
+            rows.append({"variant": index, **spec, "coefficient": name, "estimate": s["coef"],
+                         "hr": s["hr"], "se": s["se"], "hr_lower": s["hr_lower"],
+                         "hr_upper": s["hr_upper"], "p": s["p"], "n": n, "events": events,
+                         "converged": bool(state.converged), "n_iter": int(state.n_iter),
+                         "seconds": seconds, "error": "", "note": notes})
+        return rows, None if runaway.any() else state.beta.copy()
+
+
+def _of_interest(names, of_interest, cut_points):
+    """The coefficients of interest among a Problem's names: each, or its interval columns."""
+    out = []
+    for name in of_interest:
+        out.extend([n for n in names if n == name or (name in cut_points
+                                                      and n.startswith(f"{name}["))])
+    return out
+
+
+def _empty_intervals(problem, w, included) -> list:
+    """Interval columns of split covariates with no stored value on the rows of positive
+    weight: ``engine.fit`` of the variant's own cohort refuses them (engine.episodes)."""
+    if not problem.cut_points:
+        return []
+    X = problem.cohort.X
+    seen = np.concatenate([[0], np.cumsum((w > 0)[X.indices])])
+    count = seen[X.indptr[1:]] - seen[X.indptr[:-1]]
+    return [name for j, name in enumerate(problem.names)
+            if included[j] and count[j] == 0 and name.split("[")[0] in problem.cut_points]
+
+
+def _aliased(problem, w, unpenalised):
+    """``Problem.aliased`` on the rows of positive weight (their weights in the centring): the
+    mask of aliased columns and a sentence naming each."""
+    out = np.zeros(problem.p, bool)
+    cols = np.flatnonzero(unpenalised)
+    if cols.size == 0:
+        return out, []
+    cohort = problem.cohort
+    rows = np.flatnonzero(w > 0)
+    X = cohort.X[:, cols].tocsr()[rows]          # the few columns first: cheap on CSC
+    row_nnz = np.diff(X.indptr).astype(float)
+    if float(row_nnz @ row_nnz) > ALIAS_CHECK_BUDGET:
+        return out, []
+    strata = None if cohort.strata is None else np.asarray(cohort.strata)[rows]
+    view = SimpleNamespace(X=X.tocsc(), n=rows.size, weights=w[rows], strata=strata)
+    said = []
+    for col, partners in collinearity.aliased_columns(view, np.arange(cols.size)):
+        out[cols[col]] = True
+        with_ = (f"a linear combination of {', '.join(problem.names[cols[q]] for q in partners)}"
+                 if partners else "constant within every stratum")
+        said.append(f"covariate {problem.names[cols[col]]!r} is {with_} (collinear) in this "
+                    "variant: its coefficient is reported as NaN")
+    return out, said
+
+
+def _notes(collinear, caught, diverged, state) -> str:
+    notes = [*collinear, *(str(w.message) for w in caught)]
+    if diverged:
+        notes.append(f"monotone likelihood: {', '.join(diverged)} diverge (+/-inf)")
+    if not state.converged:
+        notes.append(f"not converged after {state.n_iter} iterations")
+    return "; ".join(dict.fromkeys(notes))
+
+
+def _failed(index, spec, reason, n=0, events=0) -> dict:
+    return {"variant": index, **spec, "coefficient": "", "estimate": np.nan, "hr": np.nan,
+            "se": np.nan, "hr_lower": np.nan, "hr_upper": np.nan, "p": np.nan, "n": n,
+            "events": events, "converged": False, "n_iter": 0, "seconds": 0.0, "error": reason,
+            "note": ""}

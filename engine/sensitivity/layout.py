@@ -1,0 +1,81 @@
+"""Shared layouts: the variants that differ only in rows, follow-up end, columns or penalty are
+case weights and fixed-at-zero columns on one sorted Problem.
+
+A layout is fixed by what changes the sort or the columns: the stratification design, the cut
+points and the ties.  Its cohort is split once at every end of follow-up in the grid, so that
+censoring at t is a weight: the episode (start, t] keeps the row in every risk set up to t, and
+the episodes after t get weight 0 (a row still at risk at t is then censored at t, exactly as
+``variant.truncated``).  Subgroups are weights too: a zero-weight row leaves every risk set
+and event, as if deleted (Problem.set_weights).  Each episode carries its parent row in ``id``,
+which the Cox likelihood does not read, so cut-point episodes map back to the rows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..regression.options import FitOptions
+from ..regression.problem import Problem
+from .variant import derived_cohort, recode, rows_of
+
+
+def split_at_ends(cohort, ends):
+    """The cohort split at every end of follow-up in ``ends`` (as R's survSplit: the event
+    stays on the last piece); ``id`` holds each episode's parent row."""
+    parent = np.arange(cohort.n)
+    if not ends:
+        return derived_cohort(cohort, id=parent)
+    cuts = np.unique(np.asarray(ends, np.float64))
+    start0 = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
+    stop0 = np.asarray(cohort.time)
+    first = np.searchsorted(cuts, start0, side="right")
+    last = np.searchsorted(cuts, stop0, side="left")
+    pieces = last - first + 1
+    row = np.repeat(parent, pieces)
+    k = np.arange(row.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    at = first[row] + k
+    start = np.where(k == 0, start0[row], cuts[np.maximum(at - 1, 0)])
+    stop = np.where(k == pieces[row] - 1, stop0[row], cuts[np.minimum(at, cuts.size - 1)])
+    event = np.where(k == pieces[row] - 1, np.asarray(cohort.event)[row], 0)
+    return derived_cohort(cohort, rows=row, time=stop, event=event, start=start, id=row)
+
+
+class Layout:
+    """One sorted Problem serving every variant of a (strata, cut points, ties) group."""
+
+    def __init__(self, cohort, axes, key, base, of_interest):
+        strata_label, cut_label, ties_label = key
+        design = axes.value("strata", strata_label)
+        self.cohort = cohort
+        with_design = derived_cohort(cohort, strata=recode(design))
+        ends = sorted({t for t in axes.choices["follow_up"].values() if t is not None})
+        split = split_at_ends(with_design, ends)
+        options = FitOptions(model="cox", ties=axes.value("ties", ties_label),
+                             backend=base.get("backend", "cpu"),
+                             solver=base.get("solver", "auto"), tol=base.get("tol", 1e-9),
+                             max_iter=base.get("max_iter", 1000),
+                             precision=base.get("precision", "float64"),
+                             tv_route=base.get("tv_route", "auto"))
+        unpenalized = base.get("unpenalized", of_interest)
+        self.problem = Problem.from_cohort(split, options, unpenalized,
+                                           axes.value("cut_points", cut_label))
+        episodes = self.problem.cohort
+        self.parent = np.asarray(episodes.id, np.int64)
+        self.start = None if episodes.start is None else np.asarray(episodes.start)
+        base_w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
+        self.base_weights = base_w[self.parent]
+        self.aliased = {}   # (rows, unpenalised columns) -> their collinearity check
+
+    def weights(self, mask, follow_up) -> np.ndarray:
+        """The episode weights of a subgroup censored at ``follow_up``."""
+        keep = rows_of(self.cohort, mask, None)[self.parent]
+        if follow_up is not None:
+            keep &= self.start < follow_up
+        return np.where(keep, self.base_weights, 0.0)
+
+    def columns(self, names) -> np.ndarray:
+        """Which of the Problem's columns an adjustment set keeps (a split covariate keeps all
+        its interval columns)."""
+        kept = set(names)
+        cut = self.problem.cut_points
+        return np.array([n in kept or any(n.startswith(f"{c}[") and c in kept for c in cut)
+                         for n in self.problem.names])
