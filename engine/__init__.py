@@ -39,12 +39,16 @@ from .simulate_sccs import simulate_sccs
 from .table_one import TableOne, table_one
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
+# Names of the lazy sub-packages exported here too, loaded with their sub-package.
+_LAZY_NAMES = {"PropensityWeights": ".comparative", "propensity_weights": ".comparative"}
 
 
 def __getattr__(name):
     """Sub-packages with heavy imports (DuckDB, lifelines), loaded on first use."""
     if name in _LAZY:
         return importlib.import_module(_LAZY[name], __name__)
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
     raise AttributeError(f"module 'engine' has no attribute {name!r}")
 
 
@@ -52,11 +56,12 @@ __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
-    "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
-    "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
-    "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
-    "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
-    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
+    "PosteriorResult", "Problem", "ProbitMLE", "PropensityWeights", "SOLVERS", "SccsData",
+    "TIES", "TV_ROUTES", "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm",
+    "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
+    "device", "fit", "fit_memory", "fit_problem", "global_tests", "gradient", "gray_test",
+    "information", "information_at", "kaplan_meier", "lambda_max", "loglik", "logrank_test",
+    "lr_test", "path", "per_sd", "ph_smooth", "ph_test", "probit_mle", "propensity_weights",
+    "residuals", "sample", "scaled_schoenfeld", "sccs_time_to_event", "simulate",
+    "simulate_sccs", "table_one",
 ]
