@@ -180,6 +180,27 @@ def test_truncation_equals_type7_quantile_by_hand():
     np.testing.assert_allclose(cut.weights, np.minimum(res.weights, cap), rtol=1e-12)
 
 
+def test_truncation_after_trimming_takes_the_quantile_of_the_persons_kept():
+    trimmed = propensity_weights(LALONDE, "treat", ALL, trim=0.05)
+    both = propensity_weights(LALONDE, "treat", ALL, trim=0.05, truncate=0.9)
+    kept = ~trimmed.trimmed
+    cap = np.quantile(trimmed.weights[kept], 0.9)
+    np.testing.assert_allclose(both.weights[kept], np.minimum(trimmed.weights[kept], cap),
+                               rtol=1e-12)
+    assert np.all(both.weights[~kept] == 0.0)
+
+
+def test_cross_validated_l1_equals_the_l1_fit_at_the_chosen_strength():
+    """penalty="cv" hands the strength engine.cross_validate chooses to the L1 fit (which the
+    test above checks against statsmodels)."""
+    covariates = ["age", "educ", "married", "nodegree", "re74", "re75"]
+    cv = propensity_weights(LALONDE, "treat", covariates, estimand="ATT", penalty="cv", folds=3)
+    lam = cv.fit.penalty.lam
+    ref = propensity_weights(LALONDE, "treat", covariates, estimand="ATT", penalty=engine.L1(lam))
+    assert isinstance(cv.fit.penalty, engine.L1) and lam > 0
+    np.testing.assert_allclose(cv.weights, ref.weights, rtol=1e-8)
+
+
 def test_case_weights_enter_the_ps_model_and_the_weights():
     """Sampling weights: the PS model is the weighted MLE (statsmodels GLM with freq_weights),
     the weights are multiplied by them, the ESS before is Kish's of the case weights."""

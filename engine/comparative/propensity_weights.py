@@ -108,7 +108,9 @@ def propensity_weights(data, treatment: str, covariates=None, estimand: str = "A
     estimand : "ATE" (IPTW) | "ATT" | "ATC" | "ATO" (overlap) | "ATM" (matching weights)
     stabilize : multiply each arm's weights by its share of the sample
     trim : alpha: persons with PS outside [alpha, 1 - alpha] get weight 0 (Crump et al. 2009)
-    truncate : q in (0.5, 1): weights above their q-th quantile set to it (WeightIt's trim)
+    truncate : q in (0.5, 1): weights above their q-th quantile (among the persons kept) set
+        to it (WeightIt's trim).  Order: weights, stabilised, trimmed, truncated, times the
+        case weights.
     penalty : None (maximum likelihood) | engine.L1(lam) | engine.L2(lam) | "cv" (L1, its
         strength by ``folds``-fold cross-validation)
     weights, id : a frame's case-weight and subject-id columns
@@ -133,8 +135,8 @@ def propensity_weights(data, treatment: str, covariates=None, estimand: str = "A
     trimmed = (np.zeros(ps.size, bool) if trim is None
                else weighting.outside_overlap(ps, trim))
     w = np.where(trimmed, 0.0, w)
-    if truncate is not None:
-        w = weighting.truncate(w, t, estimand, truncate)
+    if truncate is not None:                       # the quantile of the persons kept
+        w[~trimmed] = weighting.truncate(w[~trimmed], t[~trimmed], estimand, truncate)
     if case is not None:
         w = w * case
     for arm in (0, 1):
