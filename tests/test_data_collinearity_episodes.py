@@ -107,3 +107,45 @@ def test_standard_errors_at_the_rounding_floor_are_not_estimates(monkeypatch):
     assert (shown > 1e-12).all()
     assert se[["p2", "p3"]].isna().all()
     assert any("reported as NaN" in m for _, m in caught)
+
+
+def test_sccs_combination_within_cases_is_nan():
+    """The conditional likelihood of the SCCS compares eras within a case: x1 plus a covariate
+    of the case (the same in all its eras) is x1 there, though not on all rows."""
+    from sccs_oracles import simulated
+    case, length, y, X = simulated(3, n_cases=40, p=3)
+    names = ["x0", "x1", "x2"]
+    shifted = X[:, [1]] + (case % 3).astype(float)[:, None]
+    ref = engine.fit(engine.SccsData.from_arrays(case=case, length=length, events=y, X=X,
+                                                 names=names), model="sccs")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = engine.fit(engine.SccsData.from_arrays(case=case, length=length, events=y,
+                                                     X=np.hstack([X, shifted]),
+                                                     names=[*names, "x1_shifted"]), model="sccs")
+        se = res.se
+    assert np.isnan(res.coef["x1_shifted"]) and np.isnan(se["x1_shifted"])
+    np.testing.assert_allclose(res.coef[names], ref.coef[names], rtol=1e-8)
+    np.testing.assert_allclose(se[names], ref.se[names], rtol=1e-8)
+    assert any("'x1_shifted' is a linear combination of x1" in str(w.message) for w in caught)
+
+
+def test_fine_gray_combination_is_nan():
+    rossi = engine.datasets.load_rossi()
+    df = rossi.assign(cause=rossi.arrest * (1 + (rossi.prio > 3)), fin_age=rossi.fin + rossi.age)
+
+    def fg(covariates):
+        coh = engine.Cohort.from_frame(df, time="week", event="cause", covariates=covariates,
+                                       competing_risks=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = engine.fit(coh, model="fine_gray", cause=1)
+            se = res.se
+        return res, se, [str(w.message) for w in caught]
+
+    ref, ref_se, _ = fg(["fin", "age", "race"])
+    res, se, messages = fg(["fin", "age", "fin_age", "race"])
+    assert np.isnan(res.coef["fin_age"]) and np.isnan(se["fin_age"])
+    np.testing.assert_allclose(res.coef[["fin", "age", "race"]], ref.coef, rtol=1e-8)
+    np.testing.assert_allclose(se[["fin", "age", "race"]], ref_se, rtol=1e-8)
+    assert any("'fin_age' is a linear combination of fin, age" in m for m in messages)
