@@ -46,8 +46,8 @@ def mean_differences(X, names, treatment, weights, estimand: str = "ATE", case_w
     t = np.asarray(treatment).astype(bool)
     c = np.ones(t.size) if case_weights is None else np.asarray(case_weights, np.float64)
     w = np.asarray(weights, np.float64)
-    is_binary = np.array([np.isin(X[:, j].data, (0.0, 1.0)).all() for j in range(X.shape[1])],
-                         dtype=bool)
+    other = np.r_[0, np.cumsum(~np.isin(X.data, (0.0, 1.0)))]     # values other than 0/1
+    is_binary = np.diff(other[X.indptr]) == 0
     m1, v1 = _moments(X, np.where(t, c, 0.0))
     m0, v0 = _moments(X, np.where(t, 0.0, c))
     v1 = np.where(is_binary, m1 * (1.0 - m1), v1)
