@@ -160,12 +160,13 @@ class Problem:
                          collinearity.aliased_columns(m.information(cols)[2], m.scale[cols])]
             self._aliased[key] = found
             for col, partners in found:
-                with_ = (f"a linear combination of {', '.join(m.names[q] for q in partners)}"
+                with_ = (f"a linear combination of {', '.join(m.names[q] for q in partners)} "
+                         "(aliased, on the rows that enter its risk sets, strata or cases)"
                          if partners else "constant within every risk set (or stratum, or "
-                         "case): it carries no information")
-                warnings.warn(f"covariate {m.names[col]!r} is {with_} (aliased): its "
-                              "coefficient cannot be estimated and is reported as NaN. Remove "
-                              "it, or penalise it.", DataWarning, stacklevel=4)
+                         "case) and carries no information (aliased)")
+                warnings.warn(f"covariate {m.names[col]!r} is {with_}: its coefficient cannot "
+                              "be estimated and is reported as NaN. Remove it, or penalise it.",
+                              DataWarning, stacklevel=4)
         out[[col for col, _ in self._aliased[key]]] = True
         return out
 
