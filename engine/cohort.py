@@ -608,7 +608,7 @@ class Cohort:
             raise CohortError(f"{label}: the cohort has {self.n} rows but {weights.size} "
                               "weights were given. Pass one weight per row, in the cohort's "
                               "row order.")
-        v.check_weights(weights, label)
+        v.check_weights(weights, label, np.arange(1, self.n + 1))      # rows numbered from 1
         out = copy.copy(self)
         out.weights = _frozen(weights, np.float64)
         out.source = {**self.source, "weights": label}

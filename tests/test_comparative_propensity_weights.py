@@ -286,6 +286,11 @@ def test_treatment_not_0_1_is_named_with_rows_and_fix():
         propensity_weights(df, "treat", ALL)
     with pytest.raises(engine.CohortError, match="treatment.*1 in every row"):
         propensity_weights(LALONDE[LALONDE.treat == 1], "treat", ALL)
+    cohort = engine.Cohort.from_frame(engine.datasets.load_rossi(), time="week",
+                                      event="arrest", covariates=["fin", "prio"])
+    with pytest.raises(engine.CohortError, match=r"'prio' \(treatment\) has \d+ row\(s\) "
+                       r"with values other than 0/1: row 1 = 3\.0"):
+        propensity_weights(cohort, "prio")
 
 
 def test_missing_covariates_are_named_or_dropped():
@@ -331,3 +336,18 @@ def test_episodes_cohort_and_mismatched_rows_are_refused():
         propensity_weights(cohort, "fin")
     with pytest.raises(ValueError, match="estimand must be one of"):
         propensity_weights(rossi, "fin", ROSSI_PS, estimand="ATX")
+
+
+def test_weights_onto_a_cohort_are_checked():
+    rossi = engine.datasets.load_rossi()
+    cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest", covariates=["fin"])
+    with pytest.raises(engine.CohortError, match=r"'ps' \(weights\) has 1 row\(s\) with "
+                       r"negative weights: row 3 = -1"):
+        cohort.with_weights(np.r_[1.0, 1.0, -1.0, np.ones(cohort.n - 3)], "ps")
+    with pytest.raises(engine.CohortError, match="432 rows but 3 weights"):
+        cohort.with_weights(np.ones(3), "ps")
+    pw = propensity_weights(rossi, "fin", ROSSI_PS)
+    case_weighted = engine.Cohort.from_frame(rossi.assign(w=2.0), time="week", event="arrest",
+                                             covariates=["fin"], weights="w")
+    with pytest.raises(engine.CohortError, match="already carries case weights"):
+        pw.weighted(case_weighted)

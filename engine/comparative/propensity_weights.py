@@ -77,7 +77,7 @@ class PropensityWeights:
             if missing.any():
                 v.fail_rows(missing, np.asarray(cohort.id, dtype=object), "id", "id",
                             "no propensity weight", "Compute the weights on data holding "
-                            "every subject of the cohort.")
+                            "every subject of the cohort.", np.arange(1, cohort.n + 1))
             return cohort.with_weights(mapped.to_numpy(np.float64), label)
         if cohort.n != self.weights.size:
             raise CohortError(f"the cohort has {cohort.n} rows but the weights were computed "
@@ -164,8 +164,8 @@ def propensity_weights(data, treatment: str, covariates=None, estimand: str = "A
 
 def _design(data, treatment, covariates, weights, id, missing):
     """The PS model's cohort (time=None, event = treatment), the mask of the data's rows it
-    holds, the data's ids (or None) and the labels of the rows held (a frame's index; None
-    for a Cohort, whose rows are named by position)."""
+    holds, the data's ids (or None) and the labels of the rows held (a frame's index; a
+    Cohort's rows numbered from 1)."""
     if isinstance(data, Cohort):
         if weights is not None or id is not None or missing != "raise":
             raise ValueError("weights=, id= and missing= name a frame's columns; a Cohort "
@@ -188,12 +188,12 @@ def _design(data, treatment, covariates, weights, id, missing):
                               "than the treatment). Name columns of cohort.names.")
         X = data.X.tocsc()
         t = X[:, names.index(treatment)].toarray().ravel()
-        _check_treatment(t, treatment, None)
+        _check_treatment(t, treatment, np.arange(1, data.n + 1))
         cohort = Cohort.from_arrays(time=None, event=t.astype(np.int64),
                                     X=X[:, [names.index(c) for c in covariates]],
                                     names=covariates, weights=data.weights)
         ids = None if data.id is None else np.asarray(data.id)
-        return cohort, np.ones(data.n, bool), ids, None
+        return cohort, np.ones(data.n, bool), ids, np.arange(1, data.n + 1)
     if not isinstance(data, pd.DataFrame):
         raise CohortError(f"propensity_weights takes a pandas DataFrame or an engine.Cohort, "
                           f"got {type(data).__name__}.")
@@ -272,7 +272,6 @@ def _check_overlap(ps, labels):
 
 
 def _warn_extreme(w, t, labels, treatment):
-    labels = np.arange(t.size) if labels is None else labels
     for arm in (0, 1):
         on = np.flatnonzero(t == arm)
         share = w[on] / w[on].sum()
