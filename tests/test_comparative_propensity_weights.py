@@ -351,3 +351,17 @@ def test_weights_onto_a_cohort_are_checked():
                                              covariates=["fin"], weights="w")
     with pytest.raises(engine.CohortError, match="already carries case weights"):
         pw.weighted(case_weighted)
+
+
+def test_a_ps_of_exactly_0_or_1_is_refused_or_trimmed():
+    """An outlying covariate value drives one PS to 1.0 in floating point while the (L2
+    penalised) model does not separate the arms: refused by row, unless trim= excludes it."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=300)
+    treat = (rng.random(300) < 1 / (1 + np.exp(-x))).astype(int)
+    x[7], treat[7] = 60.0, 1                      # logit about 60: expit is 1.0
+    df = pd.DataFrame({"x": x, "treat": treat})
+    with pytest.raises(engine.CohortError, match=r"a PS of 0 or 1 \(no overlap\): row 7 = 1\.0"):
+        propensity_weights(df, "treat", ["x"], penalty=engine.L2(1.0))
+    res = propensity_weights(df, "treat", ["x"], penalty=engine.L2(1.0), trim=0.01)
+    assert res.trimmed[7] and res.weights[7] == 0.0 and np.all(np.isfinite(res.weights))

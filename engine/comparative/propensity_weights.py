@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.special import expit
 
 from .. import validation as v
 from ..cohort import Cohort
@@ -127,13 +128,16 @@ def propensity_weights(data, treatment: str, covariates=None, estimand: str = "A
     res = _ps_model(cohort, penalty, folds, seed, tol)
     coef = res.coef.fillna(0.0)                    # aliased columns: not estimated, no effect
     logit = coef.iloc[0] + cohort.X @ coef[cohort.names].to_numpy()
-    ps = 1.0 / (1.0 + np.exp(-logit))
-    _check_overlap(ps, labels)
-    w = weighting.balancing_weights(ps, t, estimand)
+    ps = expit(logit)
+    if trim is None:
+        _check_overlap(ps, labels)
+        trimmed = np.zeros(ps.size, bool)
+    else:                                          # a PS of 0 or 1 is trimmed with the rest
+        trimmed = weighting.outside_overlap(ps, trim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = weighting.balancing_weights(ps, t, estimand)
     if stabilize:
         w = weighting.stabilize(w, t, case)
-    trimmed = (np.zeros(ps.size, bool) if trim is None
-               else weighting.outside_overlap(ps, trim))
     w = np.where(trimmed, 0.0, w)
     if truncate is not None:                       # the quantile of the persons kept
         w[~trimmed] = weighting.truncate(w[~trimmed], t[~trimmed], estimand, truncate)
@@ -147,14 +151,11 @@ def propensity_weights(data, treatment: str, covariates=None, estimand: str = "A
     X = sp.hstack([sp.csc_matrix(ps[:, None]), cohort.X], format="csc")
     balance = mean_differences(X, [PS_NAME, *cohort.names], t, w, estimand, case, binary)
     balance.loc[0, "type"] = "distance"
-    ess = pd.DataFrame(
-        {"control": [weighting.effective_sample_size(np.ones((t == 0).sum()) if case is None
-                                                     else case[t == 0]),
-                     weighting.effective_sample_size(w[t == 0])],
-         "treated": [weighting.effective_sample_size(np.ones((t == 1).sum()) if case is None
-                                                     else case[t == 1]),
-                     weighting.effective_sample_size(w[t == 1])]},
-        index=pd.Index(["before", "after"], name="weights"))
+    before = np.ones(t.size) if case is None else case
+    ess = pd.DataFrame({arm: [weighting.effective_sample_size(before[t == code]),
+                              weighting.effective_sample_size(w[t == code])]
+                        for arm, code in (("control", 0), ("treated", 1))},
+                       index=pd.Index(["before", "after"], name="weights"))
     return PropensityWeights(
         weights=_spread(w, rows, n, 0.0), ps=_spread(ps, rows, n, np.nan),
         treatment=_spread(t, rows, n, -1).astype(np.int64), estimand=estimand,
