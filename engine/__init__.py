@@ -50,12 +50,16 @@ from .sensitivity.negative_controls import negative_control_estimates
 from .sensitivity.study import SensitivityResult, sensitivity_study
 
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
+# Names of the lazy sub-packages exported here too, loaded with their sub-package.
+_LAZY_NAMES = {"PropensityWeights": ".comparative", "propensity_weights": ".comparative"}
 
 
 def __getattr__(name):
     """Sub-packages with heavy imports (DuckDB, lifelines), loaded on first use."""
     if name in _LAZY:
         return importlib.import_module(_LAZY[name], __name__)
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(_LAZY_NAMES[name], __name__), name)
     raise AttributeError(f"module 'engine' has no attribute {name!r}")
 
 
@@ -63,14 +67,14 @@ __all__ = [
     "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "EmpiricalNull", "FitOptions", "FitResult",
     "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning",
-    "PRECISIONS", "PathResult", "PosteriorResult", "ProbitMLE", "Problem", "SOLVERS",
-    "SccsData", "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne",
-    "autocorrelation", "bayes", "bootstrap", "calibrate_ci", "calibrate_p", "cdm",
+    "PRECISIONS", "PathResult", "PosteriorResult", "ProbitMLE", "Problem", "PropensityWeights",
+    "SOLVERS", "SccsData", "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES",
+    "TableOne", "autocorrelation", "bayes", "bootstrap", "calibrate_ci", "calibrate_p", "cdm",
     "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
     "device", "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
     "fit_systematic_error_model", "global_tests", "gradient", "gray_test", "information",
     "information_at", "kaplan_meier", "lambda_max", "lifelines_fit", "loglik", "logrank_test",
     "lr_test", "naive_loglik", "negative_control_estimates", "path", "per_sd", "ph_smooth",
-    "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld", "sccs_time_to_event",
-    "sensitivity_study", "simulate", "simulate_sccs", "table_one",
+    "ph_test", "probit_mle", "propensity_weights", "residuals", "sample", "scaled_schoenfeld",
+    "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs", "table_one",
 ]

@@ -2,7 +2,7 @@
 
 The Gram matrix of a dense working set (rows holding tens of its columns): the Newton
 information, the proximal-Newton model when its columns are too full for column-wise coordinate
-descent, and the collinearity check.  The rows are read a chunk at a time (a small CSR of the
+descent.  The rows are read a chunk at a time (a small CSR of the
 chunk, built from per-column cursors), so no row-major copy of the whole block is kept, and each
 row adds its nnz_row (nnz_row + 1) / 2 products to the upper triangle: O(sum of nnz_row^2 / 2)
 in all, about 20 times fewer flops than a dense product at 5% density.

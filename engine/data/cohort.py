@@ -7,6 +7,7 @@ column, the first bad rows and the fix, and rows missing a value are dropped onl
 (``missing="drop"``, counted in ``Cohort.dropped``). Covariates that cannot be estimated (constant columns, exact
 duplicates) are excluded with one DataWarning and recorded in ``Cohort.excluded``.
 """
+import copy
 import os
 import warnings
 
@@ -597,6 +598,21 @@ class Cohort:
     def causes(self):
         """Sorted distinct positive event codes, e.g. (1,) or (1, 2)."""
         return tuple(np.unique(self.event[self.event > 0]).tolist())
+
+    def with_weights(self, weights, label: str = "weights"):
+        """The same cohort with case weights ``weights`` (n,), e.g. propensity-score weights
+        (engine.comparative.propensity_weights); ``label`` names them in ``source``.  Checked
+        as a weights column is: finite, non-negative, not all zero."""
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (self.n,):
+            raise CohortError(f"{label}: the cohort has {self.n} rows but {weights.size} "
+                              "weights were given. Pass one weight per row, in the cohort's "
+                              "row order.")
+        v.check_weights(weights, label, np.arange(1, self.n + 1))      # rows numbered from 1
+        out = copy.copy(self)
+        out.weights = _frozen(weights, np.float64)
+        out.source = {**self.source, "weights": label}
+        return out
 
     def to_frame(self):
         """The cohort as a DataFrame: time, start, event, strata (label), id, weights, then the

@@ -25,7 +25,7 @@ from .options import FitOptions
 from .priors import penalty_vectors
 from .solvers import SolverState, solve
 
-# The collinearity check costs sum over rows of (unpenalised non-zeros in the row)^2.
+# The collinearity check (the information over the unpenalised columns) runs below this cost.
 ALIAS_CHECK_BUDGET = 5e8
 
 
@@ -142,34 +142,44 @@ class Problem:
         return state
 
     def aliased(self, unpenalised: np.ndarray) -> np.ndarray:
-        """Unpenalised columns that are combinations of earlier ones (engine.collinearity): to
-        be held at zero and reported as NaN, with a warning naming them and their partners.
+        """Unpenalised columns the likelihood cannot estimate (engine.collinearity reads the
+        information at beta = 0 over the rows that enter its risk sets, strata, cases): to be
+        held at zero and reported as NaN, with a warning naming them and their partners.
         Skipped when the check would cost more than a fit (many dense unpenalised columns)."""
-        m, cohort = self.model, self.cohort
+        m = self.model
         out = np.zeros(m.p, bool)
-        if not np.any(unpenalised):
-            return out
-        where = {name: i for i, name in enumerate(m.names)}
-        cols = [j for j, name in enumerate(cohort.names)
-                if name in where and unpenalised[where[name]]]
-        if not cols:
+        cols = np.flatnonzero(unpenalised)
+        if cols.size == 0:
             return out
         key = tuple(cols)
         if key not in self._aliased:
-            X = cohort.X if cols == list(range(cohort.X.shape[1])) else cohort.X[:, cols]
-            row_nnz = np.bincount(X.indices, minlength=X.shape[0]).astype(float)
-            found = (collinearity.aliased_columns(cohort, np.asarray(cols))
-                     if float(row_nnz @ row_nnz) <= ALIAS_CHECK_BUDGET else [])
+            found = []
+            if self._alias_check_cost(cols) <= ALIAS_CHECK_BUDGET:
+                m.set_beta(np.zeros(m.p))
+                found = [(int(cols[a]), [int(cols[q]) for q in partners]) for a, partners in
+                         collinearity.aliased_columns(m.information(cols)[2], m.scale[cols])]
             self._aliased[key] = found
             for col, partners in found:
-                with_ = (f"a linear combination of {', '.join(cohort.names[q] for q in partners)}"
-                         if partners else "constant within every stratum")
-                warnings.warn(f"covariate {cohort.names[col]!r} is {with_} (collinear): its "
-                              "coefficient cannot be estimated and is reported as NaN. Remove "
-                              "it, or penalise it.", DataWarning, stacklevel=4)
-        for col, _ in self._aliased[key]:
-            out[where[cohort.names[col]]] = True
+                with_ = (f"a linear combination of {', '.join(m.names[q] for q in partners)} "
+                         "(aliased, on the rows that enter its risk sets, strata or cases)"
+                         if partners else "constant within every risk set (or stratum, or "
+                         "case) and carries no information (aliased)")
+                warnings.warn(f"covariate {m.names[col]!r} is {with_}: its coefficient cannot "
+                              "be estimated and is reported as NaN. Remove it, or penalise it.",
+                              DataWarning, stacklevel=4)
+        out[[col for col, _ in self._aliased[key]]] = True
         return out
+
+    def _alias_check_cost(self, cols) -> float:
+        """Operations of the information over ``cols``: the pairs of non-zeros within rows
+        plus one dense s x s update per event."""
+        names = set(self.model.names[j] for j in cols)
+        cohort = self.cohort
+        in_x = [j for j, name in enumerate(cohort.names) if name in names]
+        X = cohort.X if len(in_x) == cohort.X.shape[1] else cohort.X[:, in_x]
+        row_nnz = (np.bincount(X.indices, minlength=X.shape[0]).astype(float)
+                   + (len(cols) - len(in_x)))              # the model's own columns: dense
+        return float(row_nnz @ row_nnz) + float(max(self.n_events, 1)) * len(cols) ** 2
 
     def release(self) -> None:
         """Free what the backend holds (a GPU fit's device memory); the problem cannot be

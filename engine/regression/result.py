@@ -11,10 +11,14 @@ import pandas as pd
 import scipy.linalg as la
 from scipy import stats
 
+from ..data import collinearity
 from ..core.errors import ConvergenceWarning
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
+# A standard error at or below this is numerical noise of a singular information, not an
+# estimate: reported as NaN by name.
+SE_FLOOR = 1e-12
 _LIKELIHOOD = {"cox": "log partial likelihood",
                "fine_gray": "log partial likelihood (subdistribution hazard)",
                "logistic": "log likelihood",
@@ -80,14 +84,31 @@ class FitResult:
         if cols.size and self.problem is not None:
             model = self.problem.model
             model.set_beta(self.beta)
-            names = self.coef.index[cols]
             if kind == "sandwich":
                 info, middle = model.sandwich(cols)
-                inv = _inverse(info, names)
-                cov = inv @ middle @ inv
             else:
-                cov = _inverse(model.information(cols)[2], names)
+                info, middle = model.information(cols)[2], None
+            singular = [a for a, _ in collinearity.aliased_columns(info, model.scale[cols])]
+            if singular:
+                warnings.warn(f"the information matrix is singular along "
+                              f"{list(self.coef.index[cols[singular]])} at the fit (aliased "
+                              "columns the check before the fit did not catch): their standard "
+                              "errors are not estimates and are reported as NaN. Remove or merge "
+                              "those columns.", ConvergenceWarning, stacklevel=4)
+                keep = np.setdiff1d(np.arange(cols.size), singular)
+                cols, info = cols[keep], info[np.ix_(keep, keep)]
+                middle = None if middle is None else middle[np.ix_(keep, keep)]
+            inv = _inverse(info, self.coef.index[cols])
+            cov = inv if middle is None else inv @ middle @ inv
             se.iloc[cols] = np.sqrt(np.diag(cov))
+        tiny = se.index[se.to_numpy() <= SE_FLOOR]
+        if len(tiny):
+            se[tiny] = np.nan
+            warnings.warn(f"the standard errors of {list(tiny)} came out at or below "
+                          f"{SE_FLOOR:g}: the information is singular along them (aliased "
+                          "columns the check before the fit did not catch), so they are not "
+                          "estimates and are reported as NaN. Remove or merge those columns.",
+                          ConvergenceWarning, stacklevel=4)
         self.timings[stage] = time.perf_counter() - t0
         return se
 

@@ -37,7 +37,7 @@ def test_constant_within_strata_is_aliased():
     df = df.assign(race_copy=df.race * 2.0)       # constant within each stratum of race
     res, messages = fit(df, ["fin", "age", "race_copy", "prio"], strata="race")
     assert np.isnan(res.coef["race_copy"])
-    assert any("'race_copy' is constant within every stratum" in m for m in messages)
+    assert any("'race_copy' is constant within every risk set" in m for m in messages)
 
 
 def test_penalised_columns_are_left_to_the_penalty():
