@@ -297,11 +297,12 @@ class Cohort:
         self.excluded = excluded
         self.source = source
         self.dropped = {}
+        self.formula = None
         self._competing_risks = bool(competing_risks)
 
     @classmethod
-    def from_frame(cls, df, time, event, covariates=None, strata=None, start=None, id=None,
-                   weights=None, competing_risks=False, missing="raise"):
+    def from_frame(cls, df, time=None, event=None, covariates=None, strata=None, start=None,
+                   id=None, weights=None, competing_risks=False, missing="raise", formula=None):
         """Build a cohort from a DataFrame with one row per subject or per episode.
 
         Parameters
@@ -330,10 +331,37 @@ class Cohort:
             What to do with rows missing a value (NaN, None) in a column given a role:
             refuse them (the default), or drop them (complete-case analysis) and report
             the counts in ``dropped``, ``n_dropped`` and ``source``.
+        formula : str, optional
+            The covariates as a formula instead of ``covariates``, e.g.
+            ``"Surv(time, event) ~ age + sex * treat + ns(bmi, df=4) + strata(site)"``
+            (engine/data/formula.py): splines, interactions, polynomials and categorical terms
+            become named sparse columns; ``Surv(...)`` may stand for time/event(/start) and
+            ``strata(...)`` for strata.  The cohort keeps it (``formula``), so
+            ``design_matrix(newdata)`` rebuilds the same columns.
         """
         if not isinstance(df, pd.DataFrame):
             raise CohortError(f"from_frame needs a pandas DataFrame, got {type(df).__name__}. "
                               "Use Cohort.from_arrays for arrays.")
+        model_formula = None
+        if formula is not None:
+            if covariates is not None:
+                raise CohortError("give the covariates either as covariates=[...] or inside "
+                                  "formula=, not both.")
+            from .data.formula import ModelFormula   # formulaic loads only when asked
+
+            model_formula = ModelFormula(formula)
+            asked = {"time": time, "event": event, "start": start}
+            for role, column in model_formula.outcome.items():
+                if asked[role] is not None and asked[role] != column:
+                    raise CohortError(f"{role}={asked[role]!r} differs from {column!r} in the "
+                                      f"formula's Surv(...); give the {role} column once.")
+                asked[role] = column
+            time, event, start = asked["time"], asked["event"], asked["start"]
+            strata = _as_list(strata) + model_formula.strata
+            covariates = model_formula.variables
+        if event is None:
+            raise CohortError("from_frame needs event= (the event code column), or a formula "
+                              "with Surv(time, event) on its left.")
         strata_columns = _as_list(strata)
         roles = [(role, column) for role, column in
                  (("time", time), ("event", event), ("start", start), ("id", id),
@@ -359,7 +387,13 @@ class Cohort:
         for role, column in roles + [("covariate", column) for column in covariates]:
             v.check_flat(df[column], column, role, labels)
         role_names = dict(roles)
-        X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
+        if model_formula is None:
+            X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
+        else:
+            for column in covariates:
+                v.check_no_missing(df[column], column, "covariate", labels)
+            X, names = model_formula.build(df)
+            reference_levels, constant = {}, []
         cohort = cls._validated(
             time=None if time is None else _float_column(df[time], time, "time", labels),
             event=_float_column(df[event], event, "event", labels),
@@ -375,9 +409,11 @@ class Cohort:
             source={"origin": "DataFrame", "time": time, "event": event, "start": start,
                     "id": id, "weights": weights, "strata": strata_columns,
                     "covariates": covariates, "dropped": dropped,
-                    "n_dropped": n_rows - len(df)},
+                    "n_dropped": n_rows - len(df),
+                    **({} if formula is None else {"formula": formula})},
         )
         cohort.dropped = dropped
+        cohort.formula = model_formula
         return cohort
 
     @classmethod
@@ -441,8 +477,9 @@ class Cohort:
         )
 
     @classmethod
-    def from_parquet(cls, path, time, event, covariates=None, strata=None, start=None, id=None,
-                     weights=None, competing_risks=False, missing="raise"):
+    def from_parquet(cls, path, time=None, event=None, covariates=None, strata=None, start=None,
+                     id=None, weights=None, competing_risks=False, missing="raise",
+                     formula=None):
         """Build a cohort from a Parquet file or dataset directory; see ``from_frame``.
 
         When covariates are given only the needed columns are read.
@@ -461,13 +498,15 @@ class Cohort:
         df = pd.read_parquet(path, columns=columns)
         cohort = cls.from_frame(df, time, event, covariates=covariates, strata=strata,
                                 start=start, id=id, weights=weights,
-                                competing_risks=competing_risks, missing=missing)
+                                competing_risks=competing_risks, missing=missing,
+                                formula=formula)
         cohort.source.update(origin="parquet", path=str(path))
         return cohort
 
     @classmethod
-    def from_duckdb(cls, connection, sql, time, event, covariates=None, strata=None, start=None,
-                    id=None, weights=None, competing_risks=False, missing="raise"):
+    def from_duckdb(cls, connection, sql, time=None, event=None, covariates=None, strata=None,
+                    start=None, id=None, weights=None, competing_risks=False, missing="raise",
+                    formula=None):
         """Build a cohort from the result of a DuckDB query; see ``from_frame``.
 
         Parameters
@@ -497,7 +536,8 @@ class Cohort:
                 con.close()
         cohort = cls.from_frame(df, time, event, covariates=covariates, strata=strata,
                                 start=start, id=id, weights=weights,
-                                competing_risks=competing_risks, missing=missing)
+                                competing_risks=competing_risks, missing=missing,
+                                formula=formula)
         cohort.source.update(origin="duckdb", sql=sql)
         return cohort
 
@@ -597,6 +637,17 @@ class Cohort:
     def causes(self):
         """Sorted distinct positive event codes, e.g. (1,) or (1, 2)."""
         return tuple(np.unique(self.event[self.event > 0]).tolist())
+
+    def design_matrix(self, newdata):
+        """The covariate columns of ``newdata`` built as this cohort's were: CSC (m, p) in
+        ``names`` order, with the formula's fitted knots, levels and scalings.  Needs a cohort
+        built from a formula; raises a CohortError naming the term for unknown columns or
+        levels, missing values, or spline values outside the fitted range."""
+        if self.formula is None:
+            raise CohortError("this cohort was not built from a formula, so it holds no recipe "
+                              "for new data's columns. Build it with Cohort.from_frame(df, ..., "
+                              "formula='age + sex + ...'), or pass the new rows' X yourself.")
+        return self.formula.design_matrix(newdata, self.names)
 
     def to_frame(self):
         """The cohort as a DataFrame: time, start, event, strata (label), id, weights, then the

@@ -11,7 +11,7 @@ import pandas as pd
 import scipy.linalg as la
 from scipy import stats
 
-from .errors import ConvergenceWarning
+from .errors import CohortError, ConvergenceWarning
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
@@ -38,7 +38,9 @@ class FitResult:
     spec : dict, the analysis as asked (model, ties, penalty, strata, ...) for provenance
     problem : the prepared Problem the fit came from (profile intervals refit it;
         ``problem.release()`` frees a kept GPU fit's device memory); beta : the coefficients as
-        fitted (diverging ones still finite); penalty : engine.L1 / L2 / None, as fitted
+        fitted (diverging ones still finite); penalty : engine.L1 / L2 / None, as fitted;
+    formula : the cohort's formula (engine.data.formula.ModelFormula) when it was built from
+        one: ``design_matrix(newdata)`` rebuilds the fit's columns from it
     """
 
     coef: pd.Series
@@ -55,6 +57,7 @@ class FitResult:
     problem: object = field(default=None, repr=False)    # engine.problem.Problem, for refits
     beta: np.ndarray = field(default=None, repr=False)   # as fitted: diverging ones held finite
     penalty: object = field(default=None, repr=False)    # engine.L1 / L2 / None, as fitted
+    formula: object = field(default=None, repr=False)    # the cohort's ModelFormula, or None
 
     @cached_property
     def se(self) -> pd.Series:
@@ -90,6 +93,20 @@ class FitResult:
             se.iloc[cols] = np.sqrt(np.diag(cov))
         self.timings[stage] = time.perf_counter() - t0
         return se
+
+    def design_matrix(self, newdata):
+        """The fit's covariate columns for ``newdata``: CSC (m, p) in ``coef`` order, built
+        with the formula's fitted knots, levels and scalings (what predictions multiply by
+        ``coef``).  Needs a fit of a cohort built from a formula, without cut points."""
+        if self.formula is None:
+            raise CohortError("this fit's cohort was not built from a formula, so it holds no "
+                              "recipe for new data's columns. Build the cohort with "
+                              "Cohort.from_frame(df, ..., formula='age + sex + ...').")
+        if self.spec.get("cut_points"):
+            raise CohortError("this fit splits covariates at cut points (time-varying "
+                              "effects); its columns depend on follow-up time, so new rows "
+                              "have no single design. Refit without cut_points.")
+        return self.formula.design_matrix(newdata, list(self.coef.index))
 
     def confint(self, names=None, level: float = 0.95) -> pd.DataFrame:
         """Profile-likelihood confidence intervals of unpenalised coefficients (lower, upper).

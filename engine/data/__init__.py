@@ -1,0 +1,1 @@
+"""Data: cohorts, validation, episodes and the formula front door."""
