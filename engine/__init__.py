@@ -17,6 +17,8 @@ from .cumulative_incidence import cumulative_incidence
 from .errors import Cancelled, CohortError, ConvergenceWarning, DataWarning, MonotoneLikelihoodWarning
 from .fit import fit, fit_problem, gradient, loglik
 from .global_tests import global_tests
+from .inference.effect_curve import effect_curve
+from .inference.wald import interaction_test, wald_test
 from .gray_test import gray_test
 from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
@@ -54,9 +56,11 @@ __all__ = [
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
     "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
-    "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
+    "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve", "fit",
+    "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
+    "interaction_test",
     "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
     "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
-    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
+    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one", "wald_test",
 ]

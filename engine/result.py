@@ -61,38 +61,50 @@ class FitResult:
 
     @cached_property
     def se(self) -> pd.Series:
-        """Standard errors of the unpenalised, finite coefficients.
+        """Standard errors of the unpenalised, finite coefficients (NaN for the others): the
+        square roots of the diagonal of ``cov``."""
+        se = pd.Series(np.nan, index=self.coef.index)
+        se[self.cov.index] = np.sqrt(np.diag(self.cov.to_numpy()))
+        return se
+
+    @cached_property
+    def cov(self) -> pd.DataFrame:
+        """Covariance matrix of the unpenalised, finite coefficients (rows and columns named).
 
         From the observed information, or, where the spec says ``variance="sandwich"``
         (Fine-Gray), from Fine & Gray's (1999) sandwich I^-1 (sum_i u_i u_i^T) I^-1 as
-        cmprsk::crr reports it.  The penalised coefficients are held fixed (their SE is NaN:
-        the penalty makes it undefined); computed on first use, so a P = 10,000 penalised fit
-        costs nothing extra.
+        cmprsk::crr reports it.  The penalised coefficients are held fixed (left out: the
+        penalty makes their variance undefined); computed on first use, so a P = 10,000
+        penalised fit costs nothing extra.  Joint Wald tests and effect curves read it.
         """
-        return self._standard_errors(self.spec.get("variance", "model"), "se")
+        return self._covariance(self.spec.get("variance", "model"), "se")
 
     @cached_property
     def se_model(self) -> pd.Series:
         """Model-based standard errors, sqrt(diag(I^-1)); equal to ``se`` for Cox fits."""
-        return self._standard_errors("model", "se_model")
-
-    def _standard_errors(self, kind: str, stage: str) -> pd.Series:
-        t0 = time.perf_counter()
+        cov = self._covariance("model", "se_model")
         se = pd.Series(np.nan, index=self.coef.index)
+        se[cov.index] = np.sqrt(np.diag(cov.to_numpy()))
+        return se
+
+    def _covariance(self, kind: str, stage: str) -> pd.DataFrame:
+        t0 = time.perf_counter()
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
-        if cols.size and self.problem is not None:
+        if self.problem is None:
+            cols = cols[:0]
+        names = self.coef.index[cols]
+        cov = np.empty((0, 0))
+        if cols.size:
             model = self.problem.model
             model.set_beta(self.beta)
-            names = self.coef.index[cols]
             if kind == "sandwich":
                 info, middle = model.sandwich(cols)
                 inv = _inverse(info, names)
                 cov = inv @ middle @ inv
             else:
                 cov = _inverse(model.information(cols)[2], names)
-            se.iloc[cols] = np.sqrt(np.diag(cov))
         self.timings[stage] = time.perf_counter() - t0
-        return se
+        return pd.DataFrame(cov, index=names, columns=names)
 
     def design_matrix(self, newdata):
         """The fit's covariate columns for ``newdata``: CSC (m, p) in ``coef`` order, built

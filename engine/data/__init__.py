@@ -1,1 +1,1 @@
-"""Data: cohorts, validation, episodes and the formula front door."""
+"""Survival data before any model: the validated Cohort, its episodes and encodings, censoring weights, aliasing checks, grouping, risk-set counts, simulation and the bundled datasets."""

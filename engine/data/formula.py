@@ -54,6 +54,19 @@ def _outcome(lhs, text):
     return dict(zip(roles, args))
 
 
+def _reads(label):
+    """The data columns one term reads (transform names such as ns, C, np left out)."""
+    known = set(CONTEXT) | set(TRANSFORMS)
+    return {str(n) for n in Formula(label).required_variables if str(n) not in known}
+
+
+def _typical(series):
+    """rms's datadist adjust-to value: the median of numbers, the most frequent other value."""
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return float(series.median())
+    return series.mode(dropna=True).iloc[0]
+
+
 class ModelFormula:
     """A parsed formula: its outcome and strata columns, and (once ``build`` has seen the
     fitting data) formulaic's ModelSpec with the knots, levels and scalings it learnt.
@@ -67,6 +80,9 @@ class ModelFormula:
     names : list of str, the columns ``build`` made (after the fit-time data)
     terms : dict, term label (e.g. "ns(bmi, df=4)", "sex:treat") -> its column names
     variables : list of str, the data columns the covariate terms read
+    reads : dict, term label -> the data columns it reads
+    adjust_to : dict, variable -> its median (numbers) or most frequent value (others) in the
+        fitting data, where effect curves hold the other covariates (as rms's datadist)
     """
 
     def __init__(self, text):
@@ -99,12 +115,12 @@ class ModelFormula:
             raise CohortError(f"the formula {text!r} has no covariate terms. Add at least one, "
                               "e.g. '~ age + sex'.")
         self.rhs = " + ".join(kept)
-        known = set(CONTEXT) | set(TRANSFORMS)
-        self.variables = sorted(str(n) for n in Formula(self.rhs).required_variables
-                                if str(n) not in known)
+        self.reads = {label: _reads(label) for label in kept}
+        self.variables = sorted(set().union(*self.reads.values()))
         self.spec = None
         self.names = []
         self.terms = {}
+        self.adjust_to = {}
 
     def build(self, df):
         """The design of the fitting data: CSC matrix (n, p) and its column names; learns
@@ -117,6 +133,8 @@ class ModelFormula:
         self.names = names
         self.terms = {str(term): [c for c in self.spec.column_names[s] if c != "Intercept"]
                       for term, s in self.spec.term_slices.items() if str(term) != "1"}
+        self.reads = {label: _reads(label) for label in self.terms}
+        self.adjust_to = {column: _typical(df[column]) for column in self.variables}
         return X, names
 
     def design_matrix(self, newdata, names=None):
@@ -144,12 +162,24 @@ class ModelFormula:
         a variable it reads ("bmi": every term that reads it)."""
         if term in self.terms:
             return list(self.terms[term])
-        reads = [label for label in self.terms
-                 if term in {str(n) for n in Formula(label).required_variables}]
+        reads = [label for label in self.terms if term in self.reads[label]]
         if not reads:
             raise CohortError(f"{term!r} is neither a term nor a variable of the formula "
                               f"{self.text!r}; its terms are {list(self.terms)}.")
         return [name for label in reads for name in self.terms[label]]
+
+    def interaction_columns(self, a, b):
+        """Column names of every term that reads both variables ``a`` and ``b`` (their
+        interactions: ``a:b``, ``a:ns(b, df=3)``, ...)."""
+        for name in (a, b):
+            if name not in self.variables:
+                raise CohortError(f"{name!r} is not a variable of the formula {self.text!r}; "
+                                  f"its variables are {self.variables}.")
+        labels = [label for label in self.terms if {a, b} <= self.reads[label]]
+        if not labels:
+            raise CohortError(f"the formula {self.text!r} has no interaction of {a!r} and "
+                              f"{b!r}. Add one, e.g. '{a} * {b}', and refit.")
+        return [name for label in labels for name in self.terms[label]]
 
     def _check_columns(self, df, what="the data"):
         missing = [c for c in self.variables if c not in df.columns]
