@@ -350,6 +350,7 @@ class Cohort:
             from .data.formula import ModelFormula   # formulaic loads only when asked
 
             model_formula = ModelFormula(formula)
+            model_formula.check_columns(df)
             asked = {"time": time, "event": event, "start": start}
             for role, column in model_formula.outcome.items():
                 if asked[role] is not None and asked[role] != column:

@@ -83,6 +83,7 @@ class ModelFormula:
     reads : dict, term label -> the data columns it reads
     adjust_to : dict, variable -> its median (numbers) or most frequent value (others) in the
         fitting data, where effect curves hold the other covariates (as rms's datadist)
+    levels : dict, text (or boolean) variable -> the values the fitting data held
     """
 
     def __init__(self, text):
@@ -121,11 +122,12 @@ class ModelFormula:
         self.names = []
         self.terms = {}
         self.adjust_to = {}
+        self.levels = {}
 
     def build(self, df):
         """The design of the fitting data: CSC matrix (n, p) and its column names; learns
         every stateful transform's state (knots, levels) for ``design_matrix``."""
-        self._check_columns(df)
+        self.check_columns(df)
         mm = self._materialize(lambda: Formula("1 + " + self.rhs).get_model_matrix(
             df, output="sparse", context=CONTEXT, na_action="raise"))
         self.spec = mm.model_spec
@@ -135,6 +137,9 @@ class ModelFormula:
                       for term, s in self.spec.term_slices.items() if str(term) != "1"}
         self.reads = {label: _reads(label) for label in self.terms}
         self.adjust_to = {column: _typical(df[column]) for column in self.variables}
+        self.levels = {column: set(df[column].dropna().unique()) for column in self.variables
+                       if not pd.api.types.is_numeric_dtype(df[column])
+                       or pd.api.types.is_bool_dtype(df[column])}
         return X, names
 
     def design_matrix(self, newdata, names=None):
@@ -146,10 +151,18 @@ class ModelFormula:
         if not isinstance(newdata, pd.DataFrame):
             raise CohortError(f"newdata must be a pandas DataFrame, got "
                               f"{type(newdata).__name__}.")
-        self._check_columns(newdata, "newdata")
+        self.check_columns(newdata, ", in newdata")
         labels = newdata.index.to_numpy()
         for column in self.variables:
             v.check_no_missing(newdata[column], column, "newdata column", labels)
+        for column, levels in self.levels.items():
+            unknown = ~newdata[column].isin(levels).to_numpy()
+            if unknown.any():
+                terms = [label for label in self.terms if column in self.reads[label]]
+                v.fail_rows(unknown, newdata[column].to_numpy(dtype=object), column,
+                            f"newdata column of the term {terms[0]!r}",
+                            "levels the model was not fitted on",
+                            f"Recode them to fitted levels {sorted(map(str, levels))}.", labels)
         mm = self._materialize(lambda: self.spec.get_model_matrix(newdata, context=CONTEXT))
         X, built = self._drop_intercept(mm)
         if names is None:
@@ -158,15 +171,21 @@ class ModelFormula:
         return X[:, [where[name] for name in names]]
 
     def columns_of(self, term):
-        """Column names of one term, given by its label ("ns(bmi, df=4)", "sex:treat") or by
-        a variable it reads ("bmi": every term that reads it)."""
-        if term in self.terms:
-            return list(self.terms[term])
-        reads = [label for label in self.terms if term in self.reads[label]]
-        if not reads:
-            raise CohortError(f"{term!r} is neither a term nor a variable of the formula "
-                              f"{self.text!r}; its terms are {list(self.terms)}.")
-        return [name for label in reads for name in self.terms[label]]
+        """Column names of one term, given by its label ("ns(bmi, df=4)", "sex:treat")."""
+        if term not in self.terms:
+            raise CohortError(f"{term!r} is not a term of the formula {self.text!r}; its terms "
+                              f"are {list(self.terms)} (variable=... takes every term that "
+                              "reads a column).")
+        return list(self.terms[term])
+
+    def columns_reading(self, variable):
+        """Column names of every term that reads ``variable``: its main effect, spline basis
+        and interactions (rms's "factor + higher order factors")."""
+        labels = [label for label in self.terms if variable in self.reads[label]]
+        if not labels:
+            raise CohortError(f"{variable!r} is not a variable of the formula {self.text!r}; "
+                              f"its variables are {self.variables}.")
+        return [name for label in labels for name in self.terms[label]]
 
     def interaction_columns(self, a, b):
         """Column names of every term that reads both variables ``a`` and ``b`` (their
@@ -181,13 +200,14 @@ class ModelFormula:
                               f"{b!r}. Add one, e.g. '{a} * {b}', and refit.")
         return [name for label in labels for name in self.terms[label]]
 
-    def _check_columns(self, df, what="the data"):
+    def check_columns(self, df, what=""):
+        """Raise a CohortError naming the term whose column ``df`` lacks, with close matches."""
         missing = [c for c in self.variables if c not in df.columns]
         if missing:
             for column in missing:
                 terms = [t for t in self.rhs.split(" + ") if column in t]
-                v.check_columns_exist(df.columns, [(f"in the formula term {terms[0]!r} of "
-                                                    f"{what}", column)])
+                v.check_columns_exist(df.columns, [(f"formula term {terms[0]!r}{what}",
+                                                    column)])
 
     def _materialize(self, make):
         """Run formulaic; its errors become CohortErrors naming the term and the fix."""
@@ -196,8 +216,10 @@ class ModelFormula:
             try:
                 return make()
             except DataMismatchWarning as exc:
-                raise CohortError(f"newdata holds categories the model was not fitted on: "
-                                  f"{exc}. Recode them to levels of the fitting data.") from None
+                raise CohortError(f"newdata holds categories the model was not fitted on "
+                                  f"({str(exc).split(':')[1].split('.')[0].strip()}) in the "
+                                  f"formula {self.text!r}. Recode them to levels of the "
+                                  "fitting data.") from None
             except (FormulaicError, ValueError) as exc:
                 cause = exc.__cause__ or exc.__context__
                 factor = _FACTOR.search(str(exc))

@@ -34,26 +34,31 @@ def _statistic(res, names, label) -> pd.Series:
                       "p": float(stats.chi2.sf(statistic, len(names)))}, name=label)
 
 
-def wald_test(res, term=None, names=None) -> pd.Series:
-    """statistic, df, p of the joint Wald test that all columns of ``term`` are zero.
+def wald_test(res, term=None, variable=None, names=None) -> pd.Series:
+    """statistic, df, p of the joint Wald test that all the chosen coefficients are zero.
 
-    Parameters
-    ----------
-    res : FitResult
-    term : a term of the fit's formula ("ns(bmi, df=4)", "sex:treat", "C(site)"), or a
-        variable ("bmi": every term that reads it, interactions included); a covariate name
-        for a fit without a formula
-    names : list of coefficient names to test instead of ``term``
+    Give one of:
+
+    term : a term of the fit's formula ("ns(bmi, df=4)", "sex:treat", "C(site)"): its
+        columns; for a fit without a formula, a covariate name
+    variable : a column the formula reads ("bmi"): every term reading it, interactions
+        included (rms's anova "factor + higher order factors")
+    names : coefficient names, e.g. a spline's non-linear columns (the test of linearity)
     """
-    if (term is None) == (names is None):
-        raise ValueError("give term= (a term or variable of the formula) or names=[...] "
-                         "(coefficient names), one of the two.")
-    if names is None:
-        if res.formula is not None:
-            names = res.formula.columns_of(term)
-        else:
-            names = [term]
-    return _statistic(res, names, term if term is not None else ", ".join(names))
+    given = [arg for arg in (term, variable, names) if arg is not None]
+    if len(given) != 1:
+        raise ValueError("give one of term= (a term of the formula), variable= (a column it "
+                         "reads) or names=[...] (coefficient names).")
+    if names is not None:
+        return _statistic(res, names, ", ".join(names))
+    if res.formula is None:
+        if variable is not None:
+            raise ValueError("variable= reads the terms of a formula; this fit has none. Pass "
+                             "term= or names= with covariate names.")
+        return _statistic(res, [term], term)
+    if term is not None:
+        return _statistic(res, res.formula.columns_of(term), term)
+    return _statistic(res, res.formula.columns_reading(variable), variable)
 
 
 def interaction_test(res, a, b) -> pd.Series:
