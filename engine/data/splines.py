@@ -77,19 +77,20 @@ def ns_basis(x, knots, boundary_knots):
     t = np.sort(np.concatenate([[lo] * 4, knots, [hi] * 4]))
     n_basis = len(t) - 4
     spline = si.BSpline(t, np.eye(n_basis), 3, extrapolate=False)
-    out = np.full((len(x), n_basis), np.nan)
-    ok = ~np.isnan(x)
-    inside = ok & (x >= lo) & (x <= hi)
-    if inside.any():
-        out[inside] = si.BSpline.design_matrix(x[inside], t, 3).toarray()
-    for pivot, side in ((lo, ok & (x < lo)), (hi, ok & (x > hi))):
-        if side.any():   # linear continuation: value + slope at the boundary knot
-            value = spline(pivot)
-            slope = spline.derivative(1)(pivot)
-            out[side] = value + (x[side] - pivot)[:, None] * slope
     const = spline.derivative(2)(np.array([lo, hi]))          # (2, n_basis)
     q, _ = np.linalg.qr(const[:, 1:].T, mode="complete")      # R: qr(t(const)), intercept dropped
-    return out[:, 1:] @ q[:, 2:]
+    project = np.vstack([np.zeros(n_basis - 3), q[:, 2:]])    # B-spline basis -> ns basis
+    out = np.full((len(x), n_basis - 3), np.nan)
+    ok = ~np.isnan(x)
+    inside = ok & (x >= lo) & (x <= hi)
+    if inside.any():   # 4 non-zero B-splines per row: a sparse product, never n x n_basis dense
+        out[inside] = si.BSpline.design_matrix(x[inside], t, 3) @ project
+    for pivot, side in ((lo, ok & (x < lo)), (hi, ok & (x > hi))):
+        if side.any():   # linear continuation: value + slope at the boundary knot
+            value = spline(pivot) @ project
+            slope = spline.derivative(1)(pivot) @ project
+            out[side] = value + (x[side] - pivot)[:, None] * slope
+    return out
 
 
 def harrell_knots(x, nk):
