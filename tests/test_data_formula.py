@@ -149,3 +149,14 @@ def test_bad_newdata_names_the_term_and_the_fix():
     new.loc[new.index[1], "age"] = np.nan
     with pytest.raises(CohortError, match="'age'"):
         cohort.design_matrix(new)
+
+
+def test_a_formula_cohort_pickles_for_process_pools():
+    import pickle
+
+    df = frame()
+    cohort = engine.Cohort.from_frame(df, "time", "event",
+                                      formula="sex * treat + ns(bmi, df=3) + C(site)")
+    again = pickle.loads(pickle.dumps(cohort))
+    np.testing.assert_array_equal(again.design_matrix(df.iloc[:5]).toarray(),
+                                  cohort.X[:5].toarray())

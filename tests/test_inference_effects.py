@@ -123,3 +123,13 @@ def test_bad_requests_name_the_fix(fits):
     penalized = engine.fit(res.problem.cohort, penalty=engine.L2(1.0), unpenalized=["age"])
     with pytest.raises(ValueError, match="penalised"):
         engine.wald_test(penalized, term="rcs(bmi, 4)")
+
+
+def test_effect_curve_of_a_category_is_its_hazard_ratio():
+    df = frame(n=500, seed=3)
+    res = engine.fit(engine.Cohort.from_frame(df, "time", "event", formula="age + C(site)"))
+    curve = engine.effect_curve(res, "site", at=["south", "west"], reference="north")
+    names = ["C(site)[T.south]", "C(site)[T.west]"]
+    np.testing.assert_allclose(curve["hr"], np.exp(res.coef[names]), rtol=1e-12)
+    np.testing.assert_allclose(curve["se"], res.se[names], rtol=1e-12)
+    assert list(curve["site"]) == ["south", "west"]
