@@ -63,7 +63,7 @@ def _centred_gram(cohort, cols):
     strata = np.zeros(cohort.n, np.int64) if cohort.strata is None else np.asarray(cohort.strata)
     S = sp.csc_matrix((w, (np.arange(cohort.n), strata)), shape=(cohort.n, strata.max() + 1))
     totals = np.asarray(S.sum(axis=0)).ravel()
-    sums = sp.csr_matrix(X.T @ S)[cols]          # (X_k' w) for every stratum k, one per column
+    sums = sp.csr_matrix(X[:, cols].T @ S)       # (X_k' w) for every stratum k, one per column
     inv = sp.diags(np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0))
     gram = weighted_gram(X.indptr, X.indices, X.data.astype(np.float64, copy=False),
                          X.indptr[:-1].astype(np.int64), cols, w, CHUNK)

@@ -160,3 +160,13 @@ def test_a_formula_cohort_pickles_for_process_pools():
     again = pickle.loads(pickle.dumps(cohort))
     np.testing.assert_array_equal(again.design_matrix(df.iloc[:5]).toarray(),
                                   cohort.X[:5].toarray())
+
+
+def test_counting_process_surv_with_entry_times():
+    df = frame(n=50)
+    df["id"] = np.arange(50)
+    df["entry"] = df["time"] / 4
+    cohort = engine.Cohort.from_frame(df, id="id", formula="Surv(entry, time, event) ~ age")
+    np.testing.assert_array_equal(cohort.start, df["entry"].to_numpy())
+    np.testing.assert_array_equal(cohort.time, df["time"].to_numpy())
+    assert cohort.names == ["age"] and cohort.source["formula"].startswith("Surv(entry")
