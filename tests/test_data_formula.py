@@ -111,6 +111,7 @@ def test_missing_rows_are_dropped_when_asked():
     ("ns(bmi)", "give df="),
     ("rcs(sex, 3)", r"rcs\(sex, 3\)"),
     ("strata(site)", "no covariate terms"),
+    ("age | bmi", "more than one right-hand part"),
 ])
 def test_bad_formulas_name_the_term_and_the_fix(formula, match):
     with pytest.raises(CohortError, match=match):

@@ -22,6 +22,7 @@ import pandas as pd
 import scipy.sparse as sp
 from formulaic import Formula
 from formulaic.errors import DataMismatchWarning, FormulaicError
+from formulaic.formula import SimpleFormula
 from formulaic.transforms import TRANSFORMS
 
 from .. import validation as v
@@ -97,7 +98,7 @@ class ModelFormula:
             parsed = Formula(rhs)
         except FormulaicError as exc:
             raise _syntax_error(text, exc) from None
-        if not hasattr(parsed, "__iter__") or isinstance(parsed, str):
+        if not isinstance(parsed, SimpleFormula):
             raise CohortError(f"the formula {text!r} has more than one right-hand part; write "
                               "one list of terms joined by +.")
         self.strata, kept = [], []
