@@ -274,6 +274,9 @@ class Cohort:
         Covariate name -> why it was left out ("constant", "duplicate of <name>").
     source : dict
         Role -> column name(s), and where the data came from.
+    formula : engine.data.formula.ModelFormula or None
+        The formula the covariates were built from (``from_frame(formula=...)``): the recipe
+        ``design_matrix(newdata)`` applies to new rows.
     dropped : dict
         Column -> rows dropped for a missing value there (``missing="drop"``; a row missing
         in two columns counts in both); ``n_dropped`` is the number of rows dropped.
@@ -312,7 +315,8 @@ class Cohort:
             Columns of follow-up end (stop) time and event code (0 censored, 1 event;
             1..k causes when ``competing_risks``). ``time=None`` makes a binary-outcome
             cohort (logistic regression, the horseshoe probit sampler): ``event`` is then the
-            0/1 outcome, both values must occur, and ``time`` is set to ones.
+            0/1 outcome, both values must occur, and ``time`` is set to ones.  With a formula
+            whose left side is ``Surv(time, event)`` they may be left out.
         covariates : list of str, optional
             Covariate columns; None takes every column not given another role. Numeric and
             boolean columns are used as they are; text and categorical columns are one-hot
