@@ -166,7 +166,7 @@ class ModelFormula:
                             f"Recode them to fitted levels {sorted(map(str, levels))}.", labels)
         mm = self._materialize(lambda: self.spec.get_model_matrix(newdata, context=CONTEXT))
         X, built = self._drop_intercept(mm)
-        if names is None:
+        if names is None or list(names) == built:
             return X
         where = {name: j for j, name in enumerate(built)}
         return X[:, [where[name] for name in names]]
@@ -233,10 +233,10 @@ class ModelFormula:
 
     @staticmethod
     def _drop_intercept(mm):
+        """formulaic's columns without the intercept, always its first (the formula starts
+        "1 + "): a slice, no copy of X."""
         names = list(mm.model_spec.column_names)
-        X = sp.csc_matrix(mm.__wrapped__, dtype=np.float64)
-        keep = [j for j, name in enumerate(names) if name != "Intercept"]
-        return X[:, keep], [names[j] for j in keep]
+        return sp.csc_matrix(mm.__wrapped__, dtype=np.float64)[:, 1:], names[1:]
 
     def __repr__(self):
         return f"ModelFormula({self.text!r})"
