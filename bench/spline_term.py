@@ -3,14 +3,14 @@
     OPENBLAS_NUM_THREADS=1 python -m bench.spline_term [n] [p] [density] [repeats]
 
 Simulates n x p sparse binary covariates (engine.simulate) and one continuous exposure
-(normal, unrelated to the outcome: the fit pays for its columns all the same), then fits, alternating ``repeats`` times:
-the plain cohort, and the same cohort with the exposure's ``ns(bmi, df=4)`` columns (built by
-the formula front door on a one-column frame) appended, penalised like the others
-("spline_penalised") and left unpenalised ("spline_unpenalised", the usual choice for an
-exposure of interest); all with L1(0.1 lambda_max of the plain cohort).  Prints the CPU model,
-the formula build time and each fit's wall and CPU seconds and stage timings as JSON; the ratio
-of median CPU seconds to the plain fit's is the added cost (CPU seconds, because the shared
-machine's load moves wall time).
+(normal, unrelated to the outcome: the fit pays for its columns all the same), then fits,
+alternating ``repeats`` times: the plain cohort, and the same cohort with the exposure's
+``ns(bmi, df=4)`` columns (built by the formula front door on a one-column frame) appended,
+penalised like the others ("spline_penalised") and left unpenalised ("spline_unpenalised", the
+usual choice for an exposure of interest); all with L1(0.1 lambda_max of the plain cohort).
+Prints the CPU model, the formula build time and each fit's wall and CPU seconds and stage
+timings as JSON; the ratio of median CPU seconds to the plain fit's is the added cost (CPU
+seconds, because the shared machine's load moves wall time).
 """
 import json
 import platform

@@ -144,6 +144,9 @@ def test_bad_newdata_names_the_term_and_the_fix():
     new.loc[new.index[0], "site"] = "east"
     with pytest.raises(CohortError, match=r"'site'.*C\(site\).*east.*Recode"):
         cohort.design_matrix(new)
+    numeric = engine.Cohort.from_frame(df, "time", "event", formula="age + C(treat)")
+    with pytest.raises(CohortError, match=r"not fitted on.*Recode"):
+        numeric.design_matrix(df.iloc[:3].assign(treat=2))
     with pytest.raises(CohortError, match=r"'bmi'.*not in the data"):
         cohort.design_matrix(df.drop(columns="bmi"))
     new = df.iloc[:4].copy()

@@ -206,7 +206,7 @@ class ModelFormula:
         missing = [c for c in self.variables if c not in df.columns]
         if missing:
             for column in missing:
-                terms = [t for t in self.rhs.split(" + ") if column in t]
+                terms = [label for label, reads in self.reads.items() if column in reads]
                 v.check_columns_exist(df.columns, [(f"formula term {terms[0]!r}{what}",
                                                     column)])
 
@@ -217,14 +217,14 @@ class ModelFormula:
             try:
                 return make()
             except DataMismatchWarning as exc:
-                raise CohortError(f"newdata holds categories the model was not fitted on "
-                                  f"({str(exc).split(':')[1].split('.')[0].strip()}) in the "
-                                  f"formula {self.text!r}. Recode them to levels of the "
+                raise CohortError(f"newdata holds categories the formula {self.text!r} was "
+                                  f"not fitted on ({exc}). Recode them to levels of the "
                                   "fitting data.") from None
             except (FormulaicError, ValueError) as exc:
                 cause = exc.__cause__ or exc.__context__
                 factor = _FACTOR.search(str(exc))
-                where = f"the term {factor['factor']!r}" if factor else f"the formula {self.text!r}"
+                where = (f"the term {factor['factor']!r}" if factor
+                         else f"the formula {self.text!r}")
                 if isinstance(cause, CohortError):
                     raise CohortError(f"{where}: {cause}") from None
                 raise CohortError(f"{where} cannot be evaluated: {exc}. Check the column "
