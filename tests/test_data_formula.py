@@ -174,3 +174,14 @@ def test_counting_process_surv_with_entry_times():
     np.testing.assert_array_equal(cohort.start, df["entry"].to_numpy())
     np.testing.assert_array_equal(cohort.time, df["time"].to_numpy())
     assert cohort.names == ["age"] and cohort.source["formula"].startswith("Surv(entry")
+
+
+def test_boundary_knots_given_widen_the_range_new_data_may_take():
+    df = frame()
+    lo, hi = df.bmi.min() - 5, df.bmi.max() + 5
+    cohort = engine.Cohort.from_frame(df, "time", "event",
+                                      formula=f"ns(bmi, df=3, boundary_knots=({lo}, {hi}))")
+    inside = cohort.design_matrix(pd.DataFrame({"bmi": [lo, hi]})).toarray()
+    assert np.all(np.isfinite(inside))
+    with pytest.raises(CohortError, match="outside the range"):
+        cohort.design_matrix(pd.DataFrame({"bmi": [hi + 1]}))

@@ -3,8 +3,9 @@ restricted cubic spline ``rcs``, as formulaic stateful transforms.
 
 Both are evaluated once on the fitting data, where they learn their knots (kept in the
 transform's state), and again on new data with the same knots, so a prediction rebuilds the same
-columns.  New data outside the fitted range raises: a spline's shape there is an extrapolation
-(linear beyond the boundary knots) that the data never supported.
+columns.  New data outside the fitted range (the data's range, widened to boundary knots or
+knots given explicitly) raises: a spline's shape there is an extrapolation that the data never
+supported.
 
 - ``ns(x, df=None, knots=None, boundary_knots=None)``: the B-spline basis of a natural cubic
   spline, column for column R's ``splines::ns`` (Hastie 1992, Statistical Models in S, ch. 7):
@@ -149,7 +150,7 @@ def ns(x, df=None, knots=None, boundary_knots=None, _state={}):  # noqa: B006 (f
         inner = ns_knots(ok[(ok >= bk[0]) & (ok <= bk[1])], int(df)) if knots is None \
             else np.sort(np.asarray(knots, float))
         _state.update(knots=inner.tolist(), boundary_knots=bk.tolist(),
-                      range=[float(ok.min()), float(ok.max())])
+                      range=[float(min(ok.min(), bk[0])), float(max(ok.max(), bk[1]))])
     else:
         lo, hi = _state["range"]
         _check_range(x, lo, hi, term,
@@ -172,7 +173,8 @@ def rcs(x, nk=5, knots=None, _state={}):  # noqa: B006 (formulaic's state)
         if len(chosen) < 3:
             raise CohortError(f"rcs: {len(chosen)} knots given; a restricted cubic spline "
                               "needs at least 3.")
-        _state.update(knots=chosen.tolist(), range=[float(ok.min()), float(ok.max())])
+        _state.update(knots=chosen.tolist(), range=[float(min(ok.min(), chosen[0])),
+                                                     float(max(ok.max(), chosen[-1]))])
     else:
         lo, hi = _state["range"]
         _check_range(x, lo, hi, term, "Restrict newdata to that range, or refit on data "
