@@ -275,6 +275,9 @@ class Cohort:
         Covariate name -> why it was left out ("constant", "duplicate of <name>").
     source : dict
         Role -> column name(s), and where the data came from.
+    formula : engine.data.formula.ModelFormula or None
+        The formula the covariates were built from (``from_frame(formula=...)``): the recipe
+        ``design_matrix(newdata)`` applies to new rows.
     dropped : dict
         Column -> rows dropped for a missing value there (``missing="drop"``; a row missing
         in two columns counts in both); ``n_dropped`` is the number of rows dropped.
@@ -298,11 +301,12 @@ class Cohort:
         self.excluded = excluded
         self.source = source
         self.dropped = {}
+        self.formula = None
         self._competing_risks = bool(competing_risks)
 
     @classmethod
-    def from_frame(cls, df, time, event, covariates=None, strata=None, start=None, id=None,
-                   weights=None, competing_risks=False, missing="raise"):
+    def from_frame(cls, df, time=None, event=None, covariates=None, strata=None, start=None,
+                   id=None, weights=None, competing_risks=False, missing="raise", formula=None):
         """Build a cohort from a DataFrame with one row per subject or per episode.
 
         Parameters
@@ -312,7 +316,8 @@ class Cohort:
             Columns of follow-up end (stop) time and event code (0 censored, 1 event;
             1..k causes when ``competing_risks``). ``time=None`` makes a binary-outcome
             cohort (logistic regression, the horseshoe probit sampler): ``event`` is then the
-            0/1 outcome, both values must occur, and ``time`` is set to ones.
+            0/1 outcome, both values must occur, and ``time`` is set to ones.  With a formula
+            whose left side is ``Surv(time, event)`` they may be left out.
         covariates : list of str, optional
             Covariate columns; None takes every column not given another role. Numeric and
             boolean columns are used as they are; text and categorical columns are one-hot
@@ -331,10 +336,38 @@ class Cohort:
             What to do with rows missing a value (NaN, None) in a column given a role:
             refuse them (the default), or drop them (complete-case analysis) and report
             the counts in ``dropped``, ``n_dropped`` and ``source``.
+        formula : str, optional
+            The covariates as a formula instead of ``covariates``, e.g.
+            ``"Surv(time, event) ~ age + sex * treat + ns(bmi, df=4) + strata(site)"``
+            (engine/data/formula.py): splines, interactions, polynomials and categorical terms
+            become named sparse columns; ``Surv(...)`` may stand for time/event(/start) and
+            ``strata(...)`` for strata.  The cohort keeps it (``formula``), so
+            ``design_matrix(newdata)`` rebuilds the same columns.
         """
         if not isinstance(df, pd.DataFrame):
             raise CohortError(f"from_frame needs a pandas DataFrame, got {type(df).__name__}. "
                               "Use Cohort.from_arrays for arrays.")
+        model_formula = None
+        if formula is not None:
+            if covariates is not None:
+                raise CohortError("give the covariates either as covariates=[...] or inside "
+                                  "formula=, not both.")
+            from .formula import ModelFormula  # formulaic loads only when asked
+
+            model_formula = ModelFormula(formula)
+            model_formula.check_columns(df)
+            asked = {"time": time, "event": event, "start": start}
+            for role, column in model_formula.outcome.items():
+                if asked[role] is not None and asked[role] != column:
+                    raise CohortError(f"{role}={asked[role]!r} differs from {column!r} in the "
+                                      f"formula's Surv(...); give the {role} column once.")
+                asked[role] = column
+            time, event, start = asked["time"], asked["event"], asked["start"]
+            strata = _as_list(strata) + model_formula.strata
+            covariates = model_formula.variables
+        if event is None:
+            raise CohortError("from_frame needs event= (the event code column), or a formula "
+                              "with Surv(time, event) on its left.")
         strata_columns = _as_list(strata)
         roles = [(role, column) for role, column in
                  (("time", time), ("event", event), ("start", start), ("id", id),
@@ -360,7 +393,13 @@ class Cohort:
         for role, column in roles + [("covariate", column) for column in covariates]:
             v.check_flat(df[column], column, role, labels)
         role_names = dict(roles)
-        X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
+        if model_formula is None:
+            X, names, reference_levels, constant = _encode_covariates(df, covariates, labels)
+        else:
+            for column in covariates:
+                v.check_no_missing(df[column], column, "covariate", labels)
+            X, names = model_formula.build(df)
+            reference_levels, constant = {}, []
         cohort = cls._validated(
             time=None if time is None else _float_column(df[time], time, "time", labels),
             event=_float_column(df[event], event, "event", labels),
@@ -376,9 +415,11 @@ class Cohort:
             source={"origin": "DataFrame", "time": time, "event": event, "start": start,
                     "id": id, "weights": weights, "strata": strata_columns,
                     "covariates": covariates, "dropped": dropped,
-                    "n_dropped": n_rows - len(df)},
+                    "n_dropped": n_rows - len(df),
+                    **({} if formula is None else {"formula": formula})},
         )
         cohort.dropped = dropped
+        cohort.formula = model_formula
         return cohort
 
     @classmethod
@@ -442,8 +483,9 @@ class Cohort:
         )
 
     @classmethod
-    def from_parquet(cls, path, time, event, covariates=None, strata=None, start=None, id=None,
-                     weights=None, competing_risks=False, missing="raise"):
+    def from_parquet(cls, path, time=None, event=None, covariates=None, strata=None, start=None,
+                     id=None, weights=None, competing_risks=False, missing="raise",
+                     formula=None):
         """Build a cohort from a Parquet file or dataset directory; see ``from_frame``.
 
         When covariates are given only the needed columns are read.
@@ -462,13 +504,15 @@ class Cohort:
         df = pd.read_parquet(path, columns=columns)
         cohort = cls.from_frame(df, time, event, covariates=covariates, strata=strata,
                                 start=start, id=id, weights=weights,
-                                competing_risks=competing_risks, missing=missing)
+                                competing_risks=competing_risks, missing=missing,
+                                formula=formula)
         cohort.source.update(origin="parquet", path=str(path))
         return cohort
 
     @classmethod
-    def from_duckdb(cls, connection, sql, time, event, covariates=None, strata=None, start=None,
-                    id=None, weights=None, competing_risks=False, missing="raise"):
+    def from_duckdb(cls, connection, sql, time=None, event=None, covariates=None, strata=None,
+                    start=None, id=None, weights=None, competing_risks=False, missing="raise",
+                    formula=None):
         """Build a cohort from the result of a DuckDB query; see ``from_frame``.
 
         Parameters
@@ -498,7 +542,8 @@ class Cohort:
                 con.close()
         cohort = cls.from_frame(df, time, event, covariates=covariates, strata=strata,
                                 start=start, id=id, weights=weights,
-                                competing_risks=competing_risks, missing=missing)
+                                competing_risks=competing_risks, missing=missing,
+                                formula=formula)
         cohort.source.update(origin="duckdb", sql=sql)
         return cohort
 
@@ -613,6 +658,17 @@ class Cohort:
         out.weights = _frozen(weights, np.float64)
         out.source = {**self.source, "weights": label}
         return out
+
+    def design_matrix(self, newdata):
+        """The covariate columns of ``newdata`` built as this cohort's were: CSC (m, p) in
+        ``names`` order, with the formula's fitted knots, levels and scalings.  Needs a cohort
+        built from a formula; raises a CohortError naming the term for unknown columns or
+        levels, missing values, or spline values outside the fitted range."""
+        if self.formula is None:
+            raise CohortError("this cohort was not built from a formula, so it holds no recipe "
+                              "for new data's columns. Build it with Cohort.from_frame(df, ..., "
+                              "formula='age + sex + ...'), or pass the new rows' X yourself.")
+        return self.formula.design_matrix(newdata, self.names)
 
     def to_frame(self):
         """The cohort as a DataFrame: time, start, event, strata (label), id, weights, then the

@@ -116,7 +116,8 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) ->
         timings={"prepare": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
         penalized=pd.Series((lam1 > 0) | (lam2 > 0), index=names, name="penalized"),
         diverged=diverged, spec=spec, n=problem.n_rows, n_events=problem.n_events,
-        history=list(state.history), problem=problem, beta=state.beta.copy(), penalty=penalty)
+        history=list(state.history), problem=problem, beta=state.beta.copy(), penalty=penalty,
+        formula=getattr(cohort, "formula", None))
 
 
 def loglik(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,

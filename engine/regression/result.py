@@ -11,8 +11,8 @@ import pandas as pd
 import scipy.linalg as la
 from scipy import stats
 
+from ..core.errors import CohortError, ConvergenceWarning
 from ..data import collinearity
-from ..core.errors import ConvergenceWarning
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
@@ -42,7 +42,9 @@ class FitResult:
     spec : dict, the analysis as asked (model, ties, penalty, strata, ...) for provenance
     problem : the prepared Problem the fit came from (profile intervals refit it;
         ``problem.release()`` frees a kept GPU fit's device memory); beta : the coefficients as
-        fitted (diverging ones still finite); penalty : engine.L1 / L2 / None, as fitted
+        fitted (diverging ones still finite); penalty : engine.L1 / L2 / None, as fitted;
+    formula : the cohort's formula (engine.data.formula.ModelFormula) when it was built from
+        one: ``design_matrix(newdata)`` rebuilds the fit's columns from it
     """
 
     coef: pd.Series
@@ -59,29 +61,44 @@ class FitResult:
     problem: object = field(default=None, repr=False)    # engine.regression.problem.Problem, for refits
     beta: np.ndarray = field(default=None, repr=False)   # as fitted: diverging ones held finite
     penalty: object = field(default=None, repr=False)    # engine.L1 / L2 / None, as fitted
+    formula: object = field(default=None, repr=False)    # the cohort's ModelFormula, or None
 
     @cached_property
     def se(self) -> pd.Series:
-        """Standard errors of the unpenalised, finite coefficients.
+        """Standard errors of the unpenalised, finite coefficients (NaN for the others): the
+        square roots of the diagonal of ``cov``."""
+        se = pd.Series(np.nan, index=self.coef.index)
+        se[self.cov.index] = np.sqrt(np.diag(self.cov.to_numpy()))
+        return se
+
+    @cached_property
+    def cov(self) -> pd.DataFrame:
+        """Covariance matrix of the unpenalised, finite coefficients (rows and columns named).
 
         From the observed information, or, where the spec says ``variance="sandwich"``
         (Fine-Gray), from Fine & Gray's (1999) sandwich I^-1 (sum_i u_i u_i^T) I^-1 as
-        cmprsk::crr reports it.  The penalised coefficients are held fixed (their SE is NaN:
-        the penalty makes it undefined); computed on first use, so a P = 10,000 penalised fit
-        costs nothing extra.
+        cmprsk::crr reports it.  The penalised coefficients are held fixed (left out: the
+        penalty makes their variance undefined); computed on first use, so a P = 10,000
+        penalised fit costs nothing extra.  Joint Wald tests and effect curves read it.
         """
-        return self._standard_errors(self.spec.get("variance", "model"), "se")
+        return self._covariance(self.spec.get("variance", "model"), "se")
 
     @cached_property
     def se_model(self) -> pd.Series:
         """Model-based standard errors, sqrt(diag(I^-1)); equal to ``se`` for Cox fits."""
-        return self._standard_errors("model", "se_model")
-
-    def _standard_errors(self, kind: str, stage: str) -> pd.Series:
-        t0 = time.perf_counter()
+        cov = self._covariance("model", "se_model")
         se = pd.Series(np.nan, index=self.coef.index)
+        se[cov.index] = np.sqrt(np.diag(cov.to_numpy()))
+        return se
+
+    def _covariance(self, kind: str, stage: str) -> pd.DataFrame:
+        t0 = time.perf_counter()
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
-        if cols.size and self.problem is not None:
+        if self.problem is None:
+            cols = cols[:0]
+        names = self.coef.index[cols]
+        cov = np.empty((0, 0))
+        if cols.size:
             model = self.problem.model
             model.set_beta(self.beta)
             if kind == "sandwich":
@@ -98,19 +115,34 @@ class FitResult:
                 keep = np.setdiff1d(np.arange(cols.size), singular)
                 cols, info = cols[keep], info[np.ix_(keep, keep)]
                 middle = None if middle is None else middle[np.ix_(keep, keep)]
-            inv = _inverse(info, self.coef.index[cols])
+            names = self.coef.index[cols]
+            inv = _inverse(info, names)
             cov = inv if middle is None else inv @ middle @ inv
-            se.iloc[cols] = np.sqrt(np.diag(cov))
-        tiny = se.index[se.to_numpy() <= SE_FLOOR]
-        if len(tiny):
-            se[tiny] = np.nan
-            warnings.warn(f"the standard errors of {list(tiny)} came out at or below "
-                          f"{SE_FLOOR:g}: the information is singular along them (aliased "
-                          "columns the check before the fit did not catch), so they are not "
-                          "estimates and are reported as NaN. Remove or merge those columns.",
-                          ConvergenceWarning, stacklevel=4)
+            tiny = np.flatnonzero(np.sqrt(np.abs(np.diag(cov))) <= SE_FLOOR)
+            if tiny.size:
+                warnings.warn(f"the standard errors of {list(names[tiny])} came out at or below "
+                              f"{SE_FLOOR:g}: the information is singular along them (aliased "
+                              "columns the check before the fit did not catch), so they are not "
+                              "estimates and are reported as NaN. Remove or merge those columns.",
+                              ConvergenceWarning, stacklevel=4)
+                keep = np.setdiff1d(np.arange(names.size), tiny)
+                cov, names = cov[np.ix_(keep, keep)], names[keep]
         self.timings[stage] = time.perf_counter() - t0
-        return se
+        return pd.DataFrame(cov, index=names, columns=names)
+
+    def design_matrix(self, newdata):
+        """The fit's covariate columns for ``newdata``: CSC (m, p) in ``coef`` order, built
+        with the formula's fitted knots, levels and scalings (what predictions multiply by
+        ``coef``).  Needs a fit of a cohort built from a formula, without cut points."""
+        if self.formula is None:
+            raise CohortError("this fit's cohort was not built from a formula, so it holds no "
+                              "recipe for new data's columns. Build the cohort with "
+                              "Cohort.from_frame(df, ..., formula='age + sex + ...').")
+        if self.spec.get("cut_points"):
+            raise CohortError("this fit splits covariates at cut points (time-varying "
+                              "effects); its columns depend on follow-up time, so new rows "
+                              "have no single design. Refit without cut_points.")
+        return self.formula.design_matrix(newdata, list(self.coef.index))
 
     def confint(self, names=None, level: float = 0.95) -> pd.DataFrame:
         """Profile-likelihood confidence intervals of unpenalised coefficients (lower, upper).

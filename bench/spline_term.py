@@ -1,0 +1,77 @@
+"""What a 4-df natural-spline term of one covariate adds to a large sparse L1 Cox fit.
+
+    OPENBLAS_NUM_THREADS=1 python -m bench.spline_term [n] [p] [density] [repeats]
+
+Simulates n x p sparse binary covariates (engine.simulate) and one continuous exposure
+(normal, unrelated to the outcome: the fit pays for its columns all the same), then fits,
+alternating ``repeats`` times: the plain cohort, and the same cohort with the exposure's
+``ns(bmi, df=4)`` columns (built by the formula front door on a one-column frame) appended,
+penalised like the others ("spline_penalised") and left unpenalised ("spline_unpenalised", the
+usual choice for an exposure of interest); all with L1(0.1 lambda_max of the plain cohort).
+Prints the CPU model, the formula build time and each fit's wall and CPU seconds and stage
+timings as JSON; the ratio of median CPU seconds to the plain fit's is the added cost (CPU
+seconds, because the shared machine's load moves wall time).
+"""
+import json
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+import engine
+from engine.data.formula import ModelFormula
+
+
+def cpu_s():
+    """User + system seconds of this process (all threads)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_name():
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines()
+                 if line.startswith("Model name")), platform.processor())
+
+
+def timed_fit(cohort, penalty, unpenalized=()):
+    c0, t0 = cpu_s(), time.perf_counter()
+    res = engine.fit(cohort, penalty=penalty, unpenalized=unpenalized)
+    return {"wall_s": time.perf_counter() - t0, "cpu_s": cpu_s() - c0, "iterations": res.n_iter,
+            "converged": res.converged, "timings": res.timings}
+
+
+def main(n=1_000_000, p=1000, density=0.01, repeats=2):
+    out = {"cpu": cpu_name(), "n": n, "p": p, "density": density}
+    engine.fit(engine.simulate(200, 5, density=0.2, seed=0), penalty=engine.L1(1.0))   # JIT
+    plain = engine.simulate(n, p, density=density, seed=0)
+    rng = np.random.default_rng(1)
+    bmi = rng.normal(27.0, 4.0, n)
+    t0 = time.perf_counter()
+    formula = ModelFormula("ns(bmi, df=4)")
+    S, names = formula.build(pd.DataFrame({"bmi": bmi}))
+    out["formula_build_s"] = time.perf_counter() - t0
+    X = sp.hstack([plain.X, S], format="csc")
+    spline = engine.Cohort.from_arrays(plain.time, plain.event, X, names=plain.names + names)
+    penalty = engine.L1(0.1 * engine.lambda_max(plain))
+    runs = {"plain": [], "spline_penalised": [], "spline_unpenalised": []}
+    for _ in range(repeats):
+        runs["plain"].append(timed_fit(plain, penalty))
+        runs["spline_penalised"].append(timed_fit(spline, penalty))
+        runs["spline_unpenalised"].append(timed_fit(spline, penalty, unpenalized=names))
+        print(json.dumps(runs), flush=True)
+    out.update(runs)
+    med = {k: float(np.median([r["cpu_s"] for r in v])) for k, v in runs.items()}
+    out["added_cpu_fraction"] = {k: med[k] / med["plain"] - 1.0 for k in med if k != "plain"}
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    args = [float(a) for a in sys.argv[1:]]
+    kinds = (int, int, float, int)
+    main(*(kind(a) for kind, a in zip(kinds, args)))

@@ -1,0 +1,187 @@
+"""The formula front door: columns, fits against lifelines' formula fits, new data, bad input."""
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from lifelines import CoxPHFitter
+
+import engine
+from engine.core.errors import CohortError
+from tests.test_data_splines import harrell_rcs
+
+
+def frame(n=400, seed=7):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "age": rng.normal(60, 10, n).round(1),
+        "sex": rng.choice(["F", "M"], n),
+        "treat": rng.integers(0, 2, n),
+        "bmi": rng.normal(27, 4, n).round(2),
+        "site": rng.choice(["north", "south", "west"], n),
+    })
+    lp = (0.03 * (df.age - 60) + 0.6 * df.treat - 0.4 * df.treat * (df.sex == "M")
+          + 0.01 * (df.bmi - 27) ** 2)
+    df["time"] = rng.exponential(np.exp(-lp)).round(3) + 0.001
+    df["event"] = (rng.uniform(size=n) < 0.75).astype(int)
+    return df
+
+
+def fit_both(df, formula, lifelines_formula=None, strata=None, extra=None):
+    cohort = engine.Cohort.from_frame(df, "time", "event", formula=formula, strata=strata)
+    res = engine.fit(cohort, ties="efron", tol=1e-13)
+    data = df if extra is None else pd.concat([df, extra], axis=1)
+    cph = CoxPHFitter().fit(data, "time", "event", formula=lifelines_formula or formula,
+                            strata=strata, fit_options={"precision": 1e-13})
+    return cohort, res, cph
+
+
+def test_interactions_and_categories_match_lifelines_formula_fit():
+    df = frame()
+    formula = "age + sex * treat + C(site) + poly(bmi, 2)"
+    cohort, res, cph = fit_both(df, formula)
+    assert sp.isspmatrix_csc(cohort.X)
+    assert cohort.names == ["age", "sex[T.M]", "treat", "C(site)[T.south]", "C(site)[T.west]",
+                            "poly(bmi, 2)[1]", "poly(bmi, 2)[2]", "sex[T.M]:treat"]
+    assert set(cph.params_.index) == set(cohort.names)
+    np.testing.assert_allclose(res.coef[cph.params_.index], cph.params_, rtol=1e-6)
+    np.testing.assert_allclose(res.se[cph.params_.index], cph.standard_errors_, rtol=1e-6)
+
+
+def test_surv_left_side_and_strata_term_match_lifelines_strata_fit():
+    df = frame()
+    cohort = engine.Cohort.from_frame(df, formula="Surv(time, event) ~ age + treat + "
+                                                  "strata(site)")
+    assert cohort.strata_columns == ("site",) and cohort.names == ["age", "treat"]
+    res = engine.fit(cohort, ties="efron", tol=1e-13)
+    cph = CoxPHFitter().fit(df[["time", "event", "age", "treat", "site"]], "time", "event",
+                            strata=["site"], fit_options={"precision": 1e-13})
+    np.testing.assert_allclose(res.coef[cph.params_.index], cph.params_, rtol=1e-6)
+
+
+def test_rcs_term_matches_lifelines_fit_on_harrells_columns():
+    df = frame()
+    knots = np.quantile(df.bmi, [0.05, 0.35, 0.65, 0.95])   # Harrell's 4 knots, n >= 100
+    own = pd.DataFrame(harrell_rcs(df.bmi.to_numpy(), knots), columns=["b0", "b1", "b2"])
+    cohort, res, cph = fit_both(df, "age + treat + rcs(bmi, 4)", "age + treat + b0 + b1 + b2",
+                                extra=own)
+    assert cohort.names[2:] == ["rcs(bmi, 4)[x]", "rcs(bmi, 4)[x']", "rcs(bmi, 4)[x'']"]
+    ours = res.coef[["age", "treat", *cohort.names[2:]]].to_numpy()
+    theirs = cph.params_[["age", "treat", "b0", "b1", "b2"]].to_numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_design_matrix_of_newdata_rebuilds_the_fitted_columns():
+    df = frame()
+    cohort = engine.Cohort.from_frame(df, "time", "event",
+                                      formula="age + sex * treat + ns(bmi, df=4) + C(site)")
+    res = engine.fit(cohort)
+    rows = df.iloc[[5, 0, 17]]
+    new = cohort.design_matrix(rows)
+    assert sp.isspmatrix_csc(new) and new.shape == (3, cohort.p)
+    np.testing.assert_allclose(new.toarray(), cohort.X[[5, 0, 17]].toarray(), rtol=1e-12)
+    np.testing.assert_allclose(res.design_matrix(rows).toarray(), new.toarray())
+    one = cohort.design_matrix(rows.iloc[[1]])       # one row: knots and levels kept
+    np.testing.assert_allclose(one.toarray(), cohort.X[[0]].toarray(), rtol=1e-12)
+
+
+def test_covariates_list_is_unchanged_and_has_no_design_recipe():
+    df = frame()
+    cohort = engine.Cohort.from_frame(df, "time", "event", covariates=["age", "sex"])
+    assert cohort.names == ["age", "sex[M]"] and cohort.formula is None
+    with pytest.raises(CohortError, match="not built from a formula"):
+        cohort.design_matrix(df)
+
+
+def test_missing_rows_are_dropped_when_asked():
+    df = frame()
+    df.loc[[3, 9], "bmi"] = np.nan
+    with pytest.raises(CohortError, match="'bmi'"):
+        engine.Cohort.from_frame(df, "time", "event", formula="age + ns(bmi, df=3)")
+    cohort = engine.Cohort.from_frame(df, "time", "event", formula="age + ns(bmi, df=3)",
+                                      missing="drop")
+    assert cohort.n == len(df) - 2 and cohort.dropped == {"bmi": 2}
+
+
+@pytest.mark.parametrize("formula, match", [
+    ("age + ns(bmi, df=4", "cannot be parsed"),
+    ("age + + ", "cannot be parsed"),
+    ("age + bmii", r"'bmii'.*Did you mean 'bmi'"),
+    ("Surv(time) ~ age", "not Surv"),
+    ("strata(site):age + treat", "crosses strata"),
+    ("ns(bmi)", "give df="),
+    ("rcs(sex, 3)", r"rcs\(sex, 3\)"),
+    ("strata(site)", "no covariate terms"),
+    ("age | bmi", "more than one right-hand part"),
+])
+def test_bad_formulas_name_the_term_and_the_fix(formula, match):
+    with pytest.raises(CohortError, match=match):
+        engine.Cohort.from_frame(frame(), "time", "event", formula=formula)
+
+
+def test_formula_and_arguments_that_disagree_are_refused():
+    with pytest.raises(CohortError, match="differs"):
+        engine.Cohort.from_frame(frame(), "age", "event", formula="Surv(time, event) ~ bmi")
+    with pytest.raises(CohortError, match="not both"):
+        engine.Cohort.from_frame(frame(), "time", "event", covariates=["age"], formula="bmi")
+    with pytest.raises(CohortError, match="needs event="):
+        engine.Cohort.from_frame(frame(), formula="age + bmi")
+
+
+def test_bad_newdata_names_the_term_and_the_fix():
+    df = frame()
+    cohort = engine.Cohort.from_frame(df, "time", "event",
+                                      formula="ns(bmi, df=3) + C(site) + rcs(age, 3)")
+    new = df.iloc[:4].copy()
+    new.loc[new.index[2], "bmi"] = df.bmi.max() + 5
+    with pytest.raises(CohortError, match=r"ns\(bmi, df=3\).*outside the range.*row 3.*"
+                                          r"extrapolate"):
+        cohort.design_matrix(new)
+    new = df.iloc[:4].copy()
+    new["age"] = df.age.min() - 1
+    with pytest.raises(CohortError, match=r"rcs\(age, 3\).*extrapolate"):
+        cohort.design_matrix(new)
+    new = df.iloc[:4].copy()
+    new.loc[new.index[0], "site"] = "east"
+    with pytest.raises(CohortError, match=r"'site'.*C\(site\).*east.*Recode"):
+        cohort.design_matrix(new)
+    numeric = engine.Cohort.from_frame(df, "time", "event", formula="age + C(treat)")
+    with pytest.raises(CohortError, match=r"not fitted on.*Recode"):
+        numeric.design_matrix(df.iloc[:3].assign(treat=2))
+    with pytest.raises(CohortError, match=r"'bmi'.*not in the data"):
+        cohort.design_matrix(df.drop(columns="bmi"))
+    new = df.iloc[:4].copy()
+    new.loc[new.index[1], "age"] = np.nan
+    with pytest.raises(CohortError, match="'age'"):
+        cohort.design_matrix(new)
+
+
+def test_a_formula_cohort_pickles_for_process_pools():
+    import pickle
+
+    df = frame()
+    cohort = engine.Cohort.from_frame(df, "time", "event",
+                                      formula="sex * treat + ns(bmi, df=3) + C(site)")
+    again = pickle.loads(pickle.dumps(cohort))
+    np.testing.assert_array_equal(again.design_matrix(df.iloc[:5]).toarray(),
+                                  cohort.X[:5].toarray())
+
+
+def test_counting_process_surv_with_entry_times():
+    df = frame(n=50)
+    df["id"] = np.arange(50)
+    df["entry"] = df["time"] / 4
+    cohort = engine.Cohort.from_frame(df, id="id", formula="Surv(entry, time, event) ~ age")
+    np.testing.assert_array_equal(cohort.start, df["entry"].to_numpy())
+    np.testing.assert_array_equal(cohort.time, df["time"].to_numpy())
+    assert cohort.names == ["age"] and cohort.source["formula"].startswith("Surv(entry")
+
+
+def test_boundary_knots_given_widen_the_range_new_data_may_take():
+    df = frame()
+    lo, hi = df.bmi.min() - 5, df.bmi.max() + 5
+    cohort = engine.Cohort.from_frame(df, "time", "event",
+                                      formula=f"ns(bmi, df=3, boundary_knots=({lo}, {hi}))")
+    inside = cohort.design_matrix(pd.DataFrame({"bmi": [lo, hi]})).toarray()
+    assert np.all(np.isfinite(inside))
+    with pytest.raises(CohortError, match="outside the range"):
+        cohort.design_matrix(pd.DataFrame({"bmi": [hi + 1]}))
