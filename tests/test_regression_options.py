@@ -1,0 +1,180 @@
+"""One option set for every regression verb: fit, cross_validate, bootstrap, path, lambda_max,
+loglik and gradient take every engine.FitOptions field, checked once there; one tol default; one
+progress(done, total) and one cancel.  Fine-Gray drivers work for every cause: cause 2 of bmtcrr
+against fits of the kept (cross-validation) or copied (bootstrap) rows, and the path against
+fits at each of its strengths."""
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine
+from engine.resampling import bootstrap_counts, fold_of_rows, subjects
+
+COVARIATES = ["Age", "male", "aml"]
+
+
+def _bmtcrr() -> pd.DataFrame:
+    return engine.datasets.load_bmtcrr().assign(male=lambda d: (d["Sex"] == "M").astype(float),
+                                                aml=lambda d: (d["D"] == "AML").astype(float))
+
+
+def _fine_gray(frame):
+    return engine.Cohort.from_frame(frame, time="ftime", event="Status", covariates=COVARIATES,
+                                    competing_risks=True)
+
+
+def _cox():
+    rng = np.random.default_rng(4)
+    n = 120
+    X = rng.normal(size=(n, 3))
+    t = rng.exponential(1.0 / np.exp(X @ [0.6, -0.4, 0.0]))
+    c = rng.exponential(1.5, n)
+    return pd.DataFrame({"time": np.minimum(t, c).round(2) + 0.01, "event": (t <= c).astype(int),
+                         "x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2]})
+
+
+def _cox_cohort(frame):
+    return engine.Cohort.from_frame(frame, time="time", event="event",
+                                    covariates=["x1", "x2", "x3"])
+
+
+def test_fine_gray_cross_validation_of_cause_2_equals_fits_of_the_kept_rows():
+    """The fold score of cause 2 is l(beta_-k) - l_-k(beta_-k) with beta_-k the cause-2 fit of
+    the training rows alone (a cohort built from them) and both pseudo-likelihoods of cause 2."""
+    df = _bmtcrr()
+    cohort = _fine_gray(df)
+    cv = engine.cross_validate(cohort, model="fine_gray", cause=2, folds=3, grid=3, seed=1,
+                               tol=1e-12)
+    assert cv.spec["cause"] == 2 and cv.fit.spec["cause"] == 2
+    keep = fold_of_rows(cohort, 3, seed=1, repeat=0) != 2
+    train = _fine_gray(df[keep].reset_index(drop=True))
+    for i in range(3):
+        lam = cv.curve["lambda"].iloc[i]
+        beta = engine.fit(train, model="fine_gray", cause=2, penalty=engine.L1(lam),
+                          tol=1e-12).coef.to_numpy()
+        expected = (engine.loglik(cohort, beta, model="fine_gray", cause=2)
+                    - engine.loglik(train, beta, model="fine_gray", cause=2))
+        assert cv.curve["r0_f2"].iloc[i] == pytest.approx(expected, rel=1e-7, abs=1e-7)
+    # cause 1 gives another curve: the cause reached the folds
+    other = engine.cross_validate(cohort, model="fine_gray", folds=3, grid=3, seed=1, tol=1e-12)
+    assert not np.allclose(other.curve["mean"], cv.curve["mean"])
+    refit = engine.fit(cohort, model="fine_gray", cause=2, penalty=cv.penalty, tol=1e-12)
+    np.testing.assert_allclose(cv.fit.coef, refit.coef, rtol=1e-6, atol=1e-9)
+
+
+def test_fine_gray_bootstrap_of_cause_2_equals_fits_of_the_copied_rows():
+    df = _bmtcrr()
+    cohort = _fine_gray(df)
+    boot = engine.bootstrap(cohort, model="fine_gray", cause=2, censoring_strata=False,
+                            replicates=3, seed=5, tol=1e-12)
+    assert boot.spec["cause"] == 2 and boot.fit.spec["cause"] == 2
+    direct_full = engine.fit(cohort, model="fine_gray", cause=2, tol=1e-12).coef
+    np.testing.assert_allclose(boot.fit.coef, direct_full, rtol=1e-8)
+    codes, n_subjects = subjects(cohort)
+    for b in range(3):
+        rows = np.repeat(np.arange(cohort.n), bootstrap_counts(n_subjects, 5, b)[codes])
+        direct = engine.fit(_fine_gray(df.iloc[rows].reset_index(drop=True)), model="fine_gray",
+                            cause=2, tol=1e-12).coef
+        np.testing.assert_allclose(boot.replicates.iloc[b], direct, rtol=1e-7, atol=1e-9)
+
+
+def test_fine_gray_path_and_lambda_max_of_cause_2():
+    """lambda_max of cause 2 is max |dl/dbeta| at zero (a central difference of the cause-2
+    pseudo-likelihood); each point of the path is the cause-2 fit at its strength."""
+    cohort = _fine_gray(_bmtcrr())
+    top = engine.lambda_max(cohort, model="fine_gray", cause=2)
+    h = 1e-5
+    numeric = [(engine.loglik(cohort, h * e, model="fine_gray", cause=2)
+                - engine.loglik(cohort, -h * e, model="fine_gray", cause=2)) / (2 * h)
+               for e in np.eye(cohort.p)]
+    assert top == pytest.approx(np.max(np.abs(numeric)), rel=1e-6)
+    assert top != pytest.approx(engine.lambda_max(cohort, model="fine_gray", cause=1), rel=1e-3)
+    p = engine.path(cohort, model="fine_gray", cause=2, grid=4, tol=1e-12)
+    assert p.lambda_max == pytest.approx(top, rel=1e-12) and p.spec["cause"] == 2
+    for lam, row in zip(p.lambdas, p.coef.to_numpy()):
+        direct = engine.fit(cohort, model="fine_gray", cause=2, penalty=engine.L1(lam),
+                            tol=1e-12).coef.to_numpy()
+        np.testing.assert_allclose(row, direct, rtol=1e-6, atol=1e-8)
+
+
+def test_cut_points_reach_the_bootstrap_and_cross_validation():
+    """cut_points, a FitOptions field, split every replicate's and fold's rows: a replicate
+    equals the fit of the copied rows with the same cut points; a fold's training fit equals
+    the fit of its kept rows."""
+    df = _cox()
+    cohort = _cox_cohort(df)
+    cuts = {"x1": [0.5]}
+    boot = engine.bootstrap(cohort, replicates=2, seed=3, cut_points=cuts, tol=1e-12)
+    assert list(boot.replicates.columns) == ["x1[0,0.5)", "x1[0.5,inf)", "x2", "x3"]
+    codes, n_subjects = subjects(cohort)
+    rows = np.repeat(np.arange(cohort.n), bootstrap_counts(n_subjects, 3, 1)[codes])
+    direct = engine.fit(_cox_cohort(df.iloc[rows].reset_index(drop=True)), cut_points=cuts,
+                        tol=1e-12).coef
+    np.testing.assert_allclose(boot.replicates.iloc[1], direct, rtol=1e-7, atol=1e-9)
+
+    cv = engine.cross_validate(cohort, folds=3, grid=3, seed=2, cut_points=cuts, tol=1e-12)
+    assert cv.fit.spec["cut_points"] == cuts
+    keep = fold_of_rows(cohort, 3, seed=2, repeat=0) != 0
+    train = _cox_cohort(df[keep].reset_index(drop=True))
+    lam = cv.curve["lambda"].iloc[1]
+    beta = engine.fit(train, cut_points=cuts, penalty=engine.L1(lam), tol=1e-12).coef
+    split = engine.fit(cohort, cut_points=cuts).problem.cohort   # the episodes of all rows
+    expected = (engine.loglik(split, beta.to_numpy())
+                - engine.loglik(engine.fit(train, cut_points=cuts).problem.cohort,
+                                beta.to_numpy()))
+    assert cv.curve["r0_f0"].iloc[1] == pytest.approx(expected, rel=1e-7, abs=1e-7)
+
+
+VERBS = {
+    "fit": lambda c, **o: engine.fit(c, **o),
+    "cross_validate": lambda c, **o: engine.cross_validate(c, folds=2, grid=2, **o),
+    "bootstrap": lambda c, **o: engine.bootstrap(c, replicates=2, **o),
+    "path": lambda c, **o: engine.path(c, grid=2, **o),
+    "lambda_max": lambda c, **o: engine.lambda_max(c, **o),
+    "loglik": lambda c, **o: engine.loglik(c, np.zeros(c.p), **o),
+    "gradient": lambda c, **o: engine.gradient(c, np.zeros(c.p), **o),
+}
+
+
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_every_verb_checks_the_same_options(verb):
+    cohort = _cox_cohort(_cox())
+    call = VERBS[verb]
+    with pytest.raises(TypeError, match=rf"{verb}\(\) got an unexpected keyword argument "
+                                        r"'tie'\. Did you mean 'ties'\?.*censoring_strata"):
+        call(cohort, tie="efron")
+    with pytest.raises(ValueError, match="solver must be one of"):
+        call(cohort, solver="simplex")
+    with pytest.raises(ValueError, match="tol must be in"):
+        call(cohort, tol=2.0)
+    with pytest.raises(ValueError, match="cut_points split survival episodes; logistic"):
+        call(cohort, model="logistic", cut_points={"x1": [0.5]})
+    with pytest.raises(ValueError, match="cut_points must be a dict"):
+        call(cohort, cut_points=[0.5])
+
+
+def test_one_tol_default():
+    """Every driver's fits use FitOptions' tol unless told otherwise."""
+    cohort = _cox_cohort(_cox())
+    tol = engine.FitOptions().tol
+    assert engine.fit(cohort).spec["tol"] == tol
+    assert engine.cross_validate(cohort, folds=2, grid=2).fit.spec["tol"] == tol
+    assert engine.bootstrap(cohort, replicates=2).fit.spec["tol"] == tol
+    assert engine.cross_validate(cohort, folds=2, grid=2, tol=1e-7).fit.spec["tol"] == 1e-7
+
+
+def test_fit_reports_progress_and_stops_on_cancel():
+    cohort = _cox_cohort(_cox())
+    seen = []
+    res = engine.fit(cohort, solver="ccd", max_iter=50,
+                     progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(k, 50) for k in range(1, res.n_iter + 1)]
+    cancel = threading.Event()
+
+    def stop_at_two(done, total):
+        if done == 2:
+            cancel.set()
+    with pytest.raises(engine.Cancelled, match="fit cancelled, iteration 2"):
+        engine.fit(cohort, solver="ccd", progress=stop_at_two, cancel=cancel)
