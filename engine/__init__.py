@@ -11,6 +11,7 @@ from .autocorrelation import autocorrelation
 from .bayes import PosteriorResult, sample
 from .bootstrap import BootstrapResult, bootstrap
 from .cohort import Cohort
+from .core.statistical_result import TestResult
 from .concordance import concordance
 from .cross_validation import CrossValidationResult, cross_validate
 from .cumulative_incidence import cumulative_incidence
@@ -53,7 +54,7 @@ __all__ = [
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
+    "TableOne", "TestResult", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
     "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",

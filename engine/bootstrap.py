@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import parallel as par
 from .errors import CohortError, ConvergenceWarning, DataWarning
-from .arguments import check_fit_arguments
+from .arguments import check_fit_arguments, check_level
 from .fit import fit_problem
 from .options import fit_options
 from .path import fine_gray_spec
@@ -93,8 +93,7 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     o = fit_options("bootstrap", model, options)
     if not (isinstance(replicates, int | np.integer) and replicates >= 2):
         raise ValueError(f"replicates must be an integer >= 2, got {replicates!r}")
-    if not (isinstance(level, float) and 0.0 < level < 1.0):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    check_level(level)
     if penalty is not None and not isinstance(penalty, L1 | L2):
         raise ValueError(f"penalty must be None, engine.L1(lam) or engine.L2(lam), got {penalty!r}")
     par.check(parallel, n_jobs)

@@ -178,3 +178,68 @@ def test_fit_reports_progress_and_stops_on_cancel():
             cancel.set()
     with pytest.raises(engine.Cancelled, match="fit cancelled, iteration 2"):
         engine.fit(cohort, solver="ccd", progress=stop_at_two, cancel=cancel)
+
+
+def test_old_spellings_name_the_new_ones():
+    """0.x keeps no silent aliases: the old grouping and confidence names raise, naming the
+    new ones."""
+    df = _bmtcrr()
+    cohort = _fine_gray(df)
+    with pytest.raises(TypeError, match=r"logrank_test\(\) no longer takes group=; pass by="):
+        engine.logrank_test(cohort, group="aml")
+    with pytest.raises(TypeError, match=r"gray_test\(\) no longer takes group=; pass by="):
+        engine.gray_test(df, group="D", time="ftime", event="Status")
+    with pytest.raises(TypeError, match=r"no longer takes alpha=; pass level= \(the coverage: "
+                                        r"level = 1 - alpha"):
+        engine.cumulative_incidence(df, time="ftime", event="Status", alpha=0.05)
+    with pytest.raises(ValueError, match=r"level must be a number in \(0, 1\)"):
+        engine.cumulative_incidence(df, time="ftime", event="Status", level=95)
+
+
+def test_cumulative_incidence_level_is_one_minus_alpha_of_lifelines():
+    """level=0.9 gives lifelines' AalenJohansenFitter(alpha=0.1) limits (untied times, where
+    lifelines does not jitter)."""
+    from lifelines import AalenJohansenFitter
+
+    df = engine.datasets.load_bmtcrr()
+    df = df[~df.ftime.duplicated(keep=False)]
+    out = engine.cumulative_incidence(df, cause=2, time="ftime", event="Status", level=0.9)
+    aj = AalenJohansenFitter(alpha=0.1).fit(df.ftime, df.Status, event_of_interest=2)
+    limits = aj.confidence_interval_.to_numpy()
+    started = out.cif.to_numpy() > 0
+    np.testing.assert_allclose(out.lower[started], limits[started].min(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(out.upper[started], limits[started].max(axis=1), rtol=1e-12)
+
+
+def test_every_test_returns_a_test_result():
+    """logrank_test, gray_test, ph_test, global_tests, lr_test: one result type, whose
+    statistic, df and p are read from its table as R prints them."""
+    from scipy import stats
+
+    df = _bmtcrr()
+    cohort = _fine_gray(df)
+    cox = engine.Cohort.from_frame(df.assign(relapse=(df["Status"] == 1).astype(int)),
+                                   time="ftime", event="relapse", covariates=COVARIATES)
+    small = engine.fit(engine.Cohort.from_frame(df.assign(relapse=(df["Status"] == 1)
+                                                          .astype(int)),
+                                                time="ftime", event="relapse",
+                                                covariates=["Age"]), tol=1e-12)
+    big = engine.fit(cox, tol=1e-12)
+    results = {
+        "logrank": engine.logrank_test(cohort, by="aml"),
+        "gray": engine.gray_test(df, by="D", cause=2, time="ftime", event="Status"),
+        "ph": engine.ph_test(big),
+        "global": engine.global_tests(big),
+        "lr": engine.lr_test(small, big),
+    }
+    for name, r in results.items():
+        assert isinstance(r, engine.TestResult), name
+        assert isinstance(r.table, pd.DataFrame) and isinstance(r.spec, dict), name
+        assert r.p == pytest.approx(stats.chi2.sf(r.statistic, r.df), rel=1e-12), name
+    assert results["gray"].statistic == results["gray"].table.loc[2, "statistic"]
+    assert results["ph"].statistic == results["ph"].table.loc["GLOBAL", "chisq"]
+    assert results["global"].statistic == results["global"].table.loc["likelihood ratio",
+                                                                      "statistic"]
+    assert results["lr"].statistic == pytest.approx(2 * (big.loglik - small.loglik), rel=1e-12)
+    both = engine.gray_test(df, by="D", time="ftime", event="Status")
+    assert np.isnan(both.statistic) and both.table.index.tolist() == [1, 2]
