@@ -243,3 +243,41 @@ def test_every_test_returns_a_test_result():
     assert results["lr"].statistic == pytest.approx(2 * (big.loglik - small.loglik), rel=1e-12)
     both = engine.gray_test(df, by="D", time="ftime", event="Status")
     assert np.isnan(both.statistic) and both.table.index.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("verb", [engine.fit, engine.cross_validate, engine.bootstrap,
+                                  engine.path, engine.lambda_max, engine.loglik,
+                                  engine.gradient])
+def test_fit_options_reach_every_verb_through_one_door(verb):
+    """No verb spells out a FitOptions field itself (bar model): they all take **options,
+    so a field added to FitOptions reaches every verb without touching it."""
+    import inspect
+
+    from engine.options import FIELDS
+
+    params = inspect.signature(verb).parameters
+    assert [p.name for p in params.values() if p.kind is p.VAR_KEYWORD] == ["options"]
+    assert [name for name in params if name in FIELDS] == ["model"]
+
+
+def test_one_progress_and_one_cancel():
+    """Every long-running verb takes progress(done, total) and cancel (an Event-like;
+    engine.Cancelled when set), by those names; the regression drivers report each step."""
+    import inspect
+
+    import engine.gwas
+
+    for verb in (engine.fit, engine.cross_validate, engine.bootstrap, engine.path,
+                 engine.sample, engine.gwas.scan):
+        params = inspect.signature(verb).parameters
+        assert params["progress"].default is None and params["cancel"].default is None
+    cohort = _cox_cohort(_cox())
+    seen = {"bootstrap": [], "path": []}
+    engine.bootstrap(cohort, replicates=3, progress=lambda d, t: seen["bootstrap"].append((d, t)))
+    engine.path(cohort, grid=3, progress=lambda d, t: seen["path"].append((d, t)))
+    assert seen == {"bootstrap": [(1, 3), (2, 3), (3, 3)], "path": [(1, 3), (2, 3), (3, 3)]}
+    cancel = threading.Event()
+    cancel.set()
+    for verb in (engine.bootstrap, engine.path):
+        with pytest.raises(engine.Cancelled):
+            verb(cohort, cancel=cancel)
