@@ -80,6 +80,30 @@ def test_fine_gray_bootstrap_of_cause_2_equals_fits_of_the_copied_rows():
         np.testing.assert_allclose(boot.replicates.iloc[b], direct, rtol=1e-7, atol=1e-9)
 
 
+def test_censoring_strata_reaches_the_bootstrap():
+    """censoring_strata=True (one censoring Kaplan-Meier per stratum) in every replicate: the
+    replicate equals that fit of the copied rows, and not the fit with one censoring curve."""
+    df = _bmtcrr()
+
+    def cohort_of(frame):
+        return engine.Cohort.from_frame(frame, time="ftime", event="Status",
+                                        covariates=["Age", "aml"], strata="Sex",
+                                        competing_risks=True)
+
+    cohort = cohort_of(df)
+    boot = engine.bootstrap(cohort, model="fine_gray", cause=2, censoring_strata=True,
+                            replicates=2, seed=5, tol=1e-12)
+    assert boot.spec["censoring_strata"] is True
+    codes, n_subjects = subjects(cohort)
+    rows = np.repeat(np.arange(cohort.n), bootstrap_counts(n_subjects, 5, 1)[codes])
+    copied = cohort_of(df.iloc[rows].reset_index(drop=True))
+    per_stratum = engine.fit(copied, model="fine_gray", cause=2, censoring_strata=True,
+                             tol=1e-12).coef
+    pooled = engine.fit(copied, model="fine_gray", cause=2, tol=1e-12).coef
+    np.testing.assert_allclose(boot.replicates.iloc[1], per_stratum, rtol=1e-7, atol=1e-9)
+    assert not np.allclose(boot.replicates.iloc[1], pooled, rtol=1e-6, atol=0)
+
+
 def test_fine_gray_path_and_lambda_max_of_cause_2():
     """lambda_max of cause 2 is max |dl/dbeta| at zero (a central difference of the cause-2
     pseudo-likelihood); each point of the path is the cause-2 fit at its strength."""
