@@ -6,6 +6,7 @@ fix, before any kernel runs.
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -54,6 +55,24 @@ def renamed(**old):
             return function(*args, **kwargs)
         return call
     return wrap
+
+
+def check_progress(progress) -> None:
+    """progress: None or a callable taking (done, total), the one signature of every verb;
+    refuses the single-argument progress(state) that engine.fit took before survscan 0.x."""
+    if progress is None:
+        return
+    if not callable(progress):
+        raise TypeError(f"progress must be a callable(done, total), got "
+                        f"{type(progress).__name__}.")
+    try:
+        inspect.signature(progress).bind(0, 1)
+    except TypeError:
+        raise TypeError("progress is called as progress(done, total) by every verb (engine.fit "
+                        "once called progress(state)); give it two arguments, e.g. "
+                        "lambda done, total: ...") from None
+    except ValueError:      # a callable without a readable signature: trusted
+        pass
 
 
 def check_level(level) -> None:

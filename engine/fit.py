@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .arguments import check_fit_arguments
+from .arguments import check_fit_arguments, check_progress
 from .errors import Cancelled, ConvergenceWarning, MonotoneLikelihoodWarning
 from .options import fit_options
 from .problem import Problem
@@ -61,6 +61,7 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
     ``progress`` and ``cancel`` as ``fit``; a cancelled solve raises
     engine.Cancelled("<cancelled>, iteration <n>")."""
     t0 = time.perf_counter() if t0 is None else t0
+    check_progress(progress)
     m, cohort, o = problem.model, problem.cohort, problem.options
     lam1, lam2 = problem.penalty_vectors(penalty)
     aliased = problem.aliased((lam1 == 0) & (lam2 == 0))

@@ -202,6 +202,8 @@ def test_fit_reports_progress_and_stops_on_cancel():
             cancel.set()
     with pytest.raises(engine.Cancelled, match="fit cancelled, iteration 2"):
         engine.fit(cohort, solver="ccd", progress=stop_at_two, cancel=cancel)
+    with pytest.raises(TypeError, match=r"progress is called as progress\(done, total\)"):
+        engine.fit(cohort, progress=lambda state: None)     # engine.fit's old signature
 
 
 def test_old_spellings_name_the_new_ones():
