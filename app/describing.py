@@ -209,7 +209,7 @@ def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = No
     group column or with a single group."""
     if "group" not in groups.frame or groups.frame["group"].nunique() < 2:
         return None
-    return engine.logrank_test(cohort_of(groups), group=labels_of(groups),
+    return engine.logrank_test(cohort_of(groups), by=labels_of(groups),
                                strata=labels_of(groups, "strata"), rho=rho, gamma=gamma,
                                weighting=weighting)
 
@@ -348,10 +348,10 @@ def gray(groups: Groups, cause: int):
     """engine.gray_test of ``cause`` between the groups (within strata), or None."""
     if "group" not in groups.frame or groups.frame["group"].nunique() < 2:
         return None
-    test = engine.gray_test(groups.frame, group="group", cause=int(cause),
+    test = engine.gray_test(groups.frame, by="group", cause=int(cause),
                             strata="strata" if "strata" in groups.frame else None,
                             time="time", event="codes")
-    return test.loc[int(cause)]
+    return test.table.loc[int(cause)]
 
 
 def gray_words(row, cause: int, stratified: bool) -> str:

@@ -19,10 +19,6 @@ from .loading import concept_names, open_omop
 STUDY_FIT_NAME = "OMOP: PS-stratified"
 
 
-class FitCancelled(Exception):
-    """Raised from inside engine.fit's progress callback when the user pressed Cancel."""
-
-
 @dataclass
 class KeptFit:
     """One finished fit, kept for the results and the comparison table."""
@@ -94,24 +90,18 @@ class FitJob:
     scale: dict | None = None   # fraction, key, kwargs: lambda = fraction x engine.lambda_max
 
     def run(self, cancel: threading.Event | None = None, progress=None) -> KeptFit:
-        """Build the cohort and fit; FitCancelled when ``cancel`` is set between iterations.
+        """Build the cohort and fit; engine.Cancelled when ``cancel`` is set (between
+        iterations); ``progress(done, total)`` after each iteration, as engine.fit.
         With ``scale``, lambda_max is computed first and the penalty is fraction x lambda_max
         (4 significant digits, as the app shows it); the kept spec records both."""
         t0 = time.perf_counter()
-
-        def on_iteration(state):
-            if progress is not None:
-                progress(state.n_iter)
-            if cancel is not None and cancel.is_set():
-                raise FitCancelled(f"{self.name} cancelled after {state.n_iter} iterations")
-
         with collected() as caught:
             cohort = self.make_cohort()
             if self.scale is not None:
                 self._scale_penalty(cohort)
             if cancel is not None and cancel.is_set():
-                raise FitCancelled(f"{self.name} cancelled before the first iteration")
-            res = engine.fit(cohort, progress=on_iteration, **self.options)
+                raise engine.Cancelled(f"{self.name} cancelled before the first iteration")
+            res = engine.fit(cohort, progress=progress, cancel=cancel, **self.options)
             summary = res.summary
         messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,

@@ -16,7 +16,6 @@ import pandas as pd
 import engine
 
 from .caught_warnings import collected
-from .jobs import FitCancelled
 from .loading import open_omop
 
 PROBE = "end_of_observation"
@@ -136,7 +135,7 @@ class SccsJob:
     frame: pd.DataFrame | None
 
     def run(self, cancel: threading.Event | None = None, progress=None) -> SccsRun:
-        """``progress(stage, done, total)``; FitCancelled or engine.Cancelled on Cancel."""
+        """``progress(stage, done, total)``; engine.Cancelled on Cancel."""
         t0 = time.perf_counter()
         report = progress or (lambda stage, done, total: None)
         with collected() as caught:
@@ -153,7 +152,7 @@ class SccsJob:
         report("building the eras", 0, 0)
         sccs = make_sccs(self.spec, self.frame)
         if cancel is not None and cancel.is_set():
-            raise FitCancelled(f"{self.name} cancelled before the first iteration")
+            raise engine.Cancelled(f"{self.name} cancelled before the first iteration")
         penalty = penalty_of(opts)
         unpenalized = unpenalized_columns(sccs.names, opts["interest"]) if penalty else []
         cv = boot = None
@@ -164,14 +163,9 @@ class SccsJob:
                 progress=lambda k, total: report("cross-validation fold fits", k, total))
             penalty, res = cv.penalty, cv.fit
         else:
-            def on_iteration(state):
-                report("fitting: iteration", state.n_iter, 0)
-                if cancel is not None and cancel.is_set():
-                    raise FitCancelled(f"{self.name} cancelled after {state.n_iter} "
-                                       "iterations")
-
             res = engine.fit(sccs, model="sccs", penalty=penalty, unpenalized=unpenalized,
-                             progress=on_iteration)
+                             cancel=cancel,
+                             progress=lambda k, total: report("fitting: iteration", k, 0))
         if opts["bootstrap"]:
             boot = engine.bootstrap(
                 sccs, model="sccs", penalty=penalty, replicates=opts["bootstrap"],

@@ -52,6 +52,8 @@ from .sensitivity.study import SensitivityResult, sensitivity_study
 from .inference.effect_curve import effect_curve
 from .inference.wald import interaction_test, wald_test
 
+from .core.statistical_result import TestResult
+
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 # Names of the lazy sub-packages exported here too, loaded with their sub-package.
 _LAZY_NAMES = {"PropensityWeights": ".comparative", "propensity_weights": ".comparative"}
@@ -72,13 +74,14 @@ __all__ = [
     "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning",
     "PRECISIONS", "PathResult", "PosteriorResult", "ProbitMLE", "Problem", "PropensityWeights",
     "SOLVERS", "SccsData", "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "calibrate_ci", "calibrate_p", "cdm",
-    "comparative", "concordance", "cross_validate", "cumulative_incidence", "datasets",
-    "device", "effect_curve", "error_model", "evalues_hr", "fit", "fit_memory", "fit_null",
-    "fit_problem", "fit_systematic_error_model", "global_tests", "gradient", "gray_test",
-    "information", "information_at", "interaction_test", "kaplan_meier", "lambda_max",
-    "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
-    "negative_control_estimates", "path", "per_sd", "ph_smooth", "ph_test", "probit_mle",
-    "propensity_weights", "residuals", "sample", "scaled_schoenfeld", "sccs_time_to_event",
-    "sensitivity_study", "simulate", "simulate_sccs", "table_one", "wald_test",
+    "TableOne", "TestResult", "autocorrelation", "bayes", "bootstrap", "calibrate_ci",
+    "calibrate_p", "cdm", "comparative", "concordance", "cross_validate",
+    "cumulative_incidence", "datasets", "device", "effect_curve", "error_model", "evalues_hr",
+    "fit", "fit_memory", "fit_null", "fit_problem", "fit_systematic_error_model",
+    "global_tests", "gradient", "gray_test", "information", "information_at",
+    "interaction_test", "kaplan_meier", "lambda_max", "lifelines_fit", "loglik", "logrank_test",
+    "lr_test", "naive_loglik", "negative_control_estimates", "path", "per_sd", "ph_smooth",
+    "ph_test", "probit_mle", "propensity_weights", "residuals", "sample", "scaled_schoenfeld",
+    "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs", "table_one",
+    "wald_test",
 ]

@@ -17,7 +17,7 @@ from panel.viewable import Viewer
 import engine
 
 from ..job_slots import SLOTS
-from ..jobs import FitCancelled, comparison
+from ..jobs import comparison
 from ..loading import DataLoadError
 from ..store import Store
 from ._common import in_thread, markdown, notify, show, table
@@ -206,11 +206,12 @@ class FitView(Viewer):
             self.status.object = (f"Fitting **{job.name}** … iteration {iterations[0]}, "
                                   f"elapsed {elapsed:.1f} s")
 
-        task, elapsed = await self._in_worker(job.run, lambda n: iterations.__setitem__(0, n),
+        task, elapsed = await self._in_worker(job.run,
+                                              lambda done, total: iterations.__setitem__(0, done),
                                               f"survscan-fit-{job.name}", describe)
         try:
             kept = task.result()
-        except FitCancelled:
+        except engine.Cancelled:
             self._finish("cancelled", f"**{job.name}** cancelled after {iterations[0]} "
                                       f"iteration(s), {elapsed:.1f} s.")
             notify("warning", f"{job.name} cancelled", duration=4000)

@@ -78,7 +78,7 @@ class PhCheck(Viewer):
             return
         res = fit.result
         try:
-            zph = engine.ph_test(res)
+            zph = engine.ph_test(res).table
             smooth = engine.ph_smooth(res)
             resid = engine.scaled_schoenfeld(res)
         except Exception as exc:  # not a plain Cox fit, or the fit's data went away

@@ -108,7 +108,8 @@ def cif_gray(store: Store, group: str | None, cause: int) -> str:
     frame = cif_frame(store, group)
     if frame["group"].nunique() < 2:
         return ""
-    row = engine.gray_test(frame, "group", cause=int(cause), time="time", event="event").iloc[0]
+    row = engine.gray_test(frame, "group", cause=int(cause), time="time",
+                           event="event").table.iloc[0]
     return (f"Gray's test for cause {cause}: chi-square = {row['statistic']:.2f} on "
             f"{int(row['df'])} df, p = {row['p']:.3g}. Kaplan-Meier of any event is not drawn: "
             "1 - KM overstates each cause's incidence when causes compete.")
@@ -146,7 +147,7 @@ def fit_tests(res) -> str:
         tests = engine.global_tests(res)
         names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald", "score": "Score (log-rank)"}
         parts.append("; ".join(f"{names[k]} test = {r['statistic']:.2f} on {int(r['df'])} df, "
-                               f"p = {r['p']:.3g}" for k, r in tests.iterrows()))
+                               f"p = {r['p']:.3g}" for k, r in tests.table.iterrows()))
     except Exception as exc:   # penalised or Fine-Gray fits: say why there are none
         parts.append(f"Global tests: not available ({exc})")
     try:

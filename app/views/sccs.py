@@ -21,7 +21,6 @@ from panel.viewable import Viewer
 import engine
 
 from ..job_slots import SLOTS
-from ..jobs import FitCancelled
 from ..loading import DataLoadError
 from ..sccs_state import PENALTIES, SccsState
 from ._common import in_thread, markdown, notify, text_options
@@ -211,7 +210,7 @@ class SccsView(Viewer):
         elapsed = time.monotonic() - t0
         try:
             run = task.result()
-        except (FitCancelled, engine.Cancelled):
+        except engine.Cancelled:
             self._finish("cancelled", f"SCCS fit cancelled ({state['stage']}), "
                                       f"{elapsed:.1f} s; the last results stay.")
             notify("warning", "SCCS fit cancelled", duration=4000)

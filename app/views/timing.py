@@ -22,7 +22,6 @@ from engine import lifelines_fit, naive_loglik
 
 from ..caught_warnings import collected
 from ..choices import SOLVERS, available_backends
-from ..jobs import FitCancelled
 from ..loading import DataLoadError
 from ..store import Store
 from ._common import in_thread, markdown, notify, show, table
@@ -54,23 +53,19 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
         rows.append({"method": method, "seconds": seconds, "note": note})
         report(f"{method}: {'%.3f s' % seconds if seconds is not None else note}")
 
-    def stop_check(state):
-        if cancel.is_set():
-            raise FitCancelled("timing cancelled")
-
     for backend in available_backends():
         if backend == "auto" and "gpu" not in available_backends():
             continue  # auto is the CPU here: timed as cpu
         for solver in SOLVERS:
             if cancel.is_set():
-                raise FitCancelled("timing cancelled")
+                raise engine.Cancelled("timing cancelled")
             label = f"engine {backend} / {solver}"
             if solver == "newton" and options["penalty"] is not None and options["penalty"].l1 > 0:
                 add(label, None, "skipped: Newton needs a smooth penalty (L1 is not)")
                 continue
             with collected():
                 res = engine.fit(cohort, **{**options, "backend": backend, "solver": solver},
-                                 progress=stop_check)
+                                 cancel=cancel)
             add(label, res.timings["total"], f"{res.n_iter} iterations"
                 + ("" if res.converged else ", not converged"))
     if "gpu" not in available_backends():
@@ -111,7 +106,7 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
     ns = [n for n in SCALING_NS if n < max_n] + [max_n]
     for n in ns:
         if cancel.is_set():
-            raise FitCancelled("timing cancelled")
+            raise engine.Cancelled("timing cancelled")
         cohort = subsample(n)()
         report(f"scaling: N = {cohort.n:,}")
         with collected():
@@ -215,7 +210,7 @@ class TimingView(Viewer):
             await asyncio.wait([task], timeout=0.3)
         try:
             timings, scaling = task.result()
-        except FitCancelled:
+        except engine.Cancelled:
             self.status.object = "Timings cancelled."
         except Exception as exc:
             self.status.object = f"Timing failed: {exc}"

@@ -5,6 +5,8 @@ fix, before any kernel runs.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -36,6 +38,48 @@ def check_cohort(cohort) -> None:
                               "event rows: no event counts, so the likelihood is flat and "
                               "every coefficient would be reported as 0. Give the events "
                               "positive weights.")
+
+
+def renamed(**old):
+    """Refuse an argument's old spelling with a TypeError naming the new one (survscan 0.x
+    keeps no silent aliases): ``@renamed(group="by")`` makes ``f(..., group=x)`` say to pass
+    ``by=``.  Each value is the new name, optionally followed by how the value changes."""
+    def wrap(function):
+        @functools.wraps(function)
+        def call(*args, **kwargs):
+            for name, new in old.items():
+                if name in kwargs:
+                    raise TypeError(f"{function.__name__}() no longer takes {name}=; pass "
+                                    f"{new} (renamed in survscan 0.x, one name across the "
+                                    "engine).")
+            return function(*args, **kwargs)
+        return call
+    return wrap
+
+
+def check_progress(progress) -> None:
+    """progress: None or a callable taking (done, total), the one signature of every verb;
+    refuses the single-argument progress(state) that engine.fit took before survscan 0.x."""
+    if progress is None:
+        return
+    if not callable(progress):
+        raise TypeError(f"progress must be a callable(done, total), got "
+                        f"{type(progress).__name__}.")
+    try:
+        inspect.signature(progress).bind(0, 1)
+    except TypeError:
+        raise TypeError("progress is called as progress(done, total) by every verb (engine.fit "
+                        "once called progress(state)); give it two arguments, e.g. "
+                        "lambda done, total: ...") from None
+    except ValueError:      # a callable without a readable signature: trusted
+        pass
+
+
+def check_level(level) -> None:
+    """level: the coverage of a confidence interval, a number in (0, 1)."""
+    if not (isinstance(level, numbers.Real) and not isinstance(level, bool) and 0 < level < 1):
+        raise ValueError(f"level must be a number in (0, 1) (the coverage, e.g. 0.95), got "
+                         f"{level!r}")
 
 
 def check_max_iter(max_iter) -> None:

@@ -18,13 +18,15 @@ import numpy as np
 import pandas as pd
 
 from ..data import validation as v
+from ..core.arguments import check_level, renamed
 from ..data.cohort import Cohort
 from ..core.errors import CohortError
 
 
+@renamed(alpha="level= (the coverage: level = 1 - alpha, e.g. level=0.95)")
 def cumulative_incidence(data, cause: int = 1, by=None, time: str | None = None,
                          event: str | None = None, weights: str | None = None,
-                         alpha: float = 0.05) -> pd.DataFrame:
+                         level: float = 0.95) -> pd.DataFrame:
     """Aalen-Johansen cumulative incidence of one cause, overall or per group.
 
     Parameters
@@ -37,7 +39,7 @@ def cumulative_incidence(data, cause: int = 1, by=None, time: str | None = None,
     by : None or str
         Group column: for a DataFrame any column; for a Cohort a strata column or a covariate.
     time, event, weights : str, DataFrame columns (weights optional; a Cohort brings its own)
-    alpha : float, 1 - confidence level of the limits
+    level : float, the coverage of the pointwise limits (as engine.kaplan_meier)
 
     Returns
     -------
@@ -45,6 +47,7 @@ def cumulative_incidence(data, cause: int = 1, by=None, time: str | None = None,
     time (time 0 first, where cif = lower = upper = 0; limits NaN where lifelines' variance is
     undefined, e.g. when the last subjects at risk all fail).
     """
+    check_level(level)
     t, e, w, groups = _columns(data, by, time, event, weights)
     if not np.any(e == cause):
         raise CohortError(f"cause={cause!r} has no events; the event codes present are "
@@ -54,7 +57,7 @@ def cumulative_incidence(data, cause: int = 1, by=None, time: str | None = None,
     for label in labels:
         rows = slice(None) if groups is None else np.asarray(groups == label)
         frames.append(_one_curve(t[rows], e[rows], None if w is None else w[rows], cause,
-                                 alpha).assign(group=label))
+                                 1.0 - level).assign(group=label))
     out = pd.concat(frames, ignore_index=True)
     return out[["group", "time", "cif", "lower", "upper"]]
 

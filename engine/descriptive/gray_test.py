@@ -24,37 +24,42 @@ import pandas as pd
 from scipy import stats
 
 from ..data import validation as v
+from ..core.arguments import renamed
 from ..data.cohort import Cohort
+from ..core.statistical_result import TestResult
 from ..core.errors import CohortError
 
 
-def gray_test(data, group, cause=None, strata=None, rho: float = 0.0, time: str | None = None,
-              event: str | None = None) -> pd.DataFrame:
-    """Gray's test of equal cumulative incidence across the groups of ``group``.
+@renamed(group="by=")
+def gray_test(data, by, cause=None, strata=None, rho: float = 0.0, time: str | None = None,
+              event: str | None = None) -> TestResult:
+    """Gray's test of equal cumulative incidence across the groups of ``by``.
 
     Parameters
     ----------
     data : pandas.DataFrame (with ``time`` and ``event`` column names; event 0 censored,
         1..m causes) or engine.Cohort (its time and event codes)
-    group : a column of ``data`` (a Cohort: a strata column or a covariate) or labels, one a row
+    by : a column of ``data`` (a Cohort: a strata column or a covariate) or labels, one a row
     cause : None (every cause present, as cuminc) or one cause code or a list of them
-    strata : None, or a column / labels as ``group``: scores and variances summed over strata
+    strata : None, or a column / labels as ``by``: scores and variances summed over strata
     rho : the weight's power, w(t) = (1 - F(t-))^rho (cuminc's rho, default 0)
 
     Returns
     -------
-    pandas.DataFrame indexed by cause: statistic, df, p (cuminc's stat, df, pv)
+    engine.TestResult: ``table`` indexed by cause, statistic, df, p (cuminc's stat, df, pv);
+    statistic, df, p those of the cause when one is tested, NaN when several are (each its
+    own test: read them in ``table``).
     """
     if not (isinstance(rho, (int, float)) and np.isfinite(rho)):
         raise ValueError(f"rho must be a finite number, got {rho!r}")
     t, e, labels = _columns(data, time, event)
-    groups = _labels(data, group, "group", labels)
+    groups = _labels(data, by, "by", labels)
     layers = (np.zeros(len(t), dtype=np.int64) if strata is None
               else pd.factorize(_labels(data, strata, "strata", labels), sort=True)[0])
     codes, names = pd.factorize(groups, sort=True)
     k = len(names)
     if k < 2:
-        raise CohortError(f"group={group!r} has a single group; Gray's test needs at least two.")
+        raise CohortError(f"by={by!r} has a single group; Gray's test needs at least two.")
     present = np.unique(e[e > 0]).tolist()
     causes = present if cause is None else np.atleast_1d(cause).tolist()
     absent = [c for c in causes if c not in present]
@@ -72,7 +77,14 @@ def gray_test(data, group, cause=None, strata=None, rho: float = 0.0, time: str 
         statistic = float(score @ np.linalg.lstsq(variance, score, rcond=None)[0])
         rows.append({"cause": c, "statistic": statistic, "df": k - 1,
                      "p": float(stats.chi2.sf(statistic, k - 1))})
-    return pd.DataFrame(rows).set_index("cause")
+    table = pd.DataFrame(rows).set_index("cause")
+    one = table.iloc[0] if len(table) == 1 else pd.Series(np.nan, index=table.columns)
+    return TestResult(statistic=float(one["statistic"]),
+                      df=int(one["df"]) if len(table) == 1 else np.nan, p=float(one["p"]),
+                      table=table,
+                      spec={"by": by if isinstance(by, str) else "labels", "causes": causes,
+                            "strata": strata if strata is None or isinstance(strata, str)
+                            else "labels", "rho": rho})
 
 
 def _columns(data, time, event):

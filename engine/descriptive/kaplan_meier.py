@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.arguments import check_level
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
@@ -200,8 +201,7 @@ def _numbers(values, name):
 def _check_conf(conf_type, level):
     if conf_type not in CONF_TYPES:
         raise ValueError(f"conf_type must be one of {CONF_TYPES}, got {conf_type!r}")
-    if not (isinstance(level, float) and 0 < level < 1):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    check_level(level)
 
 
 def _leaves_risk_set(cohort, group_codes):

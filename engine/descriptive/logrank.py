@@ -24,49 +24,47 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.arguments import renamed
 from ..data.cohort import Cohort
+from ..core.statistical_result import TestResult
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
 
 
 @dataclass
-class LogrankResult:
-    """What ``engine.logrank_test`` returns.
+class LogrankResult(TestResult):
+    """What ``engine.logrank_test`` returns: an engine.TestResult and the trend test.
 
     statistic, df, p : the chi-square test of equal hazards across groups (R's survdiff)
     table : DataFrame by group: n (rows, or subjects with ids), observed, expected,
         (O-E)^2/E, (O-E)^2/V, as R prints it
+    spec : dict, by, strata, rho, gamma, and the cohort's rows dropped for missing values
+        (dropped per column, n_dropped)
     variance : DataFrame k x k, V of O - E
     trend_statistic, trend_p : the one-degree-of-freedom test for trend over ``scores``
     scores : Series, group -> score used for the trend test
-    spec : dict, group, strata, rho, gamma, and the cohort's rows dropped for missing values
-        (dropped per column, n_dropped)
     """
 
-    statistic: float
-    df: int
-    p: float
-    table: pd.DataFrame
     variance: pd.DataFrame
     trend_statistic: float
     trend_p: float
     scores: pd.Series
-    spec: dict
 
 
 WEIGHTINGS = {None: 0.0, "gehan": 1.0, "tarone-ware": 0.5}   # the power of n(t) in w(t)
 
 
-def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: float = 0.0,
+@renamed(group="by=")
+def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float = 0.0,
                  scores=None, weighting: str | None = None) -> LogrankResult:
-    """Compare survival across the groups of ``group``, optionally within strata.
+    """Compare survival across the groups of ``by``, optionally within strata.
 
     Parameters
     ----------
     cohort : engine.Cohort (weights and (start, stop] entry times honoured; any event code > 0
         counts as an event)
-    group : a strata column, a covariate (a text column by its own name) or labels, one a row
-    strata : None, or a column / labels as ``group``: the test is summed over its levels
+    by : a strata column, a covariate (a text column by its own name) or labels, one a row
+    strata : None, or a column / labels as ``by``: the test is summed over its levels
     rho, gamma : Fleming-Harrington weight S(t-)^rho (1 - S(t-))^gamma, both >= 0
     scores : optional numbers, one per group in the table's order, for the trend test
         (default: the group values where numeric, else 1..k)
@@ -81,9 +79,9 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"weighting must be one of {list(WEIGHTINGS)}, got {weighting!r}")
-    groups = group_rows(cohort, group)
+    groups = group_rows(cohort, by)
     if groups.k < 2:
-        raise ValueError(f"group={group!r} has a single group; a test needs at least two.")
+        raise ValueError(f"by={by!r} has a single group; a test needs at least two.")
     layers = group_rows(cohort, strata)
     start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
@@ -116,7 +114,7 @@ def logrank_test(cohort: Cohort, group, strata=None, rho: float = 0.0, gamma: fl
                                            columns=groups.labels),
         trend_statistic=float(trend), trend_p=float(stats.chi2.sf(trend, 1)),
         scores=pd.Series(s, index=groups.labels, name="score"),
-        spec={"group": group if isinstance(group, str) else "labels",
+        spec={"by": by if isinstance(by, str) else "labels",
               "strata": strata if strata is None or isinstance(strata, str) else "labels",
               "rho": rho, "gamma": gamma, "weighting": weighting,
               "dropped": dict(cohort.dropped),

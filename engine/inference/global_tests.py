@@ -13,9 +13,12 @@ import pandas as pd
 import scipy.linalg as la
 from scipy import stats
 
+from ..core.statistical_result import TestResult
 
-def global_tests(res) -> pd.DataFrame:
-    """DataFrame indexed by test ("likelihood ratio", "wald", "score"): statistic, df, p."""
+
+def global_tests(res) -> TestResult:
+    """An engine.TestResult: statistic, df, p of the likelihood-ratio test (printed first by
+    R), and ``table`` indexed by test ("likelihood ratio", "wald", "score"): statistic, df, p."""
     problem = getattr(res, "problem", None)
     if problem is None:
         raise ValueError("this FitResult holds no problem; run the tests on an engine.fit result")
@@ -45,4 +48,8 @@ def global_tests(res) -> pd.DataFrame:
     out = pd.DataFrame({"statistic": rows, "df": df,
                         "p": {k: float(stats.chi2.sf(v, df)) for k, v in rows.items()}})
     out.index.name = "test"
-    return out
+    lr_row = out.loc["likelihood ratio"]
+    return TestResult(statistic=float(lr_row["statistic"]), df=int(lr_row["df"]),
+                      p=float(lr_row["p"]), table=out,
+                      spec={"test": "all tested coefficients zero", "model": res.spec["model"],
+                            "tested": [res.coef.index[j] for j in cols]})

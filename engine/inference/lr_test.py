@@ -8,11 +8,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.statistical_result import TestResult
 from ..data.episodes import interval_names
 
 
-def lr_test(small, big) -> pd.Series:
-    """statistic, df, p of ``big`` against ``small`` (two engine.fit results)."""
+def lr_test(small, big) -> TestResult:
+    """An engine.TestResult: statistic, df, p of ``big`` against ``small`` (two engine.fit
+    results); ``table`` by fit (small, big): loglik and free (finite) coefficients, as R's
+    anova."""
     for res in (small, big):
         if res.penalized.any():
             raise ValueError("the likelihood-ratio test compares unpenalised fits; refit with "
@@ -30,9 +33,13 @@ def lr_test(small, big) -> pd.Series:
     if missing:
         raise ValueError(f"the smaller fit's covariates {missing} are not in the larger fit: the "
                          "fits are not nested.")
-    df = int(np.isfinite(big.coef).sum() - np.isfinite(small.coef).sum())
+    free = [int(np.isfinite(fit.coef).sum()) for fit in (small, big)]
+    df = free[1] - free[0]
     if df < 1:
         raise ValueError("the larger fit has no more free coefficients than the smaller one.")
     statistic = 2.0 * (big.loglik - small.loglik)
-    return pd.Series({"statistic": statistic, "df": df,
-                      "p": float(stats.chi2.sf(max(statistic, 0.0), df))})
+    table = pd.DataFrame({"loglik": [small.loglik, big.loglik], "coefficients": free},
+                         index=pd.Index(["small", "big"], name="fit"))
+    return TestResult(statistic=float(statistic), df=int(df),
+                      p=float(stats.chi2.sf(max(statistic, 0.0), df)), table=table,
+                      spec={"test": "likelihood ratio", "model": b["model"], "ties": b["ties"]})

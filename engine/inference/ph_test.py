@@ -22,14 +22,16 @@ from scipy import stats
 from scipy.stats import rankdata
 
 from ..data.cohort import Cohort
+from ..core.statistical_result import TestResult
 from ..regression.fit import loglik
 from ..data.risk_set import RiskSets, event_time_terms, risk_set_sums
 
 TRANSFORMS = ("km", "identity", "rank", "log")
 
 
-def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:
-    """R's cox.zph table for a Cox fit of ``cohort``: chisq, df, p by term and "GLOBAL".
+def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> TestResult:
+    """R's cox.zph test for a Cox fit of ``cohort``: an engine.TestResult whose statistic, df
+    and p are the GLOBAL test's and whose ``table`` is R's: chisq, df, p by term and "GLOBAL".
 
     Parameters
     ----------
@@ -54,7 +56,11 @@ def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> pd.Data
     df.append(p)
     out = pd.DataFrame({"chisq": chisq, "df": df}, index=pd.Index(rows, name="term"))
     out["p"] = stats.chi2.sf(out["chisq"], out["df"])
-    return out
+    whole = out.loc["GLOBAL"]
+    return TestResult(statistic=float(whole["chisq"]), df=int(whole["df"]),
+                      p=float(whole["p"]), table=out,
+                      spec={"test": "proportional hazards (Grambsch-Therneau, R's cox.zph)",
+                            "transform": transform, "ties": res.spec.get("ties")})
 
 
 def scaled_schoenfeld(res, cohort: Cohort | None = None, transform: str = "km") -> pd.DataFrame:

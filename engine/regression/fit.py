@@ -1,9 +1,9 @@
 """engine.fit and the likelihood evaluators: the public entry points of the engine.
 
-``fit`` checks its options once (FitOptions), prepares a Problem and hands it to
-``fit_problem``, which solves it for one penalty and reports a FitResult.  Drivers that refit
-one cohort many times (cross-validation, bootstrap, profile likelihood) prepare the Problem once
-and call ``fit_problem`` or ``Problem.solve`` themselves.
+``fit`` checks its options once (``options.fit_options`` builds the FitOptions), prepares a
+Problem and hands it to ``fit_problem``, which solves it for one penalty and reports a
+FitResult.  Drivers that refit one cohort many times (cross-validation, bootstrap, profile
+likelihood) prepare the Problem once and call ``fit_problem`` or ``Problem.solve`` themselves.
 """
 from __future__ import annotations
 
@@ -13,48 +13,34 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..core.arguments import check_fit_arguments
-from ..core.errors import ConvergenceWarning, MonotoneLikelihoodWarning
-from .options import FitOptions
+from ..core.arguments import check_fit_arguments, check_progress
+from ..core.errors import Cancelled, ConvergenceWarning, MonotoneLikelihoodWarning
+from .options import fit_options
 from .problem import Problem
 from .result import FitResult
 
 
-def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenalized=(),
-        cut_points=None, cause: int = 1, backend: str = "cpu", solver: str = "auto",
-        tol: float = 1e-9, max_iter: int = 1000, init=None, progress=None,
-        tv_route: str = "auto", censoring_strata: bool = False,
-        precision: str = "float64") -> FitResult:
+def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, progress=None,
+        cancel=None, **options) -> FitResult:
     """Fit a Cox-family model to a validated cohort.
 
     Parameters
     ----------
     cohort : engine.Cohort
     model : "cox" | "fine_gray" | "logistic" (the 0/1 ``event`` as response, an unpenalised
-        intercept "(intercept)" added; ``time`` unused)
-    ties : "breslow" | "efron" (Fine-Gray: "breslow", as cmprsk::crr)
+        intercept "(intercept)" added; ``time`` unused) | "sccs" (an engine.SccsData)
     penalty : None | engine.L1(lam) | engine.L2(lam)
         Added to -l(beta), l the summed log partial likelihood.
     unpenalized : names of covariates the penalty leaves out (e.g. the treatment); a name
         with cut points leaves out all its interval coefficients.
-    cut_points : dict, covariate -> cut times: a step-function effect, one coefficient per
-        interval named ``treat[0,10)``, ``treat[10,inf)`` (see engine.episodes).
-    cause : fine_gray only: the cause of interest, one of ``cohort.causes``.
-    backend : "cpu" | "gpu" | "auto"
-    solver : "auto" (proximal Newton, exact Newton where cheap, KKT check) | "ccd" (the
-        papers' cyclic coordinate descent) | "newton" | "prox_newton"; all reach one optimum.
-    tol : relative change of the objective (and Newton decrement) that counts as converged.
-    max_iter : most CCD cycles or outer (proximal) Newton steps.
     init : starting coefficients (array in ``cohort.names`` order); zeros by default.
-    progress : callable(state) called after each cycle, for progress bars.
-    tv_route : "auto" | "counting" | "strata": how cut-point episodes are scanned (both give
-        the same fit; "strata" needs entry at time 0).
-    censoring_strata : fine_gray only: one censoring Kaplan-Meier per stratum (default: one
-        for all rows).
-    precision : "float64" | "float32" (Cox on the GPU only: the scans in single precision,
-        for screening; coefficients then agree with float64 to within 2e-4 of max |beta|,
-        typically 1e-6, see engine/regression/backends/cox_gpu.py; ``tol`` is raised to at least 1e-6,
-        below which single precision cannot settle).
+    progress : callable(done, total) after each solver iteration: ``done`` iterations of at
+        most ``total`` = max_iter (for progress bars).
+    cancel : threading.Event-like; once set the fit stops after its current iteration with
+        engine.Cancelled.
+    **options : the fields of engine.FitOptions, each checked there: ties ("breslow" |
+        "efron"), cut_points, cause and censoring_strata (Fine-Gray), backend, solver, tol,
+        max_iter, tv_route, precision, ...
 
     Returns
     -------
@@ -62,18 +48,20 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     """
     t0 = time.perf_counter()
     check_fit_arguments(cohort, init)
-    options = FitOptions(model=model, ties=ties, backend=backend, solver=solver,
-                         precision=precision, tol=tol, max_iter=max_iter, cause=cause,
-                         censoring_strata=censoring_strata, tv_route=tv_route)
-    problem = Problem.from_cohort(cohort, options, unpenalized, cut_points)
-    return fit_problem(problem, penalty, init=init, progress=progress, t0=t0)
+    o = fit_options("fit", model, options)
+    problem = Problem.from_cohort(cohort, o, unpenalized)
+    return fit_problem(problem, penalty, init=init, progress=progress, cancel=cancel, t0=t0)
 
 
-def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) -> FitResult:
+def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None,
+                cancelled: str = "fit cancelled", t0=None) -> FitResult:
     """``fit`` on a prepared Problem (which keeps its sorted layout and its case weights): solve
     for ``penalty`` from ``init`` and report.  Unpenalised aliased columns are held at zero
-    and reported as NaN; diverging ones as +/-inf, each with a warning naming them."""
+    and reported as NaN; diverging ones as +/-inf, each with a warning naming them.
+    ``progress`` and ``cancel`` as ``fit``; a cancelled solve raises
+    engine.Cancelled("<cancelled>, iteration <n>")."""
     t0 = time.perf_counter() if t0 is None else t0
+    check_progress(progress)
     m, cohort, o = problem.model, problem.cohort, problem.options
     lam1, lam2 = problem.penalty_vectors(penalty)
     aliased = problem.aliased((lam1 == 0) & (lam2 == 0))
@@ -82,7 +70,9 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) ->
         fixed = aliased
         init = np.where(aliased, 0.0, 0.0 if init is None else np.asarray(init, float))
     t1 = time.perf_counter()
-    state = problem.solve(lam1, lam2, init, fixed, progress=progress)
+    state = problem.solve(lam1, lam2, init, fixed,
+                          progress=on_iteration(progress, cancel, problem.options.max_iter,
+                                                cancelled))
     t2 = time.perf_counter()
     ll = m.loglik()
 
@@ -120,24 +110,34 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) ->
         formula=getattr(cohort, "formula", None))
 
 
-def loglik(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
-           censoring_strata: bool = False) -> float:
+def loglik(cohort, beta, model: str = "cox", **options) -> float:
     """Log partial (Fine-Gray: pseudo) likelihood of ``cohort`` at ``beta`` (array in
-    ``cohort.names`` order)."""
-    m = _model_at(cohort, beta, ties, model, cause, censoring_strata)
-    return float(m.loglik())
+    ``cohort.names`` order); ``options`` as engine.fit (ties, cause, censoring_strata, ...)."""
+    return float(_model_at(cohort, beta, fit_options("loglik", model, options)).loglik())
 
 
-def gradient(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
-             censoring_strata: bool = False) -> np.ndarray:
+def gradient(cohort, beta, model: str = "cox", **options) -> np.ndarray:
     """Gradient of the log partial (pseudo) likelihood at ``beta``: O(N + nnz) for all
-    coordinates."""
-    m = _model_at(cohort, beta, ties, model, cause, censoring_strata)
-    return m.loglik_gradient()[1]
+    coordinates; ``options`` as engine.fit."""
+    return _model_at(cohort, beta, fit_options("gradient", model, options)).loglik_gradient()[1]
 
 
-def _model_at(cohort, beta, ties, model, cause=1, censoring_strata=False):
-    options = FitOptions(model=model, ties=ties, cause=cause, censoring_strata=censoring_strata)
+def on_iteration(progress, cancel, total: int, cancelled: str):
+    """The solver's per-iteration callback (None when there is nothing to do): report
+    ``progress(n_iter, total)``, then raise engine.Cancelled("<cancelled>, iteration <n>")
+    once ``cancel`` is set, so a long fit stops after its current iteration."""
+    if progress is None and cancel is None:
+        return None
+
+    def step(state):
+        if progress is not None:
+            progress(state.n_iter, total)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"{cancelled}, iteration {state.n_iter}")
+    return step
+
+
+def _model_at(cohort, beta, options):
     problem = Problem.from_cohort(cohort, options)
     beta = np.asarray(beta, dtype=np.float64)
     if beta.shape != (problem.p,):

@@ -3,11 +3,18 @@
 The public tuples (``MODELS``, ``TIES``, ``SOLVERS``, ``BACKENDS``, ``PRECISIONS``,
 ``TV_ROUTES``) are what the engine accepts; ``engine`` exports them and the app builds its
 selectors from them.  ``FitOptions`` is frozen: a Problem and every fit made from it share one.
+
+Every regression verb (``fit``, ``cross_validate``, ``bootstrap``, ``path``, ``lambda_max``,
+``loglik``, ``gradient``) takes the fields as keyword arguments and builds its FitOptions with
+``fit_options``, so a field added here reaches all of them; a name that is not a field is
+refused there, naming the fields.
 """
 from __future__ import annotations
 
+import difflib
 import numbers
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 from ..core.arguments import check_max_iter
 from .backends import DEVICES
@@ -31,6 +38,8 @@ class FitOptions:
         FLOAT32_TOL for precision="float32"
     max_iter : most CCD cycles or outer Newton steps, a positive integer
     cause : Fine-Gray's cause of interest; censoring_strata : Fine-Gray's censoring by stratum
+    cut_points : None | dict, covariate -> cut times: a step-function effect, one coefficient
+        per interval named ``treat[0,10)``, ``treat[10,inf)`` (engine.episodes; Cox only)
     """
 
     model: str = "cox"
@@ -43,6 +52,7 @@ class FitOptions:
     cause: int = 1
     censoring_strata: bool = False
     tv_route: str = "auto"
+    cut_points: dict | None = field(default=None, hash=False)
 
     def __post_init__(self):
         _one_of("model", self.model, MODELS, f"survscan fits {MODELS} so far")
@@ -58,11 +68,50 @@ class FitOptions:
                 and 0 < self.tol < 1):
             raise ValueError(f"tol must be in (0, 1), got {self.tol!r}")
         check_max_iter(self.max_iter)
+        self._check_cut_points()
         if self.precision == "float32":
             if self.model != "cox":
                 raise ValueError(f"precision={self.precision!r} is available for model='cox' on "
                                  "the GPU only; use precision='float64'.")
             object.__setattr__(self, "tol", max(float(self.tol), FLOAT32_TOL))
+
+    def _check_cut_points(self):
+        """A mapping of covariate names (the cohort checks them and the times), for survival
+        episodes; empty means none."""
+        cuts = self.cut_points
+        if cuts is None:
+            return
+        if not isinstance(cuts, Mapping):
+            raise ValueError(f"cut_points must be a dict, covariate -> cut times, got "
+                             f"{type(cuts).__name__}: e.g. cut_points={{'treat': [10]}}.")
+        if not cuts:
+            object.__setattr__(self, "cut_points", None)
+            return
+        if self.model in ("logistic", "sccs", "fine_gray"):
+            why = {"logistic": "logistic regression has none",
+                   "sccs": "SCCS eras are cut by SccsData.from_cases (risk_windows=, "
+                           "age_cuts=)",
+                   "fine_gray": "Fine-Gray (one row per subject) takes no counting-process "
+                                "episodes; fit model='cox' for them"}[self.model]
+            raise ValueError(f"cut_points split survival episodes; {why}. Fit without "
+                             "cut_points.")
+        object.__setattr__(self, "cut_points", dict(cuts))
+
+
+FIELDS = tuple(f.name for f in fields(FitOptions))
+
+
+def fit_options(verb: str, model: str, options: dict) -> FitOptions:
+    """``FitOptions(model=model, **options)`` for the verb named ``verb``: a keyword that is
+    not a field is refused with the fields (and the nearest one) named."""
+    unknown = [k for k in options if k not in FIELDS]
+    if unknown:
+        name = unknown[0]
+        near = difflib.get_close_matches(name, FIELDS, n=1)
+        hint = f" Did you mean {near[0]!r}?" if near and near[0] != name else ""
+        raise TypeError(f"{verb}() got an unexpected keyword argument {name!r}.{hint} Its fit "
+                        f"options are the fields of engine.FitOptions: {', '.join(FIELDS)}.")
+    return FitOptions(model=model, **options)
 
 
 def _one_of(name, value, allowed, why=""):

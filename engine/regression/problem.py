@@ -39,7 +39,7 @@ class Problem:
     options : FitOptions
     unpenalized : names always left out of the penalty (the model's own, e.g. the intercept,
         and the caller's, expanded over cut-point intervals)
-    cut_points : dict, as asked
+    cut_points : dict, as asked (options.cut_points; empty for none)
     n_rows, n_events : of the caller's cohort (Fine-Gray: events of the cause)
     """
 
@@ -52,9 +52,8 @@ class Problem:
         self._aliased = {}
 
     @classmethod
-    def from_cohort(cls, cohort, options: FitOptions | None = None, unpenalized=(),
-                    cut_points=None) -> Problem:
-        """Split at cut points and sort: ready for ``solve``."""
+    def from_cohort(cls, cohort, options: FitOptions | None = None, unpenalized=()) -> Problem:
+        """Split at ``options.cut_points`` and sort: ready for ``solve``."""
         options = FitOptions() if options is None else options
         n_rows, n_events = cohort.n, cohort.n_events
         if options.model != "logistic" and getattr(cohort, "binary_outcome", False):
@@ -63,17 +62,8 @@ class Problem:
                              "rebuild the cohort with time=.")
         if isinstance(unpenalized, str):
             unpenalized = [unpenalized]
+        cut_points = options.cut_points
         if cut_points:
-            if options.model == "logistic":
-                raise ValueError("cut_points split survival episodes; logistic regression has "
-                                 "none. Fit without cut_points.")
-            if options.model == "sccs":
-                raise ValueError("cut_points split survival episodes; SCCS eras are cut by "
-                                 "SccsData.from_cases (risk_windows=, age_cuts=). Fit without "
-                                 "them.")
-            if options.model == "fine_gray":
-                raise ValueError("cut_points need counting-process episodes, which Fine-Gray "
-                                 "(one row per subject) does not take; fit model='cox' for them.")
             cohort = split_at_cut_points(cohort, cut_points, options.tv_route)
             unpenalized = _expand_split_names(unpenalized, cut_points)
         model = _likelihood(cohort, options)

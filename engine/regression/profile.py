@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from ..core.arguments import check_level
 from .priors import penalty_value
 
 _TOL = 1e-11          # refits: the profile is differenced against the maximum
@@ -25,8 +26,7 @@ _MAX_DOUBLINGS = 40
 def profile_confint(res, names=None, level: float = 0.95) -> pd.DataFrame:
     """DataFrame (lower, upper) by covariate; ``names`` default to every unpenalised finite
     coefficient."""
-    if not (isinstance(level, float) and 0.0 < level < 1.0):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    check_level(level)
     if res.problem is None:
         raise ValueError("this FitResult holds no problem to refit; profile it after engine.fit")
     free = ~res.penalized.to_numpy() & np.isfinite(res.coef.to_numpy())

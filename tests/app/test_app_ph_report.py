@@ -56,7 +56,7 @@ def test_ph_check_table_plot_and_cut_point():
     ph = results.ph
     zph = ph.table.value.set_index("term")
     fit = store.fits[-1].result
-    expected = engine.ph_test(fit)        # = R's cox.zph (tests/engine/inference/test_ph_test.py)
+    expected = engine.ph_test(fit).table  # = R's cox.zph (tests/engine/inference/test_ph_test.py)
     np.testing.assert_allclose(zph["chisq"], expected["chisq"], rtol=1e-12)
     assert zph.loc["age", "PH"] == "doubtful" and zph.loc["fin", "PH"] == "ok"
     glob = expected.loc["GLOBAL"]

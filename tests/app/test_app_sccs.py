@@ -16,7 +16,6 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app import main  # noqa: E402, F401  (loads the bokeh plotting extension)
-from app.jobs import FitCancelled  # noqa: E402
 from app.loading import DataLoadError  # noqa: E402
 from app.sccs_jobs import make_sccs  # noqa: E402
 from app.sccs_script import python_script  # noqa: E402
@@ -270,7 +269,7 @@ def test_cancel_stops_the_fit_and_the_bootstrap():
     s.load_sample("itpdat")
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(FitCancelled):
+    with pytest.raises(engine.Cancelled):
         s.job().run(cancel)
     s.use_simulated(300, 8, 1)
     s.param.update(bootstrap=50)

@@ -17,7 +17,7 @@ pytest.importorskip("param")
 import engine  # noqa: E402
 from app.samples import SAMPLES  # noqa: E402
 from app.choices import available_models, detect_device  # noqa: E402
-from app.jobs import FitCancelled, coefficient_comparison, comparison  # noqa: E402
+from app.jobs import coefficient_comparison, comparison  # noqa: E402
 from app.loading import DataLoadError, read_upload  # noqa: E402
 from app.script import python_script  # noqa: E402
 from app.store import Store, parse_cut_points  # noqa: E402
@@ -159,14 +159,14 @@ def test_cancel_from_the_progress_callback():
     s.solver = "ccd"
     cancel, seen = threading.Event(), []
 
-    def progress(n):
-        seen.append(n)
-        if n >= 2:
+    def progress(done, total):
+        seen.append((done, total))
+        if done >= 2:
             cancel.set()
 
-    with pytest.raises(FitCancelled, match="cancelled after 2 iterations"):
+    with pytest.raises(engine.Cancelled, match="fit cancelled, iteration 2"):
         s.fit_job().run(cancel, progress)
-    assert seen == [1, 2]
+    assert seen == [(1, 1000), (2, 1000)]
 
 
 def test_penalty_unpenalized_and_options(store):

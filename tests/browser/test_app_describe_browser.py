@@ -71,7 +71,7 @@ def test_first_rossi_analysis(page):
     tab(pg, "Results")
     expected = engine.ph_test(engine.fit(engine.Cohort.from_frame(
         ROSSI, "week", "arrest", covariates=["fin", "age", "race", "wexp", "mar", "paro",
-                                              "prio"]), ties="efron")).loc["GLOBAL"]
+                                              "prio"]), ties="efron")).table.loc["GLOBAL"]
     info_ = pg.locator(".ph-info")
     expect(info_).to_contain_text("Global test")
     chisq, p = re.search(r"chi-square = ([\d.]+) on 7 df, p = ([\d.]+)", info_.locator("p").first.text_content()).groups()

@@ -18,9 +18,12 @@ import pandas as pd
 
 from ...core import parallel as par
 from ...core.errors import CohortError, ConvergenceWarning, DataWarning
-from ..fit import fit, fit_problem
-from ..options import FitOptions
+from ...core.arguments import check_fit_arguments, check_level
+from ..fit import fit_problem
+from ..options import fit_options
+from .path import fine_gray_spec
 from ..priors import L1, L2
+from ..problem import Problem
 from .resampling import WeightedRefits, bootstrap_counts, subjects
 
 
@@ -56,10 +59,10 @@ class _ReplicateFits(WeightedRefits):
 
     def __call__(self, b):
         problem = self.problem()
-        codes, n_subjects = self.cache.get("subjects", lambda: subjects(self.cohort))
+        codes, n_subjects = self.cache.get("subjects", lambda: subjects(problem.cohort))
         counts = bootstrap_counts(n_subjects, self.seed, b)
         weights = self.base_weights() * counts[codes]
-        event = np.asarray(self.cohort.event)
+        event = np.asarray(problem.cohort.event)
         counted = event == self.options.cause if self.options.model == "fine_gray" else event > 0
         if not (weights[counted] > 0).any():
             return None, True          # no event drawn: nothing to estimate
@@ -71,9 +74,8 @@ class _ReplicateFits(WeightedRefits):
 
 
 def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, seed: int = 0,
-              level: float = 0.95, parallel=None, n_jobs=None, ties: str = "breslow",
-              unpenalized=(), backend: str = "cpu", progress=None, cancel=None,
-              tol: float = 1e-8, max_iter: int = 1000) -> BootstrapResult:
+              level: float = 0.95, parallel=None, n_jobs=None, unpenalized=(), progress=None,
+              cancel=None, **options) -> BootstrapResult:
     """Bootstrap percentile intervals and non-zero fractions of the coefficients.
 
     Parameters
@@ -84,20 +86,21 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     replicates : number of bootstrap samples; seed : replicate b uses (seed, b) alone
     level : coverage of the percentile intervals
     parallel, n_jobs, progress, cancel : as ``engine.cross_validate``
+    **options : the fields of engine.FitOptions, as engine.fit (ties, cause, cut_points,
+        censoring_strata, backend, tol, max_iter, ...)
     """
     t0 = time.perf_counter()
+    o = fit_options("bootstrap", model, options)
     if not (isinstance(replicates, int | np.integer) and replicates >= 2):
         raise ValueError(f"replicates must be an integer >= 2, got {replicates!r}")
-    if not (isinstance(level, float) and 0.0 < level < 1.0):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
+    check_level(level)
     if penalty is not None and not isinstance(penalty, L1 | L2):
         raise ValueError(f"penalty must be None, engine.L1(lam) or engine.L2(lam), got {penalty!r}")
     par.check(parallel, n_jobs)
-    full = fit(cohort, model=model, ties=ties, penalty=penalty, unpenalized=unpenalized, backend=backend,
-               tol=tol, max_iter=max_iter)
+    check_fit_arguments(cohort)
+    full = fit_problem(Problem.from_cohort(cohort, o, unpenalized), penalty)
     t1 = time.perf_counter()
-    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
-    task = _ReplicateFits(cohort, penalty, seed, full.beta, options=options,
+    task = _ReplicateFits(cohort, penalty, seed, full.beta, options=o,
                           unpenalized=full.spec["unpenalized"])
     out = par.run(task, range(replicates), parallel, n_jobs, progress, cancel)
     t2 = time.perf_counter()
@@ -119,14 +122,14 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
                             "nonzero_fraction": (reps != 0).mean(axis=0)})
     unconverged = sum(not out[b][1] for b in drawn)
     if unconverged:
-        warnings.warn(f"{unconverged} replicate fit(s) stopped at max_iter={max_iter} before "
-                      f"tol={tol}; they are kept.", ConvergenceWarning, stacklevel=2)
+        warnings.warn(f"{unconverged} replicate fit(s) stopped at max_iter={o.max_iter} before "
+                      f"tol={o.tol}; they are kept.", ConvergenceWarning, stacklevel=2)
     return BootstrapResult(
         summary=summary, replicates=reps, fit=full, level=level,
         timings={"fit": t1 - t0, "replicates": t2 - t1, "total": t2 - t0},
         not_converged=int(unconverged), no_events=int(no_events),
         spec={"penalty": full.spec["penalty"], "replicates": replicates, "seed": seed,
-              "ties": ties, "unpenalized": full.spec["unpenalized"]})
+              "ties": o.ties, "unpenalized": full.spec["unpenalized"], **fine_gray_spec(o)})
 
 
 def percentiles(values: np.ndarray, q) -> np.ndarray:

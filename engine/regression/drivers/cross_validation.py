@@ -31,8 +31,8 @@ from scipy.optimize import minimize_scalar
 from ...core import parallel as par
 from ...core.errors import ConvergenceWarning
 from ..fit import fit_problem
-from ..options import MODELS, FitOptions
-from .path import PENALTIES, cancel_check, check_grid, lambda_grid, lambda_max_of
+from ..options import fit_options
+from .path import PENALTIES, check_grid, fine_gray_spec, lambda_grid, lambda_max_of
 from ..priors import L1
 from ..problem import Problem
 from .resampling import WeightedRefits, fold_of_rows, subjects
@@ -87,7 +87,7 @@ class _FoldFits(WeightedRefits):
         repeat, k, lambdas, beta, pilot = item
         problem = self.problem()
         fold = self.cache.get(("fold", repeat),
-                              lambda: fold_of_rows(self.cohort, self.folds, self.seed, repeat))
+                              lambda: fold_of_rows(problem.cohort, self.folds, self.seed, repeat))
         full = self.base_weights()
         train = np.where(fold == k, 0.0, full)
         scores, betas, unconverged = [], [], 0
@@ -97,9 +97,9 @@ class _FoldFits(WeightedRefits):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=init,
-                                  progress=cancel_check(self.cancel, f"cross-validation "
-                                                        f"cancelled at fold {k + 1}, lambda "
-                                                        f"{i + 1} of {len(lambdas)}"))
+                                  cancel=self.cancel,
+                                  cancelled=f"cross-validation cancelled at fold {k + 1}, "
+                                            f"lambda {i + 1} of {len(lambdas)}")
             beta = res.beta
             betas.append(beta)
             unconverged += not res.converged
@@ -111,17 +111,17 @@ class _FoldFits(WeightedRefits):
 
 
 def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int = 10,
-                   repeats: int = 1, grid=None, seed: int = 0, backend: str = "cpu",
-                   parallel=None, n_jobs=None, ties: str = "breslow", unpenalized=(),
-                   auto: bool = False, progress=None, cancel=None, tol: float = 1e-8,
-                   max_iter: int = 1000) -> CrossValidationResult:
+                   repeats: int = 1, grid=None, seed: int = 0, parallel=None, n_jobs=None,
+                   unpenalized=(), auto: bool = False, progress=None, cancel=None,
+                   **options) -> CrossValidationResult:
     """Choose the L1 or L2 strength by k-fold cross-validation (see the module docstring).
 
     Parameters
     ----------
     cohort : engine.Cohort (engine.SccsData for "sccs"); model : one of engine.MODELS;
         penalty : "l1" | "l2"
-    folds : k >= 2 folds of subjects (``cohort.id``, else rows; SCCS: cases), within strata
+    folds : k >= 2 folds of subjects (``cohort.id``, else rows; SCCS: cases), within strata;
+        a subject's episodes (cut points) stay in one fold
     repeats : independent fold assignments (Yang2022 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
     seed : fixes the folds; the same seed gives the same result for every ``parallel``
@@ -134,12 +134,13 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
         is one fold fit and total grows with the search)
     cancel : threading.Event-like; when set, the run stops with engine.Cancelled: between
         folds, and in a serial run after the current solver iteration
-    tol, max_iter : of the fold fits and the refit
+    **options : the fields of engine.FitOptions, as engine.fit (ties, cause, cut_points,
+        censoring_strata, backend, tol, max_iter, ...), for the fold fits and the refit
     """
     t0 = time.perf_counter()
-    kind = _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs)
-    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
-    problem = Problem.from_cohort(cohort, options, unpenalized)
+    o = fit_options("cross_validate", model, options)
+    kind = _check(cohort, penalty, folds, repeats, grid, parallel, n_jobs)
+    problem = Problem.from_cohort(cohort, o, unpenalized)
     lam1, _ = problem.penalty_vectors(L1(1.0))
     penalized = lam1 > 0
     if not penalized.any():
@@ -151,7 +152,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
 
     serial = parallel is None or parallel == "serial"
     task = _FoldFits(cohort, kind, folds, seed, cancel=cancel if serial else None,
-                     options=options, unpenalized=problem.unpenalized)
+                     options=o, unpenalized=problem.unpenalized)
     task.cache.get("problem", lambda: problem)   # serial folds reuse this sorted layout
     pairs = [(r, k) for r in range(repeats) for k in range(folds)]
     with par.Runner(task, parallel, n_jobs) as runner:
@@ -179,20 +180,20 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     problem.set_weights(task.base_weights())  # and forget the last solve's step: every
     #                                          parallel mode then refits from the same state
     refit = fit_problem(problem, chosen,      # the layout sorted for lambda_max, not again
-                        init=start,
-                        progress=cancel_check(cancel, "cross-validation cancelled during "
-                                                      "the refit"))
+                        init=start, cancel=cancel,
+                        cancelled="cross-validation cancelled during the refit")
     t3 = time.perf_counter()
     if unconverged:
-        warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={max_iter} before "
-                      f"tol={tol}; their scores are kept.", ConvergenceWarning, stacklevel=2)
+        warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={o.max_iter} before "
+                      f"tol={o.tol}; their scores are kept.", ConvergenceWarning, stacklevel=2)
     return CrossValidationResult(
         penalty=chosen, curve=curve, fit=refit, lambda_max=top,
         timings={"lambda_max": t1 - t0, "folds": t2 - t1, "refit": t3 - t2,
                  "total": t3 - t0},
         not_converged=int(unconverged),
         spec={"model": model, "penalty": kind, "folds": folds, "repeats": repeats, "seed": seed,
-              "auto": auto, "ties": ties, "unpenalized": problem.unpenalized,
+              "auto": auto, "ties": o.ties, "unpenalized": problem.unpenalized,
+              **fine_gray_spec(o),
               "parallel": parallel if isinstance(parallel, str | None) else "client",
               "score": "Verweij-van Houwelingen cross-validated partial likelihood"})
 
@@ -215,10 +216,8 @@ def _step_progress(task, progress, serial, n_folds, steps):
     return None
 
 
-def _check(cohort, model, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
-    """Validate the arguments; return the penalty kind."""
-    if model not in MODELS:
-        raise ValueError(f"model={model!r}: cross_validate takes one of {MODELS}.")
+def _check(cohort, penalty, folds, repeats, grid, parallel, n_jobs) -> str:
+    """Validate the arguments besides the fit options; return the penalty kind."""
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ...core.errors import Cancelled
 from ..fit import fit_problem
-from ..options import FitOptions
+from ..options import fit_options
 from ..priors import L1, L2
 from ..problem import Problem
 
@@ -61,8 +61,7 @@ class PathResult:
 
 
 def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized=(),
-         ties: str = "breslow", backend: str = "cpu", tol: float = 1e-9, max_iter: int = 1000,
-         progress=None, cancel=None) -> PathResult:
+         progress=None, cancel=None, **options) -> PathResult:
     """Fits along the regularisation path (see the module docstring).
 
     Parameters
@@ -70,17 +69,18 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     cohort : engine.Cohort; model : one of engine.MODELS; penalty : "l1" | "l2"
     grid : None (10 points) | number of points | sequence of strengths > 0 (sorted decreasing)
     unpenalized : covariate names left out of the penalty
-    ties, backend, tol, max_iter : as engine.fit
     progress : callable(done, total) after each fit; cancel : threading.Event-like, checked
         between fits and after every solver iteration (engine.Cancelled)
+    **options : the fields of engine.FitOptions, as engine.fit (ties, cause, cut_points,
+        backend, tol, max_iter, ...)
     """
     t0 = time.perf_counter()
+    o = fit_options("path", model, options)
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
     check_grid(grid)
-    options = FitOptions(model=model, ties=ties, backend=backend, tol=tol, max_iter=max_iter)
-    problem = Problem.from_cohort(cohort, options, unpenalized)
+    problem = Problem.from_cohort(cohort, o, unpenalized)
     penalized = problem.penalty_vectors(L1(1.0))[0] > 0
     top = lambda_max_of(problem, penalized)
     ll_0 = problem.loglik()
@@ -92,9 +92,8 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
     for i, lam in enumerate(lambdas):
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"path cancelled after {i} of {len(lambdas)} fits")
-        res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta,
-                          progress=cancel_check(cancel, f"path cancelled at lambda {i + 1} "
-                                                        f"of {len(lambdas)}"))
+        res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta, cancel=cancel,
+                          cancelled=f"path cancelled at lambda {i + 1} of {len(lambdas)}")
         beta = res.beta
         coefs.append(res.coef.to_numpy())
         lls.append(res.loglik)
@@ -112,13 +111,13 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
         df=np.count_nonzero(coef.to_numpy()[:, penalized], axis=1),
         converged=np.asarray(converged), lambda_max=top,
         timings={"lambda_max": t1 - t0, "fits": t2 - t1, "total": time.perf_counter() - t0},
-        spec={"model": model, "penalty": kind, "ties": ties, "unpenalized": problem.unpenalized,
-              "points": len(lambdas), "deviance": "glmnet: l_sat - l over l_sat - l_0"})
+        spec={"model": model, "penalty": kind, "ties": o.ties, "unpenalized": problem.unpenalized,
+              "points": len(lambdas), "deviance": "glmnet: l_sat - l over l_sat - l_0",
+              **fine_gray_spec(o)})
 
 
 def lambda_max(cohort, model: str = "cox", penalty: str = "l1", unpenalized=(),
-               ties: str = "breslow", cause: int = 1, cut_points=None,
-               backend: str = "cpu") -> float:
+               **options) -> float:
     """The scale of the penalty for this design: the smallest L1 strength at which every
     penalised coefficient is zero (just below it one enters), as the path and cross-validation
     use it.  For ``penalty="l2"`` it is the same number, the top of the L2 path's grid (a ridge
@@ -127,14 +126,14 @@ def lambda_max(cohort, model: str = "cox", penalty: str = "l1", unpenalized=(),
 
     Parameters
     ----------
-    cohort : engine.Cohort; model, ties, cause, cut_points, backend : as engine.fit
+    cohort : engine.Cohort; model, **options : as engine.fit (ties, cause, cut_points, ...)
     penalty : "l1" | "l2"; unpenalized : covariate names left out of the penalty
     """
+    o = fit_options("lambda_max", model, options)
     kind = str(penalty).lower()
     if kind not in PENALTIES:
         raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
-    options = FitOptions(model=model, ties=ties, backend=backend, cause=cause)
-    problem = Problem.from_cohort(cohort, options, unpenalized, cut_points)
+    problem = Problem.from_cohort(cohort, o, unpenalized)
     penalized = problem.penalty_vectors(L1(1.0))[0] > 0
     if not penalized.any():
         raise ValueError("every covariate is in unpenalized: there is no penalty to scale.")
@@ -157,16 +156,11 @@ def lambda_max_of(problem: Problem, penalized: np.ndarray) -> float:
     return top
 
 
-def cancel_check(cancel, message: str):
-    """A solver progress callback raising engine.Cancelled(message) once ``cancel`` is set
-    (None when there is nothing to poll): a long fit stops after its current iteration."""
-    if cancel is None:
-        return None
-
-    def check(state):
-        if cancel.is_set():
-            raise Cancelled(f"{message}, iteration {state.n_iter}")
-    return check
+def fine_gray_spec(o) -> dict:
+    """What a Fine-Gray driver records beside the model: the cause and the censoring."""
+    if o.model != "fine_gray":
+        return {}
+    return {"cause": o.cause, "censoring_strata": o.censoring_strata}
 
 
 def check_grid(grid) -> None:

@@ -50,7 +50,8 @@ def bootstrap_counts(n_subjects: int, seed: int, replicate: int) -> np.ndarray:
 
 class WeightedRefits:
     """Base of the picklable CV and bootstrap tasks: the cohort, sorted once per worker thread
-    into a model whose case weights change between fits."""
+    into a model whose case weights change between fits.  Folds, subjects and weights are of
+    ``problem().cohort``: the caller's rows, or their episodes when the options cut them."""
 
     def __init__(self, cohort, options: FitOptions, unpenalized):
         self.cohort, self.options, self.unpenalized = cohort, options, list(unpenalized)
@@ -61,5 +62,6 @@ class WeightedRefits:
             self.cohort, self.options, self.unpenalized))
 
     def base_weights(self) -> np.ndarray:
-        c = self.cohort
+        """The case weights of the problem's rows (the episodes, with cut points)."""
+        c = self.problem().cohort
         return np.ones(c.n) if c.weights is None else np.asarray(c.weights, np.float64)

@@ -19,7 +19,7 @@ from r_survival_data import AML
 
 def test_aml_against_R():
     cohort = engine.Cohort.from_frame(AML, "time", "status", covariates=["x"])
-    test = engine.logrank_test(cohort, group="x")
+    test = engine.logrank_test(cohort, by="x")
     assert test.table["n"].tolist() == [11, 12]
     assert test.table["observed"].tolist() == [7, 11]
     np.testing.assert_allclose(test.table["expected"], [10.69, 7.31], atol=0.005)
@@ -31,7 +31,7 @@ def test_lung_by_inst_rho_half_against_R():
     # survdiff(Surv(time, status) ~ inst, lung, rho=.5), printed with digits=6
     lung = load_lung().dropna(subset=["inst"])
     cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["inst"])
-    test = engine.logrank_test(cohort, group="inst", rho=0.5)
+    test = engine.logrank_test(cohort, by="inst", rho=0.5)
     r = {1: (36, 21.190058, 17.455181, 1.171232977), 2: (5, 3.173330, 1.964395, 0.860140808),
          3: (19, 10.663476, 11.958755, 0.200472362), 21: (13, 9.263733, 4.460746, 6.149354145),
          33: (2, 0.929177, 0.416202, 0.676682390)}
@@ -50,7 +50,7 @@ def test_lung_stratified_against_R():
     lung = load_lung().dropna(subset=["inst", "pat.karno"])
     cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["pat.karno"],
                                       strata="inst")
-    test = engine.logrank_test(cohort, group="pat.karno", strata="inst")
+    test = engine.logrank_test(cohort, by="pat.karno", strata="inst")
     assert test.table["n"].tolist() == [2, 2, 4, 30, 41, 50, 60, 35]
     np.testing.assert_allclose(test.table["expected"],
                                [0.692, 1.099, 1.166, 16.298, 26.358, 41.938, 47.242, 26.207],
@@ -65,7 +65,7 @@ def test_two_groups_against_lifelines(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin"])
     a, b = rossi[rossi["fin"] == 0], rossi[rossi["fin"] == 1]
     for rho, gamma in ((0, 0), (1, 0), (0, 1), (1, 1), (0.5, 2)):
-        mine = engine.logrank_test(cohort, group="fin", rho=rho, gamma=gamma)
+        mine = engine.logrank_test(cohort, by="fin", rho=rho, gamma=gamma)
         kw = {} if rho == gamma == 0 else {"weightings": "fleming-harrington", "p": rho,
                                             "q": gamma}
         theirs = lifelines_logrank(a["week"], b["week"], a["arrest"], b["arrest"], **kw)
@@ -80,24 +80,24 @@ def test_two_groups_against_lifelines(rossi):
 def test_gehan_breslow_and_tarone_ware_against_lifelines(rossi, weighting, theirs):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin"])
     a, b = rossi[rossi["fin"] == 0], rossi[rossi["fin"] == 1]
-    mine = engine.logrank_test(cohort, group="fin", weighting=weighting)
+    mine = engine.logrank_test(cohort, by="fin", weighting=weighting)
     ref = lifelines_logrank(a["week"], b["week"], a["arrest"], b["arrest"], weightings=theirs)
     assert mine.statistic == pytest.approx(ref.test_statistic, rel=1e-9)
     assert mine.p == pytest.approx(ref.p_value, rel=1e-8)
     lung = load_lung().dropna(subset=["ph.ecog"])
     cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["ph.ecog"])
-    mine = engine.logrank_test(cohort, group="ph.ecog", weighting=weighting)
+    mine = engine.logrank_test(cohort, by="ph.ecog", weighting=weighting)
     ref = multivariate_logrank_test(lung["time"], lung["ph.ecog"], lung["status"],
                                     weightings=theirs)
     assert mine.statistic == pytest.approx(ref.test_statistic, rel=1e-9)
     with pytest.raises(ValueError, match="weighting must be one of"):
-        engine.logrank_test(cohort, group="ph.ecog", weighting="wilcoxon")
+        engine.logrank_test(cohort, by="ph.ecog", weighting="wilcoxon")
 
 
 def test_several_groups_against_lifelines():
     lung = load_lung().dropna(subset=["ph.ecog"])
     cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["ph.ecog"])
-    mine = engine.logrank_test(cohort, group="ph.ecog")
+    mine = engine.logrank_test(cohort, by="ph.ecog")
     theirs = multivariate_logrank_test(lung["time"], lung["ph.ecog"], lung["status"])
     assert mine.df == 3
     assert mine.statistic == pytest.approx(theirs.test_statistic, rel=1e-9)
@@ -107,7 +107,7 @@ def test_stratified_against_statsmodels(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin"],
                                       strata="race")
     for weight_type, rho in ((None, 0.0), ("fh", 1.0)):
-        mine = engine.logrank_test(cohort, group="fin", strata="race", rho=rho)
+        mine = engine.logrank_test(cohort, by="fin", strata="race", rho=rho)
         kw = {} if weight_type is None else {"weight_type": "fh", "fh_p": rho}
         chisq, p = survdiff(rossi["week"], rossi["arrest"], rossi["fin"],
                             strata=rossi["race"], **kw)
@@ -136,12 +136,12 @@ def _trend_by_definition(time, event, group, scores):
 def test_trend_against_definition():
     lung = load_lung().dropna(subset=["ph.ecog"])
     cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=["ph.ecog"])
-    mine = engine.logrank_test(cohort, group="ph.ecog")
+    mine = engine.logrank_test(cohort, by="ph.ecog")
     expected = _trend_by_definition(lung["time"].to_numpy(), lung["status"].to_numpy(),
                                     lung["ph.ecog"].to_numpy(), np.array([0.0, 1, 2, 3]))
     assert mine.scores.tolist() == [0, 1, 2, 3]
     assert mine.trend_statistic == pytest.approx(expected, rel=1e-10)
-    custom = engine.logrank_test(cohort, group="ph.ecog", scores=[1, 2, 4, 8])
+    custom = engine.logrank_test(cohort, by="ph.ecog", scores=[1, 2, 4, 8])
     expected = _trend_by_definition(lung["time"].to_numpy(), lung["status"].to_numpy(),
                                     lung["ph.ecog"].to_numpy(), np.array([1.0, 2, 4, 8]))
     assert custom.trend_statistic == pytest.approx(expected, rel=1e-10)

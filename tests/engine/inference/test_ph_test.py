@@ -19,7 +19,7 @@ def test_ovarian_against_R():
     # cox.zph(coxph(Surv(futime, fustat) ~ age + ecog.ps, ovarian)): 0.698, 2.371, 3.633
     cohort = engine.Cohort.from_frame(OVARIAN, "futime", "fustat", covariates=["age", "ecog_ps"])
     res = engine.fit(cohort, ties="efron")
-    zph = engine.ph_test(res)                      # the FitResult keeps its cohort
+    zph = engine.ph_test(res).table                # the FitResult keeps its cohort
     assert zph.index.tolist() == ["age", "ecog_ps", "GLOBAL"]
     np.testing.assert_allclose(zph["chisq"], [0.698, 2.371, 3.633], atol=5e-4)
     assert zph["df"].tolist() == [1, 1, 2]
@@ -54,14 +54,14 @@ def test_closed_form_score_test_of_R_zph(ties, transform):
     cohort = engine.Cohort.from_frame(TEST1, "time", "status", covariates=["x"])
     res = engine.fit(cohort, ties=ties)
     assert res.coef["x"] == pytest.approx(np.log(r), rel=1e-7)
-    zph = engine.ph_test(res, cohort, transform=transform)
+    zph = engine.ph_test(res, cohort, transform=transform).table
     assert zph.loc["x", "chisq"] == pytest.approx(_closed_form(U, imat, g), rel=1e-6)
     # artificial strata: two copies, one per stratum, double the statistic
     twice = pd.concat([TEST1.assign(group="a"), TEST1.assign(group="b")], ignore_index=True)
     stratified = engine.Cohort.from_frame(twice, "time", "status", covariates=["x"],
                                           strata="group")
     res2 = engine.fit(stratified, ties=ties)
-    zph2 = engine.ph_test(res2, stratified, transform=transform)
+    zph2 = engine.ph_test(res2, stratified, transform=transform).table
     assert zph2.loc["x", "chisq"] == pytest.approx(2 * zph.loc["x", "chisq"], rel=1e-6)
 
 
@@ -102,7 +102,7 @@ def test_rossi_against_extended_model_in_statsmodels(rossi, ties, strata):
     df = rossi.rename(columns={"week": "time", "arrest": "event"})
     cohort = engine.Cohort.from_frame(df, "time", "event", covariates=names, strata=strata)
     res = engine.fit(cohort, ties=ties)
-    zph = engine.ph_test(res, cohort)
+    zph = engine.ph_test(res, cohort).table
     # R's km transform by hand: 1 - S(t-) of the pooled KM, centred over the events
     kmf = engine.kaplan_meier(cohort).table
     before = dict(zip(kmf["time"], np.concatenate(([1.0], kmf["survival"].to_numpy()[:-1]))))
@@ -131,7 +131,7 @@ def test_text_covariate_is_one_term(rossi):
     df = rossi.assign(prio_group=pd.cut(rossi["prio"], [-1, 1, 4, 99],
                                         labels=["low", "mid", "high"]).astype(str))
     cohort = engine.Cohort.from_frame(df, "week", "arrest", covariates=["fin", "prio_group"])
-    zph = engine.ph_test(engine.fit(cohort, ties="efron"), cohort)
+    zph = engine.ph_test(engine.fit(cohort, ties="efron"), cohort).table
     assert zph.index.tolist() == ["fin", "prio_group", "GLOBAL"]
     assert zph["df"].tolist() == [1, 2, 3]
 
@@ -170,8 +170,8 @@ def test_split_episodes_give_the_unsplit_test(rossi, ties):
     split = engine.Cohort.from_frame(_split(rossi, (10, 25, 40)), "stop", "arrest",
                                      covariates=names, start="start", id="id")
     for transform in ("km", "identity"):
-        a = engine.ph_test(engine.fit(plain, ties=ties), plain, transform=transform)
-        b = engine.ph_test(engine.fit(split, ties=ties), split, transform=transform)
+        a = engine.ph_test(engine.fit(plain, ties=ties), plain, transform=transform).table
+        b = engine.ph_test(engine.fit(split, ties=ties), split, transform=transform).table
         np.testing.assert_allclose(b["chisq"], a["chisq"], rtol=1e-7)
 
 
@@ -182,6 +182,6 @@ def test_integer_weights_are_repeated_rows_with_breslow(rossi):
                                         weights="w")
     repeated = engine.Cohort.from_frame(rossi.loc[rossi.index.repeat(w)].reset_index(drop=True),
                                         "week", "arrest", covariates=names)
-    a = engine.ph_test(engine.fit(weighted), weighted, transform="identity")
-    b = engine.ph_test(engine.fit(repeated), repeated, transform="identity")
+    a = engine.ph_test(engine.fit(weighted), weighted, transform="identity").table
+    b = engine.ph_test(engine.fit(repeated), repeated, transform="identity").table
     np.testing.assert_allclose(a["chisq"], b["chisq"], rtol=1e-7)
