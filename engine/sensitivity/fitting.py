@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -140,26 +139,25 @@ def _empty_intervals(problem, w, included) -> list:
 
 
 def _aliased(problem, w, unpenalised):
-    """``Problem.aliased`` on the rows of positive weight (their weights in the centring): the
-    mask of aliased columns and a sentence naming each."""
+    """``Problem.aliased`` on this variant: the information at beta = 0 over its unpenalised
+    columns, with its weights set (rows of weight zero enter no risk set), read by
+    engine.data.collinearity.  The mask of aliased columns and a sentence naming each; skipped
+    above the same budget (dense rows x columns^2 bound)."""
     out = np.zeros(problem.p, bool)
     cols = np.flatnonzero(unpenalised)
     if cols.size == 0:
         return out, []
-    cohort = problem.cohort
-    rows = np.flatnonzero(w > 0)
-    X = cohort.X[:, cols].tocsr()[rows]          # the few columns first: cheap on CSC
-    row_nnz = np.diff(X.indptr).astype(float)
-    if float(row_nnz @ row_nnz) > ALIAS_CHECK_BUDGET:
+    rows, events = np.count_nonzero(w), problem.n_events
+    if float(rows + events) * cols.size ** 2 > ALIAS_CHECK_BUDGET:
         return out, []
-    strata = None if cohort.strata is None else np.asarray(cohort.strata)[rows]
-    view = SimpleNamespace(X=X.tocsc(), n=rows.size, weights=w[rows], strata=strata)
+    m = problem.model
+    m.set_beta(np.zeros(m.p))
     said = []
-    for col, partners in collinearity.aliased_columns(view, np.arange(cols.size)):
+    for col, partners in collinearity.aliased_columns(m.information(cols)[2], m.scale[cols]):
         out[cols[col]] = True
         with_ = (f"a linear combination of {', '.join(problem.names[cols[q]] for q in partners)}"
-                 if partners else "constant within every stratum")
-        said.append(f"covariate {problem.names[cols[col]]!r} is {with_} (collinear) in this "
+                 if partners else "constant within every risk set (or stratum)")
+        said.append(f"covariate {problem.names[cols[col]]!r} is {with_} (aliased) in this "
                     "variant: its coefficient is reported as NaN")
     return out, said
 

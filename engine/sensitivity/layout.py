@@ -54,10 +54,10 @@ class Layout:
                              solver=base.get("solver", "auto"), tol=base.get("tol", 1e-9),
                              max_iter=base.get("max_iter", 1000),
                              precision=base.get("precision", "float64"),
-                             tv_route=base.get("tv_route", "auto"))
+                             tv_route=base.get("tv_route", "auto"),
+                             cut_points=axes.value("cut_points", cut_label))
         unpenalized = base.get("unpenalized", of_interest)
-        self.problem = Problem.from_cohort(split, options, unpenalized,
-                                           axes.value("cut_points", cut_label))
+        self.problem = Problem.from_cohort(split, options, unpenalized)
         episodes = self.problem.cohort
         self.parent = np.asarray(episodes.id, np.int64)
         self.start = None if episodes.start is None else np.asarray(episodes.start)
