@@ -12,6 +12,8 @@ import scipy.linalg as la
 from scipy import stats
 
 from .errors import ConvergenceWarning
+from .prediction import predict as prediction
+from .prediction.baseline import baseline as cox_baseline
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
@@ -66,16 +68,24 @@ class FitResult:
         the penalty makes it undefined); computed on first use, so a P = 10,000 penalised fit
         costs nothing extra.
         """
-        return self._standard_errors(self.spec.get("variance", "model"), "se")
+        return pd.Series(np.sqrt(np.diag(self.cov.to_numpy())), index=self.coef.index)
+
+    @cached_property
+    def cov(self) -> pd.DataFrame:
+        """The covariance matrix of the coefficients behind ``se`` (p x p; NaN in the rows
+        and columns of penalised or non-finite ones): what predictions' standard errors use."""
+        return pd.DataFrame(self._covariance(self.spec.get("variance", "model"), "se"),
+                            index=self.coef.index, columns=self.coef.index)
 
     @cached_property
     def se_model(self) -> pd.Series:
         """Model-based standard errors, sqrt(diag(I^-1)); equal to ``se`` for Cox fits."""
-        return self._standard_errors("model", "se_model")
+        return pd.Series(np.sqrt(np.diag(self._covariance("model", "se_model"))),
+                         index=self.coef.index)
 
-    def _standard_errors(self, kind: str, stage: str) -> pd.Series:
+    def _covariance(self, kind: str, stage: str) -> np.ndarray:
         t0 = time.perf_counter()
-        se = pd.Series(np.nan, index=self.coef.index)
+        out = np.full((len(self.coef), len(self.coef)), np.nan)
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
         if cols.size and self.problem is not None:
             model = self.problem.model
@@ -87,9 +97,9 @@ class FitResult:
                 cov = inv @ middle @ inv
             else:
                 cov = _inverse(model.information(cols)[2], names)
-            se.iloc[cols] = np.sqrt(np.diag(cov))
+            out[np.ix_(cols, cols)] = cov
         self.timings[stage] = time.perf_counter() - t0
-        return se
+        return out
 
     def confint(self, names=None, level: float = 0.95) -> pd.DataFrame:
         """Profile-likelihood confidence intervals of unpenalised coefficients (lower, upper).
@@ -98,6 +108,41 @@ class FitResult:
         penalty kept) reaches the chi-square(1) quantile of ``level``; see engine.profile.
         """
         return profile_confint(self, names, level)
+
+    @cached_property
+    def baseline(self):
+        """The Breslow or Efron (as fitted) baseline hazard's pieces per stratum
+        (engine.prediction.baseline.Baseline), computed once from the fit's sorted rows."""
+        prediction.cox_baseline_checked(self)
+        problem = self.problem
+        return cox_baseline(problem.cohort, problem.model.data, self.coef.to_numpy(float),
+                            self.spec["ties"])
+
+    def baseline_hazard(self, centered: bool = True) -> pd.DataFrame:
+        """The baseline hazard as R's ``basehaz``: stratum (stratified fits), time, n_risk,
+        n_event, hazard, cumhaz, survival at each event time.  ``centered=True`` (R's default)
+        is the hazard of a subject at the weighted column means (R's ``fit$means``);
+        ``centered=False`` at x = 0."""
+        return prediction.cox_baseline(self).table(centered)
+
+    def baseline_survival(self, centered: bool = True) -> pd.DataFrame:
+        """exp(-cumulative baseline hazard): stratum (stratified fits), time, survival; see
+        ``baseline_hazard`` for the centring."""
+        table = self.baseline_hazard(centered)
+        return table[[c for c in ("stratum", "time", "survival") if c in table]]
+
+    def predict(self, newdata=None, type: str = "lp", reference: str = "sample") -> pd.DataFrame:
+        """fit and se of each row of ``newdata`` (a DataFrame with the fit's covariate columns;
+        default the fitted rows), as R's ``predict.coxph(se.fit=TRUE)``; see
+        engine.prediction.predict.predict for ``type`` and ``reference``."""
+        return prediction.predict(self, newdata, type, reference)
+
+    def predict_survival(self, newdata, times=None, conf_type: str = "log",
+                         level: float = 0.95) -> pd.DataFrame:
+        """Predicted survival of each row of ``newdata`` at ``times`` with pointwise limits
+        (R's ``survfit(fit, newdata)``; conf_type "log", "log-log" or "plain"); a long table,
+        see engine.prediction.predict.predict_survival."""
+        return prediction.predict_survival(self, newdata, times, conf_type, level)
 
     @property
     def summary(self) -> pd.DataFrame:
