@@ -25,6 +25,10 @@ from .memory import fit_memory
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, lambda_max, path
 from .per_sd import per_sd
+from .prediction.brier import brier_score, integrated_brier_score
+from .prediction.calibration import calibration_table
+from .prediction.time_auc import time_dependent_auc
+from .prediction.uno import uno_concordance
 from .ph_smooth import ph_smooth
 from .ph_test import information, information_at, ph_test, scaled_schoenfeld
 from .priors import L1, L2
@@ -53,10 +57,13 @@ __all__ = [
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
+    "TableOne", "autocorrelation", "bayes", "bootstrap", "brier_score", "calibration_table",
+    "cdm", "comparative", "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
+    "integrated_brier_score",
     "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
     "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
-    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
+    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one", "time_dependent_auc",
+    "uno_concordance",
 ]
