@@ -25,6 +25,7 @@ from .memory import fit_memory
 from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
 from .path import PathResult, lambda_max, path
 from .per_sd import per_sd
+from .prediction.adjusted import AdjustedCurves, adjusted_curves
 from .prediction.brier import brier_score, integrated_brier_score
 from .prediction.calibration import calibration_table
 from .prediction.time_auc import time_dependent_auc
@@ -53,11 +54,11 @@ def __getattr__(name):
 
 
 __all__ = [
-    "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
+    "AdjustedCurves", "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "brier_score", "calibration_table",
+    "TableOne", "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score", "calibration_table",
     "cdm", "comparative", "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",

@@ -175,7 +175,7 @@ def predict_survival(res, newdata, times=None, conf_type: str = "log",
     times : the times to report (default: the event times of each row's stratum).  A time
         after the stratum's last follow-up gives NaN with a DataWarning.
 
-    Returns a long table: row (newdata's index label), stratum (stratified fits), time,
+    Returns a long table in newdata's row order: row (its index label), stratum (stratified fits), time,
     cumhaz, se_cumhaz, survival, std_err (of the survival, as R prints it), lower, upper.
     """
     if conf_type not in CONF_TYPES:
@@ -196,13 +196,15 @@ def predict_survival(res, newdata, times=None, conf_type: str = "log",
         H, var, *_ = hazard_and_variance(b, keep, V, Z[rows], np.full(rows.size, s), lo, hi)
         past = beyond_follow_up(b, np.full(rows.size, s), hi)
         H[past], var[past] = np.nan, np.nan
-        part = pd.DataFrame({"row": np.repeat(np.asarray(index)[rows], t.size),
+        part = pd.DataFrame({"position": np.repeat(rows, t.size),
+                             "row": np.repeat(np.asarray(index)[rows], t.size),
                              "time": np.tile(t, rows.size), "cumhaz": H.ravel(),
                              "se_cumhaz": np.sqrt(var).ravel()})
         if b.labels is not None:
             part.insert(1, "stratum", b.labels[s])
         parts.append(part)
-    out = pd.concat(parts, ignore_index=True)
+    out = (pd.concat(parts, ignore_index=True).sort_values("position", kind="stable")
+           .drop(columns="position").reset_index(drop=True))        # newdata's row order
     lower, upper = confidence_limits(out["cumhaz"].to_numpy(), out["se_cumhaz"].to_numpy(),
                                      conf_type, level)
     survival = np.exp(-out["cumhaz"].to_numpy())
