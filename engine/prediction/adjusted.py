@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numba import njit
+from numba import njit, prange
 from scipy import stats
 
+from .. import numba_layer
 from ..errors import CohortError, DataWarning
 from .predict import cox_baseline, covariance
 
@@ -94,6 +95,9 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     est = []
     for setting in settings:
         r = np.exp(lp_rest + setting @ b.beta[columns])
+        if V is None:
+            est.append({"r": r, "theta": averaged_curve(r, w, strata, H0)})
+            continue
         theta, A, M1, M2 = standardise(r, w, strata, H0)
         est.append({"r": r, "theta": theta, "A": A, "M1": M1, "M2": M2})
     parts = None
@@ -115,7 +119,7 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     contrasts = []
     ref = est[0]
     for name, e in zip(names[1:], est[1:]):
-        cross = cross_moment(e["r"], ref["r"], w, strata, H0)
+        cross = cross_moment(e["r"], ref["r"], w, strata, H0) if parts else None
         diff = e["theta"] - ref["theta"]
         ratio = e["theta"] / ref["theta"]
         var = _pointwise_variance([(1.0, e, e), (-1.0, ref, ref)], [e, ref], parts, cross)
@@ -168,6 +172,42 @@ def _rmst_grid(b, strata, times, tau) -> np.ndarray:
                          f"(up to {b.last.min():g}); got {tau!r}.")
     steps = np.concatenate([t[t < tau] for t in b.times])
     return np.unique(np.concatenate(([0.0], times, steps, [tau])))
+
+
+CHUNK = 1 << 16     # rows per piece of averaged_curve: fixed by the data, never the threads
+
+
+def averaged_curve(r, w, strata, H0) -> np.ndarray:
+    """theta(t) = sum_i w_i exp(-r_i H0[s_i, t]): partial sums over fixed pieces of rows,
+    added in order, so the parallel and serial kernels give the same numbers."""
+    starts = np.arange(0, r.size, CHUNK)
+    kernel = _pieces_parallel if numba_layer.parallel_ok() else _pieces_serial
+    return kernel(r, w, strata, H0, starts).sum(axis=0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _piece(r, w, strata, H0, lo, hi, out):
+    T = H0.shape[1]
+    for i in range(lo, hi):
+        h = H0[strata[i]]
+        for k in range(T):
+            out[k] += w[i] * np.exp(-r[i] * h[k])
+
+
+@njit(cache=True, nogil=True)
+def _pieces_serial(r, w, strata, H0, starts):
+    out = np.zeros((starts.size, H0.shape[1]))
+    for c in range(starts.size):
+        _piece(r, w, strata, H0, starts[c], min(starts[c] + CHUNK, r.size), out[c])
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pieces_parallel(r, w, strata, H0, starts):
+    out = np.zeros((starts.size, H0.shape[1]))
+    for c in prange(starts.size):
+        _piece(r, w, strata, H0, starts[c], min(starts[c] + CHUNK, r.size), out[c])
+    return out
 
 
 @njit(cache=True)
@@ -242,14 +282,14 @@ def _pointwise_variance(terms, levels, parts, cross=None) -> np.ndarray:
     [(c, est, est)], for one level or a level and the reference (``cross`` their row moment)."""
     coef = [np.broadcast_to(np.asarray(c, float), levels[0]["theta"].shape) for c, _, _ in terms]
     F = sum(c * e["theta"] for c, (_, e, _) in zip(coef, terms))
+    if parts is None:
+        return np.full(F.shape, np.nan)
     # the standardisation over the rows: sum_i w_i^2 (F_i - F)^2
     second = sum(c * c * e["M2"] for c, (_, e, _) in zip(coef, terms))
     if len(terms) == 2:
         second = second + 2 * coef[0] * coef[1] * cross
     first = sum(c * e["M1"] for c, (_, e, _) in zip(coef, terms))
-    var = second - 2 * F * first + F ** 2 * (parts["w_sq"] if parts else 0.0)
-    if parts is None:
-        return np.full(F.shape, np.nan)
+    var = second - 2 * F * first + F ** 2 * parts["w_sq"]
     g = sum(c[:, None] * e["g"] for c, (_, e, _) in zip(coef, terms))
     var = var + np.einsum("tk,kl,tl->t", g, parts["V"], g)
     a = sum(c[None, :] * e["A"] for c, (_, e, _) in zip(coef, terms))
