@@ -14,6 +14,7 @@ from scipy import stats
 from .errors import ConvergenceWarning
 from .prediction import predict as prediction
 from .prediction.baseline import baseline as cox_baseline
+from .prediction.fine_gray import predict_cif
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
@@ -143,6 +144,11 @@ class FitResult:
         (R's ``survfit(fit, newdata)``; conf_type "log", "log-log" or "plain"); a long table,
         see engine.prediction.predict.predict_survival."""
         return prediction.predict_survival(self, newdata, times, conf_type, level)
+
+    def predict_cif(self, newdata, times=None) -> pd.DataFrame:
+        """Fine-Gray fits: the predicted cumulative incidence of the fit's cause for each row
+        of ``newdata`` (cmprsk's ``predict.crr``); see engine.prediction.fine_gray."""
+        return predict_cif(self, newdata, times)
 
     @property
     def summary(self) -> pd.DataFrame:
