@@ -80,3 +80,20 @@ def test_predict_cif(bmt):
             newdata)
     with pytest.raises(engine.CohortError, match="lacks the column"):
         res.predict_cif(newdata[["Age"]])
+
+
+def test_adjusted_cumulative_incidence(bmt):
+    data, cohort, res = bmt
+    grid = [2.0, 10.0, 40.0]
+    out = engine.adjusted_curves(res, "male", grid)
+    for a in (0, 1):
+        cif = res.predict_cif(data[["Age"]].assign(male=a), times=grid)["cif"]
+        want = cif.to_numpy().reshape(len(data), 3).mean(axis=0)
+        np.testing.assert_allclose(out.curves[out.curves["level"] == a]["cif"], want,
+                                   rtol=1e-12)
+    np.testing.assert_allclose(out.contrasts["difference"],
+                               out.curves["cif"].iloc[3:].to_numpy()
+                               - out.curves["cif"].iloc[:3].to_numpy(), rtol=1e-12)
+    assert out.curves["se"].isna().all()
+    with pytest.raises(ValueError, match="rmst_tau is for Cox"):
+        engine.adjusted_curves(res, "male", grid, rmst_tau=10.0)

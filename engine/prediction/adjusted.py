@@ -32,6 +32,7 @@ from numba import njit
 from scipy import stats
 
 from ..errors import CohortError, DataWarning
+from .fine_gray import check_fine_gray, subdistribution_hazard
 from .predict import cox_baseline, covariance
 
 
@@ -64,7 +65,13 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     rmst_tau : also report the adjusted restricted mean survival time up to tau, per level and
         as differences from the first level
     se : False skips the standard errors (the point estimates alone, O(N T))
+
+    A Fine-Gray fit gives adjusted cumulative incidence curves (the average of predict_cif's
+    curves; columns cif instead of survival) and their differences and ratios, without
+    standard errors (NaN: no delta method for the subdistribution baseline here).
     """
+    if res.spec.get("model") == "fine_gray":
+        return _adjusted_cif(res, treatment, times, levels, rmst_tau)
     b = cox_baseline(res)
     cohort = res.problem.cohort
     if cohort.start is not None:
@@ -137,6 +144,46 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
                           contrasts=(pd.concat(contrasts, ignore_index=True) if contrasts
                                      else pd.DataFrame()),
                           rmst=rmst, treatment=treatment, levels=names)
+
+
+def _adjusted_cif(res, treatment, times, levels, rmst_tau) -> AdjustedCurves:
+    """The g-formula for a Fine-Gray fit: average predicted cumulative incidence by level."""
+    check_fine_gray(res)
+    if rmst_tau is not None:
+        raise ValueError("rmst_tau is for Cox fits (survival curves); a Fine-Gray fit's "
+                         "adjusted curves are cumulative incidences.")
+    cohort = res.problem.cohort
+    times = np.atleast_1d(np.asarray(times, float))
+    if times.ndim != 1 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
+        raise ValueError("times must be finite and increasing.")
+    event_times, jumps, last = subdistribution_hazard(res)
+    columns, settings, names = _treatment_columns(cohort, treatment, levels)
+    strata = (np.zeros(cohort.n, np.int64) if cohort.strata is None
+              else np.asarray(cohort.strata, np.int64))
+    L0 = np.vstack([np.concatenate(([0.0], np.cumsum(j)))[np.searchsorted(t, times, "right")]
+                    for t, j in zip(event_times, jumps)])
+    if (times[None, :] > last[np.unique(strata), None]).any():
+        warnings.warn(f"times after the last follow-up of a stratum ({last.min():g}) give "
+                      "NaN: the baseline is not estimated there.", DataWarning, stacklevel=3)
+    L0[times[None, :] > last[:, None]] = np.nan
+    beta = np.nan_to_num(res.coef.to_numpy(float), nan=0.0)
+    w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
+    w = w / w.sum()
+    lp_rest = (np.asarray(cohort.X @ beta).ravel()
+               - np.asarray(cohort.X[:, columns] @ beta[columns]).ravel())
+    cif = [1.0 - averaged_curve(np.exp(lp_rest + setting @ beta[columns]), w, strata, L0)
+           for setting in settings]
+    nan = np.full(times.size, np.nan)
+    curves = pd.concat([pd.DataFrame({"level": name, "time": times, "cif": c, "se": nan,
+                                      "lower": nan, "upper": nan})
+                        for name, c in zip(names, cif)], ignore_index=True)
+    contrasts = [pd.DataFrame({"level": name, "reference": names[0], "time": times,
+                               "difference": c - cif[0], "se": nan, "lower": nan, "upper": nan,
+                               "ratio": c / cif[0], "ratio_lower": nan, "ratio_upper": nan})
+                 for name, c in zip(names[1:], cif[1:])]
+    return AdjustedCurves(curves=curves, contrasts=(pd.concat(contrasts, ignore_index=True)
+                                                    if contrasts else pd.DataFrame()),
+                          rmst=None, treatment=treatment, levels=names)
 
 
 def _treatment_columns(cohort, treatment, levels):
