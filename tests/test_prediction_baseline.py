@@ -279,3 +279,15 @@ def test_bad_newdata_and_fits(ovarian_fit, rossi):
                                   covariates=["Age"], competing_risks=True)
     with pytest.raises(ValueError, match="predict_cif"):
         engine.fit(cr, model="fine_gray").baseline_hazard()
+
+
+def test_lp_centred_within_strata(ovarian_fit):
+    res, cohort = ovarian_fit
+    newdata = pd.DataFrame({"age": [40.0, 60.0], "ecog_ps": [1, 2], "rx": [1, 2]})
+    got = res.predict(newdata, reference="strata")
+    means = OVARIAN.groupby("rx")[["age", "ecog_ps"]].mean()
+    diff = newdata[["age", "ecog_ps"]].to_numpy(float) - means.loc[[1, 2]].to_numpy()
+    V = res.cov.to_numpy()
+    np.testing.assert_allclose(got["fit"], diff @ res.coef.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got["se"], np.sqrt(np.einsum("ij,jk,ik->i", diff, V, diff)),
+                               rtol=1e-12)
