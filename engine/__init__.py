@@ -28,6 +28,7 @@ from .per_sd import per_sd
 from .prediction.adjusted import AdjustedCurves, adjusted_curves
 from .prediction.brier import brier_score, integrated_brier_score
 from .prediction.calibration import calibration_table
+from .prediction.performance import PredictivePerformance, predictive_performance
 from .prediction.time_auc import time_dependent_auc
 from .prediction.uno import uno_concordance
 from .ph_smooth import ph_smooth
@@ -54,17 +55,16 @@ def __getattr__(name):
 
 
 __all__ = [
-    "AdjustedCurves", "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
-    "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
-    "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
-    "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score", "calibration_table",
-    "cdm", "comparative", "concordance",
+    "AdjustedCurves", "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError",
+    "ConvergenceWarning", "CrossValidationResult", "DataWarning", "FitOptions", "FitResult",
+    "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning",
+    "PRECISIONS", "PathResult", "PosteriorResult", "PredictivePerformance", "Problem", "ProbitMLE",
+    "SOLVERS", "SccsData", "TIES", "TV_ROUTES", "TableOne", "adjusted_curves", "autocorrelation",
+    "bayes", "bootstrap", "brier_score", "calibration_table", "cdm", "comparative", "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
-    "integrated_brier_score",
-    "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
-    "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",
-    "sccs_time_to_event", "simulate", "simulate_sccs", "table_one", "time_dependent_auc",
-    "uno_concordance",
+    "integrated_brier_score", "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test",
+    "path", "per_sd", "ph_smooth", "ph_test", "predictive_performance", "probit_mle", "residuals",
+    "sample", "scaled_schoenfeld", "sccs_time_to_event", "simulate", "simulate_sccs", "table_one",
+    "time_dependent_auc", "uno_concordance",
 ]

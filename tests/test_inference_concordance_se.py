@@ -59,5 +59,6 @@ def test_infinitesimal_jackknife_by_definition(rossi, names):
         up, down = w.copy(), w.copy()
         up[i] += h * w[i]
         down[i] -= h * w[i]
-        dfbeta[i] = (_c_index(*args, up, strata, eta) - _c_index(*args, down, strata, eta)) / (2 * h)
+        dfbeta[i] = (_c_index(*args, up, strata, eta)
+                     - _c_index(*args, down, strata, eta)) / (2 * h)
     assert mine["se"] == pytest.approx(np.sqrt(np.sum(dfbeta ** 2)), rel=1e-7)

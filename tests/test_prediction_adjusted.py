@@ -3,7 +3,6 @@ predicted curves with the treatment set, the adjusted RMST as the integral of th
 and the delta-method variance with the coefficient derivative taken numerically (the baseline
 hazard recomputed at each perturbed coefficient vector) rather than by the engine's Q sums."""
 import numpy as np
-import pandas as pd
 import pytest
 
 import engine

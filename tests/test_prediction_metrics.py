@@ -2,7 +2,6 @@
 integrated Brier scores, calibration table) against scikit-survival's metrics to 1e-8 and, for
 the calibration table, lifelines' Kaplan-Meier by decile."""
 import numpy as np
-import pandas as pd
 import pytest
 from lifelines import KaplanMeierFitter
 from sksurv.metrics import (brier_score, concordance_index_ipcw, cumulative_dynamic_auc,
@@ -122,3 +121,21 @@ def test_bad_input():
                                train=(np.array([1.0, 2.0, 3.0]), np.array([1, 0, 1])))
     with pytest.raises(ValueError, match="at least two times"):
         engine.integrated_brier_score([1, 2, 3], [1, 0, 1], np.ones((3, 1)), [2.0])
+
+
+def test_predictive_performance_on_held_out_data(split, rossi):
+    res, lp, surv, y_train, y_test, d = split
+    data = rossi.assign(week=rossi["week"].clip(upper=50),
+                        arrest=rossi["arrest"] * (rossi["week"] < 50))
+    held_out = engine.Cohort.from_frame(data.iloc[300:], "week", "arrest", covariates=NAMES)
+    out = engine.predictive_performance(res, TIMES, cohort=held_out, tau=45.0)
+    lp_zero = data.iloc[300:][NAMES].to_numpy(float) @ res.coef.to_numpy()
+    assert out.summary["uno_c"] == pytest.approx(
+        concordance_index_ipcw(y_train, y_test, lp_zero, tau=45.0)[0], rel=1e-8)
+    auc, mean = cumulative_dynamic_auc(y_train, y_test, lp_zero, TIMES)
+    np.testing.assert_allclose(out.by_time["auc"], auc, rtol=1e-8)
+    assert out.summary["mean_auc"] == pytest.approx(mean, rel=1e-8)
+    np.testing.assert_allclose(out.by_time["brier"], brier_score(y_train, y_test, surv,
+                                                                 TIMES)[1], rtol=1e-8)
+    assert out.summary["integrated_brier"] == pytest.approx(
+        integrated_brier_score(y_train, y_test, surv, TIMES), rel=1e-8)

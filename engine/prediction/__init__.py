@@ -1,1 +1,1 @@
-"""What a fitted model predicts: baseline hazards, predicted and covariate-adjusted curves, and how well it predicts."""
+"""After a fit: baseline hazards, predicted and adjusted curves, and how well a model predicts."""

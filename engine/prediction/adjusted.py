@@ -2,14 +2,15 @@
 for each level a of the treatment, the average over the cohort's rows of each row's predicted
 curve with its treatment set to a,
 
-    theta_a(t) = sum_i w_i exp(-r_i(a) H0_{s_i}(t)) / sum_i w_i,   r_i(a) = exp(x_i(a) beta - c beta)
+    theta_a(t) = sum_i w_i exp(-r_i(a) H0_{s_i}(t)) / sum_i w_i,  r_i(a) = exp((x_i(a) - c) beta)
 
 (Makuch 1982; Chang, Gelber & Gail 1982; R's adjustedCurves "direct" method), their difference
 and ratio between levels at chosen times, and the adjusted restricted mean survival time
 RMST_a(tau) = int_0^tau theta_a(t) dt.
 
 Standard errors by the delta method.  theta depends on beta and on the Breslow/Efron increments
-of H0: with A_s(t) = sum_{i in s} w_i r_i S_i(t) / W and B(t) = sum_i w_i r_i S_i(t) x_i(a) H0(t) / W,
+of H0: with A_s(t) = sum_{i in s} w_i r_i S_i(t) / W and
+B(t) = sum_i w_i r_i S_i(t) x_i(a) H0(t) / W,
 
     Var theta = g' V g + sum_s A_s(t)^2 sum_{t_k <= t} dV_k + sum_i w_i^2 (S_i(t) - theta)^2 / W^2,
     g = B(t) - sum_s A_s(t) Q_s(t),

@@ -9,32 +9,22 @@ import numpy as np
 import pandas as pd
 
 from .ipcw import kaplan_meier_steps
-from .predict import cox_baseline
+from .predict import cohort_survival, cox_baseline
 
 
 def calibration_table(res, time: float, cohort=None, groups: int = 10) -> pd.DataFrame:
     """group, n, events, predicted (mean 1 - S_i(t)), observed (1 - Kaplan-Meier at t) of the
     rows of ``cohort`` (default: the fitted one; a held-out cohort must have the fit's
     covariates and strata).  A group whose follow-up ends before t has observed NaN."""
-    b = cox_baseline(res)
-    fitted = res.problem.cohort
-    cohort = fitted if cohort is None else cohort
-    if list(cohort.names) != list(res.coef.index):
-        raise ValueError("the cohort's covariates differ from the fit's: build it with the same "
-                         "covariates (and levels) as the fitted cohort.")
+    cox_baseline(res)
+    cohort = res.problem.cohort if cohort is None else cohort
     if cohort.start is not None:
         raise ValueError("a calibration table compares with a Kaplan-Meier estimate from time "
                          "0: build the cohort without entry times (start=).")
     if not (isinstance(groups, (int, np.integer)) and 2 <= groups <= cohort.n):
         raise ValueError(f"groups must be an integer from 2 to the number of rows, got "
                          f"{groups!r}.")
-    strata = _strata_codes(fitted, cohort)
-    risk = np.exp(np.asarray(cohort.X @ b.beta).ravel() - b.offset)
-    H0 = np.array([b.cumulative(b.hazard, s, time) for s in range(len(b.times))])
-    if np.any(time > b.last[np.unique(strata)]):
-        raise ValueError(f"time {time:g} lies after the last follow-up of a stratum "
-                         f"({b.last.min():g}): the predicted risk is not estimated there.")
-    predicted = 1.0 - np.exp(-risk * H0[strata])
+    predicted = 1.0 - cohort_survival(res, cohort, [time])[:, 0]
     order = np.argsort(predicted, kind="mergesort")
     group = np.empty(cohort.n, np.int64)
     group[order] = np.arange(cohort.n) * groups // cohort.n
@@ -48,14 +38,3 @@ def calibration_table(res, time: float, cohort=None, groups: int = 10) -> pd.Dat
         rows.append({"group": g + 1, "n": int(inside.sum()), "events": int(event[inside].sum()),
                      "predicted": predicted[inside].mean(), "observed": float(observed)})
     return pd.DataFrame(rows)
-
-
-def _strata_codes(fitted, cohort) -> np.ndarray:
-    """Each row's stratum code in the fitted cohort's numbering."""
-    if fitted.strata is None:
-        return np.zeros(cohort.n, np.int64)
-    if cohort.strata is None or not set(cohort.strata_labels) <= set(fitted.strata_labels):
-        raise ValueError(f"the cohort's strata must be among the fitted ones "
-                         f"{fitted.strata_labels}.")
-    code = {label: k for k, label in enumerate(fitted.strata_labels)}
-    return np.array([code[label] for label in cohort.strata_labels])[cohort.strata]

@@ -175,8 +175,9 @@ def predict_survival(res, newdata, times=None, conf_type: str = "log",
     times : the times to report (default: the event times of each row's stratum).  A time
         after the stratum's last follow-up gives NaN with a DataWarning.
 
-    Returns a long table in newdata's row order: row (its index label), stratum (stratified fits), time,
-    cumhaz, se_cumhaz, survival, std_err (of the survival, as R prints it), lower, upper.
+    Returns a long table in newdata's row order: row (its index label), stratum (stratified
+    fits), time, cumhaz, se_cumhaz, survival, std_err (of the survival, as R prints it),
+    lower, upper.
     """
     if conf_type not in CONF_TYPES:
         raise ValueError(f"conf_type must be one of {CONF_TYPES}, got {conf_type!r}")
@@ -260,3 +261,30 @@ def _follow_up(cohort, newdata, m):
         raise ValueError(f"newdata's follow-up columns {names} hold missing or infinite values "
                          f"at rows {list(np.asarray(newdata.index)[bad][:5])}; fill them in.")
     return stop, start
+
+
+def cohort_survival(res, cohort, times) -> np.ndarray:
+    """(n, T) predicted survival of the rows of an engine.Cohort with the fit's covariates (a
+    held-out one, or the fitted one) at ``times``; a time after a row's stratum's last
+    follow-up raises."""
+    b = cox_baseline(res)
+    if list(cohort.names) != list(res.coef.index):
+        raise ValueError("the cohort's covariates differ from the fit's: build it with the same "
+                         "covariates (and levels) as the fitted cohort.")
+    fitted = res.problem.cohort
+    if fitted.strata is None:
+        strata = np.zeros(cohort.n, np.int64)
+    else:
+        if cohort.strata is None or not set(cohort.strata_labels) <= set(fitted.strata_labels):
+            raise ValueError(f"the cohort's strata must be among the fitted ones "
+                             f"{fitted.strata_labels}.")
+        code = {label: k for k, label in enumerate(fitted.strata_labels)}
+        strata = np.array([code[label] for label in cohort.strata_labels])[cohort.strata]
+    times = np.atleast_1d(np.asarray(times, float))
+    late = times[None, :] > b.last[np.unique(strata), None]
+    if late.any():
+        raise ValueError(f"times after the last follow-up of a stratum ({b.last.min():g}): "
+                         "the predicted survival is not estimated there. Ask for earlier times.")
+    H0 = np.vstack([b.cumulative(b.hazard, s, times) for s in range(len(b.times))])
+    risk = np.exp(np.asarray(cohort.X @ b.beta).ravel() - b.offset)
+    return np.exp(-risk[:, None] * H0[strata])
