@@ -45,6 +45,8 @@ class Baseline:
     times, hazard, varhaz, tie_term, n_risk, n_event : per stratum, at its event times
         (ascending): t_k, dH_k, dV_k, e_k, the summed weights at risk and of the events
     last : (K,) the largest follow-up time of each stratum (curves end there)
+    md, X : the fit's sorted layout (modeldata.ModelData) and the cohort's covariates;
+    r, event : w exp((x - c) beta) and the event flag of each sorted row (for Q)
     """
 
     ties: str

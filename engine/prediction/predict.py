@@ -107,7 +107,7 @@ def hazard_and_variance(b, keep, V, Z, strata, t_lo, t_hi):
         dqq = qvq[i_hi] + qvq[i_lo] - 2 * np.einsum("mtk,mtk->mt", QV[i_hi], Q[i_lo])
         dv = b.cumulative(b.varhaz, s, hi) - b.cumulative(b.varhaz, s, lo)
         var[rows] = risk[rows, None] ** 2 * (dv + h0 ** 2 * zvz[:, None] - 2 * h0 * dq + dqq)
-    return H, var, lp, risk
+    return H, var
 
 
 def beyond_follow_up(b, strata, t) -> np.ndarray:
@@ -158,7 +158,7 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "sample") -> p
         return pd.DataFrame({"fit": fit, "se": se}, index=index)
     stop, start = _follow_up(cohort, newdata, Z.shape[0])
     past = beyond_follow_up(b, strata, stop[:, None])[:, 0]
-    H, var, *_ = hazard_and_variance(b, keep, V, Z, strata, start[:, None], stop[:, None])
+    H, var = hazard_and_variance(b, keep, V, Z, strata, start[:, None], stop[:, None])
     fit, se = H[:, 0], np.sqrt(var[:, 0])
     if type == "survival":
         fit = np.exp(-fit)
@@ -194,7 +194,7 @@ def predict_survival(res, newdata, times=None, conf_type: str = "log",
             raise ValueError("times must be finite numbers.")
         hi = np.broadcast_to(t, (rows.size, t.size))
         lo = np.full(hi.shape, -np.inf)
-        H, var, *_ = hazard_and_variance(b, keep, V, Z[rows], np.full(rows.size, s), lo, hi)
+        H, var = hazard_and_variance(b, keep, V, Z[rows], np.full(rows.size, s), lo, hi)
         past = beyond_follow_up(b, np.full(rows.size, s), hi)
         H[past], var[past] = np.nan, np.nan
         part = pd.DataFrame({"position": np.repeat(rows, t.size),
