@@ -44,6 +44,9 @@ class Baseline:
     labels : stratum labels, or None
     times, hazard, varhaz, tie_term, n_risk, n_event : per stratum, at its event times
         (ascending): t_k, dH_k, dV_k, e_k, the summed weights at risk and of the events
+    death_hazard : per stratum, the increment an event at t_k itself takes in Efron's
+        likelihood, D/d sum_j (1 - j/d) / (S0 - j/d E) (Breslow: dH_k); R's fitted
+        "expected" (y minus the martingale residual) uses it
     last : (K,) the largest follow-up time of each stratum (curves end there)
     md, X : the fit's sorted layout (modeldata.ModelData) and the cohort's covariates;
     r, event : w exp((x - c) beta) and the event flag of each sorted row (for Q)
@@ -57,6 +60,7 @@ class Baseline:
     hazard: list
     varhaz: list
     tie_term: list
+    death_hazard: list
     n_risk: list
     n_event: list
     last: np.ndarray
@@ -130,7 +134,8 @@ def baseline(cohort, md, beta, ties: str) -> Baseline:
     r = w_sorted * np.exp(eta[md.order] - center @ beta)
     event = (np.asarray(cohort.event)[md.order] > 0) & (w_sorted > 0)
     ends_all = (md.flags & GROUP_END) > 0
-    out = {key: [] for key in ("times", "hazard", "varhaz", "tie_term", "n_risk", "n_event")}
+    out = {key: [] for key in ("times", "hazard", "varhaz", "tie_term", "death_hazard",
+                               "n_risk", "n_event")}
     last = np.empty(md.strata_bounds.size - 1)
     for s in range(last.size):
         a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
@@ -158,9 +163,11 @@ def baseline(cohort, md, beta, ties: str) -> Baseline:
             dh = D * np.bincount(group, inv, d.size) / d
             dv = D * np.bincount(group, inv ** 2, d.size) / d
             e = D * np.bincount(group, frac * inv ** 2, d.size) / d
+            own = D * np.bincount(group, (1.0 - frac) * inv, d.size) / d
         else:
             dh, dv, e = D / s0, D / s0 ** 2, np.zeros(d.size)
-        for key, value in zip(out, (t, dh, dv, e, at_risk, D)):
+            own = dh
+        for key, value in zip(out, (t, dh, dv, e, own, at_risk, D)):
             out[key].append(value)
     return Baseline(ties=ties, center=center, beta=beta, labels=cohort.strata_labels,
                     last=last, md=md, X=X, r=r, event=event, **out)

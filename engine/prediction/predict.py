@@ -127,7 +127,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "sample") -> p
 
     type : "lp" (x beta - centre), "risk" (exp(lp)), "expected" (the cumulative hazard over the
         row's follow-up: newdata needs the fit's time column, and its start column for
-        counting-process data), "survival" (exp(-expected)).
+        counting-process data; for the fitted rows of an Efron fit, as R, an event takes only
+        its Efron share of the increment at its own time), "survival" (exp(-expected)).
     reference : the centre of "lp" and "risk": "sample" (the weighted column means, R's
         fit$means), "strata" (the means within the row's stratum, R's default for stratified
         fits since survival 3.0) or "zero" (no centring).  "expected" and "survival" do not
@@ -160,6 +161,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "sample") -> p
     past = beyond_follow_up(b, strata, stop[:, None])[:, 0]
     H, var = hazard_and_variance(b, keep, V, Z, strata, start[:, None], stop[:, None])
     fit, se = H[:, 0], np.sqrt(var[:, 0])
+    if newdata is None and b.ties == "efron":
+        fit = fit + _efron_own_share(b, cohort, strata, Z)
     if type == "survival":
         fit = np.exp(-fit)
         se = fit * se
@@ -224,6 +227,23 @@ def confidence_limits(H, se, conf_type: str, level: float):
             spread = np.where(H > 0, np.exp(z * se / H), np.nan)
             return np.exp(-H * spread), np.exp(-H / spread)
     return np.clip(S - z * S * se, 0.0, 1.0), np.clip(S + z * S * se, 0.0, 1.0)
+
+
+def _efron_own_share(b, cohort, strata, Z) -> np.ndarray:
+    """For the fitted rows under Efron's ties: an event takes only its share of the hazard
+    increment at its own time (death_hazard, not hazard), as R's predict.coxph(type=
+    "expected") = y - the martingale residual.  The change to each row's expected count."""
+    out = np.zeros(cohort.n)
+    event = np.asarray(cohort.event) > 0
+    if cohort.weights is not None:
+        event &= np.asarray(cohort.weights) > 0
+    risk = np.exp(np.asarray(Z @ b.beta).ravel() - b.offset)
+    stop = np.asarray(cohort.time, float)
+    for s in np.unique(strata[event]):
+        rows = np.flatnonzero(event & (strata == s))
+        k = np.searchsorted(b.times[s], stop[rows])
+        out[rows] = risk[rows] * (b.death_hazard[s][k] - b.hazard[s][k])
+    return out
 
 
 def _centre(b, cohort, strata, reference) -> np.ndarray:
