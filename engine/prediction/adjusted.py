@@ -41,9 +41,10 @@ from .predict import cox_baseline, covariance
 class AdjustedCurves:
     """What ``engine.adjusted_curves`` returns.
 
-    curves : level, time, survival, se, lower, upper (log-log limits when ``level`` ...)
-    contrasts : time, difference (of the second level minus the first), its se, lower, upper,
-        ratio, its lower, upper; one row per time and pair of a level with the reference
+    curves : level, time, survival (Fine-Gray: cif), se, lower, upper (limits on the
+        log(-log) scale)
+    contrasts : level, reference (the first level), time, difference (level minus reference),
+        se, lower, upper, ratio, ratio_lower, ratio_upper (limits of the log ratio)
     rmst : level (or the difference), tau, rmst, se, lower, upper; when asked
     treatment : the covariate; levels : the levels compared (the first is the reference)
     """
@@ -119,7 +120,7 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     at = np.searchsorted(grid, times)
     curves = []
     for name, e in zip(names, est):
-        var = _pointwise_variance([(1.0, e, e)], [e], parts)
+        var = _pointwise_variance([(1.0, e)], parts)
         curves.append(_log_log_limits(pd.DataFrame({
             "level": name, "time": times, "survival": e["theta"][at],
             "se": np.sqrt(var[at])}), z))
@@ -129,9 +130,9 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
         cross = cross_moment(e["r"], ref["r"], w, strata, H0) if parts else None
         diff = e["theta"] - ref["theta"]
         ratio = e["theta"] / ref["theta"]
-        var = _pointwise_variance([(1.0, e, e), (-1.0, ref, ref)], [e, ref], parts, cross)
+        var = _pointwise_variance([(1.0, e), (-1.0, ref)], parts, cross)
         c1, c0 = 1.0 / e["theta"], -1.0 / ref["theta"]
-        var_log = _pointwise_variance([(c1, e, e), (c0, ref, ref)], [e, ref], parts, cross)
+        var_log = _pointwise_variance([(c1, e), (c0, ref)], parts, cross)
         se_d, se_l = np.sqrt(var[at]), np.sqrt(var_log[at])
         contrasts.append(pd.DataFrame({
             "level": name, "reference": names[0], "time": times, "difference": diff[at],
@@ -310,22 +311,24 @@ def _b_sums(X, columns, setting, r, w, strata, H0, block: int = 8) -> np.ndarray
     return out
 
 
-def _pointwise_variance(terms, levels, parts, cross=None) -> np.ndarray:
-    """Delta-method variance at each time of F(t) = sum c_l(t) theta_l(t) over ``terms``
-    [(c, est, est)], for one level or a level and the reference (``cross`` their row moment)."""
-    coef = [np.broadcast_to(np.asarray(c, float), levels[0]["theta"].shape) for c, _, _ in terms]
-    F = sum(c * e["theta"] for c, (_, e, _) in zip(coef, terms))
+def _pointwise_variance(terms, parts, cross=None) -> np.ndarray:
+    """Delta-method variance at each time of F(t) = sum_l c_l(t) theta_l(t) over ``terms``
+    [(c_l, estimates of level l)]: one level, or a level and the reference (``cross`` their
+    row moment sum_i w_i^2 S_i1 S_i0).  NaN without ``parts`` (no covariance)."""
+    coef = [np.broadcast_to(np.asarray(c, float), e["theta"].shape) for c, e in terms]
+    est = [e for _, e in terms]
+    F = sum(c * e["theta"] for c, e in zip(coef, est))
     if parts is None:
         return np.full(F.shape, np.nan)
     # the standardisation over the rows: sum_i w_i^2 (F_i - F)^2
-    second = sum(c * c * e["M2"] for c, (_, e, _) in zip(coef, terms))
+    second = sum(c * c * e["M2"] for c, e in zip(coef, est))
     if len(terms) == 2:
         second = second + 2 * coef[0] * coef[1] * cross
-    first = sum(c * e["M1"] for c, (_, e, _) in zip(coef, terms))
+    first = sum(c * e["M1"] for c, e in zip(coef, est))
     var = second - 2 * F * first + F ** 2 * parts["w_sq"]
-    g = sum(c[:, None] * e["g"] for c, (_, e, _) in zip(coef, terms))
+    g = sum(c[:, None] * e["g"] for c, e in zip(coef, est))
     var = var + np.einsum("tk,kl,tl->t", g, parts["V"], g)
-    a = sum(c[None, :] * e["A"] for c, (_, e, _) in zip(coef, terms))
+    a = sum(c[None, :] * e["A"] for c, e in zip(coef, est))
     var = var + np.sum(a ** 2 * parts["cumV"], axis=0)
     return np.maximum(var, 0.0)
 
