@@ -65,7 +65,8 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
         reference first)
     times : increasing times to report (within every stratum's follow-up; later ones NaN)
     rmst_tau : also report the adjusted restricted mean survival time up to tau, per level and
-        as differences from the first level
+        as differences from the first level (exact: the curves at every event time before tau,
+        O(N x those times))
     se : False skips the standard errors (the point estimates alone, O(N T))
 
     A Fine-Gray fit gives adjusted cumulative incidence curves (the average of predict_cif's
