@@ -132,7 +132,7 @@ class FitResult:
         table = self.baseline_hazard(centered)
         return table[[c for c in ("stratum", "time", "survival") if c in table]]
 
-    def predict(self, newdata=None, type: str = "lp", reference: str = "sample") -> pd.DataFrame:
+    def predict(self, newdata=None, type: str = "lp", reference: str = "strata") -> pd.DataFrame:
         """fit and se of each row of ``newdata`` (a DataFrame with the fit's covariate columns;
         default the fitted rows), as R's ``predict.coxph(se.fit=TRUE)``; see
         engine.prediction.predict.predict for ``type`` and ``reference``."""

@@ -195,7 +195,8 @@ def test_predict_lp_risk_se_by_definition(rossi):
                                rtol=1e-12)
     risk = res.predict(newdata, type="risk")
     np.testing.assert_allclose(risk["fit"], np.exp(lp["fit"]), rtol=1e-12)
-    np.testing.assert_allclose(risk["se"], np.exp(lp["fit"]) * lp["se"], rtol=1e-12)
+    # R's convention (book1.Rout.save below prints it): se(lp) sqrt(risk)
+    np.testing.assert_allclose(risk["se"], np.exp(lp["fit"] / 2) * lp["se"], rtol=1e-12)
     zero = res.predict(newdata, type="lp", reference="zero")
     np.testing.assert_allclose(zero["fit"], newdata[names].to_numpy(float) @ res.coef,
                                rtol=1e-12)
@@ -288,3 +289,35 @@ def test_lp_centred_within_strata(ovarian_fit):
     np.testing.assert_allclose(got["fit"], diff @ res.coef.to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(got["se"], np.sqrt(np.einsum("ij,jk,ik->i", diff, V, diff)),
                                rtol=1e-12)
+
+
+def test_therneau_grambsch_test1_against_r():
+    """R survival tests/book1.Rout.save (Therneau & Grambsch's appendix data set 1, Breslow):
+    predict(fit, type=, se.fit=TRUE) and summary(survfit(fit)) / survfit(fit, list(x=2))."""
+    test1 = pd.DataFrame({"time": [9, 1, 1, 6, 6, 8], "status": [1, 1, 0, 1, 1, 0],
+                          "x": [0, 1, 1, 1, 0, 0]})          # R's rows 1, 3-7 (row 2 is NA)
+    res = engine.fit(engine.Cohort.from_frame(test1, "time", "status", covariates=["x"]))
+    assert res.coef["x"] == pytest.approx(1.4752849, abs=5e-8)
+    want = {"lp": ([-0.7376425, 0.7376425, 0.7376425, 0.7376425, -0.7376425, -0.7376425],
+                   [0.6278672] * 6),
+            "risk": ([0.4782401, 2.0910001, 2.0910001, 2.0910001, 0.4782401, 0.4782401],
+                     [0.4342009, 0.9079142, 0.9079142, 0.9079142, 0.4342009, 0.4342009]),
+            # the saved se of "expected" (sqrt(expected)) predates R's current predict.coxph,
+            # which takes Tsiatis' variance from agsurv as here (tested above by definition)
+            "expected": ([1.3333333, 0.2712864, 0.2712864, 1.4574271, 0.3333333, 0.3333333],
+                         None)}
+    for kind, (fit, se) in want.items():
+        got = res.predict(type=kind)
+        np.testing.assert_allclose(got["fit"], fit, rtol=1e-6)
+        if se is not None:
+            np.testing.assert_allclose(got["se"], se, rtol=1e-6)
+    at_mean = res.predict_survival(pd.DataFrame({"x": [0.5]}))
+    np.testing.assert_allclose(at_mean["time"], [1, 6, 9])
+    np.testing.assert_allclose(at_mean["survival"], [0.8783, 0.4981, 0.0615], atol=5e-5)
+    np.testing.assert_allclose(at_mean["std_err"], [0.122, 0.218, 0.150], atol=5e-4)
+    np.testing.assert_allclose(at_mean["lower"], [0.66827, 0.21125, 0.00051], atol=5e-6)
+    at_2 = res.predict_survival(pd.DataFrame({"x": [2]}))     # R prints 3 significant digits
+    for column, printed in (("survival", ["3.05e-01", "1.71e-03", "8.52e-12"]),
+                            ("std_err", ["6.50e-01", "1.98e-02", "5.29e-10"]),
+                            ("lower", ["4.72e-03", "2.33e-13", "1.22e-64"])):
+        assert [f"{v:.2e}" for v in at_2[column]] == printed, column

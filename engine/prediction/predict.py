@@ -122,16 +122,17 @@ def beyond_follow_up(b, strata, t) -> np.ndarray:
     return past
 
 
-def predict(res, newdata=None, type: str = "lp", reference: str = "sample") -> pd.DataFrame:
+def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> pd.DataFrame:
     """fit and se (R's se.fit) of each row of ``newdata`` (default: the fitted rows).
 
-    type : "lp" (x beta - centre), "risk" (exp(lp)), "expected" (the cumulative hazard over the
+    type : "lp" (x beta - centre), "risk" (exp(lp); its se is R's, se(lp) sqrt(risk), where the
+        delta method would give risk se(lp)), "expected" (the cumulative hazard over the
         row's follow-up: newdata needs the fit's time column, and its start column for
         counting-process data; for the fitted rows of an Efron fit, as R, an event takes only
         its Efron share of the increment at its own time), "survival" (exp(-expected)).
-    reference : the centre of "lp" and "risk": "sample" (the weighted column means, R's
-        fit$means), "strata" (the means within the row's stratum, R's default for stratified
-        fits since survival 3.0) or "zero" (no centring).  "expected" and "survival" do not
+    reference : the centre of "lp" and "risk", as R's: "strata" (the default: the weighted
+        means within the row's stratum; for an unstratified fit the weighted column means, R's
+        fit$means), "sample" (those overall means) or "zero" (no centring).  "expected" and "survival" do not
         depend on it.
     """
     if type not in TYPES:
@@ -153,9 +154,9 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "sample") -> p
                     - 2 * np.asarray(zk.multiply(cv).sum(axis=1)).ravel()
                     + np.einsum("mk,mk->m", cv, center))
             se = np.sqrt(np.maximum(quad, 0.0))
-        if type == "risk":
+        if type == "risk":        # R's predict.coxph: se(lp) sqrt(risk), not risk se(lp)
             fit = np.exp(fit)
-            se = fit * se
+            se = np.sqrt(fit) * se
         return pd.DataFrame({"fit": fit, "se": se}, index=index)
     stop, start = _follow_up(cohort, newdata, Z.shape[0])
     past = beyond_follow_up(b, strata, stop[:, None])[:, 0]
