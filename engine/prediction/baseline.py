@@ -92,7 +92,8 @@ class Baseline:
         def upto(x):
             return cum[np.searchsorted(times, x, side="right")]
 
-        inside = upto(np.minimum(stop, t[None, :]))
+        # C(min(stop, t)) = min(C(stop), C(t)): C is non-decreasing
+        inside = np.minimum(upto(stop), upto(t)[None, :])
         if md.start is not None:
             inside = np.maximum(inside - upto(md.start[a:b, None]), 0.0)
         v = r * inside
