@@ -161,3 +161,51 @@ def test_delta_method_agrees_with_the_bootstrap(rossi):
         reps.append(np.concatenate([out.curves["survival"], out.contrasts["difference"],
                                     out.rmst["rmst"]]))
     np.testing.assert_allclose(np.std(reps, axis=0, ddof=1), delta, rtol=0.15)
+
+
+def _percentile_bands_by_refits(data, fit_args, treatment, times, B, seed, cif=False,
+                                rmst_tau=None):
+    """Bootstrap percentile limits by the definition: rows redrawn with the engine's counts,
+    a new cohort of the repeated rows fitted from scratch, the curves (and RMSTs) averaged
+    over it."""
+    from engine.resampling import bootstrap_counts
+    reps = []
+    for k in range(B):
+        counts = bootstrap_counts(len(data), seed, k)
+        drawn = data.iloc[np.repeat(np.arange(len(data)), counts)].reset_index(drop=True)
+        cohort = engine.Cohort.from_frame(drawn, **fit_args[0])
+        out = engine.adjusted_curves(engine.fit(cohort, **fit_args[1]), treatment, times,
+                                     se=False, rmst_tau=rmst_tau)
+        values = out.curves["cif" if cif else "survival"].to_numpy()
+        if rmst_tau is not None:
+            values = np.concatenate((values, out.rmst["rmst"].to_numpy()))
+        reps.append(values)
+    return np.quantile(np.array(reps), [0.025, 0.975], axis=0)
+
+
+def test_bootstrap_bands_by_refits(rossi):
+    args = (dict(time="week", event="arrest", covariates=["fin", "age", "prio"]),
+            dict(ties="breslow"))       # duplicated rows = integer weights under Breslow ties
+    res = engine.fit(engine.Cohort.from_frame(rossi, **args[0]), **args[1])
+    out = engine.adjusted_curves(res, "fin", [15.0, 40.0], bootstrap=20, seed=3,
+                                 rmst_tau=45.0)
+    lo, hi = _percentile_bands_by_refits(rossi, args, "fin", [15.0, 40.0], 20, 3,
+                                         rmst_tau=45.0)
+    np.testing.assert_allclose(out.curves["boot_lower"], lo[:4], rtol=1e-6)
+    np.testing.assert_allclose(out.curves["boot_upper"], hi[:4], rtol=1e-6)
+    np.testing.assert_allclose(out.rmst["boot_lower"], lo[4:], rtol=1e-6)
+    np.testing.assert_allclose(out.rmst["boot_upper"], hi[4:], rtol=1e-6)
+    assert (out.contrasts["boot_lower"] < out.contrasts["difference"]).all()
+    assert (out.contrasts["difference"] < out.contrasts["boot_upper"]).all()
+
+
+def test_bootstrap_bands_fine_gray_by_refits():
+    data = engine.datasets.load_bmtcrr()
+    data = data.assign(male=(data["Sex"] == "M").astype(int))
+    args = (dict(time="ftime", event="Status", covariates=["Age", "male"],
+                 competing_risks=True), dict(model="fine_gray", cause=1))
+    res = engine.fit(engine.Cohort.from_frame(data, **args[0]), **args[1])
+    out = engine.adjusted_curves(res, "male", [6.0, 24.0], bootstrap=20, seed=5)
+    lo, hi = _percentile_bands_by_refits(data, args, "male", [6.0, 24.0], 20, 5, cif=True)
+    np.testing.assert_allclose(out.curves["boot_lower"], lo, rtol=1e-6)
+    np.testing.assert_allclose(out.curves["boot_upper"], hi, rtol=1e-6)

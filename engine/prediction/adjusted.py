@@ -33,6 +33,9 @@ from numba import njit
 from scipy import stats
 
 from ..errors import CohortError, DataWarning
+from ..problem import Problem
+from ..resampling import bootstrap_counts, subjects
+from .baseline import baseline
 from .fine_gray import check_fine_gray, subdistribution_hazard
 from .predict import cox_baseline, covariance
 
@@ -57,7 +60,7 @@ class AdjustedCurves:
 
 
 def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: bool = True,
-                    level: float = 0.95) -> AdjustedCurves:
+                    level: float = 0.95, bootstrap: int = 0, seed: int = 0) -> AdjustedCurves:
     """Adjusted survival curves of the Cox fit ``res`` by treatment (see the module).
 
     treatment : a covariate of the fit: a numeric column (``levels`` default: 0 and 1) or a
@@ -68,13 +71,21 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
         as differences from the first level (exact: the curves at every event time before tau,
         O(N x those times))
     se : False skips the standard errors (the point estimates alone, O(N T))
+    bootstrap : B > 0 adds percentile limits at ``level`` from B replicates (boot_lower,
+        boot_upper): subjects redrawn (engine.resampling, ``seed``), the model refitted from
+        the fit's coefficients on the same sorted rows, the baseline and the standardisation
+        recomputed with the drawn counts as weights; for Cox and Fine-Gray fits
 
     A Fine-Gray fit gives adjusted cumulative incidence curves (the average of predict_cif's
     curves; columns cif instead of survival) and their differences and ratios, without
-    standard errors (NaN: no delta method for the subdistribution baseline here).
+    standard errors (NaN: no delta method for the subdistribution baseline here; bootstrap=
+    gives percentile limits).
     """
+    if not (isinstance(bootstrap, (int, np.integer)) and bootstrap >= 0):
+        raise ValueError(f"bootstrap must be a number of replicates (0 for none), got "
+                         f"{bootstrap!r}")
     if res.spec.get("model") == "fine_gray":
-        return _adjusted_cif(res, treatment, times, levels, rmst_tau)
+        return _adjusted_cif(res, treatment, times, levels, rmst_tau, level, bootstrap, seed)
     b = cox_baseline(res)
     cohort = res.problem.cohort
     if cohort.start is not None:
@@ -143,13 +154,23 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     rmst = None
     if rmst_tau is not None:
         rmst = _rmst(grid, names, est, parts, w, strata, H0, z, float(rmst_tau))
-    return AdjustedCurves(curves=pd.concat(curves, ignore_index=True),
-                          contrasts=(pd.concat(contrasts, ignore_index=True) if contrasts
-                                     else pd.DataFrame()),
-                          rmst=rmst, treatment=treatment, levels=names)
+    out = AdjustedCurves(curves=pd.concat(curves, ignore_index=True),
+                         contrasts=(pd.concat(contrasts, ignore_index=True) if contrasts
+                                    else pd.DataFrame()),
+                         rmst=rmst, treatment=treatment, levels=names)
+    if bootstrap:
+        reps = _replicates(res, columns, settings, grid, strata, bootstrap, seed)
+        _add_percentiles(out, reps[:, :, at], level)
+        if rmst is not None:
+            tau = float(rmst_tau)
+            width = np.where(grid < tau, np.minimum(np.append(grid[1:], tau), tau) - grid, 0.0)
+            per_level = reps @ width                                     # (B, levels)
+            _add_rmst_percentiles(rmst, per_level, level)
+    return out
 
 
-def _adjusted_cif(res, treatment, times, levels, rmst_tau) -> AdjustedCurves:
+def _adjusted_cif(res, treatment, times, levels, rmst_tau, level, bootstrap,
+                  seed) -> AdjustedCurves:
     """The g-formula for a Fine-Gray fit: average predicted cumulative incidence by level."""
     check_fine_gray(res)
     if rmst_tau is not None:
@@ -184,9 +205,74 @@ def _adjusted_cif(res, treatment, times, levels, rmst_tau) -> AdjustedCurves:
                                "difference": c - cif[0], "se": nan, "lower": nan, "upper": nan,
                                "ratio": c / cif[0], "ratio_lower": nan, "ratio_upper": nan})
                  for name, c in zip(names[1:], cif[1:])]
-    return AdjustedCurves(curves=curves, contrasts=(pd.concat(contrasts, ignore_index=True)
-                                                    if contrasts else pd.DataFrame()),
-                          rmst=None, treatment=treatment, levels=names)
+    out = AdjustedCurves(curves=curves, contrasts=(pd.concat(contrasts, ignore_index=True)
+                                                   if contrasts else pd.DataFrame()),
+                         rmst=None, treatment=treatment, levels=names)
+    if bootstrap:
+        reps = _replicates(res, columns, settings, times, strata, bootstrap, seed)
+        _add_percentiles(out, 1.0 - reps, level)
+    return out
+
+
+def _replicates(res, columns, settings, grid, strata, B, seed) -> np.ndarray:
+    """(B, levels, grid) standardised curves theta of B bootstrap refits (NaN for a replicate
+    that drew no event)."""
+    cohort = res.problem.cohort
+    problem = Problem.from_cohort(cohort, res.problem.options, res.problem.unpenalized)
+    lam1, lam2 = problem.penalty_vectors(res.penalty)
+    aliased = np.isnan(res.coef.to_numpy(float))
+    start = np.where(aliased, 0.0, res.beta)
+    codes, n_subjects = subjects(cohort)
+    w0 = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
+    fine_gray = res.spec.get("model") == "fine_gray"
+    event = (np.asarray(cohort.event) == res.spec.get("cause", 1)) if fine_gray else (
+        np.asarray(cohort.event) > 0)
+    out = np.full((B, len(settings), grid.size), np.nan)
+    for k in range(B):
+        w = w0 * bootstrap_counts(n_subjects, seed, k)[codes]
+        if not np.any(event & (w > 0)):
+            continue
+        problem.set_weights(w)
+        beta = problem.solve(lam1, lam2, start, aliased).beta
+        beta[aliased] = 0.0
+        if fine_gray:
+            event_times, jumps, last = subdistribution_hazard(res, beta, w)
+            L0 = np.vstack([np.concatenate(([0.0], np.cumsum(j)))[
+                np.searchsorted(t, grid, "right")] for t, j in zip(event_times, jumps)])
+            offset = 0.0
+        else:
+            b = baseline(cohort, res.problem.model.data, beta, res.spec["ties"], w)
+            L0 = np.vstack([b.cumulative(b.hazard, s, grid) for s in range(len(b.times))])
+            last, offset = b.last, b.offset
+        L0[grid[None, :] > last[:, None]] = np.nan
+        lp_rest = (np.asarray(cohort.X @ beta).ravel()
+                   - np.asarray(cohort.X[:, columns] @ beta[columns]).ravel() - offset)
+        for l, setting in enumerate(settings):
+            out[k, l] = averaged_curve(np.exp(lp_rest + setting @ beta[columns]), w / w.sum(),
+                                       strata, L0)
+    problem.release()
+    return out
+
+
+def _add_percentiles(out, reps, level) -> None:
+    """boot_lower, boot_upper of the curves (reps: B x levels x times, on the curves' scale)
+    and of the differences from the first level."""
+    q = [(1 - level) / 2, (1 + level) / 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # an all-NaN time (after follow-up)
+        lo, hi = np.nanquantile(reps, q, axis=0)
+        out.curves["boot_lower"], out.curves["boot_upper"] = lo.ravel(), hi.ravel()
+        if len(out.levels) > 1:
+            lo, hi = np.nanquantile(reps[:, 1:] - reps[:, :1], q, axis=0)
+            out.contrasts["boot_lower"], out.contrasts["boot_upper"] = lo.ravel(), hi.ravel()
+
+
+def _add_rmst_percentiles(rmst, per_level, level) -> None:
+    """boot_lower, boot_upper of the RMST rows (the levels, then the differences)."""
+    q = [(1 - level) / 2, (1 + level) / 2]
+    values = np.hstack([per_level, per_level[:, 1:] - per_level[:, :1]])
+    lo, hi = np.nanquantile(values, q, axis=0)
+    rmst["boot_lower"], rmst["boot_upper"] = lo, hi
 
 
 def _treatment_columns(cohort, treatment, levels):

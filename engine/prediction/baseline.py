@@ -123,12 +123,14 @@ class Baseline:
         return out if self.labels is not None else out.drop(columns="stratum")
 
 
-def baseline(cohort, md, beta, ties: str) -> Baseline:
+def baseline(cohort, md, beta, ties: str, weights=None) -> Baseline:
     """The Breslow (``ties="breslow"``) or Efron baseline hazard of ``cohort`` at ``beta``
-    (NaN read as 0), over its sorted layout ``md`` (modeldata.ModelData of the fit)."""
+    (NaN read as 0), over its sorted layout ``md`` (modeldata.ModelData of the fit), with the
+    cohort's case weights or ``weights`` (caller's row order: a bootstrap replicate's)."""
     beta = np.nan_to_num(np.asarray(beta, float), nan=0.0)
     X = cohort.X
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
+    w = w if weights is None else np.asarray(weights, float)
     center = np.asarray(X.T @ w).ravel() / w.sum()
     eta = np.asarray(X @ beta).ravel()
     w_sorted = w[md.order]              # the cohort's weights (a resampling may have set others)

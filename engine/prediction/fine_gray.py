@@ -21,15 +21,17 @@ from ..errors import DataWarning
 from ..row_flags import GROUP_END
 
 
-def subdistribution_hazard(res) -> tuple[list, list, np.ndarray]:
+def subdistribution_hazard(res, beta=None, weights=None) -> tuple[list, list, np.ndarray]:
     """(event times, hazard jumps) per stratum of the Fine-Gray fit ``res`` at x = 0, and each
-    stratum's last follow-up time."""
+    stratum's last follow-up time; at other coefficients ``beta`` and case weights ``weights``
+    (caller's row order) for a bootstrap replicate."""
     check_fine_gray(res)
     cohort = res.problem.cohort
     md = res.problem.model.data
     cause = res.spec["cause"]
-    beta = np.nan_to_num(res.coef.to_numpy(float), nan=0.0)
+    beta = np.nan_to_num(res.coef.to_numpy(float) if beta is None else beta, nan=0.0)
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
+    w = w if weights is None else np.asarray(weights, float)
     code = np.asarray(cohort.event)
     group = (np.asarray(cohort.strata, np.int64) if res.spec.get("censoring_strata")
              and cohort.strata is not None else np.zeros(cohort.n, np.int64))
@@ -53,7 +55,7 @@ def subdistribution_hazard(res) -> tuple[list, list, np.ndarray]:
         with_events = np.flatnonzero(W > 0)[::-1]
         den = R1 + G_left[a:b][ends] * R2
         times.append(md.stop[a:b][ends][with_events])
-        jumps.append((W / den)[with_events])
+        jumps.append(W[with_events] / den[with_events])
     return times, jumps, last
 
 
