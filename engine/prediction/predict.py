@@ -132,8 +132,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> p
         its Efron share of the increment at its own time), "survival" (exp(-expected)).
     reference : the centre of "lp" and "risk", as R's: "strata" (the default: the weighted
         means within the row's stratum; for an unstratified fit the weighted column means, R's
-        fit$means), "sample" (those overall means) or "zero" (no centring).  "expected" and "survival" do not
-        depend on it.
+        fit$means), "sample" (those overall means) or "zero" (no centring).  "expected" and
+        "survival" do not depend on it.
     """
     if type not in TYPES:
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
