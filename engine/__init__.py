@@ -54,6 +54,13 @@ from .inference.wald import interaction_test, wald_test
 
 from .core.statistical_result import TestResult
 
+from .prediction.adjusted import AdjustedCurves, adjusted_curves
+from .prediction.brier import brier_score, integrated_brier_score
+from .prediction.calibration import calibration_table
+from .prediction.performance import PredictivePerformance, predictive_performance
+from .prediction.time_auc import time_dependent_auc
+from .prediction.uno import uno_concordance
+
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 # Names of the lazy sub-packages exported here too, loaded with their sub-package.
 _LAZY_NAMES = {"PropensityWeights": ".comparative", "propensity_weights": ".comparative"}
@@ -69,19 +76,21 @@ def __getattr__(name):
 
 
 __all__ = [
-    "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
-    "CrossValidationResult", "DataWarning", "EmpiricalNull", "FitOptions", "FitResult",
-    "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning",
-    "PRECISIONS", "PathResult", "PosteriorResult", "ProbitMLE", "Problem", "PropensityWeights",
-    "SOLVERS", "SccsData", "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES",
-    "TableOne", "TestResult", "autocorrelation", "bayes", "bootstrap", "calibrate_ci",
-    "calibrate_p", "cdm", "comparative", "concordance", "cross_validate",
+    "AdjustedCurves", "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError",
+    "ConvergenceWarning", "CrossValidationResult", "DataWarning", "EmpiricalNull", "FitOptions",
+    "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS",
+    "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
+    "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
+    "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
+    "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score", "calibrate_ci",
+    "calibrate_p", "calibration_table", "cdm", "comparative", "concordance", "cross_validate",
     "cumulative_incidence", "datasets", "device", "effect_curve", "error_model", "evalues_hr",
     "fit", "fit_memory", "fit_null", "fit_problem", "fit_systematic_error_model",
     "global_tests", "gradient", "gray_test", "information", "information_at",
-    "interaction_test", "kaplan_meier", "lambda_max", "lifelines_fit", "loglik", "logrank_test",
-    "lr_test", "naive_loglik", "negative_control_estimates", "path", "per_sd", "ph_smooth",
-    "ph_test", "probit_mle", "propensity_weights", "residuals", "sample", "scaled_schoenfeld",
-    "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs", "table_one",
-    "wald_test",
+    "integrated_brier_score", "interaction_test", "kaplan_meier", "lambda_max", "lifelines_fit",
+    "loglik", "logrank_test", "lr_test", "naive_loglik", "negative_control_estimates", "path",
+    "per_sd", "ph_smooth", "ph_test", "predictive_performance", "probit_mle",
+    "propensity_weights", "residuals", "sample", "scaled_schoenfeld", "sccs_time_to_event",
+    "sensitivity_study", "simulate", "simulate_sccs", "table_one", "time_dependent_auc",
+    "uno_concordance", "wald_test",
 ]

@@ -670,6 +670,81 @@ class Cohort:
                               "formula='age + sex + ...'), or pass the new rows' X yourself.")
         return self.formula.design_matrix(newdata, self.names)
 
+    def encode(self, df):
+        """New rows (``newdata``) as the cohort encoded its own: the covariate matrix (m, p) in
+        ``names`` order (text columns one-hot against the same reference level) and the
+        stratum codes (m,) (None when unstratified).
+
+        A missing column, a missing value, a level or stratum the cohort never saw raises a
+        CohortError naming the column and the first bad rows.  Columns the cohort excluded
+        (constant, duplicate) are not needed.
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise CohortError(f"newdata must be a pandas DataFrame with the covariate columns, "
+                              f"got {type(df).__name__}.")
+        if self.formula is not None:                 # the formula's own recipe: knots, levels
+            X = self.design_matrix(df)
+            return X, (None if self.strata is None else self._strata_codes(df))
+        covariates = self.source.get("covariates")
+        if covariates is None:                       # from_arrays: the columns are the names
+            covariates = list(self.names)
+        wanted = [c for c in covariates if str(c) in self.reference_levels
+                  or str(c) in self.names]
+        needed = wanted + [c for c in self.strata_columns if c not in wanted]
+        missing = [c for c in needed if c not in df.columns]
+        if missing:
+            raise CohortError(f"newdata lacks the column(s) {missing} that the fit used; add "
+                              f"them (needed: {needed}).")
+        labels = df.index.to_numpy()
+        where = {name: j for j, name in enumerate(self.names)}
+        rows, cols, vals = [], [], []
+        m = len(df)
+        for column in wanted:
+            series = df[column]
+            v.check_no_missing(series, column, "covariate", labels)
+            if str(column) in self.reference_levels:
+                text = np.array([_level_text([value])[0] if isinstance(value, (int, float,
+                                 np.number)) else str(value) for value in series], dtype=object)
+                prefix = f"{column}["
+                known = {self.reference_levels[str(column)]} | {
+                    name[len(prefix):-1] for name in [*self.names, *self.excluded]
+                    if name.startswith(prefix) and name.endswith("]")}
+                v.fail_rows(~np.isin(text, list(known)), text, column, "covariate",
+                            "a level the fitted cohort does not have",
+                            f"Use one of its levels {sorted(known)}.", labels)
+                for i, level in enumerate(text):
+                    j = where.get(f"{column}[{level}]")
+                    if j is not None:
+                        rows.append(i), cols.append(j), vals.append(1.0)
+            else:
+                values = _float_column(series, column, "covariate", labels)
+                v.check_finite(values, column, "covariate", labels)
+                j = where[str(column)]
+                rows.extend(range(m)), cols.extend([j] * m), vals.extend(values)
+        X = sp.csc_matrix((vals, (rows, cols)), shape=(m, self.p))
+        X.eliminate_zeros()
+        return X, (None if self.strata is None else self._strata_codes(df))
+
+    def _strata_codes(self, df) -> np.ndarray:
+        """The stratum codes (m,) of new rows, by this cohort's strata labels."""
+        labels = df.index.to_numpy()
+        parts = []
+        for column in self.strata_columns:
+            v.check_no_missing(df[column], column, "strata", labels)
+            parts.append(np.array([_level_text([value])[0] if isinstance(
+                value, (int, float, np.number)) else str(value) for value in df[column]],
+                dtype=object))
+        if len(parts) == 1:
+            label = parts[0]
+        else:
+            label = np.array([", ".join(f"{c}={x}" for c, x in zip(self.strata_columns, row))
+                              for row in zip(*parts)], dtype=object)
+        code = {text: k for k, text in enumerate(self.strata_labels)}
+        v.fail_rows(~np.isin(label, list(code)), label, ", ".join(self.strata_columns),
+                    "strata", "a stratum the fitted cohort does not have",
+                    f"Use one of its strata {self.strata_labels}.", labels)
+        return X, np.array([code[text] for text in label], dtype=np.int64)
+
     def to_frame(self):
         """The cohort as a DataFrame: time, start, event, strata (label), id, weights, then the
         covariates densified. For small data (the app, tests)."""

@@ -54,7 +54,7 @@ def effect_curve(res, variable, at, reference=None, adjust_to=None,
     X = res.design_matrix(rows).toarray()
     d = X[:-1] - X[-1]
     used = res.coef.index[np.any(d != 0, axis=0)]
-    fixed = [name for name in used if name not in res.cov.index]
+    fixed = [name for name in used if not np.isfinite(res.cov.at[name, name])]
     if fixed:
         raise ValueError(f"{fixed} are penalised or infinite in this fit, so the curve has no "
                          "variance. Refit with them unpenalized.")

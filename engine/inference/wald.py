@@ -22,7 +22,7 @@ def _statistic(res, names, label) -> pd.Series:
         raise ValueError(f"{absent} are not coefficients of this fit (its covariates are "
                          f"{list(res.coef.index)[:20]}); name columns of the fit, or a term "
                          "of its formula.")
-    free = [n for n in names if n in res.cov.index]
+    free = [n for n in names if np.isfinite(res.cov.at[n, n])]
     if len(free) < len(names):
         fixed = [n for n in names if n not in free]
         raise ValueError(f"{fixed} are penalised or infinite in this fit, so they have no "

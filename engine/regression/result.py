@@ -13,6 +13,9 @@ from scipy import stats
 
 from ..core.errors import CohortError, ConvergenceWarning
 from ..data import collinearity
+from . import predict as prediction
+from .baseline import baseline as cox_baseline
+from .fine_gray_cif import predict_cif
 from .profile import profile_confint
 
 _Z95 = stats.norm.ppf(0.975)
@@ -67,38 +70,33 @@ class FitResult:
     def se(self) -> pd.Series:
         """Standard errors of the unpenalised, finite coefficients (NaN for the others): the
         square roots of the diagonal of ``cov``."""
-        se = pd.Series(np.nan, index=self.coef.index)
-        se[self.cov.index] = np.sqrt(np.diag(self.cov.to_numpy()))
-        return se
+        return pd.Series(np.sqrt(np.diag(self.cov.to_numpy())), index=self.coef.index)
 
     @cached_property
     def cov(self) -> pd.DataFrame:
-        """Covariance matrix of the unpenalised, finite coefficients (rows and columns named).
+        """Covariance matrix of the coefficients (p x p, named; NaN in the rows and columns of
+        penalised, non-finite or aliased ones).
 
         From the observed information, or, where the spec says ``variance="sandwich"``
         (Fine-Gray), from Fine & Gray's (1999) sandwich I^-1 (sum_i u_i u_i^T) I^-1 as
-        cmprsk::crr reports it.  The penalised coefficients are held fixed (left out: the
-        penalty makes their variance undefined); computed on first use, so a P = 10,000
-        penalised fit costs nothing extra.  Joint Wald tests and effect curves read it.
+        cmprsk::crr reports it.  The penalised coefficients are held fixed (the penalty makes
+        their variance undefined); computed on first use, so a P = 10,000 penalised fit costs
+        nothing extra.  Joint Wald tests, effect curves and predictions read it.
         """
-        return self._covariance(self.spec.get("variance", "model"), "se")
+        return pd.DataFrame(self._covariance(self.spec.get("variance", "model"), "se"),
+                            index=self.coef.index, columns=self.coef.index)
 
     @cached_property
     def se_model(self) -> pd.Series:
         """Model-based standard errors, sqrt(diag(I^-1)); equal to ``se`` for Cox fits."""
-        cov = self._covariance("model", "se_model")
-        se = pd.Series(np.nan, index=self.coef.index)
-        se[cov.index] = np.sqrt(np.diag(cov.to_numpy()))
-        return se
+        return pd.Series(np.sqrt(np.diag(self._covariance("model", "se_model"))),
+                         index=self.coef.index)
 
-    def _covariance(self, kind: str, stage: str) -> pd.DataFrame:
+    def _covariance(self, kind: str, stage: str) -> np.ndarray:
         t0 = time.perf_counter()
+        out = np.full((len(self.coef), len(self.coef)), np.nan)
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
-        if self.problem is None:
-            cols = cols[:0]
-        names = self.coef.index[cols]
-        cov = np.empty((0, 0))
-        if cols.size:
+        if cols.size and self.problem is not None:
             model = self.problem.model
             model.set_beta(self.beta)
             if kind == "sandwich":
@@ -126,9 +124,10 @@ class FitResult:
                               "estimates and are reported as NaN. Remove or merge those columns.",
                               ConvergenceWarning, stacklevel=4)
                 keep = np.setdiff1d(np.arange(names.size), tiny)
-                cov, names = cov[np.ix_(keep, keep)], names[keep]
+                cols, cov = cols[keep], cov[np.ix_(keep, keep)]
+            out[np.ix_(cols, cols)] = cov
         self.timings[stage] = time.perf_counter() - t0
-        return pd.DataFrame(cov, index=names, columns=names)
+        return out
 
     def design_matrix(self, newdata):
         """The fit's covariate columns for ``newdata``: CSC (m, p) in ``coef`` order, built
@@ -151,6 +150,46 @@ class FitResult:
         penalty kept) reaches the chi-square(1) quantile of ``level``; see engine.profile.
         """
         return profile_confint(self, names, level)
+
+    @cached_property
+    def baseline(self):
+        """The Breslow or Efron (as fitted) baseline hazard's pieces per stratum
+        (engine.regression.baseline.Baseline), computed once from the fit's sorted rows."""
+        prediction.cox_baseline_checked(self)
+        problem = self.problem
+        return cox_baseline(problem.cohort, problem.model.data, self.coef.to_numpy(float),
+                            self.spec["ties"])
+
+    def baseline_hazard(self, centered: bool = True) -> pd.DataFrame:
+        """The baseline hazard as R's ``basehaz``: stratum (stratified fits), time, n_risk,
+        n_event, hazard, cumhaz, survival at each event time.  ``centered=True`` (R's default)
+        is the hazard of a subject at the weighted column means (R's ``fit$means``);
+        ``centered=False`` at x = 0."""
+        return prediction.cox_baseline(self).table(centered)
+
+    def baseline_survival(self, centered: bool = True) -> pd.DataFrame:
+        """exp(-cumulative baseline hazard): stratum (stratified fits), time, survival; see
+        ``baseline_hazard`` for the centring."""
+        table = self.baseline_hazard(centered)
+        return table[[c for c in ("stratum", "time", "survival") if c in table]]
+
+    def predict(self, newdata=None, type: str = "lp", reference: str = "strata") -> pd.DataFrame:
+        """fit and se of each row of ``newdata`` (a DataFrame with the fit's covariate columns;
+        default the fitted rows), as R's ``predict.coxph(se.fit=TRUE)``; see
+        engine.regression.predict.predict for ``type`` and ``reference``."""
+        return prediction.predict(self, newdata, type, reference)
+
+    def predict_survival(self, newdata, times=None, conf_type: str = "log",
+                         level: float = 0.95) -> pd.DataFrame:
+        """Predicted survival of each row of ``newdata`` at ``times`` with pointwise limits
+        (R's ``survfit(fit, newdata)``; conf_type "log", "log-log" or "plain"); a long table,
+        see engine.regression.predict.predict_survival."""
+        return prediction.predict_survival(self, newdata, times, conf_type, level)
+
+    def predict_cif(self, newdata, times=None) -> pd.DataFrame:
+        """Fine-Gray fits: the predicted cumulative incidence of the fit's cause for each row
+        of ``newdata`` (cmprsk's ``predict.crr``); see engine.regression.fine_gray_cif."""
+        return predict_cif(self, newdata, times)
 
     @property
     def summary(self) -> pd.DataFrame:

@@ -1,0 +1,176 @@
+"""The baseline hazard of a Cox fit: Breslow's or Efron's estimator per stratum, with entry
+times and case weights, as R survival's ``basehaz`` and ``survfit.coxph`` (its ``agsurv``)
+compute it.
+
+At each event time t_k of a stratum, over the rows at risk {start_i < t_k <= stop_i} with
+r_i = w_i exp((x_i - c) beta): S0 = sum r_i, d events (a count), D their summed weights and E
+their summed r_i.  The hazard increments and their variance terms are
+
+    Breslow  dH = D / S0,                           dV = D / S0^2
+    Efron    dH = D/d sum_j 1 / (S0 - j/d E),       dV = D/d sum_j 1 / (S0 - j/d E)^2
+
+(j = 0..d-1).  c is the centring: R's coxph centres at the weighted column means (fit$means),
+so ``basehaz(fit)`` (centered=TRUE) is the hazard of a subject at the means and
+``centered=FALSE`` the hazard at x = 0; a predicted curve does not depend on c.  The variance
+of a predicted cumulative hazard H(t; z) = exp((z - c) beta) H0(t) is Tsiatis' (1981), as
+agsurv computes it:
+
+    Var = exp(2 (z - c) beta) [ sum_{t_k <= t} dV_k + q' V q ],   q = z H0(t) - Q(t),
+    Q(t) = sum_{t_k <= t} dV_k S1_k - e_k S1d_k,   e_k = D/d sum_j (j/d) / (S0 - j/d E)^2
+
+(Breslow: e = 0), V the coefficients' covariance, S1 = sum r_i x_i over the risk set and S1d
+over the events at t_k.  Everything reuses the fit's sorted layout (modeldata: stratum, then
+stop descending): the hazard costs O(N), and Q at T times one sparse product X^T (N x T).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .row_flags import GROUP_END
+
+
+@dataclass
+class Baseline:
+    """The baseline hazard of one Cox fit, per stratum (lists indexed by stratum code).
+
+    Attributes
+    ----------
+    ties : "breslow" | "efron"
+    center : (p,) weighted column means c (0 for a column whose coefficient is NaN)
+    beta : (p,) the coefficients, NaN (aliased) as 0
+    labels : stratum labels, or None
+    times, hazard, varhaz, tie_term, n_risk, n_event : per stratum, at its event times
+        (ascending): t_k, dH_k, dV_k, e_k, the summed weights at risk and of the events
+    death_hazard : per stratum, the increment an event at t_k itself takes in Efron's
+        likelihood, D/d sum_j (1 - j/d) / (S0 - j/d E) (Breslow: dH_k); R's fitted
+        "expected" (y minus the martingale residual) uses it
+    last : (K,) the largest follow-up time of each stratum (curves end there)
+    md, X : the fit's sorted layout (modeldata.ModelData) and the cohort's covariates;
+    r, event : w exp((x - c) beta) and the event flag of each sorted row (for Q)
+    """
+
+    ties: str
+    center: np.ndarray
+    beta: np.ndarray
+    labels: list | None
+    times: list
+    hazard: list
+    varhaz: list
+    tie_term: list
+    death_hazard: list
+    n_risk: list
+    n_event: list
+    last: np.ndarray
+    md: object
+    X: object
+    r: np.ndarray
+    event: np.ndarray
+
+    @property
+    def offset(self) -> float:
+        """c' beta: exp(x beta - offset) is the relative risk against the centre."""
+        return float(self.center @ self.beta)
+
+    def cumulative(self, values, stratum: int, t) -> np.ndarray:
+        """sum over event times <= t of ``values`` (a list of per-stratum increments)."""
+        cum = np.concatenate(([0.0], np.cumsum(values[stratum])))
+        return cum[np.searchsorted(self.times[stratum], np.asarray(t, float), side="right")]
+
+    def q_sums(self, stratum: int, t) -> np.ndarray:
+        """Q(t) of the module for each time in ``t``: shape (len(t), p)."""
+        md, s = self.md, stratum
+        a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
+        t = np.atleast_1d(np.asarray(t, float))
+        stop = md.stop[a:b, None]
+        r = self.r[a:b, None]
+        cum = np.concatenate(([0.0], np.cumsum(self.varhaz[s])))
+        times = self.times[s]
+
+        def upto(x):
+            return cum[np.searchsorted(times, x, side="right")]
+
+        # C(min(stop, t)) = min(C(stop), C(t)): C is non-decreasing
+        inside = np.minimum(upto(stop), upto(t)[None, :])
+        if md.start is not None:
+            inside = np.maximum(inside - upto(md.start[a:b, None]), 0.0)
+        v = r * inside
+        if self.ties == "efron":
+            ev = self.event[a:b]
+            k = np.searchsorted(times, md.stop[a:b][ev])
+            v[ev] -= (r[ev, 0] * self.tie_term[s][k])[:, None] * (md.stop[a:b][ev, None] <= t)
+        rows = md.order[a:b]
+        if a == 0 and b == md.n:
+            full = np.empty_like(v)
+            full[rows] = v
+            return np.asarray(self.X.T @ full).T
+        return np.asarray(self.X[rows].T @ v).T
+
+    def table(self, centered: bool = True) -> pd.DataFrame:
+        """stratum, time, n_risk, n_event, hazard, cumhaz, survival; one row per event time.
+        ``centered=False``: at x = 0 (the hazards times exp(c' beta))."""
+        scale = 1.0 if centered else np.exp(self.offset)
+        parts = []
+        for s in range(len(self.times)):
+            h = self.hazard[s] * scale
+            parts.append(pd.DataFrame({
+                "stratum": self.labels[s] if self.labels is not None else None,
+                "time": self.times[s], "n_risk": self.n_risk[s], "n_event": self.n_event[s],
+                "hazard": h, "cumhaz": np.cumsum(h), "survival": np.exp(-np.cumsum(h))}))
+        out = pd.concat(parts, ignore_index=True)
+        return out if self.labels is not None else out.drop(columns="stratum")
+
+
+def baseline(cohort, md, beta, ties: str, weights=None) -> Baseline:
+    """The Breslow (``ties="breslow"``) or Efron baseline hazard of ``cohort`` at ``beta``
+    (NaN read as 0), over its sorted layout ``md`` (modeldata.ModelData of the fit), with the
+    cohort's case weights or ``weights`` (caller's row order: a bootstrap replicate's)."""
+    beta = np.nan_to_num(np.asarray(beta, float), nan=0.0)
+    X = cohort.X
+    w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
+    w = w if weights is None else np.asarray(weights, float)
+    center = np.asarray(X.T @ w).ravel() / w.sum()
+    eta = np.asarray(X @ beta).ravel()
+    w_sorted = w[md.order]              # the cohort's weights (a resampling may have set others)
+    r = w_sorted * np.exp(eta[md.order] - center @ beta)
+    event = (np.asarray(cohort.event)[md.order] > 0) & (w_sorted > 0)
+    ends_all = (md.flags & GROUP_END) > 0
+    out = {key: [] for key in ("times", "hazard", "varhaz", "tie_term", "death_hazard",
+                               "n_risk", "n_event")}
+    last = np.empty(md.strata_bounds.size - 1)
+    for s in range(last.size):
+        a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
+        rs, ws, ev = r[a:b], w_sorted[a:b], event[a:b]
+        last[s] = md.stop[a]
+        ends = np.flatnonzero(ends_all[a:b])
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        s0, at_risk = np.cumsum(rs)[ends], np.cumsum(ws)[ends]
+        t = md.stop[a:b][ends]
+        if md.start is not None:        # leave out the rows not yet entered: start >= t
+            so = md.start_order[a:b]
+            entered = np.searchsorted(-md.start[so], -t, side="right")
+            s0 = s0 - np.concatenate(([0.0], np.cumsum(r[so])))[entered]
+            at_risk = at_risk - np.concatenate(([0.0], np.cumsum(w_sorted[so])))[entered]
+        d = np.add.reduceat(ev.astype(np.int64), starts)
+        keep = np.flatnonzero(d > 0)[::-1]            # event times, ascending
+        d, s0, at_risk, t = d[keep], s0[keep], at_risk[keep], t[keep]
+        D = np.add.reduceat(np.where(ev, ws, 0.0), starts)[keep]
+        E = np.add.reduceat(np.where(ev, rs, 0.0), starts)[keep]
+        if ties == "efron":
+            group = np.repeat(np.arange(d.size), d)
+            j = np.arange(group.size) - np.repeat(np.cumsum(d) - d, d)
+            frac = j / d[group]
+            inv = 1.0 / (s0[group] - frac * E[group])
+            dh = D * np.bincount(group, inv, d.size) / d
+            dv = D * np.bincount(group, inv ** 2, d.size) / d
+            e = D * np.bincount(group, frac * inv ** 2, d.size) / d
+            own = D * np.bincount(group, (1.0 - frac) * inv, d.size) / d
+        else:
+            dh, dv, e = D / s0, D / s0 ** 2, np.zeros(d.size)
+            own = dh
+        for key, value in zip(out, (t, dh, dv, e, own, at_risk, D)):
+            out[key].append(value)
+    return Baseline(ties=ties, center=center, beta=beta, labels=cohort.strata_labels,
+                    last=last, md=md, X=X, r=r, event=event, **out)
