@@ -17,6 +17,7 @@ from .arguments import check_fit_arguments
 from .errors import ConvergenceWarning, MonotoneLikelihoodWarning
 from .options import FitOptions
 from .problem import Problem
+from .regression.variance import choose as choose_variance
 from .result import FitResult
 
 
@@ -24,7 +25,7 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         cut_points=None, cause: int = 1, backend: str = "cpu", solver: str = "auto",
         tol: float = 1e-9, max_iter: int = 1000, init=None, progress=None,
         tv_route: str = "auto", censoring_strata: bool = False,
-        precision: str = "float64") -> FitResult:
+        precision: str = "float64", variance: str = "auto", cluster=None) -> FitResult:
     """Fit a Cox-family model to a validated cohort.
 
     Parameters
@@ -55,6 +56,14 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         for screening; coefficients then agree with float64 to within 2e-4 of max |beta|,
         typically 1e-6, see engine/backends/cox_gpu.py; ``tol`` is raised to at least 1e-6,
         below which single precision cannot settle).
+    variance : "auto" | "model" | "robust": which variance ``se``, ``cov`` and the summary
+        show (both are kept: ``se_model``, ``se_robust``).  Robust is Lin and Wei's sandwich
+        (Cox), Huber-White (logistic), clustered by case (SCCS) and Fine and Gray's own
+        sandwich (Fine-Gray).  "auto" shows the robust one for non-integer weights, a given
+        ``cluster``, Cox subjects with several events, logistic subjects with several rows and
+        Fine-Gray; the model-based one otherwise (engine.regression.variance).
+    cluster : None, or one value per cohort row (e.g. ``df["site"]``): the clusters of the
+        robust variance.  Default: the cohort's ``id`` (SCCS: the case), else each row.
 
     Returns
     -------
@@ -64,7 +73,8 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     check_fit_arguments(cohort, init)
     options = FitOptions(model=model, ties=ties, backend=backend, solver=solver,
                          precision=precision, tol=tol, max_iter=max_iter, cause=cause,
-                         censoring_strata=censoring_strata, tv_route=tv_route)
+                         censoring_strata=censoring_strata, tv_route=tv_route,
+                         variance=variance, cluster=cluster)
     problem = Problem.from_cohort(cohort, options, unpenalized, cut_points)
     return fit_problem(problem, penalty, init=init, progress=progress, t0=t0)
 
@@ -110,7 +120,11 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) ->
         "cut_points": problem.cut_points, "episodes": cohort.n,
     }
     if o.model == "fine_gray":
-        spec.update(cause=m.cause, censoring_strata=m.censoring_strata, variance="sandwich")
+        spec.update(cause=m.cause, censoring_strata=m.censoring_strata)
+    codes, n_clusters, cluster_label = problem.clusters
+    spec.update(variance=choose_variance(o.variance, o.model, cohort, o.cluster, codes,
+                                        n_clusters),
+                cluster=cluster_label, n_clusters=n_clusters)
     return FitResult(
         coef=coef, loglik=float(ll), converged=bool(state.converged), n_iter=state.n_iter,
         timings={"prepare": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},

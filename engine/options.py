@@ -1,16 +1,19 @@
 """The options of a fit, declared once and checked once.
 
 The public tuples (``MODELS``, ``TIES``, ``SOLVERS``, ``BACKENDS``, ``PRECISIONS``,
-``TV_ROUTES``) are what the engine accepts; ``engine`` exports them and the app builds its
+``TV_ROUTES``, ``VARIANCES``) are what the engine accepts; ``engine`` exports them and the app builds its
 selectors from them.  ``FitOptions`` is frozen: a Problem and every fit made from it share one.
 """
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from .arguments import check_max_iter
 from .backends import DEVICES
+from .regression.variance import VARIANCES, check_cluster
 from .solvers import SOLVERS
 
 MODELS = ("cox", "fine_gray", "logistic", "sccs")
@@ -31,6 +34,10 @@ class FitOptions:
         FLOAT32_TOL for precision="float32"
     max_iter : most CCD cycles or outer Newton steps, a positive integer
     cause : Fine-Gray's cause of interest; censoring_strata : Fine-Gray's censoring by stratum
+    variance : "auto" | "model" | "robust": the variance the fit reports (both are kept; see
+        engine.regression.variance for the "auto" rule)
+    cluster : None (the subject ``id``, else each row) or one value per cohort row: the
+        clusters of the robust variance (as R's ``cluster(site)``)
     """
 
     model: str = "cox"
@@ -43,6 +50,8 @@ class FitOptions:
     cause: int = 1
     censoring_strata: bool = False
     tv_route: str = "auto"
+    variance: str = "auto"
+    cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         _one_of("model", self.model, MODELS, f"survscan fits {MODELS} so far")
@@ -51,9 +60,15 @@ class FitOptions:
         _one_of("solver", self.solver, SOLVERS)
         _one_of("precision", self.precision, PRECISIONS)
         _one_of("tv_route", self.tv_route, TV_ROUTES)
+        _one_of("variance", self.variance, VARIANCES)
+        object.__setattr__(self, "cluster", check_cluster(self.cluster))
         if self.model == "fine_gray" and self.ties != "breslow":
             raise ValueError(f"Fine-Gray uses Breslow ties (as cmprsk::crr); got "
                              f"ties={self.ties!r}. Pass ties='breslow'.")
+        if self.model == "fine_gray" and self.cluster is not None:
+            raise ValueError("Fine-Gray's sandwich (as cmprsk::crr) treats each subject as its "
+                             "own cluster; cluster= is not available for model='fine_gray'. "
+                             "Fit without cluster.")
         if not (isinstance(self.tol, numbers.Real) and not isinstance(self.tol, bool)
                 and 0 < self.tol < 1):
             raise ValueError(f"tol must be in (0, 1), got {self.tol!r}")

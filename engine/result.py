@@ -13,6 +13,7 @@ from scipy import stats
 
 from .errors import ConvergenceWarning
 from .profile import profile_confint
+from .regression.robust import robust_pieces
 
 _Z95 = stats.norm.ppf(0.975)
 _LIKELIHOOD = {"cox": "log partial likelihood",
@@ -56,40 +57,62 @@ class FitResult:
     beta: np.ndarray = field(default=None, repr=False)   # as fitted: diverging ones held finite
     penalty: object = field(default=None, repr=False)    # engine.L1 / L2 / None, as fitted
 
+    @property
+    def variance(self) -> str:
+        """Which variance ``se``, ``cov`` and the summary show: "model" or "robust"."""
+        return self.spec.get("variance", "model")
+
     @cached_property
+    def cov_model(self) -> pd.DataFrame:
+        """Model-based covariance I^-1 of the unpenalised, finite coefficients (NaN elsewhere:
+        the penalised ones are held fixed, their variance undefined)."""
+        return self._covariance("model")
+
+    @cached_property
+    def cov_robust(self) -> pd.DataFrame:
+        """Robust (sandwich) covariance I^-1 (sum_c U_c U_c^T) I^-1 over the clusters of
+        ``spec["cluster"]`` (engine.regression.variance); Fine-Gray: Fine and Gray's (1999)
+        sandwich as cmprsk::crr reports it."""
+        return self._covariance("robust")
+
+    @property
+    def cov(self) -> pd.DataFrame:
+        """The covariance the fit reports (``variance`` names it)."""
+        return self.cov_robust if self.variance == "robust" else self.cov_model
+
+    @property
     def se(self) -> pd.Series:
-        """Standard errors of the unpenalised, finite coefficients.
+        """Standard errors of the reported variance (``variance``: "model" or "robust");
+        computed on first use, so a P = 10,000 penalised fit costs nothing extra."""
+        return self.se_robust if self.variance == "robust" else self.se_model
 
-        From the observed information, or, where the spec says ``variance="sandwich"``
-        (Fine-Gray), from Fine & Gray's (1999) sandwich I^-1 (sum_i u_i u_i^T) I^-1 as
-        cmprsk::crr reports it.  The penalised coefficients are held fixed (their SE is NaN:
-        the penalty makes it undefined); computed on first use, so a P = 10,000 penalised fit
-        costs nothing extra.
-        """
-        return self._standard_errors(self.spec.get("variance", "model"), "se")
-
-    @cached_property
+    @property
     def se_model(self) -> pd.Series:
-        """Model-based standard errors, sqrt(diag(I^-1)); equal to ``se`` for Cox fits."""
-        return self._standard_errors("model", "se_model")
+        """Model-based standard errors, sqrt(diag(I^-1))."""
+        return _diagonal_se(self.cov_model, "se_model")
 
-    def _standard_errors(self, kind: str, stage: str) -> pd.Series:
+    @property
+    def se_robust(self) -> pd.Series:
+        """Robust (sandwich) standard errors."""
+        return _diagonal_se(self.cov_robust, "se_robust")
+
+    def _covariance(self, kind: str) -> pd.DataFrame:
         t0 = time.perf_counter()
-        se = pd.Series(np.nan, index=self.coef.index)
+        cov = pd.DataFrame(np.nan, index=self.coef.index, columns=self.coef.index)
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
         if cols.size and self.problem is not None:
             model = self.problem.model
             model.set_beta(self.beta)
             names = self.coef.index[cols]
-            if kind == "sandwich":
-                info, middle = model.sandwich(cols)
+            if kind == "robust":
+                info, middle = robust_pieces(self.problem, self.beta, cols)
                 inv = _inverse(info, names)
-                cov = inv @ middle @ inv
+                block = inv @ middle @ inv
             else:
-                cov = _inverse(model.information(cols)[2], names)
-            se.iloc[cols] = np.sqrt(np.diag(cov))
-        self.timings[stage] = time.perf_counter() - t0
-        return se
+                block = _inverse(model.information(cols)[2], names)
+            cov.iloc[cols, cols] = block
+        self.timings[f"cov_{kind}"] = time.perf_counter() - t0
+        return cov
 
     def confint(self, names=None, level: float = 0.95) -> pd.DataFrame:
         """Profile-likelihood confidence intervals of unpenalised coefficients (lower, upper).
@@ -103,7 +126,8 @@ class FitResult:
     def summary(self) -> pd.DataFrame:
         """coef, hr, se, hr_lower, hr_upper (95%), p, z, penalized; one row per covariate.
         The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits, ``or``
-        (odds ratio) for logistic ones."""
+        (odds ratio) for logistic ones.  ``se`` is of the reported variance, which the table's
+        ``attrs["variance"]`` names ("model" or "robust", as ``variance_note``)."""
         se = self.se
         z = self.coef / se
         ratio = _RATIO.get(self.spec.get("model"), "hr")
@@ -118,7 +142,20 @@ class FitResult:
             "penalized": self.penalized,
         })
         out.index.name = "covariate"
+        out.attrs["variance"] = self.variance
+        out.attrs["variance_note"] = self.variance_note
         return out
+
+    @property
+    def variance_note(self) -> str:
+        """One line naming the variance shown, e.g. "robust SE (sandwich), 432 clusters by id"."""
+        s = self.spec
+        if self.variance == "model":
+            return "model-based SE (inverse information)"
+        if s.get("model") == "fine_gray":
+            return "robust SE (Fine-Gray sandwich, as cmprsk::crr)"
+        by = {"row": "one per row", "id": "by id", "cluster": "as given"}.get(s.get("cluster"))
+        return f"robust SE (sandwich), {s.get('n_clusters')} clusters {by}"
 
     def __str__(self) -> str:
         s = self.spec
@@ -129,9 +166,14 @@ class FitResult:
             f"{_LIKELIHOOD[s['model']]} = {self.loglik:.6f}; converged={self.converged} "
             f"after {self.n_iter} iterations ({s['solver']}, {s['backend']})",
         ]
+        head.append(self.variance_note)
         if self.diverged:
             head.append("diverging (infinite) coefficients: " + ", ".join(self.diverged))
         return "\n".join(head) + "\n" + self.summary.to_string(float_format=lambda v: f"{v:.6g}")
+
+
+def _diagonal_se(cov: pd.DataFrame, name: str) -> pd.Series:
+    return pd.Series(np.sqrt(np.diag(cov.to_numpy())), index=cov.index, name=name)
 
 
 def _inverse(info: np.ndarray, names) -> np.ndarray:
