@@ -25,12 +25,15 @@ dense: the nearly unpenalised L1 fit (lam = 1, default N=1,000,000) with the col
 solve against the dense working set's Gram matrix, A/B; with --penalty none the unpenalised fit
 and its standard errors, end to end.
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
-100 here) and entry times, on the same subjects."""
+100 here) and entry times, on the same subjects.
+robust: the robust (sandwich) variance against one more fit, at each of --sizes (default
+100,000 and 1,000,000 rows): the unpenalised column's robust SE of an L1 fit and the whole P x P
+robust covariance (--no-all-columns leaves the latter out)."""
 import argparse
 import sys
 
 from bench import (bayes, cost_model, cross_validation, cv_profile, cv_steps, dense_inner,
-                   fine_gray, gpu, sccs, sweep, ties_strata, time_varying)
+                   fine_gray, gpu, robust, sccs, sweep, ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
@@ -40,7 +43,7 @@ DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000
                  "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
                  "profile": (100_000, 1_000), "ties": (200_000, 1_000),
                  "cvsteps": (100_000, 1_000), "cvprofile": (100_000, 1_000),
-                 "dense": (1_000_000, 1_000)}
+                 "dense": (1_000_000, 1_000), "robust": (1_000_000, 1_000)}
 
 
 def parse(argv):
@@ -97,6 +100,8 @@ def parse(argv):
                         help="profile: plain and/or plane (the proximal-Newton step)")
     parser.add_argument("--ties", choices=("breslow", "efron"), default="breslow",
                         help="profile: ties")
+    parser.add_argument("--no-all-columns", action="store_true",
+                        help="robust: skip the whole P x P robust covariance")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -161,6 +166,10 @@ def main(argv=None):
         sizes = tuple(int(float(v)) for v in args.peer_sizes.split(",") if v)
         return sccs.run(sizes=sizes, n=args.n, p=args.p, ratio=args.ratio, seed=args.seed,
                         out=args.out)
+    if args.command == "robust":
+        sizes = tuple(int(float(v)) for v in args.sizes.split(","))
+        return robust.run(sizes, args.p, args.density, args.ratio, args.seed, out=args.out,
+                          all_columns=not args.no_all_columns)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "sweep":
