@@ -22,7 +22,8 @@ from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
 from .memory import fit_memory
-from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
+from .options import (BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, VARIANCES,
+                      FitOptions)
 from .path import PathResult, lambda_max, path
 from .per_sd import per_sd
 from .ph_smooth import ph_smooth
@@ -53,8 +54,8 @@ __all__ = [
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",
-    "TableOne", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative", "concordance",
-    "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
+    "TableOne", "VARIANCES", "autocorrelation", "bayes", "bootstrap", "cdm", "comparative",
+    "concordance", "cross_validate", "cumulative_incidence", "datasets", "device", "fit", "fit_memory",
     "fit_problem", "global_tests", "gradient", "gray_test", "information", "information_at",
     "kaplan_meier", "lambda_max", "loglik", "logrank_test", "lr_test", "path", "per_sd",
     "ph_smooth", "ph_test", "probit_mle", "residuals", "sample", "scaled_schoenfeld",

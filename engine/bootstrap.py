@@ -3,9 +3,10 @@
 Each replicate draws the subjects with replacement (the ``cluster`` given, else ``cohort.id``,
 else rows: the clusters of the robust variance, so that the two agree in large samples) and
 refits with the drawn counts as case weights, warm-started from the fit on all data; nothing
-is copied and the sorted layout is shared by every replicate.  Reported: percentile intervals at ``level``
-(Yang2024's bootstrapped percentile intervals) and, per coefficient, the fraction of replicates
-in which it is non-zero (Suchard2013's p_j, "a poor man's posterior probability that beta_j != 0").
+is copied and the sorted layout is shared by every replicate.  Reported: percentile intervals
+at ``level`` (Yang2024's bootstrapped percentile intervals) and, per coefficient, the fraction
+of replicates in which it is non-zero (Suchard2013's p_j, "a poor man's posterior probability
+that beta_j != 0").
 Subjects are resampled over the whole cohort, not within strata.
 """
 from __future__ import annotations
