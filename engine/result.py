@@ -13,7 +13,7 @@ from scipy import stats
 
 from .errors import ConvergenceWarning
 from .profile import profile_confint
-from .regression.robust import robust_pieces
+from .regression.robust import robust_middle
 
 _Z95 = stats.norm.ppf(0.975)
 _LIKELIHOOD = {"cox": "log partial likelihood",
@@ -104,10 +104,13 @@ class FitResult:
             model = self.problem.model
             model.set_beta(self.beta)
             names = self.coef.index[cols]
-            if kind == "robust":
-                info, middle = robust_pieces(self.problem, self.beta, cols)
+            if kind == "robust" and self.spec.get("model") == "fine_gray":
+                info, middle = model.sandwich(cols)
                 inv = _inverse(info, names)
                 block = inv @ middle @ inv
+            elif kind == "robust":
+                inv = self.cov_model.to_numpy()[np.ix_(cols, cols)]
+                block = inv @ robust_middle(self.problem, self.beta, cols) @ inv
             else:
                 block = _inverse(model.information(cols)[2], names)
             cov.iloc[cols, cols] = block

@@ -144,5 +144,6 @@ def middle(scores, n_cols, n_clusters):
 
 
 def _gram(A, B):
+    """A B' (A A' when B is None), dense or sparse scores."""
     product = A @ (A if B is None else B).T
     return product.toarray() if hasattr(product, "toarray") else np.asarray(product)
