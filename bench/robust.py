@@ -70,4 +70,5 @@ def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_colu
         lines.append(f"| {r['n']:,} | {r['fit_s']:.2f} | {r['model_se_x0_s']:.3f} | "
                      f"{r['robust_se_x0_s']:.3f} | {r.get('model_all_s', float('nan')):.1f} | "
                      f"{r.get('robust_all_s', float('nan')):.1f} |")
-    return save(record, "\n".join(lines), out, f"robust_variance_p{p}")
+    name = f"robust_variance_p{p}_n{max(sizes)}" + ("" if all_columns else "_x0")
+    return save(record, "\n".join(lines), out, name)
