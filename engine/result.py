@@ -157,8 +157,10 @@ class FitResult:
             return "model-based SE (inverse information)"
         if s.get("model") == "fine_gray":
             return "robust SE (Fine-Gray sandwich, as cmprsk::crr)"
-        by = {"row": "one per row", "id": "by id", "cluster": "as given"}.get(s.get("cluster"))
-        return f"robust SE (sandwich), {s.get('n_clusters')} clusters {by}"
+        k = s.get("n_clusters")
+        by = {"row": f"each of {k} rows its own cluster", "id": f"{k} clusters by id",
+              "cluster": f"{k} clusters as given"}[s.get("cluster")]
+        return f"robust SE (sandwich), {by}"
 
     def __str__(self) -> str:
         s = self.spec
