@@ -25,6 +25,10 @@ def _cohort(n, p, density, seed):
                                      weights=w)
 
 
+def _seconds(value):
+    return "not run" if value is None else f"{value:.1f}"
+
+
 def _timed(f):
     t0 = time.perf_counter()
     out = f()
@@ -68,7 +72,7 @@ def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_colu
              "|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['n']:,} | {r['fit_s']:.2f} | {r['model_se_x0_s']:.3f} | "
-                     f"{r['robust_se_x0_s']:.3f} | {r.get('model_all_s', float('nan')):.1f} | "
-                     f"{r.get('robust_all_s', float('nan')):.1f} |")
+                     f"{r['robust_se_x0_s']:.3f} | {_seconds(r.get('model_all_s'))} | "
+                     f"{_seconds(r.get('robust_all_s'))} |")
     name = f"robust_variance_p{p}_n{max(sizes)}" + ("" if all_columns else "_x0")
     return save(record, "\n".join(lines), out, name)
