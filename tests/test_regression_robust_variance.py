@@ -177,7 +177,8 @@ def test_penalised_fit_sandwich_over_unpenalised_columns():
     coh = cohort_of(d)
     res = engine.fit(coh, ties="efron", penalty=engine.L2(5.0), unpenalized=["a"], tol=1e-12)
     assert np.isnan(res.se["b"]) and np.isnan(res.se["c"])
-    w, z = d["w"], np.zeros(len(w := d["w"]))
+    w = d["w"]
+    z = np.zeros(len(w))
     U, info = brute_cox_pieces(z, d["stop"], d["event"], d["X"], res.beta, w, z, True)
     V = brute_sandwich(U[:, :1], info[:1, :1], np.arange(len(w)))
     assert res.se["a"] == pytest.approx(np.sqrt(V[0, 0]), rel=1e-8)
