@@ -27,12 +27,15 @@ and its standard errors, end to end.
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
 100 here) and entry times, on the same subjects.
 sensitivity: a grid of 200 variants (10 subgroups x 4 adjustment sets x 5 L1 penalties) by
-engine.sensitivity_study against sequential engine.fit calls (a sample, extrapolated)."""
+engine.sensitivity_study against sequential engine.fit calls (a sample, extrapolated).
+robust: the robust (sandwich) variance against one more fit, at each of --sizes (default
+100,000 and 1,000,000 rows): the unpenalised column's robust SE of an L1 fit and the whole P x P
+robust covariance (--no-all-columns leaves the latter out)."""
 import argparse
 import sys
 
 from bench import (bayes, cost_model, cross_validation, cv_profile, cv_steps, dense_inner,
-                   fine_gray, gpu, sccs, sensitivity, sweep, ties_strata, time_varying)
+                   fine_gray, gpu, robust, sccs, sensitivity, sweep, ties_strata, time_varying)
 from bench.adapters import ADAPTERS, run_tool
 from bench.problems import PENALTIES, make_problem
 from bench.report import markdown, summarise, write
@@ -42,7 +45,8 @@ DEFAULT_SIZES = {"quick": (20_000, 200), "cox": (100_000, 1_000), "tv": (100_000
                  "gpu": (100_000, 1_000), "sccs": (1_000_000, 1_500), "bayes": (10_000, 1_000),
                  "profile": (100_000, 1_000), "ties": (200_000, 1_000),
                  "cvsteps": (100_000, 1_000), "cvprofile": (100_000, 1_000),
-                 "dense": (1_000_000, 1_000), "sensitivity": (1_000_000, 1_000)}
+                 "dense": (1_000_000, 1_000), "sensitivity": (1_000_000, 1_000),
+                 "robust": (1_000_000, 1_000)}
 
 
 def parse(argv):
@@ -99,6 +103,8 @@ def parse(argv):
                         help="profile: plain and/or plane (the proximal-Newton step)")
     parser.add_argument("--ties", choices=("breslow", "efron"), default="breslow",
                         help="profile: ties")
+    parser.add_argument("--no-all-columns", action="store_true",
+                        help="robust: skip the whole P x P robust covariance")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -165,6 +171,10 @@ def main(argv=None):
         sizes = tuple(int(float(v)) for v in args.peer_sizes.split(",") if v)
         return sccs.run(sizes=sizes, n=args.n, p=args.p, ratio=args.ratio, seed=args.seed,
                         out=args.out)
+    if args.command == "robust":
+        sizes = tuple(int(float(v)) for v in args.sizes.split(","))
+        return robust.run(sizes, args.p, args.density, args.ratio, args.seed, out=args.out,
+                          all_columns=not args.no_all_columns)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "sweep":

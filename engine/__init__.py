@@ -61,6 +61,8 @@ from .prediction.performance import PredictivePerformance, predictive_performanc
 from .prediction.time_auc import time_dependent_auc
 from .prediction.uno import uno_concordance
 
+from .regression.options import VARIANCES
+
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 # Names of the lazy sub-packages exported here too, loaded with their sub-package.
 _LAZY_NAMES = {"PropensityWeights": ".comparative", "propensity_weights": ".comparative"}
@@ -82,15 +84,15 @@ __all__ = [
     "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
     "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
     "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
-    "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score", "calibrate_ci",
-    "calibrate_p", "calibration_table", "cdm", "comparative", "concordance", "cross_validate",
-    "cumulative_incidence", "datasets", "device", "effect_curve", "error_model", "evalues_hr",
-    "fit", "fit_memory", "fit_null", "fit_problem", "fit_systematic_error_model",
-    "global_tests", "gradient", "gray_test", "information", "information_at",
-    "integrated_brier_score", "interaction_test", "kaplan_meier", "lambda_max", "lifelines_fit",
-    "loglik", "logrank_test", "lr_test", "naive_loglik", "negative_control_estimates", "path",
-    "per_sd", "ph_smooth", "ph_test", "predictive_performance", "probit_mle",
-    "propensity_weights", "residuals", "sample", "scaled_schoenfeld", "sccs_time_to_event",
-    "sensitivity_study", "simulate", "simulate_sccs", "table_one", "time_dependent_auc",
-    "uno_concordance", "wald_test",
+    "VARIANCES", "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score",
+    "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "comparative", "concordance",
+    "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve",
+    "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
+    "fit_systematic_error_model", "global_tests", "gradient", "gray_test", "information",
+    "information_at", "integrated_brier_score", "interaction_test", "kaplan_meier",
+    "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
+    "negative_control_estimates", "path", "per_sd", "ph_smooth", "ph_test",
+    "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
+    "scaled_schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs",
+    "table_one", "time_dependent_auc", "uno_concordance", "wald_test",
 ]

@@ -17,6 +17,7 @@ from ..core.arguments import check_fit_arguments, check_progress
 from ..core.errors import Cancelled, ConvergenceWarning, MonotoneLikelihoodWarning
 from .options import fit_options
 from .problem import Problem
+from .variance import choose as choose_variance
 from .result import FitResult
 
 
@@ -40,7 +41,15 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
         engine.Cancelled.
     **options : the fields of engine.FitOptions, each checked there: ties ("breslow" |
         "efron"), cut_points, cause and censoring_strata (Fine-Gray), backend, solver, tol,
-        max_iter, tv_route, precision, ...
+        max_iter, tv_route, precision, variance, cluster, ...
+    variance : "auto" | "model" | "robust": which variance ``se``, ``cov`` and the summary
+        show (both are kept: ``se_model``, ``se_robust``).  Robust is Lin and Wei's sandwich
+        (Cox), Huber-White (logistic), clustered by case (SCCS) and Fine and Gray's own
+        sandwich (Fine-Gray).  "auto" shows the robust one for non-integer weights, a given
+        ``cluster``, Cox subjects with several events, logistic subjects with several rows and
+        Fine-Gray; the model-based one otherwise (engine.regression.variance).
+    cluster : None, or one value per cohort row (e.g. ``df["site"]``): the clusters of the
+        robust variance.  Default: the cohort's ``id`` (SCCS: the case), else each row.
 
     Returns
     -------
@@ -100,7 +109,11 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
         "cut_points": problem.cut_points, "episodes": cohort.n,
     }
     if o.model == "fine_gray":
-        spec.update(cause=m.cause, censoring_strata=m.censoring_strata, variance="sandwich")
+        spec.update(cause=m.cause, censoring_strata=m.censoring_strata)
+    codes, n_clusters, cluster_label = problem.clusters
+    spec.update(variance=choose_variance(o.variance, o.model, cohort, o.cluster, codes,
+                                        n_clusters),
+                cluster=cluster_label, n_clusters=n_clusters)
     return FitResult(
         coef=coef, loglik=float(ll), converged=bool(state.converged), n_iter=state.n_iter,
         timings={"prepare": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},

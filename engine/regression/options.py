@@ -1,7 +1,7 @@
 """The options of a fit, declared once and checked once.
 
 The public tuples (``MODELS``, ``TIES``, ``SOLVERS``, ``BACKENDS``, ``PRECISIONS``,
-``TV_ROUTES``) are what the engine accepts; ``engine`` exports them and the app builds its
+``TV_ROUTES``, ``VARIANCES``) are what the engine accepts; ``engine`` exports them and the app builds its
 selectors from them.  ``FitOptions`` is frozen: a Problem and every fit made from it share one.
 
 Every regression verb (``fit``, ``cross_validate``, ``bootstrap``, ``path``, ``lambda_max``,
@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import difflib
 import numbers
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+
+import numpy as np
 
 from ..core.arguments import check_max_iter
 from .backends import DEVICES
+from .variance import VARIANCES, check_cluster
 from .solvers import SOLVERS
 
 MODELS = ("cox", "fine_gray", "logistic", "sccs")
@@ -40,6 +42,10 @@ class FitOptions:
     cause : Fine-Gray's cause of interest; censoring_strata : Fine-Gray's censoring by stratum
     cut_points : None | dict, covariate -> cut times: a step-function effect, one coefficient
         per interval named ``treat[0,10)``, ``treat[10,inf)`` (engine.episodes; Cox only)
+    variance : "auto" | "model" | "robust": the variance the fit reports (both are kept; see
+        engine.regression.variance for the "auto" rule)
+    cluster : None (the subject ``id``, else each row) or one value per cohort row: the
+        clusters of the robust variance (as R's ``cluster(site)``)
     """
 
     model: str = "cox"
@@ -53,6 +59,8 @@ class FitOptions:
     censoring_strata: bool = False
     tv_route: str = "auto"
     cut_points: dict | None = field(default=None, hash=False)
+    variance: str = "auto"
+    cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         _one_of("model", self.model, MODELS, f"survscan fits {MODELS} so far")
@@ -61,9 +69,15 @@ class FitOptions:
         _one_of("solver", self.solver, SOLVERS)
         _one_of("precision", self.precision, PRECISIONS)
         _one_of("tv_route", self.tv_route, TV_ROUTES)
+        _one_of("variance", self.variance, VARIANCES)
+        object.__setattr__(self, "cluster", check_cluster(self.cluster))
         if self.model == "fine_gray" and self.ties != "breslow":
             raise ValueError(f"Fine-Gray uses Breslow ties (as cmprsk::crr); got "
                              f"ties={self.ties!r}. Pass ties='breslow'.")
+        if self.model == "fine_gray" and self.cluster is not None:
+            raise ValueError("Fine-Gray's sandwich (as cmprsk::crr) treats each subject as its "
+                             "own cluster; cluster= is not available for model='fine_gray'. "
+                             "Fit without cluster.")
         if not (isinstance(self.tol, numbers.Real) and not isinstance(self.tol, bool)
                 and 0 < self.tol < 1):
             raise ValueError(f"tol must be in (0, 1), got {self.tol!r}")

@@ -23,6 +23,7 @@ from .models.logistic import LogisticModel
 from .models.sccs import SccsModel
 from .options import FitOptions
 from .priors import penalty_vectors
+from .variance import cluster_codes
 from .solvers import SolverState, solve
 
 # The collinearity check (the information over the unpenalised columns) runs below this cost.
@@ -41,6 +42,8 @@ class Problem:
         and the caller's, expanded over cut-point intervals)
     cut_points : dict, as asked (options.cut_points; empty for none)
     n_rows, n_events : of the caller's cohort (Fine-Gray: events of the cause)
+    clusters : (codes, n_clusters, label): the cluster of each row of ``cohort`` for the robust
+        variance (options.cluster, else the subject id, else each row)
     """
 
     def __init__(self, model, cohort, options: FitOptions, unpenalized, cut_points, n_rows,
@@ -55,6 +58,7 @@ class Problem:
     def from_cohort(cls, cohort, options: FitOptions | None = None, unpenalized=()) -> Problem:
         """Split at ``options.cut_points`` and sort: ready for ``solve``."""
         options = FitOptions() if options is None else options
+        caller = cohort
         n_rows, n_events = cohort.n, cohort.n_events
         if options.model != "logistic" and getattr(cohort, "binary_outcome", False):
             raise ValueError(f"model={options.model!r} needs follow-up times, but the cohort was "
@@ -70,7 +74,9 @@ class Problem:
         unpenalized = list(dict.fromkeys([*getattr(model, "unpenalized", ()), *unpenalized]))
         if options.model == "fine_gray":
             n_events = model.n_events
-        return cls(model, cohort, options, unpenalized, cut_points, n_rows, n_events)
+        problem = cls(model, cohort, options, unpenalized, cut_points, n_rows, n_events)
+        problem.clusters = cluster_codes(caller, cohort, options.cluster)
+        return problem
 
     # -- what a driver asks ----------------------------------------------------------------
     @property

@@ -66,7 +66,7 @@ def _interval(res, j, crit):
         warm["beta"] = state.beta.copy()
         return top - (problem.loglik() - penalty_value(state.beta, lam1, lam2)) - crit
 
-    se = res.se.iloc[j]
+    se = res.se_model.iloc[j]          # the profile likelihood is model-based
     scale = problem.model.scale[j]
     step = se * np.sqrt(2.0 * crit) if np.isfinite(se) and se > 0 else 1.0 / max(scale, 1e-12)
     ends = []

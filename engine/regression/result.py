@@ -17,6 +17,7 @@ from . import predict as prediction
 from .baseline import baseline as cox_baseline
 from .fine_gray_cif import predict_cif
 from .profile import profile_confint
+from .robust import robust_middle
 
 _Z95 = stats.norm.ppf(0.975)
 # A standard error at or below this is numerical noise of a singular information, not an
@@ -66,57 +67,61 @@ class FitResult:
     penalty: object = field(default=None, repr=False)    # engine.L1 / L2 / None, as fitted
     formula: object = field(default=None, repr=False)    # the cohort's ModelFormula, or None
 
-    @cached_property
-    def se(self) -> pd.Series:
-        """Standard errors of the unpenalised, finite coefficients (NaN for the others): the
-        square roots of the diagonal of ``cov``."""
-        return pd.Series(np.sqrt(np.diag(self.cov.to_numpy())), index=self.coef.index)
+    @property
+    def variance(self) -> str:
+        """Which variance ``se``, ``cov`` and the summary show: "model" or "robust"."""
+        return self.spec.get("variance", "model")
 
     @cached_property
+    def cov_model(self) -> pd.DataFrame:
+        """Model-based covariance I^-1 (p x p, named; NaN in the rows and columns of penalised,
+        non-finite or aliased coefficients: the penalised ones are held fixed, their variance
+        undefined).  Computed on first use, so a P = 10,000 penalised fit costs nothing
+        extra."""
+        return self._covariance("model")
+
+    @cached_property
+    def cov_robust(self) -> pd.DataFrame:
+        """Robust (sandwich) covariance I^-1 (sum_c U_c U_c^T) I^-1 over the clusters of
+        ``spec["cluster"]`` (engine.regression.variance); Fine-Gray: Fine and Gray's (1999)
+        sandwich as cmprsk::crr reports it."""
+        return self._covariance("robust")
+
+    @property
     def cov(self) -> pd.DataFrame:
-        """Covariance matrix of the coefficients (p x p, named; NaN in the rows and columns of
-        penalised, non-finite or aliased ones).
+        """The covariance the fit reports (``variance`` names it): what joint Wald tests,
+        effect curves and predictions read."""
+        return self.cov_robust if self.variance == "robust" else self.cov_model
 
-        From the observed information, or, where the spec says ``variance="sandwich"``
-        (Fine-Gray), from Fine & Gray's (1999) sandwich I^-1 (sum_i u_i u_i^T) I^-1 as
-        cmprsk::crr reports it.  The penalised coefficients are held fixed (the penalty makes
-        their variance undefined); computed on first use, so a P = 10,000 penalised fit costs
-        nothing extra.  Joint Wald tests, effect curves and predictions read it.
-        """
-        return pd.DataFrame(self._covariance(self.spec.get("variance", "model"), "se"),
-                            index=self.coef.index, columns=self.coef.index)
+    @property
+    def se(self) -> pd.Series:
+        """Standard errors of the reported variance (``variance``: "model" or "robust")."""
+        return self.se_robust if self.variance == "robust" else self.se_model
 
-    @cached_property
+    @property
     def se_model(self) -> pd.Series:
-        """Model-based standard errors, sqrt(diag(I^-1)); equal to ``se`` for Cox fits."""
-        return pd.Series(np.sqrt(np.diag(self._covariance("model", "se_model"))),
-                         index=self.coef.index)
+        """Model-based standard errors, sqrt(diag(I^-1))."""
+        return _diagonal_se(self.cov_model, "se_model")
 
-    def _covariance(self, kind: str, stage: str) -> np.ndarray:
+    @property
+    def se_robust(self) -> pd.Series:
+        """Robust (sandwich) standard errors."""
+        return _diagonal_se(self.cov_robust, "se_robust")
+
+    def _covariance(self, kind: str) -> pd.DataFrame:
         t0 = time.perf_counter()
         out = np.full((len(self.coef), len(self.coef)), np.nan)
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
         if cols.size and self.problem is not None:
-            model = self.problem.model
-            model.set_beta(self.beta)
-            if kind == "sandwich":
-                info, middle = model.sandwich(cols)
+            if kind == "robust" and self.spec.get("model") != "fine_gray":
+                model_cov = self.cov_model.to_numpy()
+                cols = cols[np.isfinite(np.diag(model_cov)[cols])]
+                inv = model_cov[np.ix_(cols, cols)]
+                block = inv @ robust_middle(self.problem, self.beta, cols) @ inv
             else:
-                info, middle = model.information(cols)[2], None
-            singular = [a for a, _ in collinearity.aliased_columns(info, model.scale[cols])]
-            if singular:
-                warnings.warn(f"the information matrix is singular along "
-                              f"{list(self.coef.index[cols[singular]])} at the fit (aliased "
-                              "columns the check before the fit did not catch): their standard "
-                              "errors are not estimates and are reported as NaN. Remove or merge "
-                              "those columns.", ConvergenceWarning, stacklevel=4)
-                keep = np.setdiff1d(np.arange(cols.size), singular)
-                cols, info = cols[keep], info[np.ix_(keep, keep)]
-                middle = None if middle is None else middle[np.ix_(keep, keep)]
+                cols, block = self._information_inverse(cols, kind == "robust")
             names = self.coef.index[cols]
-            inv = _inverse(info, names)
-            cov = inv if middle is None else inv @ middle @ inv
-            tiny = np.flatnonzero(np.sqrt(np.abs(np.diag(cov))) <= SE_FLOOR)
+            tiny = np.flatnonzero(np.sqrt(np.abs(np.diag(block))) <= SE_FLOOR)
             if tiny.size:
                 warnings.warn(f"the standard errors of {list(names[tiny])} came out at or below "
                               f"{SE_FLOOR:g}: the information is singular along them (aliased "
@@ -124,10 +129,33 @@ class FitResult:
                               "estimates and are reported as NaN. Remove or merge those columns.",
                               ConvergenceWarning, stacklevel=4)
                 keep = np.setdiff1d(np.arange(names.size), tiny)
-                cols, cov = cols[keep], cov[np.ix_(keep, keep)]
-            out[np.ix_(cols, cols)] = cov
-        self.timings[stage] = time.perf_counter() - t0
-        return out
+                cols, block = cols[keep], block[np.ix_(keep, keep)]
+            out[np.ix_(cols, cols)] = block
+        self.timings[f"cov_{kind}"] = time.perf_counter() - t0
+        return pd.DataFrame(out, index=self.coef.index, columns=self.coef.index)
+
+    def _information_inverse(self, cols, sandwich: bool):
+        """(columns kept, I^-1 over them), or Fine-Gray's sandwich I^-1 M I^-1 when
+        ``sandwich``; columns along which the information is singular at the fit are dropped
+        with a warning naming them."""
+        model = self.problem.model
+        model.set_beta(self.beta)
+        if sandwich:
+            info, middle = model.sandwich(cols)
+        else:
+            info, middle = model.information(cols)[2], None
+        singular = [a for a, _ in collinearity.aliased_columns(info, model.scale[cols])]
+        if singular:
+            warnings.warn(f"the information matrix is singular along "
+                          f"{list(self.coef.index[cols[singular]])} at the fit (aliased "
+                          "columns the check before the fit did not catch): their standard "
+                          "errors are not estimates and are reported as NaN. Remove or merge "
+                          "those columns.", ConvergenceWarning, stacklevel=5)
+            keep = np.setdiff1d(np.arange(cols.size), singular)
+            cols, info = cols[keep], info[np.ix_(keep, keep)]
+            middle = None if middle is None else middle[np.ix_(keep, keep)]
+        inv = _inverse(info, self.coef.index[cols])
+        return cols, (inv if middle is None else inv @ middle @ inv)
 
     def design_matrix(self, newdata):
         """The fit's covariate columns for ``newdata``: CSC (m, p) in ``coef`` order, built
@@ -195,7 +223,8 @@ class FitResult:
     def summary(self) -> pd.DataFrame:
         """coef, hr, se, hr_lower, hr_upper (95%), p, z, penalized; one row per covariate.
         The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits, ``or``
-        (odds ratio) for logistic ones."""
+        (odds ratio) for logistic ones.  ``se`` is of the reported variance, which the table's
+        ``attrs["variance"]`` names ("model" or "robust", as ``variance_note``)."""
         se = self.se
         z = self.coef / se
         ratio = _RATIO.get(self.spec.get("model"), "hr")
@@ -210,7 +239,22 @@ class FitResult:
             "penalized": self.penalized,
         })
         out.index.name = "covariate"
+        out.attrs["variance"] = self.variance
+        out.attrs["variance_note"] = self.variance_note
         return out
+
+    @property
+    def variance_note(self) -> str:
+        """One line naming the variance shown, e.g. "robust SE (sandwich), 432 clusters by id"."""
+        s = self.spec
+        if self.variance == "model":
+            return "model-based SE (inverse information)"
+        if s.get("model") == "fine_gray":
+            return "robust SE (Fine-Gray sandwich, as cmprsk::crr)"
+        k = s.get("n_clusters")
+        by = {"row": f"each of {k} rows its own cluster", "id": f"{k} clusters by id",
+              "cluster": f"{k} clusters as given"}[s.get("cluster")]
+        return f"robust SE (sandwich), {by}"
 
     def __str__(self) -> str:
         s = self.spec
@@ -220,10 +264,15 @@ class FitResult:
             f"strata={s.get('n_strata', 1)}, {ties}penalty={s['penalty']}",
             f"{_LIKELIHOOD[s['model']]} = {self.loglik:.6f}; converged={self.converged} "
             f"after {self.n_iter} iterations ({s['solver']}, {s['backend']})",
+            self.variance_note,
         ]
         if self.diverged:
             head.append("diverging (infinite) coefficients: " + ", ".join(self.diverged))
         return "\n".join(head) + "\n" + self.summary.to_string(float_format=lambda v: f"{v:.6g}")
+
+
+def _diagonal_se(cov: pd.DataFrame, name: str) -> pd.Series:
+    return pd.Series(np.sqrt(np.diag(cov.to_numpy())), index=cov.index, name=name)
 
 
 def _inverse(info: np.ndarray, names) -> np.ndarray:

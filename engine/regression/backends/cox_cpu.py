@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import cox_kernels as k
+from . import cox_score
 from .cox_information import information
 from .cox_subspace import PlaneStep, direction_curvature
 from .hazard_state import HazardState
 from .linear_predictor import column_dots_on, set_linear_predictor
+from ...core import numba_layer
 from ..modeldata import ModelData
 
 
@@ -129,3 +131,18 @@ class CoxCpuBackend:
         info = information(md, s.D, r, cols, self.efron, self.has_start, self._start,
                            self._start_order)
         return ll, g, info
+
+    def cluster_scores(self, cols, codes: np.ndarray, n_clusters: int) -> np.ndarray:
+        """(len(cols), n_clusters): the cluster sums of the weighted score residuals of each
+        column in ``cols`` at the current beta (``codes``: cluster of each sorted row), by one
+        forward and one backward scan per column (cox_score)."""
+        md, s = self.md, self.state
+        _, r, _ = self.risk_set_pass(1)
+        args = (md.indptr, md.indices, md.values, md.vptr, np.asarray(cols, np.int64), s.D,
+                md.weights, r, md.flags, self.efron, self.has_start, md.stop, self._start,
+                self._start_order, md.strata_bounds, np.asarray(codes, np.int64), int(n_clusters))
+        if numba_layer.parallel_ok() and len(cols) > 1:
+            pieces = np.unique(np.linspace(0, len(cols), min(len(cols), 64) + 1).astype(np.int64))
+            return cox_score.cluster_scores_parallel(*args, pieces)
+        return cox_score.cluster_scores(*args)
+

@@ -126,6 +126,11 @@ class LogisticCpuBackend:
         info = (Xs.T @ Xs.multiply(h[:, None]).tocsc()).toarray()
         return np.asarray(Xs.T @ r).ravel(), info
 
+    def cluster_scores(self, cols, codes, n_clusters) -> sp.csr_matrix:
+        """(len(cols), n_clusters), sparse: per cluster, sum of x_ij r_i over its rows (the
+        Huber-White middle)."""
+        return cluster_sums(self.X[:, np.asarray(cols, np.int64)], self.r, codes, n_clusters)
+
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """Minimiser of the exact quadratic model of -l plus the penalty over ``coords``.
 
@@ -154,3 +159,13 @@ class LogisticCpuBackend:
             g[0] = r.sum()
             delta[0] = c - float(h @ (Xo @ delta[others])) / sum_h if sum_h > 0 else 0.0
         return g, delta
+
+
+def cluster_sums(X, r, codes, n_clusters) -> sp.csr_matrix:
+    """(p, n_clusters): column j, cluster c -> sum over the rows i of c of X_ij r_i (the
+    score contributions of a likelihood whose gradient is X' r)."""
+    n = X.shape[0]
+    G = sp.csr_matrix((np.ones(n), (np.asarray(codes, np.int64), np.arange(n))),
+                      shape=(n_clusters, n))
+    return (G @ sp.csc_matrix(X).multiply(r[:, None]).tocsc()).T.tocsr()
+

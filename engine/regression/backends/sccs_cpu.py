@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from . import sccs_kernels as k
 from .hazard_state import RESHIFT  # re-centre a case when an era's eta rises this far
 from .linear_predictor import column_dots, set_linear_predictor
+from .logistic_cpu import cluster_sums
 
 
 class SccsCpuBackend:
@@ -92,6 +93,12 @@ class SccsCpuBackend:
         ll = self.loglik()
         r, _ = self._residuals()
         return ll, column_dots(self._indptr, self._indices, self._values, self._vptr, r)
+
+    def cluster_scores(self, cols, codes, n_clusters) -> sp.csr_matrix:
+        """(len(cols), n_clusters), sparse: per cluster (default: the case), the sum of its
+        eras' score contributions x_kj r_k."""
+        r, _ = self._residuals()
+        return cluster_sums(self.X[:, np.asarray(cols, np.int64)], r, codes, n_clusters)
 
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
         """l, gradient and observed information over ``cols`` (see information_at)."""

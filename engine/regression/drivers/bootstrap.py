@@ -1,10 +1,12 @@
 """The non-parametric bootstrap of a (penalised) Cox fit (Suchard2013, Fig. 3; Yang2024 Table 1).
 
-Each replicate draws the subjects with replacement (``cohort.id``, else rows) and refits with
-the drawn counts as case weights, warm-started from the fit on all data; nothing is copied and
-the sorted layout is shared by every replicate.  Reported: percentile intervals at ``level``
-(Yang2024's bootstrapped percentile intervals) and, per coefficient, the fraction of replicates
-in which it is non-zero (Suchard2013's p_j, "a poor man's posterior probability that beta_j != 0").
+Each replicate draws the subjects with replacement (the ``cluster`` given, else ``cohort.id``,
+else rows: the clusters of the robust variance, so that the two agree in large samples) and
+refits with the drawn counts as case weights, warm-started from the fit on all data; nothing
+is copied and the sorted layout is shared by every replicate.  Reported: percentile intervals
+at ``level`` (Yang2024's bootstrapped percentile intervals) and, per coefficient, the fraction
+of replicates in which it is non-zero (Suchard2013's p_j, "a poor man's posterior probability
+that beta_j != 0").
 Subjects are resampled over the whole cohort, not within strata.
 """
 from __future__ import annotations
@@ -53,13 +55,13 @@ class BootstrapResult:
 class _ReplicateFits(WeightedRefits):
     """Task: for replicate b, the fit with subject counts from (seed, b) as case weights."""
 
-    def __init__(self, cohort, penalty, seed, init, **kw):
+    def __init__(self, cohort, penalty, seed, init, cluster, **kw):
         super().__init__(cohort, **kw)
-        self.penalty, self.seed, self.init = penalty, seed, init
+        self.penalty, self.seed, self.init, self.cluster = penalty, seed, init, cluster
 
     def __call__(self, b):
         problem = self.problem()
-        codes, n_subjects = self.cache.get("subjects", lambda: subjects(problem.cohort))
+        codes, n_subjects = problem.clusters[:2]      # the robust variance's clusters
         counts = bootstrap_counts(n_subjects, self.seed, b)
         weights = self.base_weights() * counts[codes]
         event = np.asarray(problem.cohort.event)
@@ -88,6 +90,8 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     parallel, n_jobs, progress, cancel : as ``engine.cross_validate``
     **options : the fields of engine.FitOptions, as engine.fit (ties, cause, cut_points,
         censoring_strata, backend, tol, max_iter, ...)
+        (``cluster``: one value per cohort row; whole clusters are drawn, default the subject
+        ``id``, else rows: the clusters of the fit's robust variance)
     """
     t0 = time.perf_counter()
     o = fit_options("bootstrap", model, options)

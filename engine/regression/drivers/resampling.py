@@ -18,8 +18,12 @@ from ...core.parallel import WorkerCache
 FOLDS, BOOTSTRAP = 0, 1   # random streams
 
 
-def subjects(cohort) -> tuple[np.ndarray, int]:
-    """Subject code (0..S-1) of every row, and S."""
+def subjects(cohort, cluster=None) -> tuple[np.ndarray, int]:
+    """Subject code (0..S-1) of every row, and S: of ``cluster`` (one value per row) when
+    given, else of ``cohort.id``, else each row."""
+    if cluster is not None:
+        codes, uniques = pd.factorize(np.asarray(cluster))
+        return codes.astype(np.int64), len(uniques)
     if cohort.id is None:
         return np.arange(cohort.n), cohort.n
     codes, uniques = pd.factorize(np.asarray(cohort.id))

@@ -46,3 +46,14 @@ class BackendModel:
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """The proximal-Newton step (see backends.protocol.Backend.quadratic_step)."""
         return self.backend.quadratic_step(coords, beta, lam1, lam2, tol, max_cycles, fresh)
+
+    def cluster_scores(self, cols, codes, n_clusters):
+        """(len(cols), n_clusters): per cluster, the sum of its rows' weighted score residuals
+        (contributions to dl/dbeta) on each column in ``cols``; ``codes`` gives the cluster of
+        each row in the caller's order.  The middle of the robust variance."""
+        return self.backend.cluster_scores(cols, self.to_backend_rows(codes), n_clusters)
+
+    def to_backend_rows(self, values):
+        """A per-row array of the caller's order in the backend's row order."""
+        return values
+

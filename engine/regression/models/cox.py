@@ -51,3 +51,6 @@ class CoxModel(BackendModel):
             raise ValueError(f"weights must have {self.data.n} values, got shape {w.shape}")
         self.backend.set_weights(w[self.data.order])
 
+    def to_backend_rows(self, values):
+        return np.asarray(values)[self.data.order]
+

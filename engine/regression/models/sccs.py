@@ -49,6 +49,9 @@ class SccsModel(BackendModel):
     def p(self) -> int:
         return len(self.names)
 
+    def to_backend_rows(self, values):
+        return np.asarray(values) if self.order is None else np.asarray(values)[self.order]
+
     def set_weights(self, w):
         """Case weights given per era (caller's row order), equal within each case."""
         w = np.asarray(w, dtype=np.float64)

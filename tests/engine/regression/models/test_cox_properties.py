@@ -206,6 +206,10 @@ def test_doubling_weights_leaves_optimum(d, ties):
     np.testing.assert_allclose(coef(res2, d), b1, rtol=FIT_RTOL, atol=1e-8)
     const = 2.0 * np.log(2.0) * np.sum(d["w"][d["event"] == 1])
     np.testing.assert_allclose(float(res2.loglik), 2.0 * float(res1.loglik) - const, rtol=FIT_RTOL)
-    se1 = pd.Series(res1.se).reindex(names_for(d)).to_numpy(float)
-    se2 = pd.Series(res2.se).reindex(names_for(d)).to_numpy(float)
+    se1 = pd.Series(res1.se_model).reindex(names_for(d)).to_numpy(float)
+    se2 = pd.Series(res2.se_model).reindex(names_for(d)).to_numpy(float)
     np.testing.assert_allclose(se2, se1 / np.sqrt(2.0), rtol=FIT_RTOL)  # information doubles
+    # sampling weights: the robust variance does not depend on their scale
+    r1 = pd.Series(res1.se_robust).reindex(names_for(d)).to_numpy(float)
+    r2 = pd.Series(res2.se_robust).reindex(names_for(d)).to_numpy(float)
+    np.testing.assert_allclose(r2, r1, rtol=FIT_RTOL)
