@@ -16,13 +16,14 @@ import numpy as np
 
 from . import collinearity
 from .episodes import interval_names, split_at_cut_points
-from .errors import DataWarning
+from .errors import CohortError, DataWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
 from .models.logistic import LogisticModel
 from .models.sccs import SccsModel
 from .options import FitOptions
 from .priors import penalty_vectors
+from .sccs_data import SccsData
 from .solvers import SolverState, solve
 
 # The collinearity check costs sum over rows of (unpenalised non-zeros in the row)^2.
@@ -56,6 +57,11 @@ class Problem:
                     cut_points=None) -> Problem:
         """Split at cut points and sort: ready for ``solve``."""
         options = FitOptions() if options is None else options
+        if isinstance(cohort, SccsData) and options.model != "sccs":
+            raise CohortError(f"model={options.model!r} cannot fit an engine.SccsData (self-"
+                              "controlled case series eras): fit it with model='sccs'; for a "
+                              f"{options.model} model build an engine.Cohort with "
+                              "Cohort.from_frame.")
         n_rows, n_events = cohort.n, cohort.n_events
         if options.model != "logistic" and getattr(cohort, "binary_outcome", False):
             raise ValueError(f"model={options.model!r} needs follow-up times, but the cohort was "

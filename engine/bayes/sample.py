@@ -14,6 +14,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from .. import parallel as par
+from ..arguments import check_binary_cohort
 from ..device import device_count
 from .chain import ChainTask, run_chain
 from .horseshoe_probit import HorseshoeProbit
@@ -61,7 +62,7 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     _check_options(model, draws, burn_in, chains, thin, seed, backend)
     if parallel != "auto":
         par.check(parallel)
-    cohort.check_binary_outcome(f"model={model!r}")
+    check_binary_cohort(cohort, f"engine.sample(model={model!r})")
     if cohort.weights is not None:
         raise ValueError("the Gibbs sampler has no case weights; build the cohort without "
                          "weights= (or replicate rows).")
