@@ -24,7 +24,7 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         cut_points=None, cause: int = 1, backend: str = "cpu", solver: str = "auto",
         tol: float = 1e-9, max_iter: int = 1000, init=None, progress=None,
         tv_route: str = "auto", censoring_strata: bool = False,
-        precision: str = "float64") -> FitResult:
+        precision: str = "float64", censoring_ties: str = "crr") -> FitResult:
     """Fit a Cox-family model to a validated cohort.
 
     Parameters
@@ -55,6 +55,9 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
         for screening; coefficients then agree with float64 to within 2e-4 of max |beta|,
         typically 1e-6, see engine/backends/cox_gpu.py; ``tol`` is raised to at least 1e-6,
         below which single precision cannot settle).
+    censoring_ties : fine_gray only: who is at risk for a censoring tied with an event in the
+        censoring Kaplan-Meier G: "crr" (cmprsk::crr: the event is) or "finegray" (R survival
+        finegray(), Geskus 2011: it is not; weights G(t-)/G(s-)). Named in the summary.
 
     Returns
     -------
@@ -64,7 +67,8 @@ def fit(cohort, model: str = "cox", ties: str = "breslow", penalty=None, unpenal
     check_fit_arguments(cohort, init)
     options = FitOptions(model=model, ties=ties, backend=backend, solver=solver,
                          precision=precision, tol=tol, max_iter=max_iter, cause=cause,
-                         censoring_strata=censoring_strata, tv_route=tv_route)
+                         censoring_strata=censoring_strata, tv_route=tv_route,
+                         censoring_ties=censoring_ties)
     problem = Problem.from_cohort(cohort, options, unpenalized, cut_points)
     return fit_problem(problem, penalty, init=init, progress=progress, t0=t0)
 
@@ -110,7 +114,8 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) ->
         "cut_points": problem.cut_points, "episodes": cohort.n,
     }
     if o.model == "fine_gray":
-        spec.update(cause=m.cause, censoring_strata=m.censoring_strata, variance="sandwich")
+        spec.update(cause=m.cause, censoring_strata=m.censoring_strata,
+                    censoring_ties=m.censoring_ties, variance="sandwich")
     return FitResult(
         coef=coef, loglik=float(ll), converged=bool(state.converged), n_iter=state.n_iter,
         timings={"prepare": t1 - t0, "solve": t2 - t1, "total": time.perf_counter() - t0},
@@ -120,23 +125,24 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, t0=None) ->
 
 
 def loglik(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
-           censoring_strata: bool = False) -> float:
+           censoring_strata: bool = False, censoring_ties: str = "crr") -> float:
     """Log partial (Fine-Gray: pseudo) likelihood of ``cohort`` at ``beta`` (array in
     ``cohort.names`` order)."""
-    m = _model_at(cohort, beta, ties, model, cause, censoring_strata)
+    m = _model_at(cohort, beta, ties, model, cause, censoring_strata, censoring_ties)
     return float(m.loglik())
 
 
 def gradient(cohort, beta, ties: str = "breslow", model: str = "cox", cause: int = 1,
-             censoring_strata: bool = False) -> np.ndarray:
+             censoring_strata: bool = False, censoring_ties: str = "crr") -> np.ndarray:
     """Gradient of the log partial (pseudo) likelihood at ``beta``: O(N + nnz) for all
     coordinates."""
-    m = _model_at(cohort, beta, ties, model, cause, censoring_strata)
+    m = _model_at(cohort, beta, ties, model, cause, censoring_strata, censoring_ties)
     return m.loglik_gradient()[1]
 
 
-def _model_at(cohort, beta, ties, model, cause=1, censoring_strata=False):
-    options = FitOptions(model=model, ties=ties, cause=cause, censoring_strata=censoring_strata)
+def _model_at(cohort, beta, ties, model, cause=1, censoring_strata=False, censoring_ties="crr"):
+    options = FitOptions(model=model, ties=ties, cause=cause, censoring_strata=censoring_strata,
+                         censoring_ties=censoring_ties)
     problem = Problem.from_cohort(cohort, options)
     beta = np.asarray(beta, dtype=np.float64)
     if beta.shape != (problem.p,):

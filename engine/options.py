@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .arguments import check_max_iter
 from .backends import DEVICES
+from .censoring import CENSORING_TIES
 from .solvers import SOLVERS
 
 MODELS = ("cox", "fine_gray", "logistic", "sccs")
@@ -31,6 +32,8 @@ class FitOptions:
         FLOAT32_TOL for precision="float32"
     max_iter : most CCD cycles or outer Newton steps, a positive integer
     cause : Fine-Gray's cause of interest; censoring_strata : Fine-Gray's censoring by stratum
+    censoring_ties : Fine-Gray's rule for censorings tied with events, one of CENSORING_TIES:
+        "crr" (cmprsk::crr, the default) or "finegray" (R survival finegray(), Geskus 2011)
     """
 
     model: str = "cox"
@@ -43,6 +46,7 @@ class FitOptions:
     cause: int = 1
     censoring_strata: bool = False
     tv_route: str = "auto"
+    censoring_ties: str = "crr"
 
     def __post_init__(self):
         _one_of("model", self.model, MODELS, f"survscan fits {MODELS} so far")
@@ -51,6 +55,8 @@ class FitOptions:
         _one_of("solver", self.solver, SOLVERS)
         _one_of("precision", self.precision, PRECISIONS)
         _one_of("tv_route", self.tv_route, TV_ROUTES)
+        _one_of("censoring_ties", self.censoring_ties, CENSORING_TIES,
+                "cmprsk::crr's rule or R survival finegray()'s")
         if self.model == "fine_gray" and self.ties != "breslow":
             raise ValueError(f"Fine-Gray uses Breslow ties (as cmprsk::crr); got "
                              f"ties={self.ties!r}. Pass ties='breslow'.")

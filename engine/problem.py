@@ -192,7 +192,8 @@ def _likelihood(cohort, o: FitOptions):
     """The model object of ``o.model`` on ``cohort``."""
     if o.model == "fine_gray":
         return FineGrayModel(cohort, cause=o.cause, backend=o.backend,
-                             censoring_strata=o.censoring_strata)
+                             censoring_strata=o.censoring_strata,
+                             censoring_ties=o.censoring_ties)
     if o.model == "logistic":
         return LogisticModel(cohort, backend=o.backend)
     if o.model == "sccs":
