@@ -5,7 +5,10 @@ SURVSCAN_DATA_DIRS      folders (separated by ':') whose files the DuckDB box an
 SURVSCAN_QUERY_ROWS     most rows a DuckDB query may return (default 1,000,000)
 SURVSCAN_QUERY_SECONDS  a DuckDB query running longer is interrupted (default 30)
 SURVSCAN_QUERY_MEMORY   DuckDB's memory limit per query (default 1GB)
-SURVSCAN_MAX_UPLOAD_MB  largest file a browser may upload (default 50)
+SURVSCAN_MAX_UPLOAD_MB  largest file a browser may upload (default 50); also the most one
+                        page's pending uploads may hold together
+SURVSCAN_MAX_UPLOAD_SERVER_MB  most all pending uploads of the server may hold together
+                        (default 4 x SURVSCAN_MAX_UPLOAD_MB)
 SURVSCAN_JOB_SLOTS      fits and cross-validations run at once over all sessions (default:
                         the number of CPU cores); the others wait in a visible queue
 SURVSCAN_SESSION_MEMORY_MB  most memory one session's fit, upload or simulation may need
@@ -49,6 +52,10 @@ def query_memory() -> str:
 
 def max_upload_mb() -> float:
     return _number("SURVSCAN_MAX_UPLOAD_MB", 50.0)
+
+
+def max_upload_server_mb() -> float:
+    return _number("SURVSCAN_MAX_UPLOAD_SERVER_MB", 4 * max_upload_mb())
 
 
 def session_memory_mb() -> float:
