@@ -183,8 +183,8 @@ class SccsData:
                     labels)
         first = np.zeros(len(ids), np.int64)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
-        for values, name in ((sta, obs_start), (end, obs_end)):
-            v.fail_rows(values != values[first][codes], values, name, name,
+        for values, name, role in ((sta, obs_start, "obs_start"), (end, obs_end, "obs_end")):
+            v.fail_rows(values != values[first][codes], values, name, role,
                         "values that differ between rows of one case",
                         "A case has one observation period: give every row of a case the same "
                         "value.", labels)

@@ -179,9 +179,10 @@ def _check_options(model, draws, burn_in, chains, thin, seed, backend):
         raise ValueError(f"model={model!r} is not available; engine.sample draws {MODELS}.")
     for name, value, least in (("draws", draws, 1), ("burn_in", burn_in, 0),
                                ("chains", chains, 1), ("thin", thin, 1)):
-        if not (isinstance(value, (int, np.integer)) and value >= least):
+        if isinstance(value, bool) or not (isinstance(value, (int, np.integer))
+                                           and value >= least):
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**64):
+    if isinstance(seed, bool) or not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not available for engine.sample; use one of "
