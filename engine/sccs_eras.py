@@ -168,6 +168,10 @@ def parse_windows(risk_windows, drugs, with_end):
                                   f"risk_windows={{{d!r}: [(0, 42)]}} or an exposure end.")
             ws = [(0, "end")]
         parsed = [(_offset(a, d), _offset(b, d)) for a, b in ws]
+        for (a, b), raw in zip(parsed, ws):
+            if a[0] == b[0] and a[1] > b[1]:
+                raise CohortError(f"risk window {tuple(raw)} of {d!r} ends before it starts; "
+                                  "give (first day, last day), e.g. (0, 42).")
         if any(a[0] == "end" or b[0] == "end" for a, b in parsed) and d not in with_end:
             raise CohortError(f"a risk window of {d!r} is anchored at the exposure end, but "
                               f"{d!r} has no end; pass exposure_end={{{d!r}: column}}.")

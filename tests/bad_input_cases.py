@@ -350,3 +350,120 @@ for role, column in (("time", "t"), ("weights", "w"), ("covariate", "x")):
                       lambda bad=bad, kwargs=kwargs: _cohort(bad, **kwargs),
                       (E, CE, rf"(?=.*'{column}')(?=.*missing or infinite)"
                               rf"(?=.*row 2 = {kind})")))
+
+
+def _omop():
+    from engine import cdm
+
+    return cdm, cdm.open_eunomia()
+
+
+def omop(call):
+    """A case on the bundled Eunomia CDM (opened once, on first use)."""
+    def run():
+        if "con" not in _OMOP:
+            _OMOP["cdm"], _OMOP["con"] = _omop()
+        return call(_OMOP["cdm"], _OMOP["con"])
+    return run
+
+
+_OMOP = {}
+T, C, O = 1118084, 1124300, 192671      # celecoxib, diclofenac, GI haemorrhage
+CASES += [
+    ("omop", "target as text", omop(lambda cdm, con: cdm.new_user_cohort(con, "celecoxib", C, O)),
+     (E, ValueError, r"target must be a concept id or a list of concept ids, got 'celecoxib'")),
+    ("omop", "target empty", omop(lambda cdm, con: cdm.new_user_cohort(con, [], C, O)),
+     (E, ValueError, r"target must be a concept id")),
+    ("omop", "target a fraction", omop(lambda cdm, con: cdm.new_user_cohort(con, 1.5, C, O)),
+     (E, ValueError, r"target must be a concept id.*got 1.5")),
+    ("omop", "target True", omop(lambda cdm, con: cdm.new_user_cohort(con, True, C, O)),
+     (E, ValueError, r"target must be a concept id")),
+    ("omop", "same target and comparator", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, T, O)),
+     (E, ValueError, r"both target and comparator")),
+    ("omop", "negative prior observation", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, prior_observation=-5)),
+     (E, ValueError, r"prior_observation must be a whole number of days >= 0, got -5")),
+    ("omop", "negative min days at risk", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, min_days_at_risk=-1)),
+     (E, ValueError, r"min_days_at_risk must be a whole number of days >= 0")),
+    ("omop", "risk window reversed", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, risk_window_start=30,
+                                             risk_window_end=0, end_anchor="cohort start")),
+     (E, ValueError, r"the risk window ends \(day 0 after the cohort start\) before it starts")),
+    ("omop", "duplicate rule typo", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, remove_duplicate_subjects="some")),
+     (E, ValueError, r"remove_duplicate_subjects must be one of")),
+    ("omop", "end anchor typo", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, end_anchor="end")),
+     (E, ValueError, r"end_anchor must be 'cohort end' or 'cohort start'")),
+    ("omop", "study ps_strata 0", omop(lambda cdm, con: cdm.run_study(con, T, C, O,
+                                                                      ps_strata=0)),
+     (E, ValueError, r"ps_strata must be a positive integer, got 0")),
+    ("omop", "study match ratio 0", omop(lambda cdm, con: cdm.run_study(con, T, C, O,
+                                                                        match_ratio=0)),
+     (E, ValueError, r"match_ratio must be a positive integer, got 0")),
+    ("omop", "study negative caliper", omop(lambda cdm, con: cdm.run_study(con, T, C, O,
+                                                                           caliper=-1)),
+     (E, ValueError, r"caliper must be a positive number of standard deviations")),
+    ("omop", "study one fold", omop(lambda cdm, con: cdm.run_study(con, T, C, O, folds=1)),
+     (E, ValueError, r"folds must be an integer from 2")),
+    ("omop", "study PS penalty typo", omop(
+        lambda cdm, con: cdm.run_study(con, T, C, O, ps_penalty="lasso")),
+     (E, ValueError, r"penalty must be 'cv', engine.L1\(lam\), engine.L2\(lam\) or None")),
+    ("omop", "study unknown cohort rule", omop(
+        lambda cdm, con: cdm.run_study(con, T, C, O, bogus=1)),
+     (E, TypeError, r"unexpected keyword argument 'bogus'")),
+    ("omop", "SCCS risk window reversed", omop(
+        lambda cdm, con: cdm.sccs_study(con, T, O, risk_window=(30, 0))),
+     (E, CE, r"risk window \(30, 0\) of 'exposure' ends before it starts")),
+    ("omop", "SCCS exposure as text", omop(lambda cdm, con: cdm.sccs_study(con, "x", O)),
+     (E, ValueError, r"exposure must be a concept id")),
+    ("omop", "SCCS pre-window overlaps exposure", omop(
+        lambda cdm, con: cdm.sccs_study(con, T, O, pre_window=(-5, 5))),
+     (E, CE, r"pre_window=\(-5, 5\) must end before the exposure starts")),
+    ("omop", "CDM path absent", omop(lambda cdm, con: cdm.open_cdm("/nonexistent/x.duckdb")),
+     (E, CE, r"no OMOP CDM at '/nonexistent/x.duckdb'")),
+]
+
+
+def _read_upload(name, content):
+    from app.loading import read_upload
+
+    return read_upload(name, content)
+
+
+def _query(sql):
+    from app.loading import query_duckdb
+
+    return query_duckdb("", sql)
+
+
+UPLOADS = [
+    ("empty file", "a.csv", b"", r"'a.csv' is empty \(0 bytes\)"),
+    ("wrong extension", "a.xlsx", b"PK\x03\x04junk", r"'a.xlsx': open a .csv or .parquet file"),
+    ("broken Parquet", "a.parquet", b"PAR1 not really", r"could not read 'a.parquet'"),
+    ("Parquet named .csv", "a.csv", _parquet_bytes(DF), r"could not read 'a.csv'|'a.csv' has"),
+    ("header only", "a.csv", b"t,e,x\n", r"'a.csv' has 0 rows"),
+]
+QUERIES = [
+    ("two statements", "SELECT 1; SELECT 2", r"one SELECT query at a time"),
+    ("DROP", "DROP TABLE rossi", r"only a read-only SELECT"),
+    ("COPY out", "COPY rossi TO '/tmp/x.csv'", r"only a read-only SELECT"),
+    ("ATTACH", "ATTACH '/tmp/x.duckdb'", r"only a read-only SELECT"),
+    ("INSTALL", "INSTALL httpfs", r"only a read-only SELECT"),
+    ("SET", "SET memory_limit='100GB'", r"only a read-only SELECT"),
+    ("read a server file", "SELECT * FROM read_csv('/etc/passwd')", r"refused"),
+    ("read a URL", "SELECT * FROM read_parquet('https://example.com/x.parquet')", r"refused"),
+    ("not SQL", "SELEKT 1", r"not valid SQL"),
+    ("empty", "   ", r"type a SQL query"),
+    ("no rows", "SELECT * FROM rossi WHERE 1 = 0", r"the query returned no rows"),
+    ("unknown table", "SELECT * FROM nothere", r"the DuckDB query failed"),
+]
+for name, filename, content, pattern in UPLOADS:
+    CASES.append(("app", f"upload {name}",
+                  lambda filename=filename, content=content: _read_upload(filename, content),
+                  (E, "DataLoadError", pattern)))
+for name, sql, pattern in QUERIES:
+    CASES.append(("app", f"DuckDB {name}", lambda sql=sql: _query(sql),
+                  (E, "DataLoadError", pattern)))
