@@ -22,7 +22,8 @@ from .kaplan_meier import KaplanMeier, kaplan_meier
 from .logrank import LogrankResult, logrank_test
 from .lr_test import lr_test
 from .memory import fit_memory
-from .options import BACKENDS, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES, FitOptions
+from .options import (BACKENDS, CENSORING_TIES, MODELS, PRECISIONS, SOLVERS, TIES, TV_ROUTES,
+                      FitOptions)
 from .path import PathResult, lambda_max, path
 from .per_sd import per_sd
 from .ph_smooth import ph_smooth
@@ -49,7 +50,8 @@ def __getattr__(name):
 
 
 __all__ = [
-    "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError", "ConvergenceWarning",
+    "BACKENDS", "BootstrapResult", "CENSORING_TIES", "Cancelled", "Cohort", "CohortError",
+    "ConvergenceWarning",
     "CrossValidationResult", "DataWarning", "FitOptions", "FitResult", "KaplanMeier", "L1",
     "L2", "LogrankResult", "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult",
     "PosteriorResult", "Problem", "ProbitMLE", "SOLVERS", "SccsData", "TIES", "TV_ROUTES",

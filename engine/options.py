@@ -1,8 +1,9 @@
 """The options of a fit, declared once and checked once.
 
 The public tuples (``MODELS``, ``TIES``, ``SOLVERS``, ``BACKENDS``, ``PRECISIONS``,
-``TV_ROUTES``) are what the engine accepts; ``engine`` exports them and the app builds its
-selectors from them.  ``FitOptions`` is frozen: a Problem and every fit made from it share one.
+``CENSORING_TIES``, ``TV_ROUTES``) are what the engine accepts; ``engine`` exports them and
+the app builds its selectors from them.  ``FitOptions`` is frozen: a Problem and every fit
+made from it share one.
 """
 from __future__ import annotations
 
