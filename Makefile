@@ -21,6 +21,7 @@ APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 # `make run` serves on this machine only. Serving to a network is explicit: ADDRESS=0.0.0.0
 # with ORIGIN (the host:port users type) and AUTH (Panel's basic auth: a password, or a JSON
 # file of {"user": "password"}); DATA_DIRS are the folders the DuckDB and OMOP tabs may open.
+# AUTH turns the login on at any address, 127.0.0.1 included.
 ADDRESS     ?= 127.0.0.1
 ORIGIN      ?=
 AUTH        ?=
@@ -33,6 +34,8 @@ ifeq ($(and $(ORIGIN),$(AUTH)),)
 $(error serving on $(ADDRESS) needs ORIGIN=host:port and AUTH=password-or-users.json (see README))
 endif
 SERVE_FLAGS += --allow-websocket-origin=$(ORIGIN)
+endif
+ifneq ($(AUTH),)
 SERVE_ENV   := PANEL_BASIC_AUTH='$(AUTH)' \
                PANEL_COOKIE_SECRET=$$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 endif

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 import threading
 from pathlib import Path
+
 
 import duckdb
 import pandas as pd
@@ -117,18 +119,42 @@ def single_select(sql: str) -> None:
                             f"this is a {kind.name} statement (not run)")
 
 
+_QUERIES = threading.Lock()   # one DuckDB query at a time in the process: one memory budget
+_SPILL = Path(tempfile.gettempdir()) / f"survscan-duckdb-{os.getpid()}"
+DUCKDB_SHARE = 0.5            # of the query budget for DuckDB's buffers (its memory_limit)
+RESULT_SHARE = 0.2            # for the fetched result (its Arrow batches, then the DataFrame)
+
+
 def query_duckdb(path: str, sql: str) -> pd.DataFrame:
     """Run one read-only SELECT ``sql`` on a DuckDB file in the data directories (opened
     read-only), or, with no path, on an in-memory database where the bundled samples are
     tables (rossi, stanford_heart, jasa1, mgus2, bmtcrr).
 
     The query sees no file outside the data directories, no network and no extension; it is
-    stopped after config.query_seconds() and refused above config.query_rows() rows.
+    stopped after config.query_seconds() and refused above config.query_rows() rows. Memory:
+    queries run one at a time; DuckDB (one thread) gets DUCKDB_SHARE of
+    config.query_memory_bytes() and spills the rest to a temporary folder (at most
+    config.query_temp()); the result is fetched in Arrow batches and refused once they pass
+    RESULT_SHARE of it, so the query and its DataFrame stay within the budget (DuckDB's own
+    limit does not count the result it hands over: the probe saw 1.9 GB at a 1 GB limit).
     """
     if not sql.strip():
         raise DataLoadError("type a SQL query, e.g. SELECT * FROM rossi WHERE age > 20")
     single_select(sql)
-    settings = {"memory_limit": config.query_memory(), "threads": 1,
+    if not _QUERIES.acquire(timeout=config.query_seconds()):
+        raise DataLoadError("the server is running another DuckDB query; try again shortly")
+    try:
+        return _query(path, sql)
+    finally:
+        _QUERIES.release()
+
+
+def _query(path: str, sql: str) -> pd.DataFrame:
+    budget = config.query_memory_bytes()
+    _SPILL.mkdir(mode=0o700, exist_ok=True)
+    settings = {"memory_limit": f"{int(budget * DUCKDB_SHARE)}B", "threads": 1,
+                "temp_directory": str(_SPILL), "max_temp_directory_size": config.query_temp(),
+                "preserve_insertion_order": False,
                 "autoinstall_known_extensions": False, "autoload_known_extensions": False}
     if path.strip():
         con = _connect(str(data_path(path, "DuckDB file")), read_only=True, config=settings)
@@ -141,7 +167,8 @@ def query_duckdb(path: str, sql: str) -> pd.DataFrame:
     try:
         lock_down(con)
         timer.start()
-        df = con.sql(sql).limit(rows + 1).df()
+        con.execute(con.sql(sql).limit(rows + 1).sql_query())
+        df = _fetch(con, int(budget * RESULT_SHARE))
     except duckdb.PermissionException as exc:
         raise DataLoadError("refused: the query box reads only the tables here and files in "
                             f"the server's data directories ({_first_line(exc)})") from None
@@ -150,7 +177,8 @@ def query_duckdb(path: str, sql: str) -> pd.DataFrame:
                             "or aggregate in SQL (WHERE, GROUP BY, LIMIT)") from None
     except duckdb.OutOfMemoryException:
         raise DataLoadError(f"the query needs more than its {config.query_memory()} of "
-                            "memory; filter or aggregate in SQL") from None
+                            f"memory and {config.query_temp()} of spill space; filter or "
+                            "aggregate in SQL") from None
     except duckdb.Error as exc:
         raise DataLoadError(f"the DuckDB query failed: {_first_line(exc)}") from None
     finally:
@@ -162,6 +190,23 @@ def query_duckdb(path: str, sql: str) -> pd.DataFrame:
     if df.empty:
         raise DataLoadError("the query returned no rows")
     return df
+
+
+def _fetch(con, most: int) -> pd.DataFrame:
+    """The executed query's rows as a DataFrame (DuckDB's ``df()`` types), read in chunks of
+    about 100,000 rows; DataLoadError once the chunks pass ``most`` bytes."""
+    parts, size = [], 0
+    while True:
+        part = con.fetch_df_chunk(50)             # 50 vectors of 2,048 rows
+        size += int(part.memory_usage(deep=True).sum())
+        if size > most:
+            raise DataLoadError(f"the query's result is more than {most / 1e6:.0f} MB, this "
+                                "server's share of its query memory for results; select fewer "
+                                "columns or rows, or aggregate in SQL")
+        parts.append(part)
+        if part.empty:
+            break
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
 def open_omop(path: str = ""):

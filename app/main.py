@@ -14,9 +14,12 @@ from pathlib import Path
 import holoviews as hv
 import panel as pn
 import param
+from bokeh.models import CustomJS
 
 from app.autosave import Autosaver
 from app.autosave import load as load_saved
+from app.autosave import owner as autosave_owner
+from app.autosave import set_cookie_script
 from app.bayes_state import BayesState
 from app.lazy_tab import LazyTabs
 from app.long_lived import freeze_imports
@@ -49,7 +52,14 @@ class App(param.Parameterized):
 
     def __init__(self, sample: str | None = "rossi", autosave: bool = False, **params):
         super().__init__(**params)
-        user = pn.state.user if autosave else None
+        user = None
+        if autosave:
+            user, token = autosave_owner(pn.state.user, pn.state.cookies, pn.state.curdoc
+                                         is not None and pn.state.curdoc.session_context
+                                         is not None)
+            if token is not None:
+                pn.state.curdoc.js_on_event("document_ready",
+                                            CustomJS(code=set_cookie_script(token)))
         saved = load_saved(user) if autosave else None
         self.store = Store()
         if sample:

@@ -63,6 +63,8 @@ from .prediction.uno import uno_concordance
 
 from .regression.options import VARIANCES
 
+from .regression.options import CENSORING_TIES
+
 _LAZY = {"cdm": ".cdm", "comparative": ".comparative"}
 # Names of the lazy sub-packages exported here too, loaded with their sub-package.
 _LAZY_NAMES = {"PropensityWeights": ".comparative", "propensity_weights": ".comparative"}
@@ -78,10 +80,10 @@ def __getattr__(name):
 
 
 __all__ = [
-    "AdjustedCurves", "BACKENDS", "BootstrapResult", "Cancelled", "Cohort", "CohortError",
-    "ConvergenceWarning", "CrossValidationResult", "DataWarning", "EmpiricalNull", "FitOptions",
-    "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult", "MODELS",
-    "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
+    "AdjustedCurves", "BACKENDS", "BootstrapResult", "CENSORING_TIES", "Cancelled", "Cohort",
+    "CohortError", "ConvergenceWarning", "CrossValidationResult", "DataWarning",
+    "EmpiricalNull", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult",
+    "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
     "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
     "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
     "VARIANCES", "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score",

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, special, stats
 
+from ..core.arguments import check_binary_cohort
 from ..core.errors import CohortError
 
 INTERCEPT = "(intercept)"   # the name engine.sample gives the intercept
@@ -56,7 +57,7 @@ def probit_mle(cohort, intercept=True):
     -------
     ProbitMLE
     """
-    cohort.check_binary_outcome("the probit MLE")
+    check_binary_cohort(cohort, "the probit MLE")
     name = cohort.source.get("event", "event")
     X = cohort.X.toarray()
     names = list(cohort.names)

@@ -8,16 +8,20 @@ a - sum_j b_j m_j / s_j), the centre and scale kept in ``spec``.
 """
 import os
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from ..core import parallel as par
+from ..core.arguments import check_binary_cohort
 from ..core.device import device_count
+from ..core.errors import CohortError, MonotoneLikelihoodWarning
 from .chain import ChainTask, run_chain
 from .horseshoe_probit import HorseshoeProbit
 from .result import PosteriorResult
+from .separation import separating_columns
 
 MODELS = ("horseshoe_probit", "probit")
 BACKENDS = ("cpu", "gpu", "auto")
@@ -61,7 +65,7 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     _check_options(model, draws, burn_in, chains, thin, seed, backend)
     if parallel != "auto":
         par.check(parallel)
-    cohort.check_binary_outcome(f"model={model!r}")
+    check_binary_cohort(cohort, f"engine.sample(model={model!r})")
     if cohort.weights is not None:
         raise ValueError("the Gibbs sampler has no case weights; build the cohort without "
                          "weights= (or replicate rows).")
@@ -84,6 +88,7 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     threads = _threads(mode, X.shape[1])
     gibbs = HorseshoeProbit(X, y, shrunk, INTERCEPT_SD, prior, precision=precision,
                             threads=threads)
+    separation = _separation(X, y, names, prior, cohort)
     t_prepare = time.perf_counter() - t0
 
     t1 = time.perf_counter()
@@ -105,7 +110,7 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     spec = {"model": model, "draws": draws, "burn_in": burn_in, "chains": chains, "thin": thin,
             "seed": seed, "backend": "cpu", "precision": precision, "standardize": standardize,
             "intercept": intercept, "parallel": mode or "serial", "threads": threads,
-            "beta_route": "bcm" if gibbs.wide else "cholesky"}
+            "beta_route": "bcm" if gibbs.wide else "cholesky", **separation}
     return _result(runs, names, center, scale, shrunk, prior, cohort, y, spec,
                    {"prepare": t_prepare, "sampling": t_sampling})
 
@@ -116,6 +121,7 @@ def _sample_gpu(X, y, shrunk, prior, precision, names, center, scale, cohort,
     from .gpu import HorseshoeProbitGpu
 
     gibbs = HorseshoeProbitGpu(X, y, shrunk, INTERCEPT_SD, prior, precision=precision)
+    separation = _separation(X, y, names, prior, cohort)
     t_prepare = time.perf_counter() - t0
     chains, seed = options["chains"], options["seed"]
     iterations = options["burn_in"] + options["draws"] * options["thin"]
@@ -124,7 +130,7 @@ def _sample_gpu(X, y, shrunk, prior, precision, names, center, scale, cohort,
                             column_variance, progress, cancel, done_before=c * iterations,
                             total=chains * iterations) for c in range(chains)]
     spec = {**options, "backend": "gpu", "precision": precision, "parallel": "serial",
-            "threads": 1, "beta_route": "cholesky"}
+            "threads": 1, "beta_route": "cholesky", **separation}
     return _result(runs, names, center, scale, shrunk, prior, cohort, y, spec,
                    {"prepare": t_prepare, "sampling": time.perf_counter() - t1})
 
@@ -145,14 +151,38 @@ def _result(runs, names, center, scale, shrunk, prior, cohort, y, spec, timings)
                            spec=spec)
 
 
+def _separation(X, y, names, prior, cohort):
+    """Refuse separated data under the flat prior (its posterior is improper: the draws drift
+    without bound, as the probit MLE does not exist); under the horseshoe, which keeps the
+    posterior proper, warn and name the predictors. Returns the spec's record of the check."""
+    columns, check = separating_columns(X, y)
+    separated = [names[j] for j in columns if names[j] != INTERCEPT]
+    if columns and not separated:
+        separated = [INTERCEPT]
+    outcome = cohort.source.get("event", "event")
+    listing = ", ".join(repr(n) for n in separated[:10])
+    if separated and prior == "flat":
+        raise CohortError(f"the predictors separate {outcome!r} ({listing}): with a flat prior "
+                          "(model='probit') the posterior is improper and the draws drift "
+                          "without bound (the probit MLE does not exist either). Drop or merge "
+                          "these predictors, or sample model='horseshoe_probit'.")
+    if separated:
+        warnings.warn(f"the predictors separate {outcome!r} ({listing}): the horseshoe keeps "
+                      "the posterior proper, but these coefficients are set by the prior's "
+                      "tails, not by the data; read them with care.", MonotoneLikelihoodWarning,
+                      stacklevel=3)
+    return {"separated": separated, "separation_check": check}
+
+
 def _check_options(model, draws, burn_in, chains, thin, seed, backend):
     if model not in MODELS:
         raise ValueError(f"model={model!r} is not available; engine.sample draws {MODELS}.")
     for name, value, least in (("draws", draws, 1), ("burn_in", burn_in, 0),
                                ("chains", chains, 1), ("thin", thin, 1)):
-        if not (isinstance(value, (int, np.integer)) and value >= least):
+        if isinstance(value, bool) or not (isinstance(value, (int, np.integer))
+                                           and value >= least):
             raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-    if not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**64):
+    if isinstance(seed, bool) or not (isinstance(seed, (int, np.integer)) and 0 <= seed < 2**64):
         raise ValueError(f"seed must be an integer in [0, 2**64), got {seed!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not available for engine.sample; use one of "

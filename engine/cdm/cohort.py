@@ -28,6 +28,7 @@ index day alone has time 1; an outcome on day d of the window gives time d + 1.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 ARMS = ("target", "comparator")
@@ -60,6 +61,14 @@ def new_user_cohort(con, target, comparator, outcome, *, first_exposure_only: bo
     cohort_end_date, time (days at risk, or to the first outcome), event (0/1); the attrition
     table (persons left after each rule, per arm) is in ``.attrs["attrition"]``.
     """
+    for name, value in (("prior_observation", prior_observation),
+                        ("min_days_at_risk", min_days_at_risk)):
+        if not (isinstance(value, int | np.integer) and value >= 0):
+            raise ValueError(f"{name} must be a whole number of days >= 0, got {value!r}")
+    if end_anchor == "cohort start" and risk_window_end < risk_window_start:
+        raise ValueError(f"the risk window ends (day {risk_window_end} after the cohort start) "
+                         f"before it starts (day {risk_window_start}); give "
+                         "risk_window_end >= risk_window_start.")
     sql = _stages_sql(_ids(target, "target"), _ids(comparator, "comparator"),
                       _ids(outcome, "outcome"), first_exposure_only, int(prior_observation),
                       remove_duplicate_subjects, prior_outcome_lookback,
@@ -114,8 +123,11 @@ def _attrition(counts, stages, prior_observation, remove_duplicate_subjects,
 
 def _ids(value, what) -> str:
     """Concept ids as a SQL list (integers only: nothing else reaches the SQL text)."""
-    values = [value] if isinstance(value, int) else list(value)
-    if not values or not all(isinstance(v, int) or hasattr(v, "__index__") for v in values):
+    one = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    values = [value] if one else list(value) if isinstance(value, list | tuple | np.ndarray) \
+        else []
+    if not values or not all((isinstance(v, int) or hasattr(v, "__index__"))
+                             and not isinstance(v, bool) for v in values):
         raise ValueError(f"{what} must be a concept id or a list of concept ids, got {value!r}")
     return ", ".join(str(int(v)) for v in values)
 

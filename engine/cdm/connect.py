@@ -79,7 +79,11 @@ def open_cdm(path) -> duckdb.DuckDBPyConnection:
                 pattern = entry.as_posix() + ("/*.parquet" if entry.is_dir() else "")
                 con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{pattern}')")
     elif path.is_file():
-        con = duckdb.connect(str(path), read_only=True)
+        try:
+            con = duckdb.connect(str(path), read_only=True)
+        except duckdb.Error as exc:
+            raise CohortError(f"{str(path)!r} is not an OMOP CDM DuckDB file: "
+                              f"{str(exc).splitlines()[0]}") from None
     else:
         raise CohortError(f"no OMOP CDM at {str(path)!r}: give a DuckDB file or a folder of "
                           "Parquet tables.")

@@ -50,8 +50,11 @@ class SccsStudyResult:
 
 
 def _ids(value, what) -> list[int]:
-    values = [value] if isinstance(value, int | np.integer) else list(value)
-    if not values or not all(isinstance(v, int | np.integer) for v in values):
+    one = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    values = [value] if one else list(value) if isinstance(value, list | tuple | np.ndarray) \
+        else []
+    if not values or not all(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                             for v in values):
         raise ValueError(f"{what} must be a concept id or a list of concept ids, got {value!r}")
     return [int(v) for v in values]
 
@@ -82,6 +85,10 @@ def sccs_study(con, exposure, outcome, risk_window=(0, 30), pre_window=(-30, -1)
     if events.empty:
         raise CohortError(f"no outcome {outcomes} falls inside an observation period; check "
                           "the concept ids.")
+    if pre_window is not None and not (isinstance(pre_window[1], int | np.integer)
+                                       and pre_window[1] < 0):
+        raise CohortError(f"pre_window={tuple(pre_window)} must end before the exposure "
+                          "starts (a last day < 0, e.g. (-30, -1)).")
     name = "exposure"
     windows = {name: [tuple(risk_window)]}
     sccs = _build(events, eras, windows, age_cuts)

@@ -77,6 +77,13 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
     outcome_covariates : also put the baseline covariates in the outcome models, penalised by
         ``outcome_penalty`` (e.g. engine.L1(lam)); the treatment is never penalised
     """
+    for name, value in (("ps_strata", ps_strata), ("match_ratio", match_ratio)):
+        if isinstance(value, bool) or not (isinstance(value, int | np.integer) and value >= 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if caliper is not None and not (isinstance(caliper, int | float | np.floating)
+                                    and np.isfinite(caliper) and caliper > 0):
+        raise ValueError(f"caliper must be a positive number of standard deviations of the "
+                         f"logit PS (or None: no caliper), got {caliper!r}")
     targets = [target] if isinstance(target, int) else list(target)
     comparators = [comparator] if isinstance(comparator, int) else list(comparator)
     cohort = new_user_cohort(con, targets, comparators, outcome, **cohort_rules)

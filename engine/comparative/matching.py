@@ -23,6 +23,10 @@ def match_on_ps(logit, treatment, ratio: int = 1, caliper: float = 0.2,
     """
     if not (isinstance(ratio, int | np.integer) and ratio >= 1):
         raise ValueError(f"ratio must be a positive integer, got {ratio!r}")
+    if caliper is not None and not (isinstance(caliper, int | float | np.floating)
+                                    and np.isfinite(caliper) and caliper > 0):
+        raise ValueError(f"caliper must be a positive number of standard deviations of the "
+                         f"logit PS (or None: no caliper), got {caliper!r}")
     logit = np.asarray(logit, np.float64)
     treatment = np.asarray(treatment).astype(bool)
     width = np.inf if caliper is None else float(caliper) * float(np.std(logit, ddof=1))

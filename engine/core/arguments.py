@@ -82,6 +82,18 @@ def check_level(level) -> None:
                          f"{level!r}")
 
 
+def check_binary_cohort(data, verb) -> None:
+    """Refuse what is not an engine.Cohort with a 0/1 event (the response of a probit or
+    logistic model), naming the verb and the model that fits what was given."""
+    if callable(getattr(data, "check_binary_outcome", None)):
+        data.check_binary_outcome(verb)
+        return
+    fits = (" An engine.SccsData is fitted with engine.fit(data, model='sccs')."
+            if type(data).__name__ == "SccsData" else "")
+    raise TypeError(f"{verb} needs an engine.Cohort with a 0/1 event (Cohort.from_frame(df, "
+                    f"time=None, event=...)), got {type(data).__name__}.{fits}")
+
+
 def check_max_iter(max_iter) -> None:
     """max_iter: a whole number >= 1 (FitOptions' check)."""
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:

@@ -120,9 +120,10 @@ def _labels(data, by, role, labels):
         values = data[by].to_numpy()
     else:
         values = np.asarray(by, dtype=object)
-        if values.shape != (len(data),):
+        n = data.n if isinstance(data, Cohort) else len(data)
+        if values.shape != (n,):
             raise CohortError(f"{role} labels have shape {values.shape}; pass a column name or "
-                              f"one label per row ({len(data)} rows).")
+                              f"one label per row ({n} rows).")
     v.check_no_missing(values, by if isinstance(by, str) else role, role, labels)
     return values
 

@@ -6,7 +6,9 @@ IID, then one column per trait; a header line starting ``FID IID`` names them, o
 named after the file, as FaST-LMM does).  ``NA``/``NaN`` are missing (``scan`` tests a trait on
 the individuals who have it, ``missing``; covariates must be complete).  Ids must be unique; every
 phenotyped individual must be genotyped and have covariates; the analysis keeps the phenotyped
-individuals in .fam order.  Anything else raises CohortError naming the ids and the fix.
+individuals in .fam order.  A trait must vary, hold finite values (infinities are not
+missing) and lie on a scale float64 sums of squares can carry (standard deviation within
+1e-100 .. 1e100): anything else raises CohortError naming the trait or ids and the fix.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pandas as pd
 from ..core.errors import CohortError
 
 _ID = ["FID", "IID"]
+SCALE = (1e-100, 1e100)    # trait standard deviations whose squares, summed, float64 holds
 
 
 def read_table(source, what: str) -> pd.DataFrame:
@@ -111,3 +114,35 @@ def _no_missing(frame: pd.DataFrame, what: str) -> None:
         raise CohortError(f"{what}: column {column!r} is missing for {ids} (first rows); a "
                           "covariate needs a value for every analysed individual: impute or "
                           "drop them.")
+
+
+def check_values(frame: pd.DataFrame, what: str) -> None:
+    """Every column finite where present; for ``what == "pheno"`` each trait also varies, on
+    a scale within SCALE (a constant trait has nothing to test: its p-values would be
+    round-off; at 1e200 the squares overflow and every p-value reads 1)."""
+    for column in frame.columns:
+        values = frame[column].to_numpy(dtype=np.float64)
+        infinite = np.isinf(values)
+        if infinite.any():
+            ids = list(frame.index[infinite][:5])
+            raise CohortError(f"{what}: column {column!r} holds {int(infinite.sum())} infinite "
+                              f"value(s), e.g. for {ids}; give finite numbers (NA for "
+                              "missing).")
+        if what != "pheno":
+            continue
+        present = values[~np.isnan(values)]
+        if present.size == 0:
+            continue                         # a trait nobody has: missing.patterns names it
+        largest = float(np.abs(present).max())
+        spread = largest * float(np.std(present / largest)) if largest > 0 else 0.0
+        if present.size < 2 or spread <= 1e-12 * largest:
+            value = float(present[0])
+            raise CohortError(f"pheno: trait {column!r} is constant ({value:g} for all "
+                              f"{present.size} individuals who have it): there is nothing to "
+                              "test; drop the trait.")
+        if not SCALE[0] <= spread <= SCALE[1]:
+            raise CohortError(f"pheno: trait {column!r} has standard deviation {spread:.3g}, "
+                              f"outside {SCALE[0]:g} .. {SCALE[1]:g}, where float64 sums of "
+                              "squares lose it; rescale the trait (e.g. divide it by "
+                              f"1e{int(np.floor(np.log10(spread)))}): the p-values do not "
+                              "change, the effects scale with it.")

@@ -23,7 +23,7 @@ from . import blocks, gls, gls_kernels, heritability, missing, parts
 from .genotypes import Genotypes
 from .kinship import Eigenbasis, covariate_complement, gram, scale_to_n
 from .output import FrameSink, ParquetSink, snp_ids
-from .phenotypes import match, read_table
+from .phenotypes import check_values, match, read_table
 from .summaries import Summaries
 
 BACKENDS = ("cpu", "gpu", "dask")
@@ -87,8 +87,13 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
     if h2_method not in heritability.METHODS:
         raise ValueError(f"h2_method={h2_method!r}: choose from {heritability.METHODS}.")
     genotypes = Genotypes.open(bed, count_A1=count_A1)
-    tested = genotypes.select(_snp_positions(genotypes, snps))
+    selected = _snp_positions(genotypes, snps)
+    if selected.size == 0:
+        raise CohortError("snps selects no SNP: there is nothing to test (and no lambda_GC); "
+                          "select at least one SNP.")
+    tested = genotypes.select(selected)
     traits = read_table(pheno, "pheno")
+    check_values(traits, "pheno")
     by_pattern = missing.patterns(traits)
     if len(by_pattern) > 1:                      # traits with different missing individuals
         if output is not None:
@@ -104,6 +109,8 @@ def scan(bed, pheno, covar=None, kinship="loco", snps=None, count_A1=False, back
         return GwasResult(**missing.combine(results, names))
     traits = traits.loc[by_pattern[0][1]]        # individuals missing every trait: dropped
     covariates = None if covar is None else read_table(covar, "covar")
+    if covariates is not None:
+        check_values(covariates, "covar")
     rows, Y, C = match(genotypes.ids(), traits, covariates)
     tested = tested.keep(rows)
     X = np.column_stack([C, np.ones(len(rows))])

@@ -41,7 +41,7 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
         engine.Cancelled.
     **options : the fields of engine.FitOptions, each checked there: ties ("breslow" |
         "efron"), cut_points, cause and censoring_strata (Fine-Gray), backend, solver, tol,
-        max_iter, tv_route, precision, variance, cluster, ...
+        max_iter, tv_route, precision, variance, cluster, censoring_ties, ...
     variance : "auto" | "model" | "robust": which variance ``se``, ``cov`` and the summary
         show (both are kept: ``se_model``, ``se_robust``).  Robust is Lin and Wei's sandwich
         (Cox), Huber-White (logistic), clustered by case (SCCS) and Fine and Gray's own
@@ -50,6 +50,9 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
         Fine-Gray; the model-based one otherwise (engine.regression.variance).
     cluster : None, or one value per cohort row (e.g. ``df["site"]``): the clusters of the
         robust variance.  Default: the cohort's ``id`` (SCCS: the case), else each row.
+    censoring_ties : fine_gray only: who is at risk for a censoring tied with an event in the
+        censoring Kaplan-Meier G: "crr" (cmprsk::crr: the event is) or "finegray" (R survival
+        finegray(), Geskus 2011: it is not; weights G(t-)/G(s-)). Named in the summary.
 
     Returns
     -------
@@ -109,7 +112,8 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
         "cut_points": problem.cut_points, "episodes": cohort.n,
     }
     if o.model == "fine_gray":
-        spec.update(cause=m.cause, censoring_strata=m.censoring_strata)
+        spec.update(cause=m.cause, censoring_strata=m.censoring_strata,
+                    censoring_ties=m.censoring_ties)
     codes, n_clusters, cluster_label = problem.clusters
     spec.update(variance=choose_variance(o.variance, o.model, cohort, o.cluster, codes,
                                         n_clusters),

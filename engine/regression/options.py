@@ -1,8 +1,9 @@
 """The options of a fit, declared once and checked once.
 
 The public tuples (``MODELS``, ``TIES``, ``SOLVERS``, ``BACKENDS``, ``PRECISIONS``,
-``TV_ROUTES``, ``VARIANCES``) are what the engine accepts; ``engine`` exports them and the app builds its
-selectors from them.  ``FitOptions`` is frozen: a Problem and every fit made from it share one.
+``CENSORING_TIES``, ``TV_ROUTES``, ``VARIANCES``) are what the engine accepts; ``engine``
+exports them and the app builds its selectors from them. ``FitOptions`` is frozen: a Problem and
+every fit made from it share one.
 
 Every regression verb (``fit``, ``cross_validate``, ``bootstrap``, ``path``, ``lambda_max``,
 ``loglik``, ``gradient``) takes the fields as keyword arguments and builds its FitOptions with
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..core.arguments import check_max_iter
 from .backends import DEVICES
+from ..data.censoring import CENSORING_TIES
 from .variance import VARIANCES, check_cluster
 from .solvers import SOLVERS
 
@@ -40,6 +42,8 @@ class FitOptions:
         FLOAT32_TOL for precision="float32"
     max_iter : most CCD cycles or outer Newton steps, a positive integer
     cause : Fine-Gray's cause of interest; censoring_strata : Fine-Gray's censoring by stratum
+    censoring_ties : Fine-Gray's rule for censorings tied with events, one of CENSORING_TIES:
+        "crr" (cmprsk::crr, the default) or "finegray" (R survival finegray(), Geskus 2011)
     cut_points : None | dict, covariate -> cut times: a step-function effect, one coefficient
         per interval named ``treat[0,10)``, ``treat[10,inf)`` (engine.episodes; Cox only)
     variance : "auto" | "model" | "robust": the variance the fit reports (both are kept; see
@@ -58,6 +62,7 @@ class FitOptions:
     cause: int = 1
     censoring_strata: bool = False
     tv_route: str = "auto"
+    censoring_ties: str = "crr"
     cut_points: dict | None = field(default=None, hash=False)
     variance: str = "auto"
     cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
@@ -69,6 +74,8 @@ class FitOptions:
         _one_of("solver", self.solver, SOLVERS)
         _one_of("precision", self.precision, PRECISIONS)
         _one_of("tv_route", self.tv_route, TV_ROUTES)
+        _one_of("censoring_ties", self.censoring_ties, CENSORING_TIES,
+                "cmprsk::crr's rule or R survival finegray()'s")
         _one_of("variance", self.variance, VARIANCES)
         object.__setattr__(self, "cluster", check_cluster(self.cluster))
         if self.model == "fine_gray" and self.ties != "breslow":

@@ -16,14 +16,14 @@ import numpy as np
 
 from ..data import collinearity
 from ..data.episodes import interval_names, split_at_cut_points
-from ..core.errors import DataWarning
+from ..core.errors import CohortError, DataWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
 from .models.logistic import LogisticModel
 from .models.sccs import SccsModel
 from .options import FitOptions
 from .priors import penalty_vectors
-from .variance import cluster_codes
+from ..sccs.data import SccsData
 from .solvers import SolverState, solve
 
 # The collinearity check (the information over the unpenalised columns) runs below this cost.
@@ -58,6 +58,11 @@ class Problem:
     def from_cohort(cls, cohort, options: FitOptions | None = None, unpenalized=()) -> Problem:
         """Split at ``options.cut_points`` and sort: ready for ``solve``."""
         options = FitOptions() if options is None else options
+        if isinstance(cohort, SccsData) and options.model != "sccs":
+            raise CohortError(f"model={options.model!r} cannot fit an engine.SccsData (self-"
+                              "controlled case series eras): fit it with model='sccs'; for a "
+                              f"{options.model} model build an engine.Cohort with "
+                              "Cohort.from_frame.")
         caller = cohort
         n_rows, n_events = cohort.n, cohort.n_events
         if options.model != "logistic" and getattr(cohort, "binary_outcome", False):
@@ -192,7 +197,8 @@ def _likelihood(cohort, o: FitOptions):
     """The model object of ``o.model`` on ``cohort``."""
     if o.model == "fine_gray":
         return FineGrayModel(cohort, cause=o.cause, backend=o.backend,
-                             censoring_strata=o.censoring_strata)
+                             censoring_strata=o.censoring_strata,
+                             censoring_ties=o.censoring_ties)
     if o.model == "logistic":
         return LogisticModel(cohort, backend=o.backend)
     if o.model == "sccs":

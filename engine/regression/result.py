@@ -266,9 +266,19 @@ class FitResult:
             f"after {self.n_iter} iterations ({s['solver']}, {s['backend']})",
             self.variance_note,
         ]
+        if s["model"] == "fine_gray":
+            head.append(f"censoring weights: {s.get('censoring_ties', 'crr')} tie rule ("
+                        + _CENSORING_TIES[s.get("censoring_ties", "crr")] + ")")
         if self.diverged:
             head.append("diverging (infinite) coefficients: " + ", ".join(self.diverged))
         return "\n".join(head) + "\n" + self.summary.to_string(float_format=lambda v: f"{v:.6g}")
+
+
+_CENSORING_TIES = {
+    "crr": "cmprsk::crr: an event at t is at risk for a censoring at t",
+    "finegray": "R survival finegray(), Geskus 2011: an event at t is not at risk for a "
+                "censoring at t",
+}
 
 
 def _diagonal_se(cov: pd.DataFrame, name: str) -> pd.Series:

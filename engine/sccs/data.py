@@ -8,7 +8,8 @@ Columns that carry no within-case contrast (constant in every case, or duplicate
 with one DataWarning and recorded in ``excluded``: the conditional likelihood cannot see them.
 
 ``from_cases`` builds the eras from raw case histories as R SCCS's ``formatdata`` does
-(inclusive days; the rules and the one-sort sweep are in sccs_eras.py).
+(inclusive days, int64 day numbers within +/-2**31; overlapping exposures of one drug count
+their union, as OHDSI's; the rules and the one-sort sweep are in sccs_eras.py).
 """
 from __future__ import annotations
 
@@ -182,8 +183,8 @@ class SccsData:
                     labels)
         first = np.zeros(len(ids), np.int64)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
-        for values, name in ((sta, obs_start), (end, obs_end)):
-            v.fail_rows(values != values[first][codes], values, name, name,
+        for values, name, role in ((sta, obs_start, "obs_start"), (end, obs_end, "obs_end")):
+            v.fail_rows(values != values[first][codes], values, name, role,
                         "values that differ between rows of one case",
                         "A case has one observation period: give every row of a case the same "
                         "value.", labels)
@@ -200,10 +201,11 @@ class SccsData:
         expo = (pd.concat(long, ignore_index=True) if long else
                 pd.DataFrame({"case": [], "drug": [], "start": [], "end": []}))
         expo = expo.drop_duplicates(ignore_index=True)
+        drugs = list(dict.fromkeys(expo["drug"]))
+        expo = eras.merge_overlaps(expo)
         once = pd.DataFrame({"c": codes, "t": t}).drop_duplicates()     # formatdata's unique()
         if first_event_only:
             once = once[once["t"] == once.groupby("c")["t"].transform("min")]
-        drugs = list(dict.fromkeys(expo["drug"]))
         windows = eras.parse_windows(risk_windows, drugs,
                                      set(expo.loc[expo["end"].notna(), "drug"]))
         left_out = {"events": 0, "cases": 0}

@@ -24,6 +24,7 @@ from ..data import validation as v
 from ..core.errors import CohortError, DataWarning
 
 _END = re.compile(r"^end\s*(?:([+-])\s*(\d+))?$")
+DAY_LIMIT = 2**31 - 1      # about 5.9 million years of days: exact in float64, no overflow
 
 
 def numeric(series, name, role, labels=None):
@@ -37,11 +38,27 @@ def numeric(series, name, role, labels=None):
 
 
 def whole_days(series, name, role, labels):
-    """Whole days as float64 (formatdata's unit): finite and integer-valued."""
-    out = numeric(series, name, role, labels)
-    v.fail_rows(out != np.round(out), out, name, role, "fractions of a day",
-                "SCCS counts whole days (as R SCCS): round the ages or dates to days.", labels)
-    return out
+    """Whole days as int64 (formatdata's unit): finite, integer-valued, within +/-DAY_LIMIT.
+
+    Integer columns are read as integers (never through float64, which cannot hold every day
+    number above 2**53)."""
+    if ptypes.is_integer_dtype(series) and not series.isna().any():
+        out = series.to_numpy(dtype=np.int64)
+    else:
+        out = numeric(series, name, role, labels)
+        v.fail_rows(out != np.round(out), out, name, role, "fractions of a day",
+                    "SCCS counts whole days (as R SCCS): round the ages or dates to days.", labels)
+    check_day_range(out, name, role, labels)
+    return out.astype(np.int64)
+
+
+def check_day_range(days, name, role, labels):
+    """A CohortError for day numbers beyond +/-DAY_LIMIT (NaN allowed: no exposure)."""
+    with np.errstate(invalid="ignore"):
+        v.fail_rows(np.abs(days) > DAY_LIMIT, days, name, role,
+                    f"day numbers beyond +/-{DAY_LIMIT:,} (about 5.9 million years)",
+                    "Count days from a nearer origin (days since birth, or since 1970); "
+                    "nanosecond or second timestamps must be converted to days.", labels)
 
 
 def exposure_rows(df, codes, start_col, end_col, labels):
@@ -54,6 +71,7 @@ def exposure_rows(df, codes, start_col, end_col, labels):
     has = np.isfinite(start)
     v.fail_rows(has & (start != np.round(start)), start, start_col, "exposure_start",
                 "fractions of a day", "Round exposure days to whole days.", labels)
+    check_day_range(start, start_col, "exposure_start", labels)
     end = np.full(len(df), np.nan)
     if end_col is not None:
         end = df[end_col].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -63,6 +81,9 @@ def exposure_rows(df, codes, start_col, end_col, labels):
         v.fail_rows(has & (end < start), end, end_col, "exposure_end",
                     f"an end before the start ({start_col!r})",
                     "An exposure ends on or after the day it starts.", labels)
+        v.fail_rows(has & (end != np.round(end)), end, end_col, "exposure_end",
+                    "fractions of a day", "Round exposure days to whole days.", labels)
+        check_day_range(np.where(has, end, np.nan), end_col, "exposure_end", labels)
     return pd.DataFrame({"case": codes[has], "drug": str(start_col), "start": start[has],
                          "end": end[has]})
 
@@ -80,8 +101,37 @@ def long_exposures(table, ids):
     start = whole_days(table["start"], "start", "exposures", table.index.to_numpy())
     end = (table["end"].to_numpy(dtype=np.float64, na_value=np.nan) if "end" in table
            else np.full(len(table), np.nan))
+    labels = table.index.to_numpy()
+    v.fail_rows(np.isfinite(end) & (end < start), end, "end", "exposures",
+                "an end before the start", "An exposure ends on or after the day it starts.",
+                labels)
+    v.fail_rows(np.isfinite(end) & (end != np.round(end)), end, "end", "exposures",
+                "fractions of a day", "Round exposure days to whole days.", labels)
+    check_day_range(end, "end", "exposures", labels)
     return pd.DataFrame({"case": codes, "drug": table["drug"].astype(str).to_numpy(),
                          "start": start, "end": end})
+
+
+def merge_overlaps(expo):
+    """Exposures of one case and drug whose days overlap, as one exposure over their union.
+
+    Rows with an end are sorted by start; a row starting on or before the latest end so far
+    joins that exposure (OHDSI's rule; two rows on the same start day always join), which then
+    ends on the latest of their ends.  Rows without an end (start-anchored windows only) are
+    kept as they are."""
+    ended = expo["end"].notna().to_numpy()
+    if not ended.any():
+        return expo
+    spans = expo[ended].sort_values(["case", "drug", "start", "end"], kind="stable",
+                                    ignore_index=True)
+    group = spans.groupby(["case", "drug"], sort=False)
+    reach = group["end"].cummax()
+    before = reach.groupby([spans["case"], spans["drug"]], sort=False).shift(1)
+    opens = (before.isna() | (spans["start"] > before)).to_numpy()
+    run = np.cumsum(opens)
+    merged = spans.groupby(run, sort=False).agg(case=("case", "first"), drug=("drug", "first"),
+                                                start=("start", "min"), end=("end", "max"))
+    return pd.concat([expo[~ended], merged], ignore_index=True)
 
 
 def _offset(value, drug):
@@ -118,6 +168,10 @@ def parse_windows(risk_windows, drugs, with_end):
                                   f"risk_windows={{{d!r}: [(0, 42)]}} or an exposure end.")
             ws = [(0, "end")]
         parsed = [(_offset(a, d), _offset(b, d)) for a, b in ws]
+        for (a, b), raw in zip(parsed, ws):
+            if a[0] == b[0] and a[1] > b[1]:
+                raise CohortError(f"risk window {tuple(raw)} of {d!r} ends before it starts; "
+                                  "give (first day, last day), e.g. (0, 42).")
         if any(a[0] == "end" or b[0] == "end" for a, b in parsed) and d not in with_end:
             raise CohortError(f"a risk window of {d!r} is anchored at the exposure end, but "
                               f"{d!r} has no end; pass exposure_end={{{d!r}: column}}.")
@@ -192,8 +246,13 @@ def study_window(sta, end, once, expo, ids, naive_period, min_age, max_age):
                         ("max_age", max_age)):
         if value is not None and not (np.isfinite(value) and float(value).is_integer()):
             raise CohortError(f"{name}={value!r}: give a whole number of days.")
-    lo = np.maximum(sta + naive_period, -np.inf if min_age is None else float(min_age))
-    hi = np.minimum(end, np.inf if max_age is None else float(max_age))
+        if value is not None and abs(value) > DAY_LIMIT:
+            raise CohortError(f"{name}={value!r} is beyond +/-{DAY_LIMIT:,} days; give days "
+                              "on the scale of the other columns.")
+    lo = sta + int(naive_period or 0)
+    if min_age is not None:
+        lo = np.maximum(lo, int(min_age))
+    hi = end if max_age is None else np.minimum(end, int(max_age))
     c, t = once["c"].to_numpy(), once["t"].to_numpy()
     inside = (t >= lo[c]) & (t <= hi[c])
     keep = np.zeros(sta.size, bool)
@@ -220,29 +279,34 @@ def sweep(sta, end, codes, t, intervals, p):
     """The eras: every case's cut points sorted once, an era between consecutive cuts.
 
     Cut points are 'last day before' marks: sta - 1, end, lo - 1 and hi of every interval, so
-    era (c_{m-1}, c_m] holds the days c_{m-1} + 1 .. c_m and lasts c_m - c_{m-1} days.
+    era (c_{m-1}, c_m] holds the days c_{m-1} + 1 .. c_m and lasts c_m - c_{m-1} days.  Days are
+    int64 (intervals are clipped to the observation period first, so an open end is never
+    cast).
     """
     case, lo, hi, col = intervals
+    sta, end = np.asarray(sta, np.int64), np.asarray(end, np.int64)
+    case = np.asarray(case, np.int64)
     lo = np.maximum(lo, sta[case])
     hi = np.minimum(hi, end[case])
     keep = lo <= hi
-    case, lo, hi, col = case[keep], lo[keep], hi[keep], col[keep]
+    case, col = case[keep], col[keep]
+    lo, hi = lo[keep].astype(np.int64), hi[keep].astype(np.int64)
     n_cases = sta.size
     base = int(sta.min()) - 1
     span = int(end.max()) - base + 2
-    if float(span) * n_cases > 2.0 ** 62:
+    if span * n_cases > 2 ** 62:
         raise CohortError("the days span too wide a range for this many cases; count days from "
                           "a later origin.")
 
     def key(c, day):
-        return np.asarray(c, np.int64) * span + (np.asarray(day).astype(np.int64) - base)
+        return np.asarray(c, np.int64) * span + (np.asarray(day, np.int64) - base)
 
     every_case = np.arange(n_cases)
     keys = np.sort(np.concatenate([key(every_case, sta - 1), key(every_case, end),
                                    key(case, lo - 1), key(case, hi)]))
     keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
     cut_case = keys // span
-    cut = (keys - cut_case * span + base).astype(np.float64)
+    cut = keys - cut_case * span + base
     era_pos = np.flatnonzero(cut_case[1:] == cut_case[:-1]) + 1      # era ends at cut[m]
     era_case = cut_case[era_pos]
     length = cut[era_pos] - cut[era_pos - 1]
@@ -255,4 +319,4 @@ def sweep(sta, end, codes, t, intervals, p):
     rows = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
     X = sp.csc_matrix((np.ones(rows.size), (rows, np.repeat(col, counts))),
                       shape=(era_pos.size, p))
-    return era_case, length, events.astype(np.float64), X
+    return era_case, length, events, X

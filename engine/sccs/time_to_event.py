@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..data import validation as v
 from ..core.errors import CohortError
-from .eras import whole_days
+from .eras import check_day_range, whole_days
 
 
 def sccs_time_to_event(df: pd.DataFrame, case: str, event_times: str,
@@ -55,7 +55,11 @@ def sccs_time_to_event(df: pd.DataFrame, case: str, event_times: str,
                               "row has no exposure.")
         start = df[d].to_numpy(dtype=np.float64, na_value=np.nan)
         has = np.isfinite(start)
-        starts = pd.DataFrame({"c": codes[has], "start": start[has]}).drop_duplicates()
+        v.fail_rows(has & (start != np.round(start)), start, d, "exposure_start",
+                    "fractions of a day", "Round exposure days to whole days.", labels)
+        check_day_range(start, d, "exposure_start", labels)
+        starts = pd.DataFrame({"c": codes[has],
+                               "start": start[has].astype(np.int64)}).drop_duplicates()
         out = pd.merge_asof(events, starts.sort_values("start", kind="stable"),
                             left_on="day", right_on="start", by="c", direction="backward")
         parts.append(pd.DataFrame({"c": out["c"].to_numpy(), "day": out["day"].to_numpy(),

@@ -71,7 +71,8 @@ def test_a_query_the_sandbox_now_refuses_is_a_message(monkeypatch, tmp_path):
 
 def test_an_unreadable_save_is_ignored(state_dir):
     state_dir.mkdir(parents=True)
-    (state_dir / "local.survscan").write_bytes(b"PK not really")
+    autosave.user_file(None).write_bytes(b"PK not really")
     assert autosave.load(None) is None
     assert not main.build_app(autosave=True).restore.row.visible
-    assert autosave.user_file("a/../b c").name == "a_.._b_c.survscan"
+    assert autosave.user_file("a/../b c").name.startswith("a_.._b_c-")
+    assert autosave.user_file("a/../b c").parent == state_dir

@@ -56,7 +56,8 @@ def simulated(seed, n_cases=60, p=5, eras=6):
 def day_by_day(df, case, sta, end, event, windows, age_cuts=()):
     """One row per observed day (the definition, no cleverness): exposure by the inclusive
     window arithmetic of formatdata, a later dose taking over from the day its window opens,
-    events counted once per (case, day)."""
+    overlapping doses of a drug with ends first joined into their union (OHDSI), events
+    counted once per (case, day)."""
     rows = []
     for c, g in df.groupby(case):
         s, e = int(g[sta].iloc[0]), int(g[end].iloc[0])
@@ -66,11 +67,19 @@ def day_by_day(df, case, sta, end, event, windows, age_cuts=()):
         for name, (start_col, end_col, a, b) in windows.items():
             x = np.zeros(days.size)
             doses = g.drop_duplicates([start_col, end_col] if end_col else start_col)
-            for _, r in doses.sort_values(start_col, kind="stable").iterrows():
-                if np.isnan(r[start_col]):
-                    continue
-                hi = r[end_col] + b if end_col else r[start_col] + b
-                later = days >= r[start_col] + a
+            doses = doses[doses[start_col].notna()]
+            spans = sorted(zip(doses[start_col], doses[end_col] if end_col else doses[start_col]))
+            if end_col:                       # OHDSI: overlapping exposures are one, their union
+                merged = []
+                for s0, e0 in spans:
+                    if merged and s0 <= merged[-1][1]:
+                        merged[-1][1] = max(merged[-1][1], e0)
+                    else:
+                        merged.append([s0, e0])
+                spans = merged
+            for s0, e0 in spans:
+                hi = e0 + b
+                later = days >= s0 + a
                 x[later] = (days[later] <= hi) * 1.0
             cols[name] = x
         for lo, hi in zip(age_cuts, [*age_cuts[1:], np.inf]):

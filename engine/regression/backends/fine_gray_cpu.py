@@ -26,7 +26,7 @@ class FineGrayCpuBackend:
     name = "cpu"
 
     def __init__(self, md: ModelData, omega: np.ndarray, gl: np.ndarray, censored: np.ndarray,
-                 by_stratum: bool):
+                 by_stratum: bool, events_first: bool = False):
         if md.start is not None:
             raise ValueError("Fine-Gray needs one row per subject (no entry times).")
         self.md = md
@@ -34,6 +34,7 @@ class FineGrayCpuBackend:
         self.gl = np.ascontiguousarray(gl, np.float64)
         self.censored = np.ascontiguousarray(censored, bool)
         self.by_stratum = bool(by_stratum)
+        self.events_first = bool(events_first)
         self._stratum = np.repeat(np.arange(md.strata_bounds.size - 1),
                                   np.diff(md.strata_bounds)).astype(np.int64)
         self._suf = [np.zeros(md.n) for _ in range(3)]
@@ -118,6 +119,6 @@ class FineGrayCpuBackend:
         psi = sw.censoring_residuals(X, s.D, md.weights, md.flags, self.omega, self.gl,
                                      md.stop, self._stratum, cgroup, self.censored, alpha, M,
                                      n_strata, n_strata if self.by_stratum else 1,
-                                     self.by_stratum, order)
+                                     self.by_stratum, order, self.events_first)
         u = eta + psi
         return info, u.T @ u

@@ -56,8 +56,8 @@ class FineGrayGpuBackend:
     name = "gpu"
 
     def __init__(self, md: ModelData, omega: np.ndarray, gl: np.ndarray, censored: np.ndarray,
-                 by_stratum: bool):
-        self.host = FineGrayCpuBackend(md, omega, gl, censored, by_stratum)
+                 by_stratum: bool, events_first: bool = False):
+        self.host = FineGrayCpuBackend(md, omega, gl, censored, by_stratum, events_first)
         self.state = CoxGpuBackend(md, efron=False, graphs=False)     # eta, D, shift, scan
         cp = self.cp = cupy_or_error()
         self.md = md

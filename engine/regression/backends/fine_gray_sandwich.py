@@ -126,7 +126,7 @@ def score_residuals(X, D, w, flags, omega, gl, bounds, alpha, M):
 
 @njit(cache=True, nogil=True)
 def censoring_residuals(X, D, w, flags, omega, gl, stop, stratum, cgroup, censored, alpha, M,
-                        n_strata, n_cgroups, by_stratum, order):
+                        n_strata, n_cgroups, by_stratum, order, events_first=False):
     """psi_i of the module docstring, (n, s) in sorted order.
 
     One sweep over the rows in ascending time across strata (``order``), a block of equal times
@@ -138,7 +138,9 @@ def censoring_residuals(X, D, w, flags, omega, gl, stop, stratum, cgroup, censor
 
     (q_c = q_s when each stratum has its own G, ``by_stratum``, else the sum over strata, kept
     as a running total), then psi for the block's rows, then the block leaves F, H (its event
-    groups) and joins C0, C1 (its competing rows) and leaves the risk set Y_c.
+    groups) and joins C0, C1 (its competing rows) and leaves the risk set Y_c.  With
+    ``events_first`` (R finegray()'s tie rule, engine.censoring) the block's uncensored rows do
+    all of this before its censored rows: an event at u precedes a censoring at u.
     """
     n, s = X.shape
     F = np.zeros(n_strata)
@@ -173,51 +175,66 @@ def censoring_residuals(X, D, w, flags, omega, gl, stop, stratum, cgroup, censor
         b0 = a0
         while b0 < n and stop[order[b0]] == u:
             b0 += 1
-        for k in range(a0, b0):
-            i = order[k]
-            if censored[i]:
-                dC[cgroup[i]] += w[i]
-        for k in range(a0, b0):
-            i = order[k]
-            c = cgroup[i]
-            if censored[i] and stamp[c] != block:
-                stamp[c] = block
-                if Y[c] > 0.0:
-                    q = Q[c] if by_stratum else Qall
-                    qy[c] = q / Y[c]
-                    L[c] += q * (dC[c] / (Y[c] * Y[c]))
-                dC[c] = 0.0
-        for k in range(a0, b0):
-            i = order[k]
-            c = cgroup[i]
-            if censored[i]:
-                psi[i] = w[i] * (qy[c] - L[c])
-            else:
-                psi[i] = -w[i] * L[c]
-        for k in range(a0, b0):
-            i = order[k]
-            st = stratum[i]
-            moved = False
-            if gid[i] >= 0:
-                left[st] -= 1
-                if left[st] == 0:
-                    F[st] = 0.0
-                    H[st] = 0.0
+        # crr: the block at once; finegray: its events and competing rows leave first
+        for phase in range(2 if events_first else 1):
+            for k in range(a0, b0):
+                i = order[k]
+                if _in_phase(censored[i], phase, events_first) and censored[i]:
+                    dC[cgroup[i]] += w[i]
+            for k in range(a0, b0):
+                i = order[k]
+                c = cgroup[i]
+                if (_in_phase(censored[i], phase, events_first) and censored[i]
+                        and stamp[c] != block):
+                    stamp[c] = block
+                    if Y[c] > 0.0:
+                        q = Q[c] if by_stratum else Qall
+                        qy[c] = q / Y[c]
+                        L[c] += q * (dC[c] / (Y[c] * Y[c]))
+                    dC[c] = 0.0
+            for k in range(a0, b0):
+                i = order[k]
+                if not _in_phase(censored[i], phase, events_first):
+                    continue
+                c = cgroup[i]
+                if censored[i]:
+                    psi[i] = w[i] * (qy[c] - L[c])
                 else:
-                    a = alpha[i] * gl[i]
-                    F[st] -= a
-                    H[st] -= a * M[gid[i]]
-                moved = True
-            c = D[i] * omega[i]
-            if c != 0.0:
-                C0[st] += c
-                C1[st] += c * X[i]
-                moved = True
-            if moved:
-                new = C1[st] * F[st] - C0[st] * H[st]
-                Qall += new - Q[st]
-                Q[st] = new
-            Y[cgroup[i]] -= w[i]
+                    psi[i] = -w[i] * L[c]
+            for k in range(a0, b0):
+                i = order[k]
+                if _in_phase(censored[i], phase, events_first):
+                    Y[cgroup[i]] -= w[i]
+                if phase == 1:
+                    continue                  # the block's groups left in phase 0
+                st = stratum[i]
+                moved = False
+                if gid[i] >= 0:       # the group's end row may be censored: it leaves now
+                    left[st] -= 1
+                    if left[st] == 0:
+                        F[st] = 0.0
+                        H[st] = 0.0
+                    else:
+                        a = alpha[i] * gl[i]
+                        F[st] -= a
+                        H[st] -= a * M[gid[i]]
+                    moved = True
+                c = D[i] * omega[i]
+                if c != 0.0:
+                    C0[st] += c
+                    C1[st] += c * X[i]
+                    moved = True
+                if moved:
+                    new = C1[st] * F[st] - C0[st] * H[st]
+                    Qall += new - Q[st]
+                    Q[st] = new
         a0 = b0
         block += 1
     return psi
+
+
+@njit(cache=True, inline="always")
+def _in_phase(censored, phase, events_first):
+    """Whether a row takes part in this phase of its block: every row when the block is done
+    at once; its uncensored rows in phase 0 and its censored rows in phase 1 otherwise."""
+    return (not events_first) or (censored == (phase == 1))

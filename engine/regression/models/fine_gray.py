@@ -5,8 +5,12 @@ a subject r with a competing event at y_r stays in the risk set at a cause-k eve
 with weight G(t-)/G(y_r-), G the Kaplan-Meier estimate of the censoring distribution
 (engine.censoring); rows with y_r >= t are in it with weight 1.  Ties Breslow (as crr), case
 weights multiply, a baseline per stratum (risk sets within the stratum), and one G for all rows
-or, with ``censoring_strata``, one per stratum.  Same interface as CoxModel, so every solver
-works unchanged, plus ``sandwich(cols)`` for Fine & Gray's variance.
+or, with ``censoring_strata``, one per stratum.  Censorings tied with events follow crr's rule
+(the event is at risk for censoring at its time) or, with ``censoring_ties="finegray"``, R
+survival finegray()'s (Geskus 2011: it is not; engine.censoring), in G and in the variance's
+censoring term alike: the finegray fit is crr's method on data whose events precede the
+censorings tied with them.  Same interface as CoxModel, so every solver works unchanged, plus
+``sandwich(cols)`` for Fine & Gray's variance.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import numpy as np
 
 from .. import modeldata
 from ..backends import get_backend
-from ...data.censoring import left_limits
+from ...data.censoring import CENSORING_TIES, left_limits
 from ...core.errors import CohortError
 from .base import BackendModel
 
@@ -28,10 +32,14 @@ class FineGrayModel(BackendModel):
     cause : int, the cause of interest (one of ``cohort.causes``)
     backend : "cpu" | "gpu" | "auto" (the GPU when CuPy sees a CUDA device)
     censoring_strata : bool, one censoring Kaplan-Meier per stratum instead of one for all
+    censoring_ties : "crr" | "finegray", who is at risk for a censoring tied with an event
     """
 
     def __init__(self, cohort, cause: int = 1, backend: str = "cpu",
-                 censoring_strata: bool = False):
+                 censoring_strata: bool = False, censoring_ties: str = "crr"):
+        if censoring_ties not in CENSORING_TIES:
+            raise ValueError(f"censoring_ties={censoring_ties!r}: choose from {CENSORING_TIES} "
+                             "(cmprsk::crr's rule, or R survival finegray()'s).")
         causes = tuple(getattr(cohort, "causes", ()))
         if cause not in causes:
             raise CohortError(
@@ -44,6 +52,7 @@ class FineGrayModel(BackendModel):
         self.cause = int(cause)
         self.ties = "breslow"
         self.censoring_strata = bool(censoring_strata)
+        self.censoring_ties = censoring_ties
         self.names = list(cohort.names)
         event = np.asarray(cohort.event)
         self.data = md = modeldata.build(cohort, event=event == cause)
@@ -55,7 +64,8 @@ class FineGrayModel(BackendModel):
             self._group = np.repeat(np.arange(md.strata_bounds.size - 1),
                                     np.diff(md.strata_bounds))
         omega, gl = self._censoring_weights()
-        self.backend = backend_class(md, omega, gl, self._censored, self.censoring_strata)
+        self.backend = backend_class(md, omega, gl, self._censored, self.censoring_strata,
+                                     events_first=censoring_ties == "finegray")
         self.scale = modeldata.column_range(md)
         self.n_events = int(np.count_nonzero(event == cause))
 
@@ -67,7 +77,8 @@ class FineGrayModel(BackendModel):
         """(omega, gl) in sorted order: G(y_r-) from the censoring Kaplan-Meier of the current
         case weights, and 1/G(y_r-) on competing rows."""
         md = self.data
-        gl = left_limits(md.stop, self._censored, md.weights, self._group)
+        gl = left_limits(md.stop, self._censored, md.weights, self._group,
+                         self.censoring_ties)
         safe = self._competing & (gl > 0)
         omega = np.where(safe, 1.0 / np.where(safe, gl, 1.0), 0.0)
         return omega, gl

@@ -1,0 +1,469 @@
+"""Issue 30's bad-input corpus over the newer families: small shared data, and the cases as
+(family, name, call, expected). ``expected`` is ("error", type, pattern): a clear refusal whose
+message names the column or argument (and the fix); or ("warning", type, pattern): fitted but
+flagged. Every call builds small data, so the corpus runs in seconds; a new family adds its
+lines to CASES (tests/engine/test_bad_input_families.py runs them)."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+import engine
+from engine import SccsData
+
+RNG = np.random.default_rng(30)
+N = 40
+DF = pd.DataFrame({"t": RNG.integers(1, 30, N).astype(float), "e": RNG.integers(0, 2, N),
+                   "c": RNG.choice([0, 1, 2], N), "x": RNG.normal(size=N),
+                   "z": RNG.integers(0, 2, N).astype(float)})
+COX = engine.Cohort.from_frame(DF, "t", "e", covariates=["x", "z"])
+CR = engine.Cohort.from_frame(DF, "t", "c", covariates=["x", "z"], competing_risks=True)
+BIN = engine.Cohort.from_frame(DF.drop(columns="t"), time=None, event="e",
+                               covariates=["x", "z"])
+HISTORY = pd.DataFrame({"id": [1, 1, 2, 3], "a": [0, 0, 0, 10], "b": [99, 99, 80, 120],
+                        "t": [12, 50, 30, 60], "d": [10, 40, 20, 55], "de": [20, 45, 25, 70]})
+ERA_FRAME = pd.DataFrame({"c": [1, 1, 2, 2], "l": [1.0, 2, 3, 1], "y": [1, 0, 0, 2],
+                          "x": [0.0, 1, 1, 0]})
+
+E, W = "error", "warning"
+CE = engine.CohortError
+
+
+def eras(**changes):
+    """SccsData.from_cases on HISTORY with ``changes`` to its arguments (df= its data)."""
+    kwargs = dict(case="id", obs_start="a", obs_end="b", event_times="t", exposure_start="d",
+                  risk_windows={"d": [(0, 14)]})
+    df = changes.pop("df", HISTORY)
+    kwargs.update(changes)
+    return SccsData.from_cases(df, **kwargs)
+
+
+ERAS = eras()
+
+
+def _cohort(df=DF, **kwargs):
+    kwargs.setdefault("covariates", ["x"])
+    return engine.Cohort.from_frame(df, "t", "e", **kwargs)
+
+
+def _parquet_bytes(frame):
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    return buffer.getvalue()
+
+
+BAD_VALUES = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "text": "7", "huge": 2**40,
+              "fraction": 0.5}
+
+CASES = [
+    # -- Cox: fit's options, one refusal each, naming the argument and what it accepts
+    ("cox", "ties typo", lambda: engine.fit(COX, ties="exact"), (E, ValueError,
+     r"ties must be one of \('breslow', 'efron'\), got 'exact'")),
+    ("cox", "solver typo", lambda: engine.fit(COX, solver="lbfgs"), (E, ValueError,
+     r"solver must be one of .*'lbfgs'")),
+    ("cox", "backend typo", lambda: engine.fit(COX, backend="tpu"), (E, ValueError,
+     r"backend must be one of .*'tpu'")),
+    ("cox", "precision float16", lambda: engine.fit(COX, precision="float16"), (E, ValueError,
+     r"precision must be one of")),
+    ("cox", "tv_route typo", lambda: engine.fit(COX, tv_route="x"), (E, ValueError,
+     r"tv_route must be one of")),
+    ("cox", "model typo", lambda: engine.fit(COX, model="weibull"), (E, ValueError,
+     r"model must be one of .*'weibull'")),
+    ("cox", "init too short", lambda: engine.fit(COX, init=[0.0]), (E, ValueError,
+     r"init must have 2 values")),
+    ("cox", "unpenalized unknown", lambda: engine.fit(COX, penalty=engine.L1(0.1),
+                                                      unpenalized=["w"]),
+     (E, ValueError, r"unpenalized names \['w'\] are not covariates")),
+    ("cox", "cut_points unknown", lambda: engine.fit(COX, cut_points={"w": [5.0]}), (E, CE,
+     r"cut_points names 'w'")),
+    ("cox", "cut_points negative", lambda: engine.fit(COX, cut_points={"x": [-5.0]}), (E, CE,
+     r"cut points of 'x' must be finite, positive")),
+    ("cox", "penalty a number", lambda: engine.fit(COX, penalty=0.1), (E, ValueError,
+     r"penalty must be None, engine.L1\(lam\) or engine.L2\(lam\), got 0.1")),
+    ("cox", "constant covariate", lambda: engine.fit(_cohort(DF.assign(k=1.0),
+                                                             covariates=["k", "x"])),
+     (W, engine.DataWarning, r"'k' \(constant\)")),
+    ("cox", "time column absent", lambda: engine.Cohort.from_frame(DF, "tt", "e"), (E, CE,
+     r"column 'tt' \(time\) is not in the data. Did you mean 't'")),
+    ("cox", "negative times", lambda: _cohort(DF.assign(t=-DF["t"])), (E, CE,
+     r"'t' \(time\).*time <= 0")),
+    ("cox", "zero times", lambda: _cohort(DF.assign(t=0.0)), (E, CE, r"'t' \(time\).*<= 0")),
+    ("cox", "event code 2 without competing_risks", lambda: engine.Cohort.from_frame(
+        DF, "t", "c"), (E, CE, r"'c' \(event\).*codes other than 0/1.*competing_risks=True")),
+    ("cox", "no events", lambda: _cohort(DF.assign(e=0)), (E, CE, r"'e' \(event\) has no "
+                                                           r"events")),
+    ("cox", "text events", lambda: _cohort(DF.assign(e="yes")), (E, CE,
+     r"'e' \(event\).*text that is not a number")),
+    ("cox", "no rows", lambda: _cohort(DF.iloc[:0]), (E, CE, r"the data has no rows")),
+    ("cox", "start after stop", lambda: _cohort(DF.assign(s=DF["t"] + 1), start="s"), (E, CE,
+     r"'s' \(start\).*start >= stop")),
+    ("cox", "negative weights", lambda: _cohort(DF.assign(w=-1.0), weights="w"), (E, CE,
+     r"'w' \(weights\).*negative weights")),
+    ("cox", "column in two roles", lambda: _cohort(covariates=["t"]), (E, CE,
+     r"column 't' is named both as time and as covariate")),
+    ("cox", "ragged arrays", lambda: engine.Cohort.from_arrays(np.ones(5), np.ones(4),
+                                                               np.ones((5, 1))),
+     (E, CE, r"event array 'event' has shape \(4,\), but the cohort has 5 rows")),
+    ("cox", "1-d X", lambda: engine.Cohort.from_arrays(np.ones(5), np.ones(5), np.ones(5)),
+     (E, CE, r"X must be a scipy.sparse matrix or a 2-d numeric array")),
+    ("cox", "logrank labels of another length", lambda: engine.logrank_test(COX, np.ones(3)),
+     (E, CE, r"group labels have shape \(3,\).*40 rows")),
+    ("cox", "cv one fold", lambda: engine.cross_validate(COX, penalty="l2", folds=1), (E,
+     ValueError, r"folds must be an integer from 2 to the number of subjects \(40\)")),
+    ("cox", "cv more folds than subjects", lambda: engine.cross_validate(
+        COX, penalty="l2", folds=1000), (E, ValueError, r"folds must be an integer from 2")),
+    ("cox", "cv penalty typo", lambda: engine.cross_validate(COX, penalty="l3"), (E,
+     ValueError, r"penalty must be 'l1' or 'l2', got 'l3'")),
+    ("cox", "bootstrap no replicates", lambda: engine.bootstrap(COX, replicates=0), (E,
+     ValueError, r"replicates must be an integer >= 2, got 0")),
+    # -- Fine-Gray
+    ("fine_gray", "cause absent", lambda: engine.fit(CR, model="fine_gray", cause=5), (E, CE,
+     r"'c': cause=5 is not an event code of this cohort; its causes are \[1, 2\]")),
+    ("fine_gray", "cause as text", lambda: engine.fit(CR, model="fine_gray", cause="1"), (E,
+     CE, r"cause='1' is not an event code")),
+    ("fine_gray", "efron ties", lambda: engine.fit(CR, model="fine_gray", ties="efron"), (E,
+     ValueError, r"Fine-Gray uses Breslow ties")),
+    ("fine_gray", "censoring_ties typo", lambda: engine.fit(CR, model="fine_gray",
+                                                            censoring_ties="R"),
+     (E, ValueError, r"censoring_ties must be one of \('crr', 'finegray'\), got 'R'")),
+    ("fine_gray", "binary cohort", lambda: engine.fit(BIN, model="fine_gray"), (E, ValueError,
+     r"model='fine_gray' needs follow-up times")),
+    ("fine_gray", "cut_points", lambda: engine.fit(CR, model="fine_gray",
+                                                   cut_points={"x": [5.0]}),
+     (E, ValueError, r"Fine-Gray \(one row per subject\) does not take")),
+    ("fine_gray", "entry times without id", lambda: engine.Cohort.from_frame(
+        DF.assign(s=0.0), "t", "c", start="s", covariates=["x"], competing_risks=True),
+     (E, CE, r"start \('s'\) is given without id")),
+    ("fine_gray", "Gray's test labels of another length", lambda: engine.gray_test(
+        CR, np.ones(3)), (E, CE, r"group labels have shape \(3,\).*\(40 rows\)")),
+    ("fine_gray", "Gray's test one group", lambda: engine.gray_test(CR, np.ones(N)), (E, CE,
+     r"single group; Gray's test needs at least two")),
+    ("fine_gray", "Gray's test absent cause", lambda: engine.gray_test(CR, DF["z"].to_numpy(),
+                                                                       cause=7),
+     (E, CE, r"cause \[7\] has no events")),
+    ("fine_gray", "Gray's test text rho", lambda: engine.gray_test(CR, DF["z"].to_numpy(),
+                                                                   rho="1"),
+     (E, ValueError, r"rho must be a finite number")),
+    ("fine_gray", "cif of eras", lambda: engine.cumulative_incidence(ERAS), (E, TypeError,
+     r"data must be an engine.Cohort or a pandas DataFrame, got SccsData")),
+    ("logistic", "cut_points", lambda: engine.fit(BIN, model="logistic",
+                                                  cut_points={"x": [1.0]}),
+     (E, ValueError, r"logistic regression has none")),
+    ("logistic", "competing causes", lambda: engine.fit(CR, model="logistic"), (E, CE,
+     r"'c': logistic regression needs a 0/1 response")),
+    # -- SCCS
+    ("sccs", "from_cases of an array", lambda: SccsData.from_cases(HISTORY.to_numpy(), "id",
+                                                                   "a", "b", "t"),
+     (E, CE, r"from_cases needs a pandas DataFrame, got ndarray")),
+    ("sccs", "column absent", lambda: eras(obs_start="aa"), (E, CE,
+     r"column 'aa' \(obs_start\) is not in the data. Did you mean 'a'")),
+    ("sccs", "start after end", lambda: eras(df=HISTORY.assign(a=200)), (E, CE,
+     r"'a' \(obs_start\).*a start after 'b'")),
+    ("sccs", "event outside observation", lambda: eras(df=HISTORY.assign(t=500)), (E, CE,
+     r"'t' \(event_times\).*events outside the observation period")),
+    ("sccs", "observation differs within a case", lambda: eras(
+        df=HISTORY.assign(b=[99, 98, 80, 120])), (E, CE,
+     r"'b' \(obs_end\).*values that differ between rows of one case: row 1 = 98")),
+    ("sccs", "window offset text", lambda: eras(risk_windows={"d": [(0, "forever")]}), (E, CE,
+     r"risk window offset 'forever' of 'd' is not understood")),
+    ("sccs", "window offset fraction", lambda: eras(risk_windows={"d": [(0, 1.5)]}), (E, CE,
+     r"risk window offset 1.5 of 'd' is not a whole number")),
+    ("sccs", "window of an unknown drug", lambda: eras(risk_windows={"q": [(0, 1)]}), (E, CE,
+     r"risk_windows names \['q'\], which have no exposures")),
+    ("sccs", "window at an end that is not there", lambda: eras(
+        risk_windows={"d": [(0, "end")]}), (E, CE, r"anchored at the exposure end, but 'd' has "
+                                                   r"no end")),
+    ("sccs", "windows out of order", lambda: eras(risk_windows={"d": [(5, 9), (0, 4)]}),
+     (E, CE, r"risk windows of 'd' must be given in increasing order")),
+    ("sccs", "no window and no end", lambda: eras(risk_windows=None), (E, CE,
+     r"drug 'd' has no risk window and no exposure end")),
+    ("sccs", "exposure_end of an unknown drug", lambda: eras(exposure_end={"q": "de"}), (E, CE,
+     r"exposure_end names \['q'\]")),
+    ("sccs", "exposure ends before it starts", lambda: eras(
+        exposure_end={"d": "de"}, risk_windows=None, df=HISTORY.assign(de=0)), (E, CE,
+     r"'de' \(exposure_end\).*an end before the start")),
+    ("sccs", "exposure end missing", lambda: eras(exposure_end={"d": "de"}, risk_windows=None,
+                                                  df=HISTORY.assign(de=np.nan)),
+     (E, CE, r"'de' \(exposure_end\).*a missing end")),
+    ("sccs", "exposure end a fraction", lambda: eras(
+        exposure_end={"d": "de"}, risk_windows=None, df=HISTORY.assign(de=HISTORY["de"] + .5)),
+     (E, CE, r"'de' \(exposure_end\).*fractions of a day")),
+    ("sccs", "age cuts decreasing", lambda: eras(age_cuts=[50, 20]), (E, CE,
+     r"age_cuts must be increasing whole days")),
+    ("sccs", "age cut a fraction", lambda: eras(age_cuts=[20.5]), (E, CE, r"age_cuts")),
+    ("sccs", "naive period a fraction", lambda: eras(naive_period=1.5), (E, CE,
+     r"naive_period=1.5: give a whole number of days")),
+    ("sccs", "min_age beyond the day range", lambda: eras(min_age=2**40), (E, CE,
+     r"min_age=1099511627776 is beyond \+/-2,147,483,647 days")),
+    ("sccs", "study window holds no event", lambda: eras(min_age=1000), (E, CE,
+     r"no event falls inside the study window")),
+    ("sccs", "no rows", lambda: eras(df=HISTORY.iloc[:0]), (E, CE, r"the data has no rows")),
+    ("sccs", "exposures not a table", lambda: eras(exposures=[1, 2]), (E, CE,
+     r"exposures must be a DataFrame with columns case, drug, start")),
+    ("sccs", "exposures of a non-case", lambda: eras(
+        exposures=pd.DataFrame({"case": [9], "drug": ["q"], "start": [1]}),
+        risk_windows={"d": [(0, 14)], "q": [(0, 3)]}), (E, CE,
+     r"'case' \(exposures\).*cases without events")),
+    ("sccs", "long exposure ends before it starts", lambda: eras(
+        exposures=pd.DataFrame({"case": [1], "drug": ["q"], "start": [5], "end": [1]}),
+        risk_windows={"d": [(0, 14)], "q": [(0, 3)]}), (E, CE,
+     r"'end' \(exposures\).*an end before the start")),
+    ("sccs", "long exposure end beyond the day range", lambda: eras(
+        exposures=pd.DataFrame({"case": [1], "drug": ["q"], "start": [5], "end": [2**40]}),
+        risk_windows={"d": [(0, 14)], "q": [(0, 3)]}), (E, CE,
+     r"'end' \(exposures\).*beyond \+/-2,147,483,647")),
+    ("sccs", "era length negative", lambda: SccsData.from_frame(
+        ERA_FRAME.assign(l=-1.0), "c", "l", "y"), (E, CE, r"'l' \(length\).*length <= 0")),
+    ("sccs", "era events a fraction", lambda: SccsData.from_frame(
+        ERA_FRAME.assign(y=0.5), "c", "l", "y"), (E, CE,
+     r"'y' \(events\).*counts that are not whole numbers")),
+    ("sccs", "era events all zero", lambda: SccsData.from_frame(
+        ERA_FRAME.assign(y=0), "c", "l", "y"), (E, CE, r"'y' \(events\) is 0 in every era")),
+    ("sccs", "era covariate text", lambda: SccsData.from_frame(
+        ERA_FRAME.assign(x="a"), "c", "l", "y"), (E, CE, r"'x' \(covariate\) is not numeric")),
+    ("sccs", "era column in two roles", lambda: SccsData.from_frame(
+        ERA_FRAME, "c", "l", "y", covariates=["l"]), (E, CE,
+     r"column\(s\) \['l'\] are named both as covariates and as case")),
+    ("sccs", "eras from an array", lambda: SccsData.from_frame(np.ones((2, 4)), "c", "l", "y"),
+     (E, CE, r"from_frame needs a pandas DataFrame, got ndarray")),
+    ("sccs", "era arrays of two lengths", lambda: SccsData.from_arrays(
+        [1, 1], [1.0], [1, 0], np.ones((2, 1))), (E, CE, r"length has shape \(1,\) but case "
+                                                         r"has 2 rows")),
+    ("sccs", "X rows differ", lambda: SccsData.from_arrays([1, 1], [1.0, 2], [1, 0],
+                                                           np.ones((3, 1))),
+     (E, CE, r"X has 3 rows but case has 2")),
+    ("sccs", "names of another length", lambda: SccsData.from_arrays(
+        [1, 1], [1.0, 2], [1, 0], np.ones((2, 1)), names=["a", "b"]), (E, CE,
+     r"names has 2 entries but X has 1 columns")),
+    ("sccs", "no eras", lambda: SccsData.from_arrays([], [], [], np.ones((0, 1))), (E, CE,
+     r"case must be a non-empty 1-d array")),
+    ("sccs", "text X", lambda: SccsData.from_arrays([1, 1], [1.0, 2], [1, 0],
+                                                    np.array([["a"], ["b"]])),
+     (E, CE, r"X must be a scipy.sparse matrix or a 2-d numeric array")),
+    ("sccs", "cut_points on eras", lambda: engine.fit(ERAS, model="sccs",
+                                                      cut_points={"x": [1]}),
+     (E, ValueError, r"SCCS eras are cut by SccsData.from_cases")),
+    ("sccs", "a Cohort as eras", lambda: engine.fit(COX, model="sccs"), (E, CE,
+     r"model='sccs' fits an engine.SccsData, not a Cohort")),
+    ("sccs", "Kaplan-Meier of eras", lambda: engine.kaplan_meier(ERAS), (E, TypeError,
+     r"kaplan_meier needs an engine.Cohort, got SccsData")),
+    ("sccs", "logrank of eras", lambda: engine.logrank_test(ERAS, np.ones(ERAS.n)), (E,
+     TypeError, r"logrank_test needs an engine.Cohort, got SccsData")),
+    ("sccs", "bootstrap of eras as Cox", lambda: engine.bootstrap(ERAS, model="cox",
+                                                                  replicates=2),
+     (E, CE, r"model='cox' cannot fit an engine.SccsData")),
+    ("sccs", "path of eras as Cox", lambda: engine.path(ERAS, model="cox"), (E, CE,
+     r"model='cox' cannot fit an engine.SccsData")),
+    ("sccs", "time to event without drugs", lambda: engine.sccs_time_to_event(
+        HISTORY, "id", "t", []), (E, CE, r"name at least one exposure start column")),
+    ("sccs", "time to event text starts", lambda: engine.sccs_time_to_event(
+        HISTORY.assign(d="x"), "id", "t", "d"), (E, CE, r"'d' \(exposure_start\) is not "
+                                                        r"numeric")),
+    ("sccs", "time to event starts beyond the range", lambda: engine.sccs_time_to_event(
+        HISTORY.assign(d=2**40), "id", "t", "d"), (E, CE, r"'d' \(exposure_start\).*beyond")),
+    ("sccs", "time to event fractional starts", lambda: engine.sccs_time_to_event(
+        HISTORY.assign(d=HISTORY["d"] + 0.5), "id", "t", "d"), (E, CE,
+     r"'d' \(exposure_start\).*fractions of a day")),
+    # -- Bayes
+    ("bayes", "model typo", lambda: engine.sample(BIN, model="logit"), (E, ValueError,
+     r"model='logit' is not available; engine.sample draws")),
+    ("bayes", "backend typo", lambda: engine.sample(BIN, backend="tpu"), (E, ValueError,
+     r"backend='tpu' is not available for engine.sample")),
+    ("bayes", "competing causes", lambda: engine.sample(CR, draws=5), (E, CE,
+     r"'c' \(event\) holds causes \(1, 2\).*needs a 0/1 outcome")),
+    ("bayes", "case weights", lambda: engine.sample(engine.Cohort.from_frame(
+        DF.drop(columns="t").assign(w=1.0), time=None, event="e", covariates=["x"],
+        weights="w"), draws=5), (E, ValueError, r"the Gibbs sampler has no case weights")),
+    ("bayes", "a DataFrame", lambda: engine.sample(DF, draws=5), (E, TypeError,
+     r"needs an engine.Cohort with a 0/1 event.*got DataFrame")),
+    ("bayes", "parallel typo", lambda: engine.sample(BIN, draws=5, parallel="threads"), (E,
+     ValueError, r"unknown parallel='threads'")),
+    ("bayes", "probit MLE of a DataFrame", lambda: engine.probit_mle(DF), (E, TypeError,
+     r"the probit MLE needs an engine.Cohort")),
+    ("bayes", "probit MLE of causes", lambda: engine.probit_mle(CR), (E, CE,
+     r"holds causes \(1, 2\); the probit MLE needs a 0/1 outcome")),
+    ("bayes", "outcome always 1", lambda: engine.probit_mle(engine.Cohort.from_frame(
+        DF.drop(columns="t").assign(e=1), time=None, event="e", covariates=["x"])), (E, CE,
+     r"'e' \(outcome\) is 1 in every row")),
+    ("bayes", "fewer rows than coefficients", lambda: engine.probit_mle(
+        engine.Cohort.from_frame(pd.DataFrame({"e": [0, 1, 0], "x": [1.0, 2, 3],
+                                               "w": [3.0, 1, 2], "v": [0.0, 5, 1]}),
+                                 time=None, event="e")),
+     (E, CE, r"too few rows for the probit MLE: 3 rows for 4 coefficients")),
+]
+
+# grids: every bad value of every day column of SCCS, every option of the sampler and the fit
+for column, role in (("a", "obs_start"), ("b", "obs_end"), ("t", "event_times")):
+    for kind, value in BAD_VALUES.items():
+        pattern = {"nan": r"missing or infinite", "inf": r"missing or infinite",
+                   "-inf": r"missing or infinite", "text": r"is not numeric",
+                   "huge": r"beyond \+/-2,147,483,647",
+                   "fraction": r"fractions of a day"}[kind]
+        bad = HISTORY.astype({column: object if kind == "text" else float})
+        bad.loc[0, column] = HISTORY.loc[0, column] + 0.5 if kind == "fraction" else value
+        CASES.append(("sccs", f"{role} {kind}", lambda bad=bad: eras(df=bad),
+                      (E, CE, rf"'{column}' \({role}\).*{pattern}")))
+for kind, value in BAD_VALUES.items():
+    if kind == "nan":
+        continue                                    # a missing start is no exposure
+    pattern = {"inf": r"beyond", "-inf": r"beyond", "text": r"is not numeric",
+               "huge": r"beyond \+/-2,147,483,647", "fraction": r"fractions of a day"}[kind]
+    bad = HISTORY.astype({"d": object if kind == "text" else float})
+    bad.loc[0, "d"] = value if kind != "fraction" else 10.5
+    CASES.append(("sccs", f"exposure_start {kind}", lambda bad=bad: eras(df=bad),
+                  (E, CE, rf"'d' \(exposure_start\).*{pattern}")))
+for name in ("draws", "chains", "thin", "burn_in"):
+    least = 0 if name == "burn_in" else 1
+    for value in (least - 1, 2.5, "10", None, True if name == "burn_in" else 0.0):
+        CASES.append(("bayes", f"{name}={value!r}",
+                      lambda name=name, value=value: engine.sample(BIN, **{name: value}),
+                      (E, ValueError, rf"{name} must be an integer >= {least}")))
+for value in (-1, 2**64, 1.5, "0", None, True):
+    CASES.append(("bayes", f"seed={value!r}", lambda value=value: engine.sample(BIN, seed=value),
+                  (E, ValueError, r"seed must be an integer in \[0, 2\*\*64\)")))
+for option in ("ties", "solver", "backend", "precision", "tv_route", "censoring_ties"):
+    for value in ("typo", None, 1, ""):
+        CASES.append(("cox", f"{option}={value!r}",
+                      lambda option=option, value=value: engine.fit(COX, **{option: value}),
+                      (E, ValueError, rf"{option} must be one of")))
+for value in (0, 1, -1e-9, np.nan, "1e-9", None, True):
+    CASES.append(("cox", f"tol={value!r}", lambda value=value: engine.fit(COX, tol=value),
+                  (E, ValueError, r"tol must be in \(0, 1\)")))
+for value in (0, -3, 2.5, "100", None, True):
+    CASES.append(("cox", f"max_iter={value!r}",
+                  lambda value=value: engine.fit(COX, max_iter=value),
+                  (E, ValueError, r"max_iter must be a whole number >= 1")))
+for penalty in (engine.L1, engine.L2):
+    for value in (-1.0, np.nan, np.inf, "0.1", None):
+        CASES.append(("cox", f"{penalty.__name__}({value!r})",
+                      lambda penalty=penalty, value=value: penalty(value),
+                      (E, ValueError, rf"{penalty.__name__} penalty strength must be a finite "
+                                      r"number >= 0")))
+for role, column in (("time", "t"), ("weights", "w"), ("covariate", "x")):
+    for kind, value in (("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf)):
+        bad = DF.assign(w=1.0)
+        bad.loc[2, column] = value
+        kwargs = {"weights": "w"} if role == "weights" else {}
+        CASES.append(("cox", f"{role} {kind}",
+                      lambda bad=bad, kwargs=kwargs: _cohort(bad, **kwargs),
+                      (E, CE, rf"(?=.*'{column}')(?=.*missing or infinite)"
+                              rf"(?=.*row 2 = {kind})")))
+
+
+def _omop():
+    from engine import cdm
+
+    return cdm, cdm.open_eunomia()
+
+
+def omop(call):
+    """A case on the bundled Eunomia CDM (opened once, on first use)."""
+    def run():
+        if "con" not in _OMOP:
+            _OMOP["cdm"], _OMOP["con"] = _omop()
+        return call(_OMOP["cdm"], _OMOP["con"])
+    return run
+
+
+_OMOP = {}
+T, C, O = 1118084, 1124300, 192671      # celecoxib, diclofenac, GI haemorrhage
+CASES += [
+    ("omop", "target as text", omop(lambda cdm, con: cdm.new_user_cohort(con, "celecoxib", C, O)),
+     (E, ValueError, r"target must be a concept id or a list of concept ids, got 'celecoxib'")),
+    ("omop", "target empty", omop(lambda cdm, con: cdm.new_user_cohort(con, [], C, O)),
+     (E, ValueError, r"target must be a concept id")),
+    ("omop", "target a fraction", omop(lambda cdm, con: cdm.new_user_cohort(con, 1.5, C, O)),
+     (E, ValueError, r"target must be a concept id.*got 1.5")),
+    ("omop", "target True", omop(lambda cdm, con: cdm.new_user_cohort(con, True, C, O)),
+     (E, ValueError, r"target must be a concept id")),
+    ("omop", "same target and comparator", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, T, O)),
+     (E, ValueError, r"both target and comparator")),
+    ("omop", "negative prior observation", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, prior_observation=-5)),
+     (E, ValueError, r"prior_observation must be a whole number of days >= 0, got -5")),
+    ("omop", "negative min days at risk", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, min_days_at_risk=-1)),
+     (E, ValueError, r"min_days_at_risk must be a whole number of days >= 0")),
+    ("omop", "risk window reversed", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, risk_window_start=30,
+                                             risk_window_end=0, end_anchor="cohort start")),
+     (E, ValueError, r"the risk window ends \(day 0 after the cohort start\) before it starts")),
+    ("omop", "duplicate rule typo", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, remove_duplicate_subjects="some")),
+     (E, ValueError, r"remove_duplicate_subjects must be one of")),
+    ("omop", "end anchor typo", omop(
+        lambda cdm, con: cdm.new_user_cohort(con, T, C, O, end_anchor="end")),
+     (E, ValueError, r"end_anchor must be 'cohort end' or 'cohort start'")),
+    ("omop", "study ps_strata 0", omop(lambda cdm, con: cdm.run_study(con, T, C, O,
+                                                                      ps_strata=0)),
+     (E, ValueError, r"ps_strata must be a positive integer, got 0")),
+    ("omop", "study match ratio 0", omop(lambda cdm, con: cdm.run_study(con, T, C, O,
+                                                                        match_ratio=0)),
+     (E, ValueError, r"match_ratio must be a positive integer, got 0")),
+    ("omop", "study negative caliper", omop(lambda cdm, con: cdm.run_study(con, T, C, O,
+                                                                           caliper=-1)),
+     (E, ValueError, r"caliper must be a positive number of standard deviations")),
+    ("omop", "study one fold", omop(lambda cdm, con: cdm.run_study(con, T, C, O, folds=1)),
+     (E, ValueError, r"folds must be an integer from 2")),
+    ("omop", "study PS penalty typo", omop(
+        lambda cdm, con: cdm.run_study(con, T, C, O, ps_penalty="lasso")),
+     (E, ValueError, r"penalty must be 'cv', engine.L1\(lam\), engine.L2\(lam\) or None")),
+    ("omop", "study unknown cohort rule", omop(
+        lambda cdm, con: cdm.run_study(con, T, C, O, bogus=1)),
+     (E, TypeError, r"unexpected keyword argument 'bogus'")),
+    ("omop", "SCCS risk window reversed", omop(
+        lambda cdm, con: cdm.sccs_study(con, T, O, risk_window=(30, 0))),
+     (E, CE, r"risk window \(30, 0\) of 'exposure' ends before it starts")),
+    ("omop", "SCCS exposure as text", omop(lambda cdm, con: cdm.sccs_study(con, "x", O)),
+     (E, ValueError, r"exposure must be a concept id")),
+    ("omop", "SCCS pre-window overlaps exposure", omop(
+        lambda cdm, con: cdm.sccs_study(con, T, O, pre_window=(-5, 5))),
+     (E, CE, r"pre_window=\(-5, 5\) must end before the exposure starts")),
+    ("omop", "CDM path absent", omop(lambda cdm, con: cdm.open_cdm("/nonexistent/x.duckdb")),
+     (E, CE, r"no OMOP CDM at '/nonexistent/x.duckdb'")),
+]
+
+
+def _read_upload(name, content):
+    from app.loading import read_upload
+
+    return read_upload(name, content)
+
+
+def _query(sql):
+    from app.loading import query_duckdb
+
+    return query_duckdb("", sql)
+
+
+UPLOADS = [
+    ("empty file", "a.csv", b"", r"'a.csv' is empty \(0 bytes\)"),
+    ("wrong extension", "a.xlsx", b"PK\x03\x04junk", r"'a.xlsx': open a .csv or .parquet file"),
+    ("broken Parquet", "a.parquet", b"PAR1 not really", r"could not read 'a.parquet'"),
+    ("Parquet named .csv", "a.csv", _parquet_bytes(DF), r"could not read 'a.csv'|'a.csv' has"),
+    ("header only", "a.csv", b"t,e,x\n", r"'a.csv' has 0 rows"),
+]
+QUERIES = [
+    ("two statements", "SELECT 1; SELECT 2", r"one SELECT query at a time"),
+    ("DROP", "DROP TABLE rossi", r"only a read-only SELECT"),
+    ("COPY out", "COPY rossi TO '/tmp/x.csv'", r"only a read-only SELECT"),
+    ("ATTACH", "ATTACH '/tmp/x.duckdb'", r"only a read-only SELECT"),
+    ("INSTALL", "INSTALL httpfs", r"only a read-only SELECT"),
+    ("SET", "SET memory_limit='100GB'", r"only a read-only SELECT"),
+    ("read a server file", "SELECT * FROM read_csv('/etc/passwd')", r"refused"),
+    ("read a URL", "SELECT * FROM read_parquet('https://example.com/x.parquet')", r"refused"),
+    ("not SQL", "SELEKT 1", r"not valid SQL"),
+    ("empty", "   ", r"type a SQL query"),
+    ("no rows", "SELECT * FROM rossi WHERE 1 = 0", r"the query returned no rows"),
+    ("unknown table", "SELECT * FROM nothere", r"the DuckDB query failed"),
+]
+for name, filename, content, pattern in UPLOADS:
+    CASES.append(("app", f"upload {name}",
+                  lambda filename=filename, content=content: _read_upload(filename, content),
+                  (E, "DataLoadError", pattern)))
+for name, sql, pattern in QUERIES:
+    CASES.append(("app", f"DuckDB {name}", lambda sql=sql: _query(sql),
+                  (E, "DataLoadError", pattern)))
