@@ -743,7 +743,7 @@ class Cohort:
         v.fail_rows(~np.isin(label, list(code)), label, ", ".join(self.strata_columns),
                     "strata", "a stratum the fitted cohort does not have",
                     f"Use one of its strata {self.strata_labels}.", labels)
-        return X, np.array([code[text] for text in label], dtype=np.int64)
+        return np.array([code[text] for text in label], dtype=np.int64)
 
     def to_frame(self):
         """The cohort as a DataFrame: time, start, event, strata (label), id, weights, then the

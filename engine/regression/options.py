@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 import numpy as np

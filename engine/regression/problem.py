@@ -25,6 +25,7 @@ from .options import FitOptions
 from .priors import penalty_vectors
 from ..sccs.data import SccsData
 from .solvers import SolverState, solve
+from .variance import cluster_codes
 
 # The collinearity check (the information over the unpenalised columns) runs below this cost.
 ALIAS_CHECK_BUDGET = 5e8

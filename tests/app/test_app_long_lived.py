@@ -17,6 +17,7 @@ def test_freeze_imports_freezes_once(monkeypatch):
         assert frozen > before  # the objects alive now are out of the collector's reach
         later = [[k] for k in range(1000)]  # a session's objects, made after the first call
         long_lived.freeze_imports()
-        assert gc.get_freeze_count() == frozen  # ... are not frozen by a second call
+        # ... are not frozen by a second call (frozen objects freed meanwhile may lower it)
+        assert gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()

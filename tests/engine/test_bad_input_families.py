@@ -42,4 +42,4 @@ def test_gray_test_of_a_cohort_with_labels_equals_its_dataframe_route():
     labels = DF["z"].to_numpy()
     by_cohort = engine.gray_test(CR, labels)
     by_frame = engine.gray_test(DF, labels, time="t", event="c")
-    assert by_cohort.equals(by_frame)
+    assert by_cohort.table.equals(by_frame.table)

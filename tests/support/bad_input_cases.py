@@ -132,12 +132,12 @@ CASES = [
      r"model='fine_gray' needs follow-up times")),
     ("fine_gray", "cut_points", lambda: engine.fit(CR, model="fine_gray",
                                                    cut_points={"x": [5.0]}),
-     (E, ValueError, r"Fine-Gray \(one row per subject\) does not take")),
+     (E, ValueError, r"Fine-Gray \(one row per subject\) takes no counting-process")),
     ("fine_gray", "entry times without id", lambda: engine.Cohort.from_frame(
         DF.assign(s=0.0), "t", "c", start="s", covariates=["x"], competing_risks=True),
      (E, CE, r"start \('s'\) is given without id")),
     ("fine_gray", "Gray's test labels of another length", lambda: engine.gray_test(
-        CR, np.ones(3)), (E, CE, r"group labels have shape \(3,\).*\(40 rows\)")),
+        CR, np.ones(3)), (E, CE, r"by labels have shape \(3,\).*\(40 rows\)")),
     ("fine_gray", "Gray's test one group", lambda: engine.gray_test(CR, np.ones(N)), (E, CE,
      r"single group; Gray's test needs at least two")),
     ("fine_gray", "Gray's test absent cause", lambda: engine.gray_test(CR, DF["z"].to_numpy(),

@@ -26,7 +26,7 @@ from ..options import fit_options
 from .path import fine_gray_spec
 from ..priors import L1, L2
 from ..problem import Problem
-from .resampling import WeightedRefits, bootstrap_counts, subjects
+from .resampling import WeightedRefits, bootstrap_counts
 
 
 @dataclass
@@ -55,9 +55,9 @@ class BootstrapResult:
 class _ReplicateFits(WeightedRefits):
     """Task: for replicate b, the fit with subject counts from (seed, b) as case weights."""
 
-    def __init__(self, cohort, penalty, seed, init, cluster, **kw):
+    def __init__(self, cohort, penalty, seed, init, **kw):
         super().__init__(cohort, **kw)
-        self.penalty, self.seed, self.init, self.cluster = penalty, seed, init, cluster
+        self.penalty, self.seed, self.init = penalty, seed, init
 
     def __call__(self, b):
         problem = self.problem()

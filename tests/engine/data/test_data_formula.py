@@ -7,23 +7,7 @@ from lifelines import CoxPHFitter
 
 import engine
 from engine.core.errors import CohortError
-from tests.test_data_splines import harrell_rcs
-
-
-def frame(n=400, seed=7):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "age": rng.normal(60, 10, n).round(1),
-        "sex": rng.choice(["F", "M"], n),
-        "treat": rng.integers(0, 2, n),
-        "bmi": rng.normal(27, 4, n).round(2),
-        "site": rng.choice(["north", "south", "west"], n),
-    })
-    lp = (0.03 * (df.age - 60) + 0.6 * df.treat - 0.4 * df.treat * (df.sex == "M")
-          + 0.01 * (df.bmi - 27) ** 2)
-    df["time"] = rng.exponential(np.exp(-lp)).round(3) + 0.001
-    df["event"] = (rng.uniform(size=n) < 0.75).astype(int)
-    return df
+from formula_data import frame, harrell_rcs
 
 
 def fit_both(df, formula, lifelines_formula=None, strata=None, extra=None):

@@ -5,6 +5,7 @@ import pytest
 
 from engine.data import splines
 from engine.core.errors import CohortError
+from formula_data import harrell_rcs
 
 # R's `women` data set (datasets package): height (in), weight (lb)
 HEIGHT = np.arange(58.0, 73.0)
@@ -45,20 +46,6 @@ def test_ns_is_natural_and_linear_beyond_the_boundary():
     np.testing.assert_allclose(B[4] - B[3], B[5] - B[4], atol=1e-12)
     B = splines.ns_basis(np.linspace(0, 10, 200), knots, bk)
     assert B.shape == (200, 4) and np.linalg.matrix_rank(B) == 4
-
-
-def harrell_rcs(x, t):
-    """Harrell (2015, RMS eq. 2.25): X_1 = x, X_{j+1} = (x-t_j)+^3 - (x-t_{k-1})+^3
-    (t_k-t_j)/(t_k-t_{k-1}) + (x-t_k)+^3 (t_{k-1}-t_j)/(t_k-t_{k-1}), each divided by
-    (t_k - t_1)^2 (Hmisc's norm=2)."""
-    k = len(t)
-    cols = [x]
-    for j in range(k - 2):
-        v = (np.clip(x - t[j], 0, None) ** 3
-             - np.clip(x - t[k - 2], 0, None) ** 3 * (t[k - 1] - t[j]) / (t[k - 1] - t[k - 2])
-             + np.clip(x - t[k - 1], 0, None) ** 3 * (t[k - 2] - t[j]) / (t[k - 1] - t[k - 2]))
-        cols.append(v / (t[k - 1] - t[0]) ** 2)
-    return np.column_stack(cols)
 
 
 def test_rcs_basis_is_harrells_truncated_power_form():

@@ -8,8 +8,7 @@ from scipy import stats
 
 import engine
 from engine.core.errors import CohortError
-from tests.test_data_formula import frame
-from tests.test_data_splines import harrell_rcs
+from formula_data import frame, harrell_rcs
 
 FORMULA = "age + sex * treat + rcs(bmi, 4)"
 

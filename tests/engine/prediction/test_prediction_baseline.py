@@ -10,7 +10,7 @@ from lifelines import CoxPHFitter
 
 import engine
 from engine.regression.baseline import baseline
-from tests.r_survival_data import OVARIAN
+from r_survival_data import OVARIAN
 
 # R survival tests/ovarian.Rout.save: summary(survfit(coxph(Surv(futime, fustat) ~ age +
 # ecog.ps + strata(rx)))): time, survival, std.err, lower 95% CI (log); the curve at the means

@@ -225,7 +225,7 @@ def test_scan_of_more_columns_than_one_launch_takes(cp, monkeypatch):
 ROOT = Path(__file__).resolve().parents[4]
 OVERFLOW = '''
 import sys
-sys.path[:0] = ["tests", "."]
+sys.path[:0] = ["tests/support", "."]
 import numpy as np
 from cuda_emulator.cupy_on_cpu import installed
 SRC = r"""
