@@ -41,6 +41,7 @@ hv.extension("bokeh")
 
 TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS",
         "Timing", "Export")
+DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results"}  # tab -> view (app/views/on_screen.py)
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -98,7 +99,7 @@ class App(param.Parameterized):
 
     @cached_property
     def results(self) -> ResultsView:
-        return ResultsView(store=self.store)
+        return ResultsView(store=self.store, lazy=True)
 
     @cached_property
     def omop(self) -> OmopView:
@@ -130,10 +131,14 @@ class App(param.Parameterized):
             self.tabs.active = TABS.index("Results")
 
     async def _on_tab(self, event) -> None:
-        if event.new == TABS.index("OMOP study"):
+        """The page left stops redrawing; the page shown draws what changed meanwhile."""
+        left, shown = TABS[event.old], TABS[event.new]
+        if left in DRAWN_WHEN_SHOWN and self.pages.built(left):
+            getattr(self, DRAWN_WHEN_SHOWN[left]).hide()
+        if shown == "OMOP study":
             await self.omop.on_show()
-        if event.new == TABS.index("Describe"):
-            self.describe.show()
+        if shown in DRAWN_WHEN_SHOWN:
+            getattr(self, DRAWN_WHEN_SHOWN[shown]).show()
 
     def _describe(self, *events) -> None:
         s = self.store

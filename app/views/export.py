@@ -71,6 +71,9 @@ class ExportView(Viewer):
     def _safe(self, callback, label):
         def wrapped():
             try:
+                for page in (self.results, self.describe):  # drawn while hidden? now
+                    if page is not None:
+                        page.catch_up()
                 return callback()
             except Exception as exc:  # a download never shows a traceback
                 notify("error", f"{label}: {exc}", duration=0)
