@@ -78,6 +78,7 @@ class App(param.Parameterized):
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})
         self.store.param.watch(self._after_fit, ["fits"])
+        self.tabs.param.watch(self._show_page, ["active"])
         self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
                                                 "covariates", "strata", "cut_points"])
@@ -130,15 +131,17 @@ class App(param.Parameterized):
         if len(event.new) > len(event.old) and self.tabs.active != TABS.index("OMOP study"):
             self.tabs.active = TABS.index("Results")
 
-    async def _on_tab(self, event) -> None:
+    def _show_page(self, event) -> None:
         """The page left stops redrawing; the page shown draws what changed meanwhile."""
         left, shown = TABS[event.old], TABS[event.new]
         if left in DRAWN_WHEN_SHOWN and self.pages.built(left):
             getattr(self, DRAWN_WHEN_SHOWN[left]).hide()
-        if shown == "OMOP study":
-            await self.omop.on_show()
         if shown in DRAWN_WHEN_SHOWN:
             getattr(self, DRAWN_WHEN_SHOWN[shown]).show()
+
+    async def _on_tab(self, event) -> None:
+        if event.new == TABS.index("OMOP study"):
+            await self.omop.on_show()
 
     def _describe(self, *events) -> None:
         s = self.store

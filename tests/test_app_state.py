@@ -129,3 +129,23 @@ def test_convert_to_number_makes_text_missing():
     s.param.update(covariates=["age"], missing="drop")
     report = s.validation_report()
     assert report["ok"] and report["n_dropped"] == 1
+
+
+def test_table_one_on_start_stop_data_counts_subjects_at_entry():
+    """stanford_heart: 172 (start, stop] episodes of 103 subjects; Table 1 counts the 103 as
+    the Kaplan-Meier curves do, with each subject's values at entry (transplant = 0 for all:
+    nobody enters transplanted)."""
+    from app import describing as d
+
+    s = Store()
+    s.load_sample("stanford_heart")
+    assert s.n_rows == 172
+    t1, left_out = d.baseline_table(s, None, ["age", "transplant"])
+    raw = s.data
+    first = raw.loc[raw.groupby("id")["start"].idxmin()]  # the definition, by pandas
+    assert len(first) == 103 and left_out == 0
+    assert t1.table.loc[("n", ""), "Overall"] == "103"
+    assert (first["transplant"] == 0).all()
+    age = t1.summary.set_index(["variable", "group"]).loc[("age", "Overall")]
+    assert age["n"] == 103
+    assert age["mean"] == pytest.approx(first["age"].mean(), rel=1e-12)

@@ -204,6 +204,8 @@ class DescribeView(Viewer):
         self.t1_message.object = (
             "n (%) for categorical rows, mean (SD) or median [Q1, Q3] for numbers; SMD = "
             "standardised mean difference; Missing = rows without a value."
+            + (" One row per subject: each subject's first (start, stop] episode, the "
+               "values at entry." if self.store.start and self.store.id else "")
             + (f" {left_out} row(s) without a group value are left out." if left_out else ""))
         show(self.t1_table, shown)
 

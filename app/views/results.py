@@ -215,15 +215,15 @@ class ResultsView(Viewer):
         self.cv_curve = table()
         self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,
                                     self.cv, self.cv_curve, visible=False)
-        s.param.watch(lambda e: self.screen.run(self._draw_cv), ["cv"])
+        s.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
         self.ci.param.watch(self._draw_km, "value")
         self.fit_select.param.watch(self._draw_fit, "value")
-        s.param.watch(lambda e: self.screen.run(self._on_data),
+        s.param.watch(lambda *e: self.screen.run(self._on_data),
                       ["data_version", "treatment", "time", "start", "event", "event_codes",
                        "model"])
-        s.param.watch(lambda e: self.screen.run(self._on_fits), ["fits"])
+        s.param.watch(lambda *e: self.screen.run(self._on_fits), ["fits"])
         self.risk_frame = pd.DataFrame()
         self._hold = False
         for draw in (self._on_data, self._on_fits, self._draw_cv):  # what the store holds
