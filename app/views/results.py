@@ -180,7 +180,7 @@ class ResultsView(Viewer):
         # the curves and the counts under them as two panes whose time axes Panel links: the
         # two as one HoloViews Layout (a Bokeh GridPlot) lost its axes and text when the page
         # around it was laid out again (Results after the first fit showed a blank plot)
-        self.km_curves = pn.pane.HoloViews()
+        self.km_curves = pn.pane.HoloViews(css_classes=["km-curves"])
         self.km_counts = pn.pane.HoloViews()
         self.km = pn.pane.HoloViews()  # never shown: the whole figure, for the HTML export
         self.risk = table()
