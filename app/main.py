@@ -21,6 +21,7 @@ from app.bayes_state import BayesState
 from app.lazy_tab import LazyTabs
 from app.long_lived import freeze_imports
 from app.named_analyses import NamedAnalyses
+from app.page_weight import without_mathjax
 from app.store import Store
 from app.views.analyses import AnalysesView
 from app.views.bayes import BayesView
@@ -179,5 +180,6 @@ def build_app(sample: str | None = "rossi", autosave: bool = False) -> App:
 
 
 if pn.state.served:
+    without_mathjax()
     freeze_imports()
     build_app(autosave=True).template().servable(title="survscan")
