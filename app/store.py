@@ -171,11 +171,11 @@ class Store(param.Parameterized):
     @contextmanager
     def _new_data(self):
         """While a data set is put in, roles are set wholesale: no column moves back."""
-        self._loading = True
+        loading, self._loading = self._loading, True
         try:
             yield
         finally:
-            self._loading = False
+            self._loading = loading
 
     # ------------------------------------------------------------------------------------
     # loading
@@ -183,13 +183,15 @@ class Store(param.Parameterized):
         if name not in SAMPLES:
             raise DataLoadError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
         sample = SAMPLES[name]
-        self._set_frame(sample.load(), {"kind": "sample", "name": name,
-                                        "label": f"sample: {name}", "about": sample.about})
-        self.param.update(
-            time=sample.time, start=sample.start, event=sample.event,
-            event_codes=list(sample.event_codes), treatment=sample.treatment,
-            covariates=list(sample.covariates), id=sample.id, missing=sample.missing,
-        )
+        # one round of watchers for the data and its roles (views redraw once per action)
+        with self._new_data(), param.parameterized.batch_call_watchers(self):
+            self._set_frame(sample.load(), {"kind": "sample", "name": name,
+                                            "label": f"sample: {name}", "about": sample.about})
+            self.param.update(
+                time=sample.time, start=sample.start, event=sample.event,
+                event_codes=list(sample.event_codes), treatment=sample.treatment,
+                covariates=list(sample.covariates), id=sample.id, missing=sample.missing,
+            )
 
     def load_upload(self, filename: str, content: bytes) -> None:
         self.load_frame(read_upload(filename, content), upload_source(filename))
@@ -199,8 +201,9 @@ class Store(param.Parameterized):
 
     def load_frame(self, df: pd.DataFrame, source: dict) -> None:
         """Hold ``df`` (read in a worker by loading.py) with roles guessed from its columns."""
-        self._set_frame(df, source)
-        self.guess_roles()
+        with self._new_data(), param.parameterized.batch_call_watchers(self):
+            self._set_frame(df, source)
+            self.guess_roles()
 
     def load_simulated(self, n: int, p: int, density: float = 0.05, n_strata: int = 1,
                        seed: int = 0, cohort=None) -> None:
