@@ -42,7 +42,8 @@ hv.extension("bokeh")
 
 TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS",
         "Timing", "Export")
-DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results"}  # tab -> view (app/views/on_screen.py)
+# tab -> its view, which redraws only while shown (app/views/on_screen.py)
+DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results", "Export": "export"}
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -117,7 +118,8 @@ class App(param.Parameterized):
 
     @cached_property
     def export(self) -> ExportView:
-        return ExportView(store=self.store, results=self.results, describe=self.describe)
+        return ExportView(store=self.store, results=self.results, describe=self.describe,
+                          lazy=True)
 
     @cached_property
     def bayes(self) -> BayesView:

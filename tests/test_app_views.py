@@ -155,6 +155,7 @@ def test_exports(app):
     assert "<html" in app.export.forest_text().getvalue()
     assert "fin" in app.export.comparison_text().getvalue()
     assert "at risk" in app.export.risk_text().getvalue()
+    app.tabs.active = main.TABS.index("Export")   # the script is written when shown
     assert "```python" in app.export.script.object
 
 
