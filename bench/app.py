@@ -84,8 +84,8 @@ async def fit_to_results(page, name: str) -> tuple[float, float]:
     await tab(page, "Fit")
     status = page.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations "
                                          r"in [\d.]+ s"))
-    text = await status.first.inner_text()
-    worker = float(re.search(r"in ([\d.]+) s", text).group(1))
+    text = await status.first.text_content()
+    worker = float(re.search(r"iterations in ([\d.]+) s", text).group(1))
     return drawn, worker
 
 
