@@ -149,3 +149,21 @@ def test_table_one_on_start_stop_data_counts_subjects_at_entry():
     age = t1.summary.set_index(["variable", "group"]).loc[("age", "Overall")]
     assert age["n"] == 103
     assert age["mean"] == pytest.approx(first["age"].mean(), rel=1e-12)
+
+
+def test_every_toast_closes_by_itself(monkeypatch):
+    """An error once stayed until dismissed (duration 0) and toasts piled up over the page."""
+    import panel as pn
+    from panel.io.notifications import NotificationArea
+
+    from app.views._common import LONGEST_TOAST_MS, notify
+
+    area = NotificationArea()
+    monkeypatch.setattr(type(pn.state), "notifications", property(lambda self: area))
+    notify("error", "Fit failed: <b>x</b>", duration=0)
+    notify("success", "done", duration=3000)
+    notify("warning", "slow", duration=10 ** 7)
+    durations = [n.duration for n in area.notifications]
+    assert durations == [LONGEST_TOAST_MS, 3000, LONGEST_TOAST_MS]
+    assert all(0 < d <= 20_000 for d in durations)
+    assert area.notifications[0].message == "Fit failed: &lt;b&gt;x&lt;/b&gt;"
