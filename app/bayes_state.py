@@ -35,6 +35,35 @@ BREAST_OUTCOME = "target_benign"
 MAX_LAG = 40
 COEF_COLUMNS = ["mean", "sd", "q5", "q95", "q2.5", "q97.5"]  # on the coefficients' scale
 DIAGNOSTICS = ["r_hat", "ess", "ess_tail", "mcse_mean", "ess_per_s"]
+# Vehtari, Gelman, Simpson, Carpenter & Buerkner (2021), "Rank-normalization, folding, and
+# localization: an improved R-hat for assessing convergence of MCMC": use the draws when
+# R-hat < 1.01 and bulk and tail ESS > 400 (100 per chain for four chains)
+R_HAT_MAX = 1.01
+ESS_MIN = 400
+
+
+def convergence_warning(summary: pd.DataFrame) -> str:
+    """One line naming the coefficients whose R-hat exceeds 1.01 or whose bulk or tail ESS is
+    under 400, with the worst values; "" when every coefficient passes."""
+    r_hat = summary["r_hat"]
+    ess = summary[["ess", "ess_tail"]].min(axis=1)
+    bad_r, bad_ess = r_hat[~(r_hat <= R_HAT_MAX)], ess[~(ess >= ESS_MIN)]
+    if bad_r.empty and bad_ess.empty:
+        return ""
+    parts = []
+    if len(bad_r):
+        parts.append(f"R-hat up to {bad_r.max():.3f} (> {R_HAT_MAX}) for {_names(bad_r)}")
+    if len(bad_ess):
+        parts.append(f"ESS as low as {ess.min():.0f} (< {ESS_MIN}) for {_names(bad_ess)}")
+    return ("The chains have not converged: " + "; ".join(parts) + ". Do not read these "
+            "estimates yet: run more draws (or chains) until R-hat <= 1.01 and ESS >= 400 "
+            "(Vehtari et al. 2021).")
+
+
+def _names(values: pd.Series, shown: int = 4) -> str:
+    names = [str(n) for n in values.index[:shown]]
+    more = len(values) - shown
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")
 
 
 @dataclass
@@ -198,12 +227,19 @@ class BayesState(param.Parameterized):
             out = out.join(mle)
         out["shrinkage"] = run.summary["shrinkage"].reindex(out.index)
         out["P(sign)"] = run.summary["p_sign"].reindex(out.index)
-        out["shrunk to 0"] = run.summary["shrunk"].reindex(out.index)   # 90% interval holds 0
+        # what the posterior says, not a rounding: a mean of -1.69 whose 90% interval reaches
+        # 0 is uncertain, not "shrunk to 0"
+        out["90% interval holds 0"] = run.summary["shrunk"].reindex(out.index)
         return out.reset_index()
 
     def diagnostics(self, run: BayesRun) -> pd.DataFrame:
-        """R-hat, bulk/tail ESS, MCSE of the mean and ESS per second of sampling."""
-        return run.summary[DIAGNOSTICS].reset_index()
+        """R-hat, bulk/tail ESS, MCSE of the mean (on the estimates' scale: per SD when they
+        are) and ESS per second of sampling."""
+        table = run.summary[DIAGNOSTICS]
+        if self.per_sd:
+            mcse = self._coef_scale(run, table[["mcse_mean"]])
+            table = table.loc[mcse.index].assign(mcse_mean=mcse["mcse_mean"])
+        return table.reset_index()
 
     def coefficient_options(self, run: BayesRun) -> list[str]:
         names = list(run.posterior.names)

@@ -169,7 +169,7 @@ def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> t
     roles_ready(store)
     if not columns:
         raise DescribeError("choose at least one column to describe")
-    data = store.data
+    data = subjects_at_entry(store)
     left_out = 0
     if by:
         present = data[by].notna()
@@ -178,6 +178,16 @@ def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> t
     t1 = engine.table_one(data, by=by or None, columns=[c for c in columns if c != by],
                           nonnormal=[c for c in nonnormal if c in columns])
     return t1, left_out
+
+
+def subjects_at_entry(store) -> pd.DataFrame:
+    """One row per subject, as Table 1 counts them: with (start, stop] episodes and a subject
+    id, each subject's first episode (the values at entry); otherwise every row."""
+    data = store.data
+    if not (store.start and store.id):
+        return data
+    first = data.sort_values([store.id, store.start], kind="stable")
+    return first.drop_duplicates(subset=store.id, keep="first").sort_index()
 
 
 def table_display(t1, by: str | None = None) -> pd.DataFrame:

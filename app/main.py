@@ -24,6 +24,7 @@ from app.bayes_state import BayesState
 from app.lazy_tab import LazyTabs
 from app.long_lived import freeze_imports
 from app.named_analyses import NamedAnalyses
+from app.page_weight import without_mathjax
 from app.store import Store
 from app.views.analyses import AnalysesView
 from app.views.bayes import BayesView
@@ -44,6 +45,8 @@ hv.extension("bokeh")
 
 TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS",
         "Timing", "Export")
+# tab -> its view, which redraws only while shown (app/views/on_screen.py)
+DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results", "Export": "export"}
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -87,6 +90,7 @@ class App(param.Parameterized):
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})
         self.store.param.watch(self._after_fit, ["fits"])
+        self.tabs.param.watch(self._show_page, ["active"])
         self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
                                                 "covariates", "strata", "cut_points"])
@@ -108,7 +112,7 @@ class App(param.Parameterized):
 
     @cached_property
     def results(self) -> ResultsView:
-        return ResultsView(store=self.store)
+        return ResultsView(store=self.store, lazy=True)
 
     @cached_property
     def omop(self) -> OmopView:
@@ -124,7 +128,8 @@ class App(param.Parameterized):
 
     @cached_property
     def export(self) -> ExportView:
-        return ExportView(store=self.store, results=self.results, describe=self.describe)
+        return ExportView(store=self.store, results=self.results, describe=self.describe,
+                          lazy=True)
 
     @cached_property
     def bayes(self) -> BayesView:
@@ -139,11 +144,17 @@ class App(param.Parameterized):
         if len(event.new) > len(event.old) and self.tabs.active != TABS.index("OMOP study"):
             self.tabs.active = TABS.index("Results")
 
+    def _show_page(self, event) -> None:
+        """The page left stops redrawing; the page shown draws what changed meanwhile."""
+        left, shown = TABS[event.old], TABS[event.new]
+        if left in DRAWN_WHEN_SHOWN and self.pages.built(left):
+            getattr(self, DRAWN_WHEN_SHOWN[left]).hide()
+        if shown in DRAWN_WHEN_SHOWN:
+            getattr(self, DRAWN_WHEN_SHOWN[shown]).show()
+
     async def _on_tab(self, event) -> None:
         if event.new == TABS.index("OMOP study"):
             await self.omop.on_show()
-        if event.new == TABS.index("Describe"):
-            self.describe.show()
 
     def _describe(self, *events) -> None:
         s = self.store
@@ -181,5 +192,6 @@ def build_app(sample: str | None = "rossi", autosave: bool = False) -> App:
 
 
 if pn.state.served:
+    without_mathjax()
     freeze_imports()
     build_app(autosave=True).template().servable(title="survscan")

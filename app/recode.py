@@ -1,6 +1,7 @@
 """Recode and filter steps on the loaded table: keep rows in a numeric range or with chosen
 values, cut a numeric column into groups at cut points (age groups), set the reference level
-of a categorical, recode values (R's 1/2 status to 0/1).
+of a categorical, recode values (R's 1/2 status to 0/1), convert a column to numbers (text that
+is not a number becomes missing).
 
 A step is JSON-able data ({"op": ..., "column": ...}); ``apply_step`` runs it with pandas and
 ``step_code`` writes the same pandas lines for the exported script, so the script rebuilds the
@@ -18,7 +19,7 @@ from .loading import DataLoadError
 
 OPS = {"range": "Keep rows in a range", "values": "Keep rows with chosen values",
        "cut": "Cut into groups", "reference": "Set the reference level",
-       "recode": "Recode values"}
+       "recode": "Recode values", "number": "Convert to number (text becomes missing)"}
 
 
 def apply_step(df: pd.DataFrame, step: dict) -> pd.DataFrame:
@@ -49,9 +50,17 @@ def apply_step(df: pd.DataFrame, step: dict) -> pd.DataFrame:
             raise DataLoadError(f"{step['level']!r} is not a value of column {column!r}")
         out[column] = pd.Categorical(s, categories=reference_first(levels, step["level"]))
         return out
+    if op == "number":
+        out[column] = pd.to_numeric(s, errors="coerce")
+        return out
     mapping = {a: b for a, b in step["mapping"]}
     out[column] = s.map(lambda v: mapping.get(v, v))   # values not named stay as they are
     return out
+
+
+def not_numbers(s: pd.Series) -> int:
+    """How many present values of ``s`` are not numbers (they become missing on conversion)."""
+    return int((pd.to_numeric(s, errors="coerce").isna() & s.notna()).sum())
 
 
 def step_code(step: dict) -> list[str]:
@@ -72,6 +81,8 @@ def step_code(step: dict) -> list[str]:
     if op == "reference":
         return [f"df[{c!r}] = pd.Categorical({col}, categories={step['categories']!r})"
                 f"  # reference level {step['level']!r} first"]
+    if op == "number":
+        return [f"df[{c!r}] = pd.to_numeric({col}, errors='coerce')  # text becomes missing"]
     mapping = {a: b for a, b in step["mapping"]}
     return [f"df[{c!r}] = {col}.map(lambda v: {mapping!r}.get(v, v))"]
 
@@ -90,6 +101,8 @@ def describe(step: dict) -> str:
                 f"{step.get('name') or c + '_group'}")
     if op == "reference":
         return f"{c}: reference level {step['level']!r}"
+    if op == "number":
+        return f"{c} converted to numbers (text became missing)"
     return f"recoded {c}: " + ", ".join(f"{a!r} -> {b!r}" for a, b in step["mapping"])
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,21 @@ def upload_source(filename: str) -> dict:
 def duckdb_source(path: str, sql: str) -> dict:
     return {"kind": "duckdb", "path": path.strip(), "sql": sql.strip(),
             "label": f"DuckDB: {path.strip() or 'samples'}"}
+
+
+def numbered(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose rows are labelled 1..n: the engine names bad rows by label, so its
+    messages count rows as R, a spreadsheet and the preview do (the first row is row 1)."""
+    out = df.copy()
+    out.index = pd.RangeIndex(1, len(out) + 1)
+    return out
+
+
+def _as_list(value) -> list:
+    """A role's value as a list of column names (None: none; strata: already a list)."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def parse_cut_points(text: str) -> list[float]:
@@ -137,11 +153,29 @@ class Store(param.Parameterized):
     omop_censor_new_window = param.Boolean(default=False, doc="CohortMethod's censor at the "
                                                               "start of a new time at risk")
 
+    reset_note = param.String(default="", doc="What the last data change reset, in one line.")
+
     # --- results -----------------------------------------------------------------------
     fits = param.List(default=[], doc="KeptFit records, oldest first.")
     cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
     study = param.Parameter(default=None, doc="The last StudyRun of the OMOP tab.")
     path = param.Parameter(default=None, doc="The last PathRun (the Fit tab's path plot).")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._loading = False
+        self._given_up: set[str] = set()  # covariates that left for a role they still hold
+        self.param.watch(self._roles_leave_covariates,
+                         ["time", "start", "event", "id", "weights", "strata"])
+
+    @contextmanager
+    def _new_data(self):
+        """While a data set is put in, roles are set wholesale: no column moves back."""
+        loading, self._loading = self._loading, True
+        try:
+            yield
+        finally:
+            self._loading = loading
 
     # ------------------------------------------------------------------------------------
     # loading
@@ -149,13 +183,15 @@ class Store(param.Parameterized):
         if name not in SAMPLES:
             raise DataLoadError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
         sample = SAMPLES[name]
-        self._set_frame(sample.load(), {"kind": "sample", "name": name,
-                                        "label": f"sample: {name}", "about": sample.about})
-        self.param.update(
-            time=sample.time, start=sample.start, event=sample.event,
-            event_codes=list(sample.event_codes), treatment=sample.treatment,
-            covariates=list(sample.covariates), id=sample.id, missing=sample.missing,
-        )
+        # one round of watchers for the data and its roles (views redraw once per action)
+        with self._new_data(), param.parameterized.batch_call_watchers(self):
+            self._set_frame(sample.load(), {"kind": "sample", "name": name,
+                                            "label": f"sample: {name}", "about": sample.about})
+            self.param.update(
+                time=sample.time, start=sample.start, event=sample.event,
+                event_codes=list(sample.event_codes), treatment=sample.treatment,
+                covariates=list(sample.covariates), id=sample.id, missing=sample.missing,
+            )
 
     def load_upload(self, filename: str, content: bytes) -> None:
         self.load_frame(read_upload(filename, content), upload_source(filename))
@@ -165,8 +201,9 @@ class Store(param.Parameterized):
 
     def load_frame(self, df: pd.DataFrame, source: dict) -> None:
         """Hold ``df`` (read in a worker by loading.py) with roles guessed from its columns."""
-        self._set_frame(df, source)
-        self.guess_roles()
+        with self._new_data(), param.parameterized.batch_call_watchers(self):
+            self._set_frame(df, source)
+            self.guess_roles()
 
     def load_simulated(self, n: int, p: int, density: float = 0.05, n_strata: int = 1,
                        seed: int = 0, cohort=None) -> None:
@@ -177,7 +214,7 @@ class Store(param.Parameterized):
                                      n_strata=int(n_strata), seed=int(seed))
         except (ValueError, engine.CohortError) as exc:
             raise DataLoadError(f"cannot simulate that cohort: {exc}") from None
-        with param.parameterized.batch_call_watchers(self):
+        with self._new_data(), param.parameterized.batch_call_watchers(self):
             self.simulated = cohort
             self.data = None
             self.source = {"kind": "simulated", "n": int(n), "p": int(p), "density": float(density),
@@ -192,9 +229,9 @@ class Store(param.Parameterized):
             self.data_version += 1
 
     def _set_frame(self, df: pd.DataFrame, source: dict) -> None:
-        df = df.copy()
+        df = numbered(df)
         df.columns = [str(c) for c in df.columns]
-        with param.parameterized.batch_call_watchers(self):
+        with self._new_data(), param.parameterized.batch_call_watchers(self):
             self.simulated = None
             self.data = df
             self.source = source
@@ -240,20 +277,38 @@ class Store(param.Parameterized):
         self._replace_frame(df, steps)
 
     def _replace_frame(self, df: pd.DataFrame, steps: list) -> None:
+        df = numbered(df)
         with param.parameterized.batch_call_watchers(self):
-            self.param.update(data=df, columns=list(df.columns), data_steps=steps)
+            self.param.update(data=df, columns=list(df.columns), data_steps=steps, reset_note="")
             self.data_version += 1
 
-    @param.depends("strata", watch=True)
-    def _strata_leave_covariates(self) -> None:
-        """A column chosen as a stratum leaves the covariates (and their cut points and the
-        unpenalized list): it cannot be both."""
-        taken = set(self.strata)
-        if taken & (set(self.covariates) | set(self.cut_points) | set(self.unpenalized)):
-            self.param.update(
-                covariates=[c for c in self.covariates if c not in taken],
-                unpenalized=[c for c in self.unpenalized if c not in taken],
-                cut_points={k: v for k, v in self.cut_points.items() if k not in taken})
+    def _roles_leave_covariates(self, *events) -> None:
+        """A column chosen as time, start, event, id, weights or a stratum leaves the
+        covariates (and their cut points and the unpenalized list): it cannot be both. A column
+        that left the covariates that way comes back when it is no longer chosen."""
+        if self._loading:
+            return
+        taken = self.role_columns()
+        back = [c for e in events for c in _as_list(e.old)
+                if c in self._given_up and c not in taken and c not in self.covariates]
+        leaving = taken & set(self.covariates)
+        self._given_up = (self._given_up | leaving) - set(back)
+        if not (back or taken & (set(self.covariates) | set(self.cut_points)
+                                 | set(self.unpenalized))):
+            return
+        covariates = [c for c in self.covariates if c not in taken]
+        if back:  # in their places among the columns
+            order = {c: k for k, c in enumerate(self.columns)}
+            covariates = sorted(dict.fromkeys([*covariates, *back]),
+                                key=lambda c: order.get(c, len(order)))
+        self.param.update(
+            covariates=covariates,
+            unpenalized=[c for c in self.unpenalized if c not in taken],
+            cut_points={k: v for k, v in self.cut_points.items() if k not in taken})
+
+    def role_columns(self) -> set[str]:
+        """The columns chosen as time, start, event, id, weights or strata."""
+        return {self.time, self.start, self.event, self.id, self.weights, *self.strata} - {None}
 
     def explain(self, message: str) -> str:
         """The engine's message in the app's words: an R-style 1/2 status points at the Event
@@ -270,7 +325,25 @@ class Store(param.Parameterized):
                       "values (Data tab)", message)
 
     def _reset_design(self) -> None:
-        self.param.update(cut_points={}, unpenalized=[])
+        """A new data set starts from Cox with no strata, cut points or unpenalized columns and
+        the penalty as a fraction of its own lambda_max; ``reset_note`` says in one line what
+        was changed (empty when nothing was)."""
+        was = []
+        if self.model != "cox":
+            was.append(f"model back to Cox (was {self.model})")
+        if self.strength_as == "lambda" and self.penalty != "none":
+            was.append(f"penalty back to {self.strength_fraction:.3g} x lambda_max of the new "
+                       f"data (was lambda {self.strength:.4g})")
+        if self.strata:
+            was.append(f"strata cleared (were {', '.join(self.strata)})")
+        if self.cut_points:
+            was.append(f"cut points cleared (on {', '.join(self.cut_points)})")
+        if self.unpenalized:
+            was.append("unpenalized list cleared")
+        self._given_up = set()
+        self.param.update(cut_points={}, unpenalized=[], strata=[], model="cox", cause=1,
+                          strength_as="fraction", lambda_max=None, lambda_max_key=None,
+                          reset_note="New data: " + "; ".join(was) + "." if was else "")
 
     def guess_roles(self) -> None:
         """Roles from usual column names; every other numeric column a covariate."""

@@ -24,6 +24,8 @@ cvprofile: one serial cross-validation pass by pass (outer steps, row and X pass
 dense: the nearly unpenalised L1 fit (lam = 1, default N=1,000,000) with the column-wise inner
 solve against the dense working set's Gram matrix, A/B; with --penalty none the unpenalised fit
 and its standard errors, end to end.
+app: the served app in Chromium, click to drawn (first page, each tab's first opening, open
+rossi + Fit + Results drawn, fresh and after every tab was visited; python -m bench app -h).
 ties: the plain fit against day-resolution ties (Breslow and Efron), --strata K strata (default
 100 here) and entry times, on the same subjects.
 sensitivity: a grid of 200 variants (10 subgroups x 4 adjustment sets x 5 L1 penalties) by
@@ -133,6 +135,9 @@ def main(argv=None):
     if argv[:1] == ["serve"]:  # many users on one served app: python -m bench serve -h
         from bench import serve
         return serve.main(argv[1:])
+    if argv[:1] == ["app"]:  # one user's clicks in the served app: python -m bench app -h
+        from bench import app
+        return app.main(argv[1:])
     args = parse(argv)
     if args.command == "bayes":
         return bayes.run(args.n, args.p, args.iterations, seed=args.seed,

@@ -15,12 +15,19 @@ from bokeh.models.widgets.tables import NumberFormatter
 log = logging.getLogger("survscan.app")
 
 
+LONGEST_TOAST_MS = 20_000  # an error stays this long (or until its x is clicked), then closes
+
+
 def notify(kind: str, message: str, duration: int = 8000) -> None:
-    """A toast (error/warning/success/info) when the page has notifications; logged always."""
+    """A toast (error/warning/success/info) when the page has notifications; logged always.
+
+    Every toast closes by itself: ``duration`` 0 (once "until dismissed", and toasts piled up
+    over the page) means the longest, ``LONGEST_TOAST_MS``."""
     getattr(log, "warning" if kind in ("error", "warning") else "info")("%s: %s", kind, message)
     notifications = pn.state.notifications
     if notifications is not None:  # the toast sets HTML: a file name must stay text
-        getattr(notifications, kind)(html.escape(message), duration=duration)
+        shown = LONGEST_TOAST_MS if duration <= 0 else min(duration, LONGEST_TOAST_MS)
+        getattr(notifications, kind)(html.escape(message), duration=shown)
 
 
 def text_options(values) -> dict:

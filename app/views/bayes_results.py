@@ -11,7 +11,7 @@ import param
 from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
-from ..bayes_state import BayesState
+from ..bayes_state import BayesState, convergence_warning
 from . import bayes_plots as plots
 from ._common import markdown, notify, show, table, text_options
 
@@ -25,6 +25,8 @@ class BayesResults(Viewer):
         super().__init__(**params)
         st = self.state
         self.headline = markdown(sizing_mode="stretch_width")
+        self.warning = markdown(sizing_mode="stretch_width", css_classes=["bayes-warning"],
+                                styles={"color": "#9c2a00"})
         self.per_sd = pn.widgets.Checkbox.from_param(st.param.per_sd,
                                                      name="Coefficients per SD of the covariate")
         self.chosen = pn.widgets.MultiChoice(label="Traces and autocorrelation of",
@@ -46,7 +48,10 @@ class BayesResults(Viewer):
             widget.disabled = run is None
         if run is None:
             self.headline.object = "Run the sampler to see the posterior."
+            self.warning.object = ""
             return
+        warning = convergence_warning(run.summary)
+        self.warning.object = f"**Warning:** {warning}" if warning else ""
         post, s = run.posterior, run.spec["sample"]
         mle = ("the probit MLE is beside it" if run.mle is not None
                else f"no probit MLE: {run.mle_note}")
@@ -116,12 +121,14 @@ class BayesResults(Viewer):
 
     def __panel__(self):
         return pn.Column(
-            "### Results", self.headline, self.per_sd,
+            "### Results", self.headline, self.warning, self.per_sd,
             self.caterpillar,
             "### Posterior beside the probit MLE", self.compare,
             self.shrinkage,
             "### Chains", self.chosen, self.traces, self.acf,
             "### Convergence: R-hat, effective sample size (ESS), ESS per second",
+            markdown("Monte Carlo standard errors (mcse_mean) are on the scale of the "
+                     "estimates above (per SD of the covariate when that box is ticked)."),
             self.diagnostics,
             "### Export", pn.Row(*self.downloads),
             sizing_mode="stretch_width",

@@ -73,6 +73,7 @@ class DataView(Viewer):
         }).tabs
         self.about = markdown(sizing_mode="stretch_width")
         s.param.watch(self._show_source, "data_version")  # e.g. a switched analysis
+        s.param.watch(self._say_reset, "data_version")
         # --- roles -----------------------------------------------------------------------
         self.w = {
             "time": pn.widgets.Select(label="Time (or stop)"),
@@ -169,6 +170,11 @@ class DataView(Viewer):
         self._guard(lambda: self.store.load_simulated(*args, cohort=cohort), "Simulation")
         notify("success", f"Simulated {self.store.source.get('label')}", duration=3000)
 
+    def _say_reset(self, *events) -> None:
+        """New data reset the model, penalty scale, strata or cut points: one line says which."""
+        if self.store.reset_note:
+            notify("info", self.store.reset_note, duration=8000)
+
     def _show_source(self, *events) -> None:
         """The source pickers show where the data on screen came from: a switched or reopened
         analysis brings its own sample, query or simulation settings."""
@@ -239,7 +245,8 @@ class DataView(Viewer):
         show(self.preview, s.preview())
         src = s.source
         self.about.object = (f"**{src.get('label', 'no data')}** — {s.n_rows:,} rows, "
-                             f"{len(cols):,} columns. {src.get('about', '')}")
+                             f"{len(cols):,} columns. {src.get('about', '')}"
+                             + (f"  \n{s.reset_note}" if s.reset_note else ""))
 
     # ------------------------------------------------------------------------------------
     def _validate(self, *events) -> None:

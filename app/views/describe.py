@@ -108,11 +108,23 @@ class DescribeView(Viewer):
                                        color="primary", width=200)
 
     def show(self) -> None:
-        """The tab was opened (or its numbers are wanted): compute from now on."""
+        """The tab was opened: compute from now on (and what changed while it was hidden)."""
         self.lazy = False
+        self.catch_up()
+
+    def hide(self) -> None:
+        """The tab was left: data changes wait until it is shown again."""
+        self.lazy = True
+
+    def catch_up(self) -> None:
+        """Compute what changed while hidden (the numbers are wanted, say for an export)."""
         if self._stale:
             self._stale = False
-            self._on_data()
+            lazy, self.lazy = self.lazy, False
+            try:
+                self._on_data()
+            finally:
+                self.lazy = lazy
 
     def _on_data(self, *events) -> None:
         if self.lazy:
@@ -192,6 +204,8 @@ class DescribeView(Viewer):
         self.t1_message.object = (
             "n (%) for categorical rows, mean (SD) or median [Q1, Q3] for numbers; SMD = "
             "standardised mean difference; Missing = rows without a value."
+            + (" One row per subject: each subject's first (start, stop] episode, the "
+               "values at entry." if self.store.start and self.store.id else "")
             + (f" {left_out} row(s) without a group value are left out." if left_out else ""))
         show(self.t1_table, shown)
 
@@ -336,7 +350,7 @@ class DescribeView(Viewer):
     def report_files(self) -> dict[str, bytes]:
         """What the report folder takes from this tab: Table 1 and the survival tables as
         CSV, the figure as PNG and SVG."""
-        self.show()
+        self.catch_up()
         files = {f"{name}.csv": frame.to_csv(index=False).encode()
                  for name, frame in self.frames.items() if not frame.empty}
         if self._fig is not None:

@@ -20,6 +20,7 @@ from ..store import Store
 from ._common import markdown, notify
 from .describe import DescribeView
 from .figures import DPI, forest_figure, save
+from .on_screen import OnScreen
 from .plots import forest_plot
 from .results import ResultsView, hr_table, is_fine_gray
 
@@ -37,9 +38,12 @@ class ExportView(Viewer):
     store = param.ClassSelector(class_=Store)
     results = param.ClassSelector(class_=ResultsView)
     describe = param.ClassSelector(class_=DescribeView)
+    lazy = param.Boolean(default=False, doc="Write the script only while shown (the app's "
+                                            "tab: ``show`` and ``hide`` follow the open tab).")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.screen = OnScreen(shown=not self.lazy)
 
         def download(label, filename, callback):
             return pn.widgets.FileDownload(callback=self._safe(callback, label),
@@ -61,16 +65,27 @@ class ExportView(Viewer):
         self.spec_json = download("Analysis spec (JSON)", "survscan_spec.json", self.spec_text)
         self.script_py = download("Python script (.py)", "survscan_analysis.py", self.script_text)
         self.script = markdown(sizing_mode="stretch_width")
-        self.store.param.watch(self._refresh, ["fits", "data_version", "time", "event",
-                                               "covariates", "strata", "cut_points", "ties",
-                                               "penalty", "strength", "solver", "backend",
-                                               "start", "id", "weights", "event_codes",
-                                               "unpenalized"])
-        self._refresh()
+        # the script (Markdown with highlighting) is rewritten on every change of the analysis:
+        # only while the tab is shown, else once when it is next shown
+        self.store.param.watch(lambda *e: self.screen.run(self._refresh),
+                               ["fits", "data_version", "time", "event", "covariates", "strata",
+                                "cut_points", "ties", "penalty", "strength", "solver",
+                                "backend", "start", "id", "weights", "event_codes",
+                                "unpenalized"])
+        self.screen.run(self._refresh)
+
+    def show(self) -> None:
+        self.screen.show()
+
+    def hide(self) -> None:
+        self.screen.hide()
 
     def _safe(self, callback, label):
         def wrapped():
             try:
+                for page in (self.results, self.describe):  # drawn while hidden? now
+                    if page is not None:
+                        page.catch_up()
                 return callback()
             except Exception as exc:  # a download never shows a traceback
                 notify("error", f"{label}: {exc}", duration=0)

@@ -35,8 +35,12 @@ class PathView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.info = markdown(sizing_mode="stretch_width")
-        self.plot = pn.pane.HoloViews(visible=False)
-        self.table = table(height=200, visible=False)
+        self.plot = pn.pane.HoloViews()
+        self.table = table(height=200)
+        # shown and hidden as one column: toggling ``visible`` on a HoloViews pane that holds
+        # a Layout sends Panel's ``design`` to Bokeh's GridPlot, which has none (AttributeError)
+        self.body = pn.Column(self.plot, self.table, visible=False,
+                              sizing_mode="stretch_width")
         self.store.param.watch(self._draw, [
             "path", "strength", "strength_fraction", "strength_as", "lambda_max", "penalty",
             "data_version", "time", "start", "event", "event_codes", "covariates", "strata",
@@ -50,7 +54,7 @@ class PathView(Viewer):
         self.info.object = f"**Penalty:** {penalty_words(s)}." + (
             "" if fresh else " **Draw the path** shows the fits from lambda_max down to "
                              "1/1000 of it (as many as the lambda grid points).")
-        self.plot.visible = self.table.visible = fresh
+        self.body.visible = fresh
         if not fresh:
             return
         chosen = s.chosen_lambda()
@@ -58,5 +62,5 @@ class PathView(Viewer):
         show(self.table, run.result.summary, 4)
 
     def __panel__(self):
-        return pn.Column("### Penalty scale and regularisation path", self.info, self.plot,
-                         self.table, sizing_mode="stretch_width")
+        return pn.Column("### Penalty scale and regularisation path", self.info, self.body,
+                         sizing_mode="stretch_width")

@@ -11,6 +11,11 @@ import math
 import holoviews as hv
 import numpy as np
 import pandas as pd
+from holoviews.plotting.bokeh.element import ElementPlot
+
+# The mouse wheel scrolls the page; a plot zooms by its toolbar (wheel zoom, box zoom) only.
+# HoloViews makes wheel zoom active by default, and a long page stuck on every plot it crossed.
+ElementPlot.active_tools = ["pan"]
 
 MAX_STEPS = 2_000   # points per drawn curve (every step is kept below this)
 MAX_TICKS = 400     # censor ticks per curve (evenly thinned above this)

@@ -8,7 +8,7 @@ import param
 from panel.viewable import Viewer
 
 from ..loading import DataLoadError
-from ..recode import OPS, describe, level_order, parse_mapping, reference_step
+from ..recode import OPS, describe, level_order, not_numbers, parse_mapping, reference_step
 from ..store import Store, parse_cut_points
 from ._common import markdown, notify, text_options
 
@@ -40,6 +40,7 @@ class RecodeView(Viewer):
         self.undo = pn.widgets.Button(label="Undo last step", width=130)
         self.undo.on_click(self._undo)
         self.steps = markdown(sizing_mode="stretch_width")
+        self.number_note = markdown(width=420)
         self.inputs = pn.Row()
         for w in (self.column, self.op):
             w.param.watch(self._inputs, "value")
@@ -67,7 +68,12 @@ class RecodeView(Viewer):
         # only the chosen step's inputs are drawn (fewer models on the first page)
         self.inputs.objects = {"range": [self.low, self.high], "values": [self.values],
                                "cut": [self.cuts, self.new_name], "reference": [self.level],
-                               "recode": [self.mapping]}[op]
+                               "recode": [self.mapping], "number": [self.number_note]}[op]
+        if op == "number" and s.data is not None and column in s.columns:
+            bad = not_numbers(s.data[column])
+            self.number_note.object = (f"{bad:,} value(s) of {column!r} are not numbers and "
+                                       "become missing." if bad else
+                                       f"Every value of {column!r} reads as a number.")
         self.new_name.placeholder = f"{column}_group" if column else "column_group"
 
     def step(self) -> dict:
@@ -88,6 +94,8 @@ class RecodeView(Viewer):
             if self.level.value is None:
                 raise DataLoadError("choose the reference level")
             return reference_step(self.store.data, column, self.level.value)
+        if op == "number":
+            return {"op": op, "column": column}
         return {"op": op, "column": column, "mapping": parse_mapping(self.mapping.value)}
 
     def _apply(self, event=None) -> None:

@@ -21,6 +21,7 @@ from .. import describing
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
 from ._common import markdown, notify, show, table
+from .on_screen import OnScreen
 from .ph_check import PhCheck
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 
@@ -162,10 +163,13 @@ class ResultsView(Viewer):
     """Sections: Kaplan-Meier, hazard ratios, comparison of kept fits."""
 
     store = param.ClassSelector(class_=Store)
+    lazy = param.Boolean(default=False, doc="Draw only while shown (the app's tab: ``show`` "
+                                            "and ``hide`` follow the open tab).")
 
     def __init__(self, **params):
         super().__init__(**params)
         s = self.store
+        self.screen = OnScreen(shown=not self.lazy)
         self.group = pn.widgets.Select(label="Curves by", width=240)
         self.window = pn.widgets.RangeSlider(label="Time window (zoom)", start=0, end=1,
                                              value=(0, 1), step=0.1, width=420)
@@ -174,7 +178,12 @@ class ResultsView(Viewer):
         self.full = pn.widgets.Button(label="Whole follow-up", width=150)
         self.full.on_click(self._full)
         self.ci = pn.widgets.Checkbox(label="CI bands", value=True)
-        self.km = pn.pane.HoloViews(linked_axes=False)
+        # the curves and the counts under them as two panes whose time axes Panel links: the
+        # two as one HoloViews Layout (a Bokeh GridPlot) lost its axes and text when the page
+        # around it was laid out again (Results after the first fit showed a blank plot)
+        self.km_curves = pn.pane.HoloViews(css_classes=["km-curves"])
+        self.km_counts = pn.pane.HoloViews()
+        self.km = pn.pane.HoloViews()  # never shown: the whole figure, for the HTML export
         self.risk = table()
         self.km_message = markdown()
         self.cif_cause = pn.widgets.Select(label="Cause", width=160)
@@ -184,7 +193,7 @@ class ResultsView(Viewer):
                                      self.cif_message, self.cif, visible=False)
         self.km_section = pn.Column(
             "#### Kaplan-Meier", pn.Row(self.window, self.early, self.full), self.km_message,
-            self.km, "#### At-risk table", self.risk)
+            self.km_curves, self.km_counts, "#### At-risk table", self.risk)
         self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = markdown(sizing_mode="stretch_width")
@@ -196,7 +205,7 @@ class ResultsView(Viewer):
                                           visible=False)
         self.ph = PhCheck(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
-        self.forest = pn.pane.HoloViews(sizing_mode="fixed")
+        self.forest = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
         self.compare = table(pagination="local", page_size=10)
         self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
         self.across_data = pn.widgets.Checkbox(
@@ -207,19 +216,30 @@ class ResultsView(Viewer):
         self.cv_curve = table()
         self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,
                                     self.cv, self.cv_curve, visible=False)
-        s.param.watch(self._draw_cv, ["cv"])
+        s.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
         self.ci.param.watch(self._draw_km, "value")
         self.fit_select.param.watch(self._draw_fit, "value")
-        s.param.watch(self._on_data, ["data_version", "treatment", "time", "start", "event",
-                                      "event_codes", "model"])
-        s.param.watch(self._on_fits, ["fits"])
+        s.param.watch(lambda *e: self.screen.run(self._on_data),
+                      ["data_version", "treatment", "time", "start", "event", "event_codes",
+                       "model"])
+        s.param.watch(lambda *e: self.screen.run(self._on_fits), ["fits"])
         self.risk_frame = pd.DataFrame()
         self._hold = False
-        self._on_data()
-        self._on_fits()
-        self._draw_cv()  # a CV run made before this view was built (its page opened later)
+        for draw in (self._on_data, self._on_fits, self._draw_cv):  # what the store holds
+            self.screen.run(draw)
+
+    def show(self) -> None:
+        """The tab is shown: draw what changed while it was hidden."""
+        self.screen.show()
+
+    def hide(self) -> None:
+        self.screen.hide()
+
+    def catch_up(self) -> None:
+        """Draw what is owed without showing the tab (an export reads the drawn results)."""
+        self.screen.catch_up()
 
     # sections: (title, panel). Cumulative incidence and the CV curve slot in here.
     @property
@@ -241,7 +261,7 @@ class ResultsView(Viewer):
     def _on_data(self, *events) -> None:
         s = self.store
         if not s.loaded or s.time is None or s.event is None:
-            self.km.object = None
+            self._show_km(None)
             return
         cols = [c for c in s.columns if c not in {s.time, s.start, s.event, s.id, s.weights}]
         if s.simulated is not None:
@@ -295,15 +315,21 @@ class ResultsView(Viewer):
             layout = km_plot(km.table, risk, (lo, hi), time_label=s.time, ci=self.ci.value)
         except Exception as exc:  # bad roles: say so, keep the page
             self.km_message.object = f"Kaplan-Meier is not available: {exc}"
-            self.km.object = None
+            self._show_km(None)
             self.risk.value = pd.DataFrame()
             self.risk_frame = pd.DataFrame()
             return
         self.km_message.object = ""
         self._draw_cif()
-        self.km.object = layout
+        self._show_km(layout)
         self.risk_frame = risk
         show(self.risk, at_risk_display(risk))
+
+    def _show_km(self, layout) -> None:
+        curves, counts = layout.values() if layout is not None else (None, None)
+        with pn.io.hold():
+            self.km.object = layout
+            self.km_curves.object, self.km_counts.object = curves, counts
 
     def _draw_cif(self, *events) -> None:
         """Cumulative incidence when the event column has several causes (or Fine-Gray)."""

@@ -51,7 +51,8 @@ def test_tables_are_the_engines_numbers_reshaped(breast_run):
     table = state.comparison(run).set_index("coefficient")
     assert table.loc["(intercept)", "posterior mean"] == run.summary.loc["(intercept)", "mean"]
     assert table.loc["mean radius", "MLE"] == run.mle.coef["mean radius"]
-    assert (table["shrunk to 0"] == run.summary["shrunk"]).all()
+    assert (table["90% interval holds 0"] == run.summary["shrunk"]).all()
+    assert "shrunk to 0" not in table.columns
     state.per_sd = True
     sd = engine.datasets.load_breast_cancer()["mean area"].std(ddof=0)
     per_sd = state.comparison(run).set_index("coefficient")

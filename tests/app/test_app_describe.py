@@ -185,9 +185,16 @@ def test_the_apps_tab_computes_once_shown():
     view = app.describe
     assert view.lazy and view.medians.value.empty and view._fig is None
     assert "kaplan_meier.svg" in view.report_files()       # asking computes
-    assert not view.lazy and len(view.medians.value) == 2
-    app.store.load_sample("bmtcrr")                       # from now on it follows the data
-    assert view.outcome.visible
+    assert view.lazy and len(view.medians.value) == 2      # ... and the tab stays hidden
+    app.store.load_sample("bmtcrr")                       # hidden: waits for the tab
+    assert not view.outcome.visible
+    app.tabs.active = main.TABS.index("Describe")         # shown: follows the data
+    assert not view.lazy and view.outcome.visible
+    app.store.load_sample("rossi")
+    assert not view.outcome.visible
+    app.tabs.active = main.TABS.index("Data")             # left: stops following
+    app.store.load_sample("bmtcrr")
+    assert view.lazy and not view.outcome.visible
     pn.state.reset()
 
 

@@ -26,12 +26,14 @@ def test_app_renders_with_rossi_by_default(app):
     assert app.tabs.get_root() is not None
     assert app.store.source["name"] == "rossi"
     assert len(app.data.preview.value) == 200 or len(app.data.preview.value) == 432
+    app.tabs.active = main.TABS.index("Results")   # drawn when shown
     assert app.results.group.value == "fin"
     assert app.results.km.object is not None
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_every_sample_loads_validates_and_plots(app, name):
+    app.tabs.active = main.TABS.index("Results")
     app.data.sample.value = name
     app.data._open_sample()
     report = app.store.validation_report()

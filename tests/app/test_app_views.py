@@ -155,6 +155,7 @@ def test_exports(app):
     assert "<html" in app.export.forest_text().getvalue()
     assert "fin" in app.export.comparison_text().getvalue()
     assert "at risk" in app.export.risk_text().getvalue()
+    app.tabs.active = main.TABS.index("Export")   # the script is written when shown
     assert "```python" in app.export.script.object
 
 
@@ -217,6 +218,7 @@ def test_fit_view_cancel(app):
 def test_cumulative_incidence_section_for_competing_risks(app):
     app.data.sample.value = "bmtcrr"
     app.data._open_sample()
+    app.tabs.active = main.TABS.index("Results")
     section = app.results.cif_section
     assert section.visible and app.results.cif.object is not None, app.results.cif_message.object
     curves = results.cif_curves(app.store, "Source", 2)

@@ -1,0 +1,169 @@
+"""The served app in a browser, a click at a time: how long a user waits, beside the compute.
+
+python -m bench app [--out bench/results] [--repeats 2]
+
+Starts ``panel serve app/main.py`` (bench/serve.py's Server) and drives headless Chromium
+(Playwright, /usr/bin/chromium) through one session, as issue 29's targets are stated:
+(1) the first page ready ("Ready to fit."); (2) rossi: open the sample (after mgus2, so its data
+line is new), press Fit, until Results
+shows the fin row and the Kaplan-Meier plot (click to drawn), beside the worker's own seconds
+(cohort + engine.fit, from the Fit tab's status line); (3) every tab's first opening, until the
+page's own control shows; (4) step (2) again after every tab has been visited, and the ratio to
+the fresh session (the target: within 1.2x). The load average is recorded before and after; the
+machine is shared, so read the figures with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import time
+
+from bench.report import machine_info, save
+from bench.serve import CHROMIUM, TIMEOUT_MS, Server, open_page, tab
+
+# the control each page shows once built and drawn
+TAB_READY = {
+    "Design": ("text", "Detected device"),
+    "Describe": ("css", ".table-one .tabulator-row"),
+    "Fit": ("button", "Fit"),
+    "Results": ("css", ".km-curves .bk-Canvas"),
+    "OMOP study": ("button", "Run study"),
+    "SCCS": ("button", "Fit SCCS"),
+    "Bayesian": ("button", "Run sampler"),
+    "GWAS": ("button", "Run scan"),
+    "Timing": ("button", "Run timings"),
+    "Export": ("button", "Hazard ratios (CSV)"),
+}
+
+
+def ready_locator(page, kind, what):
+    if kind == "css":
+        return page.locator(what).first
+    if kind == "button":
+        return page.get_by_role("button", name=what, exact=True).first
+    return page.get_by_text(what).first
+
+
+async def open_sample(page, name: str) -> float:
+    """Data tab, Open sample ``name``: seconds until its data line and "Ready to fit." show."""
+    await tab(page, "Data")
+    await tab(page, "Sample")
+    await page.locator(".bk-input-group", has=page.locator(
+        "label", has_text="Bundled sample")).locator("select").first.select_option(name)
+    t0 = time.perf_counter()
+    await page.get_by_role("button", name="Open sample").click()
+    await page.get_by_text(f"sample: {name} —").first.wait_for(timeout=TIMEOUT_MS)
+    await page.get_by_text("Ready to fit.").wait_for(timeout=TIMEOUT_MS)
+    return time.perf_counter() - t0
+
+
+async def open_rossi(page) -> float:
+    """mgus2 first (untimed), so that rossi's data line is new: seconds to open rossi."""
+    await open_sample(page, "mgus2")
+    return await open_sample(page, "rossi")
+
+
+async def fit_to_results(page, name: str) -> tuple[float, float]:
+    """Fit tab, name the fit, press Fit: (seconds until Results shows the fin row and the KM
+    plot, the worker's seconds from the status line)."""
+    await tab(page, "Fit")
+    box = page.locator(".bk-input-group", has=page.locator("label", has_text="Fit name")) \
+        .locator("input").first
+    await box.fill(name)
+    await box.press("Enter")
+    t0 = time.perf_counter()
+    await page.get_by_role("button", name="Fit", exact=True).click()
+    fin = page.locator(".hr-table .tabulator-row", has=page.locator(
+        '.tabulator-cell[tabulator-field="covariate"]', has_text=re.compile(r"^\s*fin\s*$")))
+    await fin.first.wait_for(timeout=TIMEOUT_MS)
+    await page.locator(".km-curves .bk-Canvas").first.wait_for(timeout=TIMEOUT_MS)
+    drawn = time.perf_counter() - t0
+    await tab(page, "Fit")
+    status = page.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations "
+                                         r"in [\d.]+ s"))
+    text = await status.first.text_content()
+    worker = float(re.search(r"iterations in ([\d.]+) s", text).group(1))
+    return drawn, worker
+
+
+async def first_openings(page) -> dict[str, float]:
+    out = {}
+    for name, (kind, what) in TAB_READY.items():
+        t0 = time.perf_counter()
+        await tab(page, name)
+        await ready_locator(page, kind, what).wait_for(timeout=TIMEOUT_MS)
+        out[name] = time.perf_counter() - t0
+    return out
+
+
+async def session(url: str, repeats: int) -> dict:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                          args=["--headless=new", "--no-sandbox",
+                                                "--disable-gpu", "--no-first-run"])
+        try:
+            page, ready = await open_page(browser, url)
+            fresh = [await open_rossi(page) for _ in range(repeats)]
+            fresh_fits = [await fit_to_results(page, f"fresh {k}") for k in range(repeats)]
+            await tab(page, "Data")
+            tabs = await first_openings(page)
+            long_open = [await open_rossi(page) for _ in range(repeats)]
+            long_fits = [await fit_to_results(page, f"long {k}") for k in range(repeats)]
+        finally:
+            await browser.close()
+    return {"first_page_ready_s": ready, "open_rossi_fresh_s": fresh,
+            "fit_to_results_fresh_s": [f[0] for f in fresh_fits],
+            "fit_worker_fresh_s": [f[1] for f in fresh_fits],
+            "tab_first_open_s": tabs, "open_rossi_long_s": long_open,
+            "fit_to_results_long_s": [f[0] for f in long_fits],
+            "fit_worker_long_s": [f[1] for f in long_fits]}
+
+
+def report(r: dict, machine: dict, load: tuple) -> str:
+    best = min
+    lines = [
+        "# The served app, click to drawn (python -m bench app)",
+        "",
+        f"CPU: {machine.get('cpu')}, {machine.get('logical_cores')} cores; load average before "
+        f"{load[0]}, after {load[1]} (a shared machine: other engineers' jobs ran meanwhile).",
+        "",
+        "| step | fresh session (s) | after every tab was visited (s) | ratio |",
+        "|---|---|---|---|",
+        f"| open rossi (Data tab) | {best(r['open_rossi_fresh_s']):.2f} | "
+        f"{best(r['open_rossi_long_s']):.2f} | "
+        f"{best(r['open_rossi_long_s']) / best(r['open_rossi_fresh_s']):.2f} |",
+        f"| rossi Fit, click to drawn Results | {best(r['fit_to_results_fresh_s']):.2f} | "
+        f"{best(r['fit_to_results_long_s']):.2f} | "
+        f"{best(r['fit_to_results_long_s']) / best(r['fit_to_results_fresh_s']):.2f} |",
+        f"| of which the worker (cohort + engine.fit) | {best(r['fit_worker_fresh_s']):.2f} | "
+        f"{best(r['fit_worker_long_s']):.2f} | |",
+        "",
+        f"First page ready: {r['first_page_ready_s']:.2f} s.",
+        "",
+        "| tab | first opening (s) |",
+        "|---|---|",
+        *[f"| {name} | {s:.2f} |" for name, s in r["tab_first_open_s"].items()],
+        "",
+        "Best of the repeats; every step's clock starts at the click and stops when the page "
+        "shows the step's own result.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m bench app", description=__doc__)
+    parser.add_argument("--out", default="bench/results")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args(argv)
+    before = tuple(round(v, 2) for v in os.getloadavg())
+    with Server() as server:
+        result = asyncio.run(session(server.url, args.repeats))
+    after = tuple(round(v, 2) for v in os.getloadavg())
+    machine = machine_info()
+    record = {"machine": machine, "load_before": before, "load_after": after, **result}
+    return save(record, report(result, machine, (before, after)), args.out, "app_browser")
