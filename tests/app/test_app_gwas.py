@@ -151,7 +151,7 @@ def test_bad_input_is_a_notification_and_earlier_results_stay(view, monkeypatch,
     monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(folder))
     for name in ("toydata.5chrom.bed", "toydata.5chrom.bim", "toydata.5chrom.fam"):
         (folder / name).write_bytes((TOY / name).read_bytes())
-    (folder / "strangers.csv").write_text("FID,IID,y\nnobody,nobody,1.0\n")
+    (folder / "strangers.csv").write_text("FID,IID,y\nnobody,nobody,1.0\nnoone,noone,2.0\n")
     view.state.param.update(source=SOURCES[1], bed="toydata.5chrom", pheno="strangers.csv")
     asyncio.run(view.run_scan())
     assert view.last_outcome == "failed"

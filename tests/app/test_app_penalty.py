@@ -91,12 +91,12 @@ def test_fit_tab_shows_lambda_max_and_draws_the_path(app):
     path = engine.path(rossi_cohort(), grid=6)
     pd.testing.assert_frame_equal(s.path.result.coef, path.coef, rtol=1e-8, atol=1e-10)
     view = app.fit.path_view
-    assert view.plot.visible and len(view.table.value) == 6
+    assert view.body.visible and len(view.table.value) == 6
     s.strength_fraction = 0.2                  # the mark moves with the strength
     title = view.plot.object.values()[0].opts.get().kwargs["title"]
     assert f"dashed: lambda {float(f'{0.2 * top:.4g}'):.4g}" in title
     s.covariates = COVS[:3]                    # another design: the old path is hidden
-    assert not view.plot.visible
+    assert not view.body.visible
 
 
 def test_cv_progress_names_fold_and_grid_point_and_cancel_acts_at_once(app, monkeypatch):
