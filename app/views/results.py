@@ -406,7 +406,7 @@ class ResultsView(Viewer):
             f"{res.spec['ties']}, penalty = {res.spec['penalty']}; "
             f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations"
             + (f"; {fit.dropped_text} row(s) dropped for missing values" if fit.dropped else "")
-            + ". "
+            + f". Standard errors: {res.variance_note}. "
             "Penalised coefficients have no standard error (shown as NaN).")
         fine_gray = is_fine_gray(fit)
         self.fit_tests.object = fit_tests(res)

@@ -81,3 +81,28 @@ def test_results_say_what_was_dropped_and_line_up_other_data_only_when_asked(lun
     assert list(view.compare_hr.value.columns) == ["covariate", "lung"]
     view.across_data.value = True
     assert list(view.compare_hr.value.columns) == ["covariate", "rossi", "lung"]
+
+
+def test_results_name_the_variance_they_show():
+    """Issue 31: a weighted analysis shows the robust (sandwich) standard errors and says so; an
+    unweighted one says its SEs are model-based. The numbers are engine.fit's own."""
+    import engine
+
+    rossi = engine.datasets.load_rossi()
+    store = Store()
+    view = ResultsView(store=store)
+    store.load_sample("rossi")
+    store.keep(store.fit_job("plain").run())
+    assert "Standard errors: model-based SE (inverse information)" in view.fit_info.object
+    weighted = rossi.assign(w=0.5 + (rossi.index.to_numpy() % 6) / 2.4)   # not all integers
+    store.load_upload("weighted.csv", weighted.to_csv(index=False).encode())
+    store.weights = "w"
+    kept = store.fit_job("weighted").run()
+    store.keep(kept)
+    assert kept.result.variance == "robust"
+    assert "Standard errors: robust SE (sandwich), each of 432 rows its own cluster" in \
+        view.fit_info.object
+    direct = engine.fit(engine.Cohort.from_frame(weighted, "week", "arrest", weights="w",
+                                                 covariates=list(kept.result.coef.index)),
+                        ties=kept.result.spec["ties"])
+    pd.testing.assert_series_equal(kept.result.se, direct.se_robust, check_names=False)
