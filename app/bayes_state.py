@@ -234,11 +234,12 @@ class BayesState(param.Parameterized):
 
     def diagnostics(self, run: BayesRun) -> pd.DataFrame:
         """R-hat, bulk/tail ESS, MCSE of the mean (on the estimates' scale: per SD when they
-        are) and ESS per second of sampling."""
+        are; the intercept, which has no SD, on its own) and ESS per second of sampling, for
+        every coefficient the sampler drew."""
         table = run.summary[DIAGNOSTICS]
         if self.per_sd:
-            mcse = self._coef_scale(run, table[["mcse_mean"]])
-            table = table.loc[mcse.index].assign(mcse_mean=mcse["mcse_mean"])
+            mcse = self._coef_scale(run, table[["mcse_mean"]])["mcse_mean"]
+            table = table.assign(mcse_mean=mcse.reindex(table.index).fillna(table["mcse_mean"]))
         return table.reset_index()
 
     def coefficient_options(self, run: BayesRun) -> list[str]:

@@ -37,7 +37,7 @@ class BayesResults(Viewer):
         self.acf = pn.pane.HoloViews(sizing_mode="stretch_width")
         self.shrinkage = pn.Row()
         self.compare = table(css_classes=["bayes-compare"], height=370)
-        self.diagnostics = table(css_classes=["bayes-diagnostics"], height=470)
+        self.diagnostics = table(css_classes=["bayes-diagnostics"], height=400)
         self.downloads = self._downloads()
         st.param.watch(self._draw, ["run", "per_sd"])
         self._draw()
