@@ -46,7 +46,7 @@ hv.extension("bokeh")
 TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS",
         "Timing", "Export")
 # tab -> its view, which redraws only while shown (app/views/on_screen.py)
-DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results", "Export": "export"}
+DRAWN_WHEN_SHOWN = {"Describe": "describe", "Export": "export"}
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -112,7 +112,7 @@ class App(param.Parameterized):
 
     @cached_property
     def results(self) -> ResultsView:
-        return ResultsView(store=self.store, lazy=True)
+        return ResultsView(store=self.store)
 
     @cached_property
     def omop(self) -> OmopView:
