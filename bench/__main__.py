@@ -107,6 +107,8 @@ def parse(argv):
                         help="profile: ties")
     parser.add_argument("--no-all-columns", action="store_true",
                         help="robust: skip the whole P x P robust covariance")
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
+                        help="robust: where the fit and the variances run")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -179,7 +181,7 @@ def main(argv=None):
     if args.command == "robust":
         sizes = tuple(int(float(v)) for v in args.sizes.split(","))
         return robust.run(sizes, args.p, args.density, args.ratio, args.seed, out=args.out,
-                          all_columns=not args.no_all_columns)
+                          all_columns=not args.no_all_columns, backend=args.backend)
     if args.command == "fg":
         return fine_gray.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "sweep":

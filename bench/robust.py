@@ -35,10 +35,12 @@ def _timed(f):
     return time.perf_counter() - t0, out
 
 
-def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_columns=True):
-    """Time the fit and the variances at each N; write JSON + Markdown; return the record."""
+def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_columns=True,
+        backend="cpu"):
+    """Time the fit and the variances at each N on ``backend`` ("cpu" or "gpu"); write JSON +
+    Markdown; return the record."""
     warm = _cohort(500, 8, 0.3, seed)
-    w_res = engine.fit(warm, penalty=engine.L1(1.0), unpenalized=["x0"])
+    w_res = engine.fit(warm, penalty=engine.L1(1.0), unpenalized=["x0"], backend=backend)
     _ = w_res.se_robust, w_res.se_model
     robust_middle(w_res.problem, w_res.beta, np.arange(8))
     rows = []
@@ -47,7 +49,7 @@ def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_colu
         cohort = _cohort(n, p, density, seed)
         lam = ratio * float(np.max(np.abs(engine.gradient(cohort, np.zeros(p)))))
         fit_s, res = _timed(lambda: engine.fit(cohort, penalty=engine.L1(lam),
-                                               unpenalized=["x0"]))
+                                               unpenalized=["x0"], backend=backend))
         model_s, se_model = _timed(lambda: res.se_model)
         robust_s, se = _timed(lambda: res.se_robust)     # the extra: it reuses I^-1
         row = {"n": n, "p": p, "nnz": int(cohort.X.nnz), "fit_s": fit_s,
@@ -62,10 +64,11 @@ def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_colu
         rows.append(row)
         print(row, flush=True)
     record = {"experiment": "robust_variance", "density": density, "ratio": ratio,
-              "rows": rows, "machine": machine_info()}
+              "backend": backend, "rows": rows, "machine": machine_info()}
     m = record["machine"]
     lines = [f"# Robust (sandwich) variance against one more fit: P={p:,}, density {density}, "
-             f"L1 at {ratio} x lambda_max with x0 unpenalised, uniform(0.5, 3) weights",
+             f"L1 at {ratio} x lambda_max with x0 unpenalised, uniform(0.5, 3) weights, "
+             f"backend {backend}",
              "", f"Machine: {m['cpu']}, load average {m['load_average_1_5_15min']} at the end.", "",
              "| N | fit (s) | model SE of x0 (s) | robust SE of x0, extra (s) | "
              f"information {p}x{p} (s) | robust middle {p}x{p} (s) |",
@@ -74,5 +77,6 @@ def run(sizes, p, density=0.05, ratio=0.1, seed=0, out="bench/results", all_colu
         lines.append(f"| {r['n']:,} | {r['fit_s']:.2f} | {r['model_se_x0_s']:.3f} | "
                      f"{r['robust_se_x0_s']:.3f} | {_seconds(r.get('model_all_s'))} | "
                      f"{_seconds(r.get('robust_all_s'))} |")
-    name = f"robust_variance_p{p}_n{max(sizes)}" + ("" if all_columns else "_x0")
+    name = (f"robust_variance_p{p}_n{max(sizes)}" + ("" if all_columns else "_x0")
+            + ("" if backend == "cpu" else f"_{backend}"))
     return save(record, "\n".join(lines), out, name)

@@ -12,8 +12,8 @@ from .variance import check_clusters, middle
 
 def robust_middle(problem: Problem, beta, cols) -> np.ndarray:
     """sum_c U_c U_c^T over the model columns ``cols``, U_c the cluster sums of the weighted
-    score residuals: V = I^-1 middle I^-1.  A backend without score scans (the GPU ones) hands
-    the work to a CPU twin of the problem at the same beta.  (Fine-Gray's sandwich, with its
+    score residuals: V = I^-1 middle I^-1.  A backend without score scans (the logistic and
+    SCCS GPU ones) hands the work to a CPU twin of the problem at the same beta.  (Fine-Gray's sandwich, with its
     censoring term, is the model's own ``sandwich``.)"""
     model = problem.model
     cols = np.asarray(cols, np.int64)

@@ -144,6 +144,9 @@ def middle(scores, n_cols, n_clusters):
 
 
 def _gram(A, B):
-    """A B' (A A' when B is None), dense or sparse scores."""
+    """A B' (A A' when B is None) on the host, from dense or sparse scores, on the host or on
+    the device (a GPU backend's scores stay there: only the product comes back)."""
     product = A @ (A if B is None else B).T
-    return product.toarray() if hasattr(product, "toarray") else np.asarray(product)
+    if hasattr(product, "toarray"):
+        product = product.toarray()
+    return np.asarray(product.get() if hasattr(product, "get") else product, np.float64)

@@ -13,6 +13,8 @@ where:
   scan of the start-ordered tuple (gather_start_rows + segmented_scan.cu) is read at positions
   found once by searchsorted (cox_gpu_layout.late).  Custom kernels throughout; no cupy.cumsum.
 - update(j, delta): update_coordinate (sparse, O(nnz_j), Yang2022 Fig. 3).
+- cluster_scores: the score residuals of blocks of columns (cox_gpu_risk_set.score_residuals,
+  the same scans) summed by cluster on the device: the middle of the robust variance.
 - loglik / loglik_gradient / information / quadratic_step: the log-likelihood pass of
   cox_gpu_risk_set.py (CuPy element-wise work and gathers around the segmented_scan.cu kernels; the
   sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
@@ -47,7 +49,10 @@ errors within 1.2e-5 relative, log-likelihood within about 1e-7 relative.  A GPU
 differently (nvcc fuses multiply-adds); the order of additions is the same.  float32 is for
 screening many models, not for reported estimates.
 
-Verification status: nothing here has run on a GPU.  Every .cu source compiles with nvcc
+Verification status: on an H100 (sessions 7 and 10, bench/results/gpu_h100/README.md) every
+gpu-marked test passed (163), GPU = CPU to 1e-8 in float64; what only the device showed is kept
+by tests (a host-only macro NVRTC lacks, cuSPARSE's SpGEMM out of resources, the float32 line
+search below the sums' rounding: models.base.BackendModel.rounding).  Every .cu source compiles with nvcc
 (tests/engine/regression/backends/test_gpu_kernels_compile.py, float64 and float32).  tests/engine/regression/backends/test_gpu_backend.py compares
 this class with CoxCpuBackend twice: on a device (marked gpu, skipped without one) and, everywhere,
 unchanged on the CPU emulator of tests/support/cuda_emulator (the kernel sources built by g++, a block's
@@ -68,7 +73,8 @@ import numpy as np
 
 from . import diagonal_step_kernels as k
 from .cox_gpu_layout import event_groups, layout
-from .cox_gpu_risk_set import direction_curvature, information_matrix, risk_set_pass, weighted_gram
+from .cox_gpu_risk_set import (direction_curvature, information_matrix, risk_set_pass,
+                               score_residuals, weighted_gram)
 from .cox_subspace import PlaneStep
 from .hazard_state import RESHIFT
 from ...core.device import cupy_on_device, cupy_or_error
@@ -82,6 +88,7 @@ THREADS = 256           # SCAN_THREADS of flag_scan.cuh
 TILE = 256 * 4          # SCAN_TILE
 _GRAM_MAX = 2000
 _GRID_Y = 65535         # CUDA's limit on gridDim.y: the columns one segmented-scan launch takes
+_SCORE_BYTES = 2 ** 31  # cluster_scores' work arrays (about 12 of c x n) per block of columns
 
 
 @functools.lru_cache(maxsize=None)
@@ -160,6 +167,7 @@ class CoxGpuBackend:
         self.cycle_mode = "graph" if self.use_graphs else "launches"
         self._graphs, self._capture_stream = {}, None
         self.plane = PlaneStep(self._image, cp, cp.asnumpy)
+        self._weight_states, self._clusters = [], None
         self.set_weights(md.weights)
         self.set_beta(np.zeros(md.p))
 
@@ -195,23 +203,38 @@ class CoxGpuBackend:
         self._recentre_flag.fill(0)
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
-        """As CoxCpuBackend.set_weights: a zero-weight event loses its EVENT flag."""
-        cp, md = self.cp, self.md
-        md.weights = np.ascontiguousarray(w_sorted, dtype=np.float64)
-        md.flags = np.where(md.weights > 0, self._flags_built,
-                            self._flags_built & ~EVENT).astype(np.uint8)
-        lay_flags = np.where(md.weights > 0, self._lay_host.flags,
-                             self._lay_host.flags & ~EVENT).astype(np.uint8)
-        self._flags.set(lay_flags)
-        self._w.set(md.weights.astype(self.dtype))
-        self._wev.set(np.where((md.flags & EVENT) != 0, md.weights, 0.0).astype(self.dtype))
-        groups = event_groups(md.flags, md.weights, self.efron)
-        self._groups = replace(groups, **{f.name: _up(cp, getattr(groups, f.name))
-                                          for f in fields(groups)})
-        self._groups.term_c = self._groups.term_c.astype(self.dtype)
-        self._groups.term_wt = self._groups.term_wt.astype(self.dtype)
+        """As CoxCpuBackend.set_weights: a zero-weight event loses its EVENT flag.  The states
+        of the two latest weight vectors are kept on the device: cross-validation switches
+        between a fold's training weights and the full ones at every grid point, and building
+        a state (the tie groups on the host, four uploads) took 0.1 s at 10^6 rows."""
+        w = np.array(w_sorted, dtype=np.float64)
+        state = next((s for s in self._weight_states if np.array_equal(s["weights"], w)), None)
+        if state is None:
+            state = self._weight_state(w)
+            self._weight_states = [state, *self._weight_states][:2]
+        self.md.weights, self.md.flags = state["weights"], state["flags"]
+        self._flags[...] = state["lay_flags"]      # in place: captured graphs hold pointers
+        self._w[...] = state["w"]
+        self._wev[...] = state["wev"]
+        self._groups = state["groups"]
         self.plane.reset()
         self._recentre()
+
+    def _weight_state(self, w: np.ndarray) -> dict:
+        """The host flags and the device arrays that follow from the weights ``w``."""
+        cp = self.cp
+        flags = np.where(w > 0, self._flags_built, self._flags_built & ~EVENT).astype(np.uint8)
+        lay_flags = np.where(w > 0, self._lay_host.flags,
+                             self._lay_host.flags & ~EVENT).astype(np.uint8)
+        groups = event_groups(flags, w, self.efron)
+        groups = replace(groups, **{f.name: _up(cp, getattr(groups, f.name))
+                                    for f in fields(groups)})
+        groups.term_c = groups.term_c.astype(self.dtype)
+        groups.term_wt = groups.term_wt.astype(self.dtype)
+        return {"weights": w, "flags": flags, "lay_flags": cp.asarray(lay_flags),
+                "w": cp.asarray(w.astype(self.dtype)),
+                "wev": cp.asarray(np.where((flags & EVENT) != 0, w, 0.0).astype(self.dtype)),
+                "groups": groups}
 
     def update(self, j: int, delta: float) -> None:
         """beta_j += delta: the sparse update kernel; re-centre as the CPU does."""
@@ -321,6 +344,46 @@ class CoxGpuBackend:
                                   self._flags, self._start_order)
         return ll, g.get().astype(np.float64), info.get().astype(np.float64)
 
+    def cluster_scores(self, cols, codes: np.ndarray, n_clusters: int):
+        """(len(cols), n_clusters) on the device: the cluster sums of the weighted score
+        residuals of each column in ``cols`` at the current beta (``codes``: cluster of each
+        sorted row), as CoxCpuBackend's, by the scans of score_residuals over dense blocks of
+        columns of about _SCORE_BYTES of work arrays."""
+        cols = np.asarray(cols, np.int64)
+        _, r, _ = self._pass(1)
+        out = self.cp.empty((cols.size, n_clusters), self.dtype)
+        step = max(1, int(_SCORE_BYTES // (96 * max(self.md.n, 1))))
+        for a in range(0, cols.size, step):
+            X = self._device_block(cols[a:a + step]).T.toarray()
+            U = score_residuals(self.cp, self.scan, self._lay, self._groups, X, r, self.D,
+                                self._w, self._flags, self._start_order)
+            out[a:a + step] = self._cluster_sums(U, np.asarray(codes, np.int64), n_clusters)
+        return out
+
+    def _cluster_sums(self, U, codes, n_clusters):
+        """The columns of U (c x n, sorted rows) summed by cluster: the rows grouped by code
+        (a host sort, kept for the next call with the same codes) and one segmented scan read
+        at each group's last row.  When every row is its own cluster (codes 0..n-1, one
+        each, as engine.regression.variance.cluster_codes gives) a scatter alone: the sort
+        took 2 s of the robust SE at 10^7 rows on an H100."""
+        cp = self.cp
+        out = cp.zeros((U.shape[0], n_clusters), self.dtype)
+        if n_clusters == codes.size:
+            out[:, cp.asarray(codes)] = U
+            return out
+        if self._clusters is None or not np.array_equal(self._clusters["codes"], codes):
+            order = np.argsort(codes, kind="stable")
+            grouped = codes[order]
+            heads = np.ones(codes.size, bool)
+            heads[1:] = grouped[1:] != grouped[:-1]
+            tails = np.flatnonzero(np.append(heads[1:], True))
+            self._clusters = {"codes": codes.copy(), "order": cp.asarray(order),
+                              "heads": cp.asarray(np.where(heads, HEAD, 0).astype(np.uint8)),
+                              "tails": cp.asarray(tails), "at": cp.asarray(grouped[tails])}
+        c = self._clusters
+        out[:, c["at"]] = self.scan(U[:, c["order"]], c["heads"], HEAD, False)[:, c["tails"]]
+        return out
+
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """As CoxCpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
         device, coordinate descent on the s x s system on the host (quadratic_cd_gram); above
@@ -371,27 +434,43 @@ class CoxGpuBackend:
         return self._block
 
     def _device_block(self, cols):
-        """The chosen columns as a device CSC matrix over the sorted rows."""
+        """The chosen columns as a device CSC matrix over the sorted rows, gathered on the
+        device from the columns uploaded once (ModelData.block's gather there: on the host,
+        with its upload, it took 0.24 s of a 0.8 s fit at 10^6 rows on an H100)."""
         from cupyx.scipy import sparse
-        md = self.md
-        val, idx, ptr = md.block(cols)
-        return sparse.csc_matrix((self.cp.asarray(val, self.dtype),
-                                  self.cp.asarray(idx, np.int32),
-                                  self.cp.asarray(np.asarray(ptr), np.int32)),
-                                 shape=(md.n, len(cols)))
+        cp, md = self.cp, self.md
+        cols = np.asarray(cols, np.int64)
+        lo = md.indptr[cols]
+        ptr = np.concatenate(([0], np.cumsum(md.indptr[cols + 1] - lo))).astype(np.int64)
+        total = int(ptr[-1])
+        ptr_d = cp.asarray(ptr)
+        at = cp.arange(total, dtype=np.int64)
+        which = cp.searchsorted(ptr_d[1:], at, side="right")     # each non-zero's block column
+        offset = at - ptr_d[which]
+        rows = self._indices[cp.asarray(lo)[which] + offset]
+        v0 = cp.asarray(md.vptr[cols])[which]
+        vals = cp.ones(total, self.dtype)
+        if md.values.size:
+            valued = v0 >= 0
+            vals = cp.where(valued, self._values[cp.where(valued, v0 + offset, 0)], vals)
+        return sparse.csc_matrix((vals, rows, cp.asarray(ptr, np.int32)),
+                                 shape=(md.n, cols.size))
 
     # -- the papers' CCD on the device ---------------------------------------------------------
-    def ccd_cycle(self, state, coords, diverged: float, scale: np.ndarray) -> float:
+    def ccd_cycle(self, state, coords, diverged: float, scale: np.ndarray,
+                  flat: float = 0.0) -> float:
         """One CCD cycle over ``coords`` (Yang2022 Fig. 3): per coordinate the fused kernel,
         the conditional step kernel and the sparse update, launched back to back with no host
         round trip; state.beta, width and frozen are updated in place at the end.  Returns the
-        cycle's largest relative step, as engine/regression/solvers/ccd.py's loop does.
+        cycle's largest relative step, as engine/regression/solvers/ccd.py's loop does
+        (``diverged`` and ``flat``: its divergence test, solvers/state.py diverging).
 
         The cycle's launches (about 8 per coordinate) are captured once into a CUDA graph and
         replayed, one launch per cycle instead of P x 8 from Python (Yang2022 sec. 2.7); the
         graph is kept per set of active coordinates.  Without entry times only (their scan
         allocates); if capture fails the launches run one by one and ``cycle_mode`` says so."""
         cs = self._cycle_buffers(state, scale)
+        cs["flat"].fill(flat)
         active = np.array([j for j in coords if not state.frozen[j]], np.int64)
         diverged = np.float64(diverged)
         graph = self._cycle_graph(active, diverged) if self.use_graphs else None
@@ -414,6 +493,7 @@ class CoxGpuBackend:
                                  for name in ("beta", "width", "lam1", "lam2", "scale")}
             self._cycle_state["frozen"] = self.cp.zeros(p, np.uint8)
             self._cycle_state["biggest"] = self.cp.zeros(1, np.float64)
+            self._cycle_state["flat"] = self.cp.zeros(1, np.float64)
         cs = self._cycle_state
         for name, host in (("beta", state.beta), ("width", state.width), ("lam1", state.lam1),
                            ("lam2", state.lam2), ("scale", scale)):
@@ -428,7 +508,8 @@ class CoxGpuBackend:
             self._grad_hess_on_device(j)
             self._k["ccd_step"]((1,), (1,), (np.int64(j), self._gh, cs["beta"], cs["width"],
                                              cs["lam1"], cs["lam2"], cs["frozen"], cs["scale"],
-                                             diverged, self._step, cs["biggest"]))
+                                             diverged, cs["flat"], self._step,
+                                             cs["biggest"]))
             self._launch_update(j)
 
     def _cycle_graph(self, active, diverged):

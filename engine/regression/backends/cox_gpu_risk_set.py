@@ -108,8 +108,14 @@ def direction_curvature(xp, scan, lay, groups, U, r, D, flags, start_order):
 
 
 def _term_means(xp, scan, lay, groups, Z, ev, den, start_order):
-    """sqrt(wt) m per Efron term for each row of Z = x o D (c x n): m = (R1 - S1 - c E1) / den,
-    the risk-set mean of x, from segmented scans (c x terms)."""
+    """sqrt(wt) m per Efron term for each row of Z = x o D (c x n) (``_risk_set_means``)."""
+    return xp.sqrt(groups.term_wt) * _risk_set_means(xp, scan, lay, groups, Z, ev, den,
+                                                     start_order)
+
+
+def _risk_set_means(xp, scan, lay, groups, Z, ev, den, start_order):
+    """m = (R1 - S1 - c E1) / den per Efron term for each row of Z = x o D (c x n): the
+    risk-set mean of x, from segmented scans (c x terms)."""
     ends, tg = groups.ends, groups.term_group
     R1 = scan(Z, lay.flags, HEAD, False)[:, ends]
     E1 = scan(Z * ev, lay.flags, GROUP_HEAD, False)[:, ends]
@@ -117,4 +123,34 @@ def _term_means(xp, scan, lay, groups, Z, ev, den, start_order):
         S1 = scan(Z[:, start_order], lay.start_heads, HEAD, False)
         late = lay.late[ends]
         R1 = R1 - xp.where(late >= 0, S1[:, late], 0.0)
-    return xp.sqrt(groups.term_wt) / den * (R1[:, tg] - groups.term_c * E1[:, tg])
+    return (R1[:, tg] - groups.term_c * E1[:, tg]) / den
+
+
+def score_residuals(xp, scan, lay, groups, X, r, D, w, flags, start_order):
+    """The weighted score residuals U (c x n, sorted rows) of the columns in the rows of X
+    (dense c x n), as cox_score's kernel computes them one column at a time (Lin and Wei 1989;
+    R's coxscore2 for Efron):
+
+        U_k = w_k e_k (x_k - xbar_g(k)) - r_k x_k + D_k (sum_{g: k in R_g} H_g - e_k O_g(k)),
+
+    xbar_g the mean over g's Efron terms of m, H_g = sum wt m / den, O_g = sum wt c m / den
+    (one segmented scan over the terms), and the sums of H over the risk sets holding k the
+    suffix scans of ``risk_set_pass``.  sum_k U_k is the gradient."""
+    ev, den = _denominators(xp, scan, lay, groups, D, flags, start_order)
+    m = _risk_set_means(xp, scan, lay, groups, X * D, ev, den, start_order)
+    c, wt, ends = groups.term_c, groups.term_wt, groups.ends
+    k, n = X.shape
+    per_term = xp.concatenate((m, wt * m / den, wt * c * m / den))
+    last = groups.term_last
+    sums = scan(per_term, groups.term_heads, HEAD, False)[:, last]
+    mean_sum, H, O = sums[:k], sums[k:2 * k], sums[2 * k:]
+    count = xp.concatenate((last[:1] + 1, last[1:] - last[:-1])) if last.size else last
+    at_ends = xp.zeros((3 * k, n), D.dtype)
+    at_ends[:, ends] = xp.concatenate((H, O, mean_sum / count))
+    suffix = scan(at_ends[:k], lay.flags, STRATUM_TAIL, True)
+    own = at_ends[k:, lay.group_end_of]
+    B = suffix - ev * own[:k]
+    if start_order is not None:
+        after = lay.entered_after
+        B = B - xp.where(after >= 0, suffix[:, after], 0.0)
+    return D * B - r * X + ev * w * (X - own[k:])

@@ -6,10 +6,8 @@ max(2|step|, width/2) (priors.trust_region; Yang2024 eq. 17).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..priors import coordinate_step, trust_region
-from .state import DIVERGED, SolverState
+from .state import DIVERGED, SolverState, diverging, flat_gain
 
 
 def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
@@ -27,9 +25,9 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
     f_old = state.objective(ll)
     for _ in range(max_iter):
         if device_cycle is not None:
-            biggest = device_cycle(state, coords, DIVERGED, model.scale)
+            biggest = device_cycle(state, coords, DIVERGED, model.scale, flat_gain(f_old))
         else:
-            biggest = cycle(model, state, coords)
+            biggest = cycle(model, state, coords, flat_gain(f_old))
         state.n_iter += 1
         ll = model.loglik()
         f = state.objective(ll)
@@ -43,10 +41,12 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
     return state
 
 
-def cycle(model, state: SolverState, coords) -> float:
-    """One sweep over ``coords``; returns the largest relative step.  A backend with a
-    ``ccd_cycle`` method (the GPU's: the same steps with nothing crossing to the host per
-    coordinate, Yang2022 Fig. 3) runs the sweep itself instead."""
+def cycle(model, state: SolverState, coords, flat: float = 0.0) -> float:
+    """One sweep over ``coords``; returns the largest relative step.  A coordinate diverges
+    (state.diverging) where its Newton gain is at most ``flat`` (flat_gain of the objective;
+    0: only where the curvature is gone).  A backend with a ``ccd_cycle`` method (the GPU's:
+    the same steps with nothing crossing to the host per coordinate, Yang2022 Fig. 3) runs the
+    sweep itself instead."""
     b = state.beta
     biggest = 0.0
     for j in coords:
@@ -59,12 +59,6 @@ def cycle(model, state: SolverState, coords) -> float:
             model.update(j, delta)
             b[j] += delta
             biggest = max(biggest, abs(delta) / (1.0 + abs(b[j])))
-            if diverging(state, model.scale, j, delta):
+            if diverging(state, model.scale, [j], [delta], [g], [h], flat)[0]:
                 state.frozen[j] = True
     return biggest
-
-
-def diverging(state: SolverState, scale: np.ndarray, j: int, delta: float) -> bool:
-    """An unpenalised coefficient still moving outward beyond any finite hazard ratio."""
-    unpenalised = state.lam1[j] == 0.0 and state.lam2[j] == 0.0
-    return unpenalised and abs(state.beta[j]) * scale[j] > DIVERGED and delta * state.beta[j] > 0

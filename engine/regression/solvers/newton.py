@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as la
 
-from .state import DIVERGED, SolverState
+from .state import SolverState, diverging, flat_gain
 
 # Largest move of x_j * beta_j in one Newton step (a trust region against runaway directions).
 _MAX_MOVE = 10.0
@@ -50,7 +50,7 @@ def run(model, state: SolverState, tol: float, max_iter: int = 50, progress=None
             model.set_beta(beta)
             ll = model.loglik()
             f = state.objective(ll)
-            if f <= f0 + 1e-12 * (abs(f0) + 1.0):
+            if f <= f0 + model.rounding * (abs(f0) + 1.0):
                 break
             t /= 2.0
         else:
@@ -62,7 +62,8 @@ def run(model, state: SolverState, tol: float, max_iter: int = 50, progress=None
         state.history.append(f)
         if progress is not None:
             progress(state)
-        _freeze_diverging(state, model.scale, S, new - b)
+        state.frozen[S[diverging(state, model.scale, S, new - b, g, np.diag(info),
+                                 flat_gain(f))]] = True
         if 0.0 <= decrement <= tol * (abs(f) + 1.0) and not crossing.any():
             state.converged = True
             break
@@ -76,8 +77,3 @@ def _solve(H: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     except la.LinAlgError:
         return np.linalg.lstsq(H, rhs, rcond=None)[0]
 
-
-def _freeze_diverging(state, scale, S, moved):
-    big = (np.abs(state.beta[S]) * scale[S] > DIVERGED) & (moved * state.beta[S] > 0)
-    unpenalised = (state.lam1[S] == 0.0) & (state.lam2[S] == 0.0)
-    state.frozen[S[big & unpenalised]] = True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..priors import kkt_violators
-from .state import DIVERGED, SolverState
+from .state import DIVERGED, SolverState, diverging, flat_gain
 
 _INNER_CYCLES = 500
 # The inner problem is solved only as well as the outer step needs: its tolerance (a step in
@@ -59,7 +59,7 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
             beta[:] = old + t * delta
             model.set_beta(beta)
             f = state.objective(model.loglik())
-            if f <= f0 + 1e-12 * (abs(f0) + 1.0):
+            if f <= f0 + model.rounding * (abs(f0) + 1.0):
                 break
             t /= 2.0
         else:
@@ -73,9 +73,7 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
             progress(state)
         inner_tol = max(_INNER_TOL_MIN, _INNER_TOL_FACTOR * np.sqrt(max(f0 - f, 0.0)))
         moved = beta - old
-        runaway = ((np.abs(beta) * model.scale > DIVERGED) & (moved * beta > 0)
-                   & (state.lam1 == 0) & (state.lam2 == 0))
-        state.frozen |= runaway
+        state.frozen |= _diverging(model, state, moved, f)
         change = abs(f0 - f) / (abs(f) + 1.0)
         small = np.max(np.abs(moved) / (1.0 + np.abs(beta)), initial=0.0) <= _STEP * np.sqrt(tol)
         settled = change <= tol and small
@@ -91,6 +89,19 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None) -> 
             state.gradient = g      # the KKT check's at beta (on _at_zero): not recomputed
             break
     return state
+
+
+def _diverging(model, state, moved, f):
+    """state.diverging over every coordinate, with the gradient and curvature read (one
+    coordinate at a time) only where a coefficient is large, unpenalised and moving outward."""
+    out = np.zeros(moved.size, bool)
+    beta = state.beta
+    maybe = np.flatnonzero((np.abs(beta) * model.scale > DIVERGED) & (moved * beta > 0)
+                           & (state.lam1 == 0) & (state.lam2 == 0))
+    if maybe.size:
+        g, h = np.array([model.grad_hess(int(j)) for j in maybe]).T
+        out[maybe] = diverging(state, model.scale, maybe, moved[maybe], g, h, flat_gain(f))
+    return out
 
 
 def _at_zero(state):

@@ -374,15 +374,20 @@ def test_bad_clusters_and_weights_are_named():
         engine.fit(paired, cluster=np.arange(coh.n))
 
 
-def test_gpu_fit_robust_variance_equals_cpu(where):
-    """A GPU fit (on the device, or its kernels in the CUDA emulator) hands the score scans to
-    a CPU twin of its problem at the fitted beta."""
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+@pytest.mark.parametrize("clustered", [True, False])
+def test_gpu_fit_robust_variance_equals_cpu(where, ties, clustered):
+    """A GPU fit (on the device, or its kernels in the CUDA emulator) runs the score scans on
+    the device (cox_gpu_risk_set.score_residuals, summed by cluster there); its robust
+    covariance equals the CPU's, with clusters of several rows and with one row a cluster."""
     d = tied_data(entry=True, n=120)
     coh = cohort_of(d, strata=True, entry=True)
-    cpu = engine.fit(coh, ties="efron", tol=1e-12, cluster=d["cluster"])
-    gpu = engine.fit(coh, ties="efron", tol=1e-12, cluster=d["cluster"], backend="gpu")
-    assert gpu.spec["backend"] == "gpu"
-    np.testing.assert_allclose(gpu.cov_robust.to_numpy(), cpu.cov_robust.to_numpy(), rtol=1e-6)
+    cluster = d["cluster"] if clustered else None
+    cpu = engine.fit(coh, ties=ties, tol=1e-12, cluster=cluster, variance="robust")
+    gpu = engine.fit(coh, ties=ties, tol=1e-12, cluster=cluster, variance="robust",
+                     backend="gpu")
+    assert gpu.spec["backend"] == "gpu" and hasattr(gpu.problem.model.backend, "cluster_scores")
+    np.testing.assert_allclose(gpu.cov_robust.to_numpy(), cpu.cov_robust.to_numpy(), rtol=1e-8)
 
 
 # -- the bootstrap by cluster -----------------------------------------------------------------

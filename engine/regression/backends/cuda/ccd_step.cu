@@ -5,11 +5,16 @@
 //   two directional derivatives, a step that would cross zero stops at zero;
 //   trust region: step clipped to [-width, width], width <- max(2 |step|, width / 2)
 //   (Yang2024 eq. 17);
-//   an unpenalised coefficient beyond any finite hazard ratio (|b| range > diverged, still
-//   moving outward) is frozen.
+//   an unpenalised coefficient beyond any finite hazard ratio (|b| range > diverged), still
+//   moving outward, along which the likelihood is flat (no curvature left, or a Newton gain
+//   g^2/h of at most *flat while the Newton step g/h moves x b outward by 0.01 or more across
+//   the range; or |b| range beyond RUNAWAY) is frozen, as engine/regression/solvers/state.py
+//   diverging.
 // *step receives the step (0 when frozen or not moving) for update_coordinate; *biggest the
 // cycle's largest relative step |step| / (1 + |b|).
 #include "flag_scan.cuh"
+
+#define RUNAWAY 200.0   // solvers/state.py RUNAWAY
 
 __device__ inline double sign_of(double x) { return (double)((x > 0) - (x < 0)); }
 
@@ -27,10 +32,18 @@ __device__ inline double newton_step(double g, double h, double b, double lam1, 
     return (sign_of(b + delta) != sign_of(b)) ? -b : delta;
 }
 
+// The log-likelihood flat along a coordinate at b: solvers/state.py diverging's test.
+__device__ inline bool flat_along(double g, double h, double b, double scale, double flat)
+{
+    if (!(h > 0)) return g * b >= 0;
+    const double newton = g / h;
+    return g * g / h <= flat && fabs(newton) * scale >= 0.01 && newton * b > 0;
+}
+
 extern "C" __global__ void ccd_step(long long j, const real* grad_hess, double* beta,
                                     double* width, const double* lam1, const double* lam2,
                                     unsigned char* frozen, const double* scale, double diverged,
-                                    double* step, double* biggest)
+                                    const double* flat, double* step, double* biggest)
 {
     *step = 0.0;
     if (frozen[j]) return;
@@ -45,6 +58,8 @@ extern "C" __global__ void ccd_step(long long j, const real* grad_hess, double* 
     *step = delta;
     const double relative = fabs(delta) / (1.0 + fabs(moved));
     if (relative > *biggest) *biggest = relative;
-    if (lam1[j] == 0.0 && lam2[j] == 0.0 && fabs(moved) * scale[j] > diverged && delta * moved > 0)
+    if (lam1[j] == 0.0 && lam2[j] == 0.0 && fabs(moved) * scale[j] > diverged && delta * moved > 0
+        && (flat_along(grad_hess[0], grad_hess[1], moved, scale[j], *flat)
+            || fabs(moved) * scale[j] > RUNAWAY))
         frozen[j] = 1;
 }

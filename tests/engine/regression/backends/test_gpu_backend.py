@@ -195,7 +195,9 @@ def test_cycle_graph_equals_launches(cohorts, name):
 def test_float32_fit_close_to_float64(cohorts, name, penalty, solver):
     """engine.fit(precision="float32"): converges at the raised tol and stays within the
     documented distance of the float64 fit (measured: coefficients 1e-7 to 2e-4 of max |beta|,
-    standard errors about 1e-5 relative)."""
+    standard errors about 1e-5 relative).  On an H100 the heart L1 auto fit once stopped 1.2e-3
+    away: its line search rejected Newton steps by less than float32's rounding (fixed by
+    BackendModel.rounding)."""
     cohort = cohorts[name]
     pen = engine.L1(2.0) if penalty else None
     a = engine.fit(cohort, ties="efron", penalty=pen, solver=solver, backend="cpu")

@@ -19,7 +19,8 @@ from engine.regression import modeldata
 from engine.regression.backends.cox_cpu import CoxCpuBackend
 from flag_scan_reference import combine, segmented_scan
 from engine.regression.backends.cox_gpu_layout import event_groups, layout
-from engine.regression.backends.cox_gpu_risk_set import information_matrix, risk_set_pass
+from engine.regression.backends.cox_gpu_risk_set import (information_matrix, risk_set_pass,
+                                                          score_residuals)
 
 COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
@@ -133,6 +134,28 @@ def test_device_pass_equals_cpu(name, efron, weighted):
     info2 = information_matrix(np, _numpy_scan, lay, groups, Xs, r1, be.state.D, md.flags,
                                md.start_order, chunk_bytes=8 * md.n * 3)
     np.testing.assert_allclose(info2, info, rtol=1e-10, atol=1e-12 * np.abs(info).max())
+
+
+@pytest.mark.parametrize("name,efron,weighted", CASES)
+def test_device_score_residuals_equal_cpu(name, efron, weighted):
+    """The device's score residuals (array scans), summed by cluster, equal cox_score's Numba
+    kernel column by column, and each column's residuals sum to the gradient."""
+    md, be = _backend(name, efron, weighted)
+    lay, groups = layout(md), event_groups(md.flags, md.weights, efron)
+    lay.flags = np.where(md.weights > 0, lay.flags, lay.flags & ~np.uint8(1)).astype(np.uint8)
+    cols = np.arange(md.p)
+    _, r, _ = be.risk_set_pass(1)
+    X = be.state.sorted_block(cols).toarray().T
+    U = score_residuals(np, _numpy_scan, lay, groups, X, r, be.state.D, md.weights, md.flags,
+                        md.start_order)
+    codes = np.random.default_rng(5).integers(0, 7, md.n)
+    by_cluster = np.zeros((md.p, 7))
+    np.add.at(by_cluster.T, codes, U.T)
+    expected = be.cluster_scores(cols, codes, 7)
+    np.testing.assert_allclose(by_cluster, expected, rtol=1e-10,
+                               atol=1e-12 * np.abs(expected).max())
+    _, g = be.loglik_gradient()
+    np.testing.assert_allclose(U.sum(axis=1), g, rtol=1e-9, atol=1e-10 * np.abs(g).max())
 
 
 @pytest.mark.parametrize("name,efron,weighted", CASES)

@@ -209,7 +209,11 @@ def test_doubling_weights_leaves_optimum(d, ties):
     se1 = pd.Series(res1.se_model).reindex(names_for(d)).to_numpy(float)
     se2 = pd.Series(res2.se_model).reindex(names_for(d)).to_numpy(float)
     np.testing.assert_allclose(se2, se1 / np.sqrt(2.0), rtol=FIT_RTOL)  # information doubles
-    # sampling weights: the robust variance does not depend on their scale
-    r1 = pd.Series(res1.se_robust).reindex(names_for(d)).to_numpy(float)
-    r2 = pd.Series(res2.se_robust).reindex(names_for(d)).to_numpy(float)
-    np.testing.assert_allclose(r2, r1, rtol=FIT_RTOL)
+    # sampling weights: the robust variance does not depend on their scale (a degenerate one,
+    # every row an event at one tied time so that every score residual is 0 at beta = 0, is
+    # NaN with a warning in both)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r1 = pd.Series(res1.se_robust).reindex(names_for(d)).to_numpy(float)
+        r2 = pd.Series(res2.se_robust).reindex(names_for(d)).to_numpy(float)
+    np.testing.assert_allclose(r2, r1, rtol=FIT_RTOL, equal_nan=True)
