@@ -1,7 +1,8 @@
 """Recode and filter steps on the loaded table: keep rows in a numeric range or with chosen
 values, cut a numeric column into groups at cut points (age groups), set the reference level
 of a categorical, recode values (R's 1/2 status to 0/1), convert a column to numbers (text that
-is not a number becomes missing).
+is not a number becomes missing), weight by a propensity score (engine.propensity_weights of a
+0/1 treatment column on chosen covariates: a weight column and its score, on any table).
 
 A step is JSON-able data ({"op": ..., "column": ...}); ``apply_step`` runs it with pandas and
 ``step_code`` writes the same pandas lines for the exported script, so the script rebuilds the
@@ -15,11 +16,18 @@ import math
 
 import pandas as pd
 
+import engine
+
 from .loading import DataLoadError
 
 OPS = {"range": "Keep rows in a range", "values": "Keep rows with chosen values",
        "cut": "Cut into groups", "reference": "Set the reference level",
-       "recode": "Recode values", "number": "Convert to number (text becomes missing)"}
+       "recode": "Recode values", "number": "Convert to number (text becomes missing)",
+       "psweight": "Weight by a propensity score (column = 0/1 treatment)"}
+# engine.propensity_weights' estimands, as offered
+ESTIMANDS = {"ATE: inverse probability of treatment": "ATE", "ATT: the treated": "ATT",
+             "ATC: the controls": "ATC", "ATO: overlap weights": "ATO",
+             "ATM: matching weights": "ATM"}
 
 
 def apply_step(df: pd.DataFrame, step: dict) -> pd.DataFrame:
@@ -34,6 +42,11 @@ def apply_step(df: pd.DataFrame, step: dict) -> pd.DataFrame:
         raise DataLoadError(f"column {column!r} is not numeric: {OPS[op].lower()} needs "
                             "numbers (recode or keep chosen values instead)")
     out = df.copy()
+    if op == "psweight":
+        ps = propensity(df, step)
+        out[step["name"]] = ps.weights
+        out[step["name"] + "_ps"] = ps.ps
+        return out
     if op == "range":
         keep = _range_mask(s, step.get("low"), step.get("high"))
         return _kept(out, keep, column)
@@ -58,6 +71,28 @@ def apply_step(df: pd.DataFrame, step: dict) -> pd.DataFrame:
     return out
 
 
+def propensity(df: pd.DataFrame, step: dict):
+    """engine.PropensityWeights of a "psweight" step on ``df`` (DataLoadError naming the
+    problem: a treatment that is not 0/1, a missing value, no overlap, separation)."""
+    try:
+        return engine.propensity_weights(df, treatment=step["column"],
+                                         covariates=list(step["covariates"]),
+                                         estimand=step["estimand"], trim=step.get("trim"))
+    except ValueError as exc:          # engine.CohortError is one
+        raise DataLoadError(f"propensity score of {step['column']!r}: {exc}") from exc
+
+
+def balance_note(ps) -> str:
+    """Effective sample sizes and the largest standardised difference, before and after."""
+    ess, b = ps.ess, ps.balance
+    covariates = b[b["type"] != "distance"]
+    return (f"effective sample size control {ess.loc['before', 'control']:,.0f} -> "
+            f"{ess.loc['after', 'control']:,.1f}, treated {ess.loc['before', 'treated']:,.0f} "
+            f"-> {ess.loc['after', 'treated']:,.1f}; largest |difference| over the covariates "
+            f"{covariates['diff_before'].abs().max():.3f} -> "
+            f"{covariates['diff_after'].abs().max():.3f} (standardised for continuous ones)")
+
+
 def not_numbers(s: pd.Series) -> int:
     """How many present values of ``s`` are not numbers (they become missing on conversion)."""
     return int((pd.to_numeric(s, errors="coerce").isna() & s.notna()).sum())
@@ -67,6 +102,12 @@ def step_code(step: dict) -> list[str]:
     """Python lines (pandas on ``df``) doing what ``apply_step`` does."""
     op, c = step["op"], step["column"]
     col = f"df[{c!r}]"
+    if op == "psweight":
+        name = step["name"]
+        return [f"ps = engine.propensity_weights(df, treatment={c!r}, "
+                f"covariates={list(step['covariates'])!r}, estimand={step['estimand']!r}, "
+                f"trim={step.get('trim')!r})",
+                f"df[{name!r}] = ps.weights", f"df[{name + '_ps'!r}] = ps.ps"]
     if op == "range":
         terms = ([f"({col} >= {step['low']!r})"] if step.get("low") is not None else []) + \
                 ([f"({col} <= {step['high']!r})"] if step.get("high") is not None else [])
@@ -90,6 +131,11 @@ def step_code(step: dict) -> list[str]:
 def describe(step: dict) -> str:
     """The step in words, for the list of steps."""
     op, c = step["op"], step["column"]
+    if op == "psweight":
+        trim = step.get("trim")
+        return (f"{step['name']}: {step['estimand']} weights from a propensity score of {c} on "
+                f"{', '.join(step['covariates'])}"
+                + (f", trimmed outside [{trim:g}, {1 - trim:g}]" if trim else ""))
     if op == "range":
         low = "-inf" if step.get("low") is None else f"{step['low']:g}"
         high = "inf" if step.get("high") is None else f"{step['high']:g}"

@@ -277,9 +277,16 @@ class Store(param.Parameterized):
         self._replace_frame(df, steps)
 
     def _replace_frame(self, df: pd.DataFrame, steps: list) -> None:
+        """The table after ``steps``; a role whose column went with an undone step (a
+        propensity-score weight column) is cleared."""
         df = numbered(df)
+        kept = set(df.columns)
+        gone = {role: None for role in ("time", "start", "event", "treatment", "id", "weights")
+                if getattr(self, role) is not None and getattr(self, role) not in kept}
         with param.parameterized.batch_call_watchers(self):
-            self.param.update(data=df, columns=list(df.columns), data_steps=steps, reset_note="")
+            self.param.update(data=df, columns=list(df.columns), data_steps=steps, reset_note="",
+                              covariates=[c for c in self.covariates if c in kept],
+                              strata=[c for c in self.strata if c in kept], **gone)
             self.data_version += 1
 
     def _roles_leave_covariates(self, *events) -> None:

@@ -161,3 +161,63 @@ def test_saved_steps_reapply_to_the_same_table():
     assert again.spec() == s.spec()
     again.undo_data_step()
     assert again.data_steps == steps[:1] and "prio_group" not in again.columns
+
+
+PS_STEP = {"op": "psweight", "column": "fin", "covariates": ["age", "prio", "race"],
+           "estimand": "ATE", "trim": None, "name": "ps_weight"}
+
+
+def test_propensity_weights_step_equals_the_engine_and_its_script_line(rossi):
+    out = apply_step(rossi, PS_STEP)
+    want = engine.propensity_weights(rossi, treatment="fin", covariates=["age", "prio", "race"])
+    np.testing.assert_array_equal(out["ps_weight"], want.weights)
+    np.testing.assert_array_equal(out["ps_weight_ps"], want.ps)
+    pd.testing.assert_frame_equal(out, _run_with_engine(step_code(PS_STEP), rossi))
+    with pytest.raises(DataLoadError, match="propensity score of 'age'.*0/1"):
+        apply_step(rossi, {**PS_STEP, "column": "age", "covariates": ["prio"]})
+
+
+def _run_with_engine(lines, df):
+    namespace = {"df": df.copy(), "pd": pd, "engine": engine}
+    exec("\n".join(lines), namespace)
+    return namespace["df"]
+
+
+def test_weighting_by_a_propensity_score_on_the_data_tab():
+    """The Data tab's step: the weight column becomes the Weights role, the fit reports the
+    robust variance and equals engine.fit with engine.propensity_weights' weights, the
+    exported script rebuilds it, the note gives balance and effective sample sizes, and an
+    undo takes the column and the role away."""
+    from app.views.recode_view import RecodeView
+
+    s = Store()
+    s.load_sample("rossi")
+    s.covariates = ["fin", "age", "prio"]
+    view = RecodeView(store=s)
+    view.column.value, view.op.value = "fin", "psweight"
+    view.ps_covariates.value = ["age", "prio", "race"]
+    view.estimand.value = "ATT"
+    view._apply()
+    assert s.weights == "ps_weight" and "ps_weight_ps" in s.columns
+    assert "effective sample size" in view.balance.object
+    overlap, love = (pane.object for pane in view.ps_plots.objects)
+    assert view.ps_plots.visible and len(love.get(0).data) == 3     # one point per covariate
+    kept = s.fit_job().run()
+    rossi = engine.datasets.load_rossi()
+    w = engine.propensity_weights(rossi, treatment="fin", covariates=["age", "prio", "race"],
+                                  estimand="ATT").weights
+    want = engine.fit(engine.Cohort.from_frame(rossi.assign(w=w), time="week", event="arrest",
+                                               covariates=["fin", "age", "prio"], weights="w"),
+                      ties=kept.result.spec["ties"])
+    assert kept.result.variance == "robust" == want.variance
+    pd.testing.assert_series_equal(kept.result.coef, want.coef, rtol=1e-10)
+    pd.testing.assert_series_equal(kept.result.se, want.se, rtol=1e-8)
+    ns = run_script(s.python_script())
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-10)
+    view.column.value = "fin"
+    view.ps_name.value = "ps_weight"
+    with pytest.raises(DataLoadError, match="exists"):
+        view.step()
+    s.undo_data_step()
+    assert s.weights is None and "ps_weight" not in s.columns and view.balance.object == ""
+    assert not view.ps_plots.visible

@@ -1,0 +1,61 @@
+"""The served app in headless Chromium: weighting rossi by a propensity score on the Data tab
+(the recode step "Weight by a propensity score"), then fitting: the weight column becomes the
+Weights role, the page shows balance and the two plots, and the fit's hazard ratio and its
+robust SE equal engine.fit with engine.propensity_weights' weights.  Screenshot in
+tests/artifacts/data_psweight.png."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import engine
+from test_app_browser import (  # noqa: F401  (fixtures)
+    app_url, browser, chromium, field, fit, page, row_with, shot, tab, type_into)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def choose(pg, label, values):
+    """Pick ``values`` in the multi-choice box labelled ``label`` (Choices.js: open the list,
+    click the option)."""
+    box = field(pg, label)
+    for value in values:
+        box.locator(".choices").first.click()
+        box.locator(".choices__item--choice", has_text=re.compile(rf"^\s*{value}\s*$")) \
+            .first.click()
+    pg.keyboard.press("Escape")
+
+
+def test_weight_by_propensity_score_then_fit(page):
+    from playwright.sync_api import expect
+
+    pg = page
+    tab(pg, "Data")
+    field(pg, "Column").locator("select").select_option("fin")
+    field(pg, "Step").locator("select").select_option(
+        label="Weight by a propensity score (column = 0/1 treatment)")
+    choose(pg, "Propensity-score covariates", ["age", "prio", "race"])
+    pg.get_by_role("button", name="Apply step").click()
+    expect(pg.get_by_text(re.compile(r"ps_weight: ATE weights from a propensity score of fin "
+                                     r"on age, prio, race"))).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"is the Weights role .*effective sample size"))) \
+        .to_be_visible()
+    expect(pg.get_by_text("Covariate balance (dashed: 0.1)").or_(
+        pg.locator(".bk-Canvas, canvas")).first).to_be_visible()
+    shot(pg, "data_psweight")
+
+    fit(pg, "iptw")
+    tab(pg, "Results")
+    rossi = engine.datasets.load_rossi()
+    w = engine.propensity_weights(rossi, treatment="fin",
+                                  covariates=["age", "prio", "race"]).weights
+    names = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
+    want = engine.fit(engine.Cohort.from_frame(rossi.assign(w=w), time="week", event="arrest",
+                                               covariates=names, weights="w"), ties="efron")
+    assert want.variance == "robust"
+    row = row_with(pg, "fin")
+    expect(row).to_contain_text(f"{want.summary.loc['fin', 'hr']:.6f}")
+    expect(row).to_contain_text(f"{want.se['fin']:.6f}")       # the robust SE
+    expect(pg.get_by_text(re.compile(r"robust", re.I)).first).to_be_visible()
