@@ -211,7 +211,8 @@ class OmopView(Viewer):
         show(self.balance_summary, bal, 3)
         cohort = res.cohort[["treatment", "preference"]]
         self.preference.object = preference_plot(cohort)
-        self.balance.object = balance_plot(res.balance_stratified, res.balance_matched)
+        self.balance.object = balance_plot(res.balance_stratified, res.balance_matched,
+                                           res.balance_weighted)
         self.km.object = km_by_arm_plot(res.km, "Kaplan-Meier by arm (all persons)")
         self.km_matched.object = km_by_arm_plot(res.km_matched,
                                                 "Kaplan-Meier by arm (matched persons)")

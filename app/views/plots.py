@@ -187,10 +187,15 @@ def preference_plot(cohort: pd.DataFrame, bins: int = 40) -> hv.Overlay:
         legend_position="top_left", show_grid=True, toolbar="above")
 
 
-def balance_plot(stratified: pd.DataFrame, matched: pd.DataFrame) -> hv.Overlay:
-    """|std diff| before (x) against after (y) adjustment, one point per covariate."""
+def balance_plot(stratified: pd.DataFrame, matched: pd.DataFrame,
+                 weighted: pd.DataFrame | None = None) -> hv.Overlay:
+    """|std diff| before (x) against after (y) adjustment, one point per covariate, for the
+    PS-stratified, matched and (when the study weighted) weighted analyses."""
     parts = []
-    for k, (label, df) in enumerate((("PS stratified", stratified), ("PS matched", matched))):
+    tables = [("PS stratified", stratified), ("PS matched", matched)]
+    if weighted is not None:
+        tables.append(("PS weighted", weighted))
+    for k, (label, df) in enumerate(tables):
         before, after = df["std_diff_before"].abs(), df["std_diff_after"].abs()
         parts.append(hv.Scatter((before, after, df["covariate"]), "|std diff| before",
                                 ["|std diff| after", "covariate"], label=label)

@@ -1,7 +1,8 @@
 """A comparative new-user study from an OMOP CDM in one call (CohortMethod's analysis): the
 cohort and its attrition, baseline covariates, a large-scale propensity score, Cox hazard
-ratios unadjusted, stratified on PS strata and stratified on 1:k matched sets, covariate balance
-before and after, and Kaplan-Meier curves by arm."""
+ratios unadjusted, stratified on PS strata, stratified on 1:k matched sets and weighted by the
+PS (overlap weights by default; the robust variance), covariate balance before and after, and
+Kaplan-Meier curves by arm."""
 from __future__ import annotations
 
 import warnings
@@ -12,8 +13,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..data.cohort import Cohort
-from ..comparative import (balance_summary, covariate_balance, fit_propensity, match_on_ps,
-    matched_weights, stratify, stratum_weights)
+from ..comparative import (ESTIMANDS, balance_summary, balancing_weights, covariate_balance,
+    fit_propensity, match_on_ps, matched_weights, stratify, stratum_weights)
 from ..core.errors import DataWarning
 from ..regression.fit import fit
 from .cohort import new_user_cohort
@@ -26,12 +27,13 @@ class StudyResult:
     """What ``run_study`` returns; every table is a DataFrame ready to show or export.
 
     cohort : one row per person (person_id, treatment, dates, time, event) plus ps,
-        preference, ps_stratum and matched_set (-1 when unmatched)
+        preference, ps_stratum, matched_set (-1 when unmatched) and ps_weight (with weighting)
     attrition : persons per arm after each rule, the last row after matching
     counts : persons, outcomes, person_days per population (all, matched) and arm
-    hazard_ratios : one row per analysis (unadjusted, PS stratified, PS matched): hr, lower,
-        upper, p, coef, se, persons, outcomes
-    balance_stratified, balance_matched : std differences before and after, per covariate
+    hazard_ratios : one row per analysis (unadjusted, PS stratified, PS matched, PS weighted):
+        hr, lower, upper, p, coef, se (robust for the weighted fit), persons, outcomes
+    balance_stratified, balance_matched, balance_weighted : std differences before and after,
+        per covariate (balance_weighted None without weighting)
     balance_summary : analysis -> max |std diff| and count above 0.1, before and after
     km, km_matched : Kaplan-Meier by arm (all persons; matched persons)
     propensity : engine.ps.PropensityScore (model, CV curve, non-zero coefficients)
@@ -50,6 +52,7 @@ class StudyResult:
     propensity: object
     covariates: object
     fits: dict
+    balance_weighted: pd.DataFrame | None = None
     spec: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
@@ -67,7 +70,8 @@ class StudyResult:
 def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio: int = 1,
               caliper: float = 0.2, ps_penalty="cv", folds: int = 10, seed: int = 0,
               windows=(365, 30), outcome_covariates: bool = False, outcome_penalty=None,
-              ties: str = "breslow", parallel=None, **cohort_rules) -> StudyResult:
+              ties: str = "breslow", weighting: str | None = "ATO", parallel=None,
+              **cohort_rules) -> StudyResult:
     """Run the study on a CDM connection (engine.cdm.open_eunomia / open_cdm).
 
     target, comparator, outcome : concept ids (see engine.cdm.new_user_cohort, which takes the
@@ -76,7 +80,12 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
     ps_penalty : "cv" (L1, CV over ``folds`` folds) | engine.L1 / L2 | None
     outcome_covariates : also put the baseline covariates in the outcome models, penalised by
         ``outcome_penalty`` (e.g. engine.L1(lam)); the treatment is never penalised
+    weighting : the estimand of a PS-weighted analysis (engine.comparative.ESTIMANDS: "ATO"
+        overlap weights, bounded where the arms barely overlap; "ATE" IPTW, ...) or None
     """
+    if weighting is not None and weighting not in ESTIMANDS:
+        raise ValueError(f"weighting must be one of {list(ESTIMANDS)} or None, got "
+                         f"{weighting!r}")
     for name, value in (("ps_strata", ps_strata), ("match_ratio", match_ratio)):
         if isinstance(value, bool) or not (isinstance(value, int | np.integer) and value >= 1):
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -98,6 +107,8 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
                            ps_stratum=stratify(ps.ps, ps_strata),
                            matched_set=match_on_ps(ps.logit, z, match_ratio, caliper, seed))
     matched = cohort["matched_set"].to_numpy() >= 0
+    if weighting is not None:
+        cohort = cohort.assign(ps_weight=balancing_weights(ps.ps, z, weighting))
 
     design = dict(cov=cov if outcome_covariates else None, penalty=outcome_penalty, ties=ties)
     fits = {"unadjusted": _outcome_fit(cohort, None, **design),
@@ -109,6 +120,15 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
                    f"PS matched (1:{match_ratio})": matched}
     balance_s = covariate_balance(cov.X, cov.names, z, stratum_weights(z, cohort["ps_stratum"]))
     balance_m = covariate_balance(cov.X, cov.names, z, matched_weights(z, cohort["matched_set"]))
+    summaries = {"stratified": balance_summary(balance_s), "matched": balance_summary(balance_m)}
+    balance_w = None
+    if weighting is not None:
+        name = f"PS weighted ({weighting})"
+        fits[name] = _outcome_fit(cohort, None, weights=cohort["ps_weight"].to_numpy(),
+                                  **design)
+        populations[name] = np.ones(len(cohort), bool)
+        balance_w = covariate_balance(cov.X, cov.names, z, cohort["ps_weight"].to_numpy())
+        summaries["weighted"] = balance_summary(balance_w)
     attrition = pd.concat([cohort.attrs["attrition"], pd.DataFrame({
         "rule": [f"Matched on propensity score (1:{match_ratio}, caliper {caliper} SD logit)"],
         "target_persons": [int(np.sum(matched & (z == 1)))],
@@ -119,20 +139,22 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
                          ignore_index=True),
         hazard_ratios=pd.DataFrame([_hazard_ratio(name, res, cohort[populations[name]])
                                     for name, res in fits.items()]),
-        balance_stratified=balance_s, balance_matched=balance_m,
-        balance_summary=pd.DataFrame({"stratified": balance_summary(balance_s),
-                                      "matched": balance_summary(balance_m)}).T,
+        balance_stratified=balance_s, balance_matched=balance_m, balance_weighted=balance_w,
+        balance_summary=pd.DataFrame(summaries).T,
         km=kaplan_meier_by_arm(cohort), km_matched=kaplan_meier_by_arm(cohort[matched]),
         propensity=ps, covariates=cov, fits=fits,
         spec={"target": targets, "comparator": comparators, "outcome": outcome,
               "ps_strata": ps_strata, "match_ratio": match_ratio, "caliper": caliper,
               "ps_penalty": str(ps.penalty), "folds": folds, "seed": seed,
               "windows": list(windows), "outcome_covariates": outcome_covariates,
-              "outcome_penalty": str(outcome_penalty), "ties": ties, **cohort_rules})
+              "outcome_penalty": str(outcome_penalty), "ties": ties, "weighting": weighting,
+              **cohort_rules})
 
 
-def _outcome_fit(cohort, strata, rows=None, cov=None, penalty=None, ties="breslow"):
-    """Cox model of the outcome on treatment (and covariates), stratified on ``strata``."""
+def _outcome_fit(cohort, strata, rows=None, cov=None, penalty=None, ties="breslow",
+                 weights=None):
+    """Cox model of the outcome on treatment (and covariates), stratified on ``strata``, with
+    case ``weights`` (PS weights: the fit's variance is then the robust one)."""
     rows = np.ones(len(cohort), bool) if rows is None else rows
     part = cohort[rows]
     X = part[["treatment"]].to_numpy(np.float64)
@@ -143,7 +165,8 @@ def _outcome_fit(cohort, strata, rows=None, cov=None, penalty=None, ties="breslo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         c = Cohort.from_arrays(time=part["time"], event=part["event"], X=X, names=names,
-                               strata=None if strata is None else part[strata].to_numpy())
+                               strata=None if strata is None else part[strata].to_numpy(),
+                               weights=None if weights is None else weights[rows])
         return fit(c, ties=ties, penalty=penalty, unpenalized=["treatment"])
 
 

@@ -74,6 +74,7 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     expected = study.hazard_ratios.set_index("analysis")
     pd.testing.assert_series_equal(shown["hr"], expected["hr"])
     assert shown.loc["PS stratified (5 strata)", "HR (95% CI)"].startswith("0.982 (")
+    assert "PS weighted (ATO)" in shown.index       # overlap weights, robust SE
     pd.testing.assert_frame_equal(app.omop.attrition.value, study.attrition)
     assert "celecoxib (1118084)" in app.omop.names.object
     kept = app.store.get_fit(STUDY_FIT_NAME)
@@ -91,8 +92,9 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
 def test_study_plots(study):
     pref = plots.preference_plot(study.cohort[["treatment", "preference"]])
     assert [h.label for h in pref.Histogram] == ["target", "comparator"]
-    bal = plots.balance_plot(study.balance_stratified, study.balance_matched)
-    assert len(bal.Scatter) == 2 and len(bal.VLine) == 1 and len(bal.HLine) == 1
+    bal = plots.balance_plot(study.balance_stratified, study.balance_matched,
+                             study.balance_weighted)
+    assert len(bal.Scatter) == 3 and len(bal.VLine) == 1 and len(bal.HLine) == 1
     km = plots.km_by_arm_plot(study.km, "KM")
     assert len(km.Curve) == 2 and len(km.Area) == 2
     for element in (pref, bal, km):

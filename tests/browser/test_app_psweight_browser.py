@@ -12,7 +12,7 @@ import pytest
 
 import engine
 from test_app_browser import (  # noqa: F401  (fixtures)
-    app_url, browser, chromium, field, fit, page, row_with, shot, tab, type_into)
+    app_url, browser, chromium, field, fit, page, row_with, shot, tab)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

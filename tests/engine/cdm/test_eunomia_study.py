@@ -97,3 +97,24 @@ def test_parquet_cdm_gives_the_same_cohort(eunomia, tmp_path):
 def test_missing_tables_are_named(tmp_path):
     with pytest.raises(engine.CohortError, match="lacks table"):
         open_cdm(tmp_path)
+
+
+def test_ps_weighted_analysis(study):
+    """Overlap weights (treated 1 - e, comparators e: their definition), the weighted Cox fit
+    with its robust SE equal to engine.fit on the same rows, and balance improved."""
+    c = study.cohort
+    e = c["ps"].to_numpy()
+    np.testing.assert_allclose(c["ps_weight"], np.where(c["treatment"] == 1, 1 - e, e),
+                               rtol=1e-15)
+    hr = study.hazard_ratios.set_index("analysis").loc["PS weighted (ATO)"]
+    cohort = engine.Cohort.from_frame(c, time="time", event="event", covariates=["treatment"],
+                                      weights="ps_weight")
+    want = engine.fit(cohort, ties="breslow")
+    assert want.variance == "robust" and study.fits["PS weighted (ATO)"].variance == "robust"
+    assert hr["coef"] == pytest.approx(want.coef["treatment"], rel=1e-10)
+    assert hr["se"] == pytest.approx(want.se_robust["treatment"], rel=1e-10)
+    assert hr["se"] != pytest.approx(want.se_model["treatment"], rel=1e-3)
+    summary = study.balance_summary.loc["weighted"]
+    assert summary["max_abs_std_diff_after"] < summary["max_abs_std_diff_before"]
+    with pytest.raises(ValueError, match="weighting must be one of"):
+        run_study(None, CELECOXIB, DICLOFENAC, GI_BLEED, weighting="IPTW")
