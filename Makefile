@@ -47,7 +47,8 @@ run: $(VENV)/.stamp-app
 test: $(VENV)/.stamp $(CHROMIUM) $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The edit-test loop: every test but the browser ones and those marked slow.
+# The edit-test loop: every test but the browser ones and those marked slow (the CUDA
+# emulator's runs among them: `pytest -k emulator` runs those alone).
 test-fast: $(VENV)/.stamp $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS) -m "not browser and not slow"
 

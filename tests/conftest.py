@@ -43,11 +43,12 @@ def _no_device_reason():
 
 
 @pytest.fixture(scope="module", params=[pytest.param("device", marks=pytest.mark.gpu),
-                                        "emulator"])
+                                        pytest.param("emulator", marks=pytest.mark.slow)])
 def where(request):
     """Where a GPU backend runs: the CUDA device (marked gpu, skipped without one) or the CPU
     emulator of its kernels (tests/support/cuda_emulator, which clears every backend's kernel
-    cache on entry and exit)."""
+    cache on entry and exit; marked slow: `make test` runs it, `make test-fast` leaves the
+    g++-built kernels out)."""
     if request.param == "device":
         reason = _no_device_reason()
         if reason:

@@ -66,6 +66,7 @@ def test_bad_study_settings_are_messages(tmp_path, monkeypatch):
         open_omop(str(tmp_path))  # an empty folder: no CDM tables
 
 
+@pytest.mark.slow  # two OMOP studies on Eunomia: about 35 s
 def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     app.tabs.active = main.TABS.index("OMOP study")
     asyncio.run(app.omop.run_study())

@@ -11,6 +11,7 @@ import engine
 from engine.cdm import new_user_cohort, open_cdm, open_eunomia, run_study
 
 CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
+pytestmark = pytest.mark.slow   # the Eunomia CDM and two studies: about 20 s
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ def _small():
     return engine.simulate(400, 6, density=0.25, seed=4)
 
 
+@pytest.mark.slow  # starts a process pool and a Dask cluster: about 9 s
 def test_same_seed_same_replicates_serial_processes_dask(dask_client):
     cohort = _small()
     options = dict(penalty=engine.L1(2.0), replicates=12, seed=3)
