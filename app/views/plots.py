@@ -127,6 +127,34 @@ def cif_plot(curves: pd.DataFrame, cause: int, window: tuple[float, float],
         toolbar="above", hooks=[left_border])
 
 
+def adjusted_plot(curves: pd.DataFrame, treatment: str, at: float | None = None,
+                  time_label: str = "time") -> hv.Overlay:
+    """Covariate-adjusted survival (or, from a Fine-Gray fit, cumulative incidence) by
+    treatment level from engine.adjusted_curves' curves table: steps with their band, and a
+    dashed line at the time of the reported difference."""
+    value = "cif" if "cif" in curves.columns else "survival"
+    parts = []
+    for k, (level, g) in enumerate(curves.groupby("level", sort=False)):
+        color = PALETTE[k % len(PALETTE)]
+        g = g.dropna(subset=[value])
+        x = g["time"].to_numpy(float)
+        label = f"{treatment} = {level:g}" if isinstance(level, float) else f"{treatment} = {level}"
+        if g["lower"].notna().any():
+            xs, lower, upper = steps(x, g["lower"].to_numpy(float), g["upper"].to_numpy(float))
+            parts.append(hv.Area((xs, lower, upper), time_label, ["lower", "upper"], label=label)
+                         .opts(color=color, alpha=0.15, line_alpha=0))
+        parts.append(hv.Curve((x, g[value].to_numpy(float)), time_label, value, label=label)
+                     .opts(interpolation="steps-post", color=color, line_width=2))
+    if at is not None:
+        parts.append(hv.VLine(at).opts(color="gray", line_dash="dashed"))
+    what = "cumulative incidence" if value == "cif" else "survival"
+    return hv.Overlay(parts).opts(
+        title=f"Adjusted {what} by {treatment} (g-formula, 95% CI)", ylim=(0, 1.02),
+        width=PLOT_WIDTH, height=340, show_grid=True,
+        legend_position="bottom_left" if value == "survival" else "top_left", ylabel=what,
+        toolbar="above", hooks=[left_border])
+
+
 def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> hv.Overlay:
     """The CV score (mean +/- sd over folds) against lambda on a log axis; the chosen lambda
     marked by a dashed line."""

@@ -1,5 +1,6 @@
 """Results view: Kaplan-Meier curves with an at-risk table, hazard ratios with a forest plot,
-and the comparison of kept fits.
+the proportional-hazards check, covariate-adjusted curves by treatment, and the comparison of
+kept fits.
 
 The view is a list of sections (``ResultsView.sections``); cumulative incidence (Fine-Gray) and
 the cross-validation curve join it as further sections when the engine has them.
@@ -21,6 +22,7 @@ from .. import describing
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
 from ._common import markdown, notify, show, table
+from .adjusted_view import AdjustedView
 from .on_screen import OnScreen
 from .ph_check import PhCheck
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
@@ -204,6 +206,7 @@ class ResultsView(Viewer):
         self.shr_title = pn.pane.Markdown("### Subdistribution hazard ratios (Fine-Gray)",
                                           visible=False)
         self.ph = PhCheck(store=s)
+        self.adjusted = AdjustedView(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
         self.compare = table(pagination="local", page_size=10)
@@ -252,6 +255,7 @@ class ResultsView(Viewer):
             (None, pn.Column(self.hr_title, self.shr_title, self.fit_select, self.fit_info,
                              self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
             ("Proportional hazards check (Cox fits)", self.ph),
+            ("Adjusted curves by treatment", self.adjusted),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.across_data,
                 self.compare_hr)),
@@ -398,6 +402,7 @@ class ResultsView(Viewer):
             self.hr.value = pd.DataFrame()
             self.forest.object = None
             self.ph.show_fit(None)
+            self.adjusted.show_fit(None)
             return
         res = fit.result
         self.fit_info.object = (
@@ -414,6 +419,7 @@ class ResultsView(Viewer):
         show(self.hr, df, 6)
         self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray
         self.ph.show_fit(fit)
+        self.adjusted.show_fit(fit)
         try:
             self.forest.object = forest_plot(
                 fit.summary.head(60), **({"title": "Subdistribution hazard ratios (95% CI)",

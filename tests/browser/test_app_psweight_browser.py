@@ -1,13 +1,15 @@
 """The served app in headless Chromium: weighting rossi by a propensity score on the Data tab
 (the recode step "Weight by a propensity score"), then fitting: the weight column becomes the
 Weights role, the page shows balance and the two plots, and the fit's hazard ratio and its
-robust SE equal engine.fit with engine.propensity_weights' weights.  Screenshot in
-tests/artifacts/data_psweight.png."""
+robust SE equal engine.fit with engine.propensity_weights' weights; the adjusted curves by
+treatment drawn on Results, their difference at the median event time engine.adjusted_curves'.
+Screenshots in tests/artifacts/data_psweight.png and results_adjusted.png."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import engine
@@ -38,8 +40,8 @@ def test_weight_by_propensity_score_then_fit(page):
         label="Weight by a propensity score (column = 0/1 treatment)")
     choose(pg, "Propensity-score covariates", ["age", "prio", "race"])
     pg.get_by_role("button", name="Apply step").click()
-    expect(pg.get_by_text(re.compile(r"ps_weight: ATE weights from a propensity score of fin "
-                                     r"on age, prio, race"))).to_be_visible()
+    expect(pg.get_by_text(re.compile(r"1\. ps_weight: ATE weights from a propensity score of "
+                                     r"fin on age, prio, race"))).to_be_visible()
     expect(pg.get_by_text(re.compile(r"is the Weights role .*effective sample size"))) \
         .to_be_visible()
     expect(pg.get_by_text("Covariate balance (dashed: 0.1)").or_(
@@ -59,3 +61,14 @@ def test_weight_by_propensity_score_then_fit(page):
     expect(row).to_contain_text(f"{want.summary.loc['fin', 'hr']:.6f}")
     expect(row).to_contain_text(f"{want.se['fin']:.6f}")       # the robust SE
     expect(pg.get_by_text(re.compile(r"robust", re.I)).first).to_be_visible()
+
+    # adjusted survival by fin from the weighted fit, and the difference at the median time
+    pg.get_by_role("button", name="Draw adjusted curves").click()
+    rows = pg.locator(".adjusted-table .tabulator-row")
+    expect(rows.first).to_be_visible()
+    times = np.unique(rossi["week"][rossi["arrest"] > 0])
+    at = float(np.median(times))
+    adjusted = engine.adjusted_curves(want, "fin", times=np.unique(np.append(times, at)))
+    diff = adjusted.contrasts.set_index("time").loc[at, "difference"]
+    expect(rows.first).to_contain_text(f"{diff:.4f}")
+    shot(pg, "results_adjusted")

@@ -1,0 +1,68 @@
+"""Adjusted curves by treatment inside Results (app/views/adjusted_view.py): the drawn curves
+and the difference at the chosen time are engine.adjusted_curves' on the kept fit; a fit
+without a treatment covariate, or of (start, stop] rows, is a message, never a traceback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("panel")
+
+import engine  # noqa: E402
+from app.store import Store  # noqa: E402
+from app.views.adjusted_view import curve_times  # noqa: E402
+from app.views.results import ResultsView  # noqa: E402
+
+
+@pytest.fixture
+def rossi_results():
+    import holoviews as hv
+    import panel as pn
+
+    hv.extension("bokeh")
+    store = Store()
+    store.load_sample("rossi")
+    results = ResultsView(store=store)
+    store.keep(store.fit_job().run())
+    yield store, results
+    pn.state.reset()
+
+
+def test_adjusted_curves_are_the_engines(rossi_results):
+    store, results = rossi_results
+    view = results.adjusted
+    assert store.treatment == "fin" and not view.draw.disabled
+    view.at.value = 20.0
+    view._draw()
+    res = store.fits[-1].result
+    want = engine.adjusted_curves(res, "fin", times=np.unique(np.append(curve_times(res), 20.0)))
+    shown = view.contrasts.value
+    assert len(shown) == 1 and shown["time"].iloc[0] == 20.0
+    expected = want.contrasts[want.contrasts["time"] == 20.0]
+    cols = ["difference", "se", "lower", "upper", "ratio", "ratio_lower", "ratio_upper"]
+    np.testing.assert_allclose(shown[cols].to_numpy(float), expected[cols].to_numpy(float),
+                               rtol=1e-12)
+    overlay = view.plot.object
+    assert view.figure.visible and len(overlay.Curve) == 2 and len(overlay.Area) == 2
+    import holoviews as hv
+
+    curve = next(e for e in overlay if type(e) is hv.Curve)   # the first level's (not an Area)
+    level0 = want.curves[want.curves["level"] == want.levels[0]]
+    np.testing.assert_allclose(curve.dimension_values("survival"), level0["survival"].to_numpy())
+
+
+def test_without_a_treatment_or_with_start_stop_rows_it_says_why(rossi_results):
+    store, results = rossi_results
+    store.treatment = None
+    store.keep(store.fit_job().run())
+    assert results.adjusted.draw.disabled and "Treatment" in results.adjusted.info.object
+    heart = Store()
+    heart.load_sample("stanford_heart")
+    view = ResultsView(store=heart)
+    heart.treatment = "transplant"
+    if "transplant" not in heart.covariates:
+        heart.covariates = [*heart.covariates, "transplant"]
+    heart.keep(heart.fit_job().run())
+    view.adjusted._draw()                     # the engine's CohortError, as a notification
+    assert not view.adjusted.figure.visible and view.adjusted.contrasts.value.empty
