@@ -65,8 +65,8 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def parse_cut_points(text: str) -> list[float]:
-    """'10, 20.5' -> [10.0, 20.5]; a DataLoadError naming the bad entry otherwise."""
+def parse_cut_points(text: str, what: str = "cut point") -> list[float]:
+    """'10, 20.5' -> [10.0, 20.5]; a DataLoadError naming the bad entry (a ``what``) otherwise."""
     values = []
     for part in re.split(r"[,;\s]+", text.strip()):
         if not part:
@@ -74,13 +74,13 @@ def parse_cut_points(text: str) -> list[float]:
         try:
             value = float(part)
         except ValueError:
-            raise DataLoadError(f"cut point {part!r} is not a number; type numbers separated "
+            raise DataLoadError(f"{what} {part!r} is not a number; type numbers separated "
                                 "by commas, e.g. 10, 30") from None
         if not math.isfinite(value) or value <= 0:
-            raise DataLoadError(f"cut point {part!r} must be a positive, finite time")
+            raise DataLoadError(f"{what} {part!r} must be a positive, finite time")
         values.append(value)
     if not values:
-        raise DataLoadError("type at least one cut point, e.g. 10")
+        raise DataLoadError(f"type at least one {what}, e.g. 10")
     return sorted(set(values))
 
 

@@ -1,6 +1,6 @@
 """Results view: Kaplan-Meier curves with an at-risk table, hazard ratios with a forest plot,
-the proportional-hazards check, covariate-adjusted curves by treatment, and the comparison of
-kept fits.
+the proportional-hazards check, covariate-adjusted curves by treatment, how well the fit
+predicts, and the comparison of kept fits.
 
 The view is a list of sections (``ResultsView.sections``); cumulative incidence (Fine-Gray) and
 the cross-validation curve join it as further sections when the engine has them.
@@ -24,6 +24,7 @@ from ..store import Store
 from ._common import markdown, notify, show, table
 from .adjusted_view import AdjustedView
 from .on_screen import OnScreen
+from .prediction_view import PredictionView
 from .ph_check import PhCheck
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 
@@ -207,6 +208,7 @@ class ResultsView(Viewer):
                                           visible=False)
         self.ph = PhCheck(store=s)
         self.adjusted = AdjustedView(store=s)
+        self.prediction = PredictionView(store=s)
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
         self.compare = table(pagination="local", page_size=10)
@@ -256,6 +258,7 @@ class ResultsView(Viewer):
                              self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
             ("Proportional hazards check (Cox fits)", self.ph),
             ("Adjusted curves by treatment", self.adjusted),
+            ("How well it predicts (Cox fits)", self.prediction),
             ("Comparison of kept fits", pn.Column(
                 self.compare, "#### Hazard ratios side by side", self.across_data,
                 self.compare_hr)),
@@ -403,6 +406,7 @@ class ResultsView(Viewer):
             self.forest.object = None
             self.ph.show_fit(None)
             self.adjusted.show_fit(None)
+            self.prediction.show_fit(None)
             return
         res = fit.result
         self.fit_info.object = (
@@ -420,6 +424,7 @@ class ResultsView(Viewer):
         self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray
         self.ph.show_fit(fit)
         self.adjusted.show_fit(fit)
+        self.prediction.show_fit(fit)
         try:
             self.forest.object = forest_plot(
                 fit.summary.head(60), **({"title": "Subdistribution hazard ratios (95% CI)",

@@ -31,7 +31,8 @@ def time_dependent_auc(time, event, risk, times, train=None,
                          f"{times.size}); got {risk.shape}.")
     G = kaplan_meier_steps(*train_or_test(train, time, event), censoring=True)
     ipcw = np.zeros(time.size)
-    ipcw[event] = 1.0 / G(time[event])
+    cases = event & (time <= times.max())      # the only events any AUC here weighs: one
+    ipcw[cases] = 1.0 / G(time[cases])         # after the last time may have G = 0
     auc = np.empty(times.size)
     for k, t in enumerate(times):
         case = event & (time <= t)

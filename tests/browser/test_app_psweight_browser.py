@@ -2,7 +2,8 @@
 (the recode step "Weight by a propensity score"), then fitting: the weight column becomes the
 Weights role, the page shows balance and the two plots, and the fit's hazard ratio and its
 robust SE equal engine.fit with engine.propensity_weights' weights; the adjusted curves by
-treatment drawn on Results, their difference at the median event time engine.adjusted_curves'.
+treatment drawn on Results, their difference at the median event time engine.adjusted_curves';
+Uno's C on the page engine.predictive_performance's.
 Screenshots in tests/artifacts/data_psweight.png and results_adjusted.png."""
 
 from __future__ import annotations
@@ -72,3 +73,10 @@ def test_weight_by_propensity_score_then_fit(page):
     diff = adjusted.contrasts.set_index("time").loc[at, "difference"]
     expect(rows.first).to_contain_text(f"{diff:.4f}")
     shot(pg, "results_adjusted")
+
+    # how well the weighted fit predicts, at the quartiles of the event times
+    pg.get_by_role("button", name="Compute prediction metrics").click()
+    quartiles = np.unique(np.quantile(rossi["week"][rossi["arrest"] > 0], [0.25, 0.5, 0.75]))
+    perf = engine.predictive_performance(want, times=quartiles)
+    expect(pg.locator(".prediction-summary")).to_contain_text(
+        f"Uno's C (up to {quartiles[-1]:g}) = {perf.summary['uno_c']:.3f}")
