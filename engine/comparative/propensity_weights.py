@@ -183,6 +183,7 @@ def _design(data, treatment, covariates, weights, id, missing):
                               f"(it has {names[:20]}). Build the cohort with the treatment "
                               "among its covariates.")
         covariates = [c for c in names if c != treatment] if covariates is None else covariates
+        _check_some(covariates)
         unknown = [c for c in covariates if c not in names or c == treatment]
         if unknown:
             raise CohortError(f"covariates {unknown} are not covariates of the cohort (other "
@@ -202,6 +203,7 @@ def _design(data, treatment, covariates, weights, id, missing):
         raise ValueError("name the PS model's covariates (covariates=[...]): in a frame every "
                          "other column could be an outcome or a follow-up time.")
     covariates = [covariates] if isinstance(covariates, str) else list(covariates)
+    _check_some(covariates)
     v.check_columns_exist(data.columns, [("treatment", treatment)]
                           + [("covariate", c) for c in covariates]
                           + [(role, c) for role, c in (("weights", weights), ("id", id))
@@ -229,6 +231,13 @@ def _design(data, treatment, covariates, weights, id, missing):
     cohort = Cohort.from_frame(frame, time=None, event="(treatment)", covariates=covariates,
                                weights=weights)
     return cohort, rows, ids, labels
+
+
+def _check_some(covariates):
+    if not len(covariates):
+        raise ValueError("the propensity model has no covariates: every person would get the "
+                         "same PS and the weights would adjust for nothing. Name the "
+                         "confounders (covariates=[...]).")
 
 
 def _check_treatment(t, name, labels, shown=None):

@@ -49,7 +49,7 @@ def stabilize(weights, treatment, case_weights=None) -> np.ndarray:
 def truncate(weights, treatment, estimand: str, quantile: float) -> np.ndarray:
     """Weights above their ``quantile`` (in (0.5, 1)) set to it, among the persons whose
     weight the estimand varies (the comparators for ATT, the treated for ATC, all otherwise)."""
-    if not 0.5 < quantile < 1.0:
+    if not (_is_number(quantile) and 0.5 < quantile < 1.0):
         raise ValueError(f"truncate must be a quantile between 0.5 and 1 (e.g. 0.99), got "
                          f"{quantile!r}")
     w = np.asarray(weights, np.float64).copy()
@@ -62,7 +62,7 @@ def truncate(weights, treatment, estimand: str, quantile: float) -> np.ndarray:
 
 def outside_overlap(ps, alpha: float) -> np.ndarray:
     """Persons whose PS lies outside [alpha, 1 - alpha] (Crump et al. 2009 trim them)."""
-    if not 0.0 < alpha < 0.5:
+    if not (_is_number(alpha) and 0.0 < alpha < 0.5):
         raise ValueError(f"trim must be a PS bound between 0 and 0.5 (e.g. 0.1 keeps "
                          f"0.1 <= PS <= 0.9), got {alpha!r}")
     e = np.asarray(ps, np.float64)
@@ -74,3 +74,9 @@ def effective_sample_size(weights) -> float:
     w = np.asarray(weights, np.float64)
     square = float(w @ w)
     return float(w.sum()) ** 2 / square if square > 0 else 0.0
+
+
+def _is_number(value) -> bool:
+    """A real number (not text, not a bool): what trim= and truncate= take."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))

@@ -147,8 +147,13 @@ def ns(x, df=None, knots=None, boundary_knots=None, _state={}):  # noqa: B006 (f
         ok = x[~np.isnan(x)]
         bk = (np.sort(np.asarray(boundary_knots, float)) if boundary_knots is not None
               else np.array([ok.min(), ok.max()]))
+        if knots is None and not ((ok >= bk[0]) & (ok <= bk[1])).any():
+            raise CohortError(f"ns: no value of x lies within boundary_knots "
+                              f"({bk[0]:g}, {bk[-1]:g}), so there are no quantiles to place "
+                              f"df={df}'s knots at. Choose boundary knots that span the data.")
         inner = ns_knots(ok[(ok >= bk[0]) & (ok <= bk[1])], int(df)) if knots is None \
             else np.sort(np.asarray(knots, float))
+        _check_ns_knots(ok, inner, bk, df)
         _state.update(knots=inner.tolist(), boundary_knots=bk.tolist(),
                       range=[float(min(ok.min(), bk[0])), float(max(ok.max(), bk[1]))])
     else:
@@ -158,6 +163,26 @@ def ns(x, df=None, knots=None, boundary_knots=None, _state={}):  # noqa: B006 (f
                      "boundary_knots=(low, high)) spanning the values to predict at.")
     basis = ns_basis(x, np.asarray(_state["knots"]), _state["boundary_knots"])
     return FactorValues(basis, column_names=tuple(str(j + 1) for j in range(basis.shape[1])))
+
+
+def _check_ns_knots(x, inner, boundary, df):
+    """The knots of ns must be distinct and lie strictly between the boundary knots (else the
+    basis is not defined: scipy's 'repeated knots')."""
+    knots = np.concatenate(([boundary[0]], inner, [boundary[-1]]))
+    if np.all(np.diff(knots) > 0):
+        return
+    if df is not None and inner.size == int(df) - 1:
+        raise CohortError(f"ns(x, df={df}): {np.unique(x).size} distinct value(s) are too few "
+                          f"for df={df}: its knots {_shown(knots)} (the boundary ones and "
+                          "equally spaced quantiles) coincide. Use a smaller df, or C(x) for a "
+                          "column of few values.")
+    raise CohortError(f"ns: the knots {_shown(inner)} must be distinct and lie strictly "
+                      f"inside the boundary knots {_shown(boundary)}. Choose knots "
+                      "within the range of the data (or widen boundary_knots=).")
+
+
+def _shown(values):
+    return "[" + ", ".join(f"{v:g}" for v in np.asarray(values, float)) + "]"
 
 
 @stateful_transform

@@ -37,7 +37,7 @@ from ..regression.problem import Problem
 from ..regression.drivers.resampling import bootstrap_counts, subjects
 from ..regression.baseline import baseline
 from ..regression.fine_gray_cif import check_fine_gray, subdistribution_hazard
-from ..regression.predict import cox_baseline, covariance
+from ..regression.predict import checked_times, cox_baseline, covariance
 
 
 @dataclass
@@ -91,9 +91,7 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     if cohort.start is not None:
         raise CohortError("adjusted curves average over one row per subject; this cohort has "
                           "entry times (episodes). Fit a cohort of one row per subject.")
-    times = np.atleast_1d(np.asarray(times, float))
-    if times.ndim != 1 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-        raise ValueError("times must be finite and increasing.")
+    times = checked_times(times, increasing=True)
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
     columns, settings, names = _treatment_columns(cohort, treatment, levels)
@@ -177,9 +175,7 @@ def _adjusted_cif(res, treatment, times, levels, rmst_tau, level, bootstrap,
         raise ValueError("rmst_tau is for Cox fits (survival curves); a Fine-Gray fit's "
                          "adjusted curves are cumulative incidences.")
     cohort = res.problem.cohort
-    times = np.atleast_1d(np.asarray(times, float))
-    if times.ndim != 1 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-        raise ValueError("times must be finite and increasing.")
+    times = checked_times(times, increasing=True)
     event_times, jumps, last = subdistribution_hazard(res)
     columns, settings, names = _treatment_columns(cohort, treatment, levels)
     strata = (np.zeros(cohort.n, np.int64) if cohort.strata is None

@@ -13,23 +13,26 @@ from __future__ import annotations
 import numpy as np
 
 from .ipcw import kaplan_meier_steps
-from .survival_data import checked, train_or_test
+from .survival_data import checked, checked_times, train_or_test
 
 
 def brier_score(time, event, survival, times, train=None) -> np.ndarray:
     """BS(t) at each of ``times`` of the predicted survival ``survival`` (n, T): row i's
     predicted probability of being event-free at times[k]."""
     time, event = checked(time, event)
-    times = np.atleast_1d(np.asarray(times, float))
-    if times.max() >= time.max() or times.min() < time.min():
-        raise ValueError(f"times must lie in [{time.min():g}, {time.max():g}) (the test data's "
-                         f"follow-up); got [{times.min():g}, {times.max():g}].")
+    times = checked_times(times, time)
     survival = np.asarray(survival, float)
     if survival.ndim == 1 and times.size == 1:
         survival = survival[:, None]
     if survival.shape != (time.size, times.size) or not np.all(np.isfinite(survival)):
         raise ValueError(f"survival must be finite, of shape ({time.size}, {times.size}); got "
                          f"{survival.shape}.")
+    outside = np.argwhere((survival < 0) | (survival > 1))
+    if outside.size:
+        i, k = outside[0]
+        raise ValueError(f"survival must hold probabilities in [0, 1]; row {i}, time "
+                         f"{times[k]:g} has {survival[i, k]:g}. Pass predicted survival "
+                         "(e.g. predict_survival's 'survival'), not a risk score or a hazard.")
     G = kaplan_meier_steps(*train_or_test(train, time, event), censoring=True)
     with np.errstate(divide="ignore"):
         inv_t = np.where(G(times) > 0, 1.0 / G(times), 0.0)
@@ -48,5 +51,9 @@ def integrated_brier_score(time, event, survival, times, train=None) -> float:
     times = np.atleast_1d(np.asarray(times, float))
     if times.size < 2:
         raise ValueError("the integrated Brier score needs at least two times.")
+    if np.any(np.diff(times) <= 0):
+        raise ValueError(f"the integrated Brier score needs increasing times, got "
+                         f"{times.tolist()[:10]}: sort them (and the survival columns with "
+                         "them).")
     bs = brier_score(time, event, survival, times, train)
     return float(np.trapezoid(bs, times) / (times[-1] - times[0]))

@@ -21,6 +21,9 @@ def calibration_table(res, time: float, cohort=None, groups: int = 10) -> pd.Dat
     if cohort.start is not None:
         raise ValueError("a calibration table compares with a Kaplan-Meier estimate from time "
                          "0: build the cohort without entry times (start=).")
+    if not (isinstance(time, (int, float, np.integer, np.floating)) and np.isfinite(time)
+            and time > 0):
+        raise ValueError(f"time must be one finite follow-up time > 0, got {time!r}.")
     if not (isinstance(groups, (int, np.integer)) and 2 <= groups <= cohort.n):
         raise ValueError(f"groups must be an integer from 2 to the number of rows, got "
                          f"{groups!r}.")

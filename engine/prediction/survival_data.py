@@ -33,3 +33,19 @@ def train_or_test(train, time, event):
     if not (isinstance(train, tuple) and len(train) == 2):
         raise ValueError("train must be a (time, event) pair of arrays.")
     return checked(*train, name="train")
+
+
+def checked_times(times, time) -> np.ndarray:
+    """The metric's ``times`` as a 1-d float array, finite and within the test data's follow-up
+    [min time, max time); a clear ValueError otherwise."""
+    times = np.atleast_1d(np.asarray(times, float))
+    if times.ndim != 1 or times.size == 0:
+        raise ValueError(f"times must be a non-empty 1-d list of times, got shape {times.shape}.")
+    bad = np.flatnonzero(~np.isfinite(times))
+    if bad.size:
+        raise ValueError(f"times must be finite numbers; got {times[bad[0]]} at position "
+                         f"{bad[0]}.")
+    if times.max() >= time.max() or times.min() < time.min():
+        raise ValueError(f"times must lie in [{time.min():g}, {time.max():g}) (the test data's "
+                         f"follow-up); got [{times.min():g}, {times.max():g}].")
+    return times

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ipcw import kaplan_meier_steps
-from .survival_data import checked, train_or_test
+from .survival_data import checked, checked_times, train_or_test
 
 
 def time_dependent_auc(time, event, risk, times, train=None,
@@ -19,10 +19,7 @@ def time_dependent_auc(time, event, risk, times, train=None,
     for a score that changes with t (e.g. 1 - predicted survival at t).  ``train`` as in
     uno_concordance; the times must lie within the test data's follow-up."""
     time, event = checked(time, event)
-    times = np.atleast_1d(np.asarray(times, float))
-    if times.max() >= time.max() or times.min() < time.min():
-        raise ValueError(f"times must lie in [{time.min():g}, {time.max():g}) (the test data's "
-                         f"follow-up); got [{times.min():g}, {times.max():g}].")
+    times = checked_times(times, time)
     risk = np.asarray(risk, float)
     if risk.ndim == 1:
         risk = np.repeat(risk[:, None], times.size, axis=1)

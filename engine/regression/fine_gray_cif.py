@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..data.censoring import left_limits
 from ..core.errors import DataWarning
+from .predict import checked_times
 from .row_flags import GROUP_END
 
 
@@ -77,6 +78,7 @@ def predict_cif(res, newdata, times=None) -> pd.DataFrame:
     A time after the stratum's last follow-up gives NaN with a DataWarning.  Returns a long
     table in newdata's row order: row, stratum (stratified fits), time, cif."""
     event_times, jumps, last = subdistribution_hazard(res)
+    asked = None if times is None else checked_times(times)
     cohort = res.problem.cohort
     Z, strata = cohort.encode(newdata)
     strata = np.zeros(Z.shape[0], np.int64) if strata is None else strata
@@ -85,7 +87,7 @@ def predict_cif(res, newdata, times=None) -> pd.DataFrame:
     parts = []
     for i in range(Z.shape[0]):
         s = strata[i]
-        t = event_times[s] if times is None else np.atleast_1d(np.asarray(times, float))
+        t = event_times[s] if asked is None else asked
         cum = np.concatenate(([0.0], np.cumsum(jumps[s])))
         L = cum[np.searchsorted(event_times[s], t, side="right")]
         cif = 1.0 - np.exp(-risk[i] * L)

@@ -29,6 +29,24 @@ CONF_TYPES = ("log", "log-log", "plain")
 REFERENCES = ("sample", "strata", "zero")
 
 
+def checked_times(times, increasing: bool = False) -> np.ndarray:
+    """Times asked of a predicted curve: a 1-d float array, finite and >= 0 (and increasing
+    where ``increasing``); a ValueError naming the first bad one otherwise."""
+    t = np.atleast_1d(np.asarray(times, float))
+    order = "increasing " if increasing else ""
+    if t.ndim != 1:
+        raise ValueError(f"times must be a 1-d list of {order}times, got shape {t.shape}.")
+    bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
+    if bad.size:
+        raise ValueError(f"times must be finite{', increasing' if increasing else ''} and >= 0 "
+                         f"(time since the start of follow-up); got {t[bad[0]]:g} at position "
+                         f"{bad[0]}.")
+    if increasing and np.any(np.diff(t) <= 0):
+        raise ValueError(f"times must be finite, increasing and >= 0; got {t.tolist()[:10]}: "
+                         "sort them and drop repeats.")
+    return t
+
+
 def cox_baseline(res):
     """``res.baseline`` after checking that ``res`` is a Cox fit predictions are defined for."""
     cox_baseline_checked(res)
@@ -190,12 +208,11 @@ def predict_survival(res, newdata, times=None, conf_type: str = "log",
     b = cox_baseline(res)
     keep, V = covariance(res)
     Z, strata, index, _ = rows_of(res, newdata)
+    asked = None if times is None else checked_times(times)
     parts = []
     for s in np.unique(strata):
         rows = np.flatnonzero(strata == s)
-        t = b.times[s] if times is None else np.atleast_1d(np.asarray(times, float))
-        if not np.all(np.isfinite(t)):
-            raise ValueError("times must be finite numbers.")
+        t = b.times[s] if asked is None else asked
         hi = np.broadcast_to(t, (rows.size, t.size))
         lo = np.full(hi.shape, -np.inf)
         H, var = hazard_and_variance(b, keep, V, Z[rows], np.full(rows.size, s), lo, hi)

@@ -21,14 +21,20 @@ with its printed ones to about 1e-4, the precision of optim and uniroot at their
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from ..core.errors import DataWarning
+
 MAX_ABS_LOG_RR = np.log(100.0)   # EmpiricalCalibration leaves out controls beyond 100-fold
 _BOUND = 100.0                   # calibrated bounds are searched in [-100, 100] (log scale)
+# Below this many usable negative controls the null's spread is barely identified (with 2 its
+# maximum-likelihood sd is often exactly 0): fit_null warns.
+FEW_CONTROLS = 5
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,15 @@ def fit_null(log_rr, se) -> EmpiricalNull:
     if log_rr.size == 0:
         raise ValueError("no usable negative-control estimate (each needs a finite log RR "
                          "within log(100) of 0 and a finite positive standard error).")
+    if log_rr.size < 2:
+        raise ValueError(f"fit_null needs at least 2 usable negative-control estimates, got "
+                         f"{log_rr.size} ({left_out} left out): one estimate cannot tell the "
+                         "null's spread from its own standard error. Add negative controls.")
+    if log_rr.size < FEW_CONTROLS:
+        warnings.warn(f"the empirical null rests on {log_rr.size} negative-control estimates "
+                      f"(fewer than {FEW_CONTROLS}): its mean and spread are poorly determined "
+                      "and the calibrated p-values and intervals with them. Add negative "
+                      "controls.", DataWarning, stacklevel=2)
     start = [float(np.mean(log_rr)), float(max(np.std(log_rr), 0.1))]
     fit = optimize.minimize(lambda th: -null_loglik(th[0], th[1], log_rr, se), start,
                             method="L-BFGS-B", bounds=[(None, None), (0.0, None)],

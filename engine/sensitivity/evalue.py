@@ -45,6 +45,18 @@ def evalues_hr(hr, lower, upper, rare, true=1.0) -> pd.DataFrame:
     Returns a DataFrame with columns evalue_point and evalue_ci (1 where the interval holds
     ``true``; NaN where the estimate or its limits are not finite)."""
     hr, lower, upper = (np.atleast_1d(np.asarray(a, np.float64)) for a in (hr, lower, upper))
+    try:
+        hr, lower, upper = np.broadcast_arrays(hr, lower, upper)
+    except ValueError:
+        raise ValueError(f"hr, lower and upper must have one length, got {hr.size}, "
+                         f"{lower.size} and {upper.size} values.") from None
+    for name, values in (("hr", hr), ("lower", lower), ("upper", upper)):
+        below = np.flatnonzero(values < 0)
+        if below.size:
+            raise ValueError(f"{name} must hold hazard ratios (>= 0), got {values[below[0]]:g} "
+                             f"at position {below[0]}; pass exp(coef), not the log scale.")
+    if not (np.isfinite(true) and true > 0):
+        raise ValueError(f"true must be a hazard ratio > 0 (1: no effect), got {true!r}")
     bad = hr[np.isfinite(hr) & np.isfinite(lower) & np.isfinite(upper)
              & ((lower > hr) | (hr > upper))]
     if bad.size:

@@ -27,10 +27,11 @@ def test_the_corpus_covers_every_family_with_unique_names():
     names = [(c[0], c[1]) for c in CASES]
     assert len(names) == len(set(names))
     assert {c[0] for c in CASES} >= {"cox", "fine_gray", "logistic", "sccs", "bayes", "omop",
-                                     "app"}
+                                     "app", "robust", "propensity", "prediction", "formula",
+                                     "sensitivity", "metrics"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert len(CASES) >= 200
+        assert len(CASES) >= 300
 
 
 def test_gray_test_of_a_cohort_with_labels_equals_its_dataframe_route():

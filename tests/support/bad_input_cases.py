@@ -427,6 +427,366 @@ CASES += [
 ]
 
 
+# -- robust variance, propensity scores, predictions, formulas, sensitivity, prediction metrics
+FORMULA_DF = DF.assign(s=np.where(np.arange(N) % 3 == 0, "a", "b"), tr=np.arange(N) % 2)
+CLUSTERS = np.arange(N) % 4
+
+
+def _formula(formula, df=FORMULA_DF, event="e", **kwargs):
+    return engine.Cohort.from_frame(df, "t", event, formula=formula, **kwargs)
+
+
+def _fitted(formula="x + s + tr", **kwargs):
+    """A fit of a formula cohort (fitted on first use and kept: predictions do not change it)."""
+    key = (formula, tuple(sorted(kwargs.items())))
+    if key not in _FITS:
+        if kwargs.get("model") == "fine_gray":
+            _FITS[key] = engine.fit(_formula(formula, event="c", competing_risks=True),
+                                    model="fine_gray")
+        elif kwargs.get("start"):
+            _FITS[key] = engine.fit(_formula(formula, FORMULA_DF.assign(st=0.0, id=np.arange(N)),
+                                             start="st", id="id"))
+        else:
+            _FITS[key] = engine.fit(_formula(formula))
+    return _FITS[key]
+
+
+_FITS = {}
+NEW = FORMULA_DF.head(3)
+PS_DF = FORMULA_DF.assign(tr=(DF["x"] + np.random.default_rng(31).normal(size=N) > 0).astype(int))
+
+
+def _ps(**changes):
+    """engine.propensity_weights of PS_DF's 'tr' on x and z, with ``changes`` (df= its data)."""
+    kwargs = dict(treatment="tr", covariates=["x", "z"])
+    df = changes.pop("df", PS_DF)
+    kwargs.update(changes)
+    return engine.propensity_weights(df, **kwargs)
+
+
+T_, E_, RISK = DF["t"].to_numpy(), DF["e"].to_numpy(), DF["x"].to_numpy()
+WIDE = pd.concat([DF, pd.DataFrame(np.random.default_rng(32).normal(size=(N, 45)),
+                                   columns=[f"v{j}" for j in range(45)])], axis=1)
+CASES += [
+    # robust variance and clusters
+    ("robust", "variance typo", lambda: engine.fit(COX, variance="sandwich"), (E, ValueError,
+     r"variance must be one of \('auto', 'model', 'robust'\), got 'sandwich'")),
+    ("robust", "variance None", lambda: engine.fit(COX, variance=None), (E, ValueError,
+     r"variance must be one of .*got None")),
+    ("robust", "cluster a column name", lambda: engine.fit(COX, cluster="c"), (E, ValueError,
+     r"cluster must be one value per row of the cohort \(e.g. df\['c'\]\), not a column name")),
+    ("robust", "cluster missing", lambda: engine.fit(
+        COX, cluster=np.where(np.arange(N) == 3, np.nan, CLUSTERS)), (E, CE,
+     r"'cluster' \(cluster\) has 1 row\(s\) with a missing cluster: row 3 = nan")),
+    ("robust", "cluster of another length", lambda: engine.fit(COX, cluster=CLUSTERS[:5]),
+     (E, ValueError, r"cluster has 5 values but the cohort has 40 rows")),
+    ("robust", "cluster 2-d", lambda: engine.fit(COX, cluster=np.ones((N, 2))), (E, ValueError,
+     r"cluster must be one-dimensional \(one value per row\), got shape \(40, 2\)")),
+    ("robust", "a single cluster", lambda: engine.fit(COX, cluster=np.zeros(N)).se, (E, CE,
+     r"the robust variance needs at least 2 clusters with positive weight; there is 1")),
+    ("robust", "weight on one cluster", lambda: engine.fit(
+        _cohort(DF.assign(w=np.where(np.arange(N) == 0, 1000.0, 1.0)), weights="w"),
+        variance="robust").se, (W, engine.DataWarning,
+     r"one cluster carries 96% of the total weight")),
+    ("robust", "fewer clusters than coefficients", lambda: engine.fit(
+        COX, cluster=np.arange(N) % 2).se, (W, engine.DataWarning,
+     r"the robust variance has 2 clusters for 2 coefficients")),
+    ("robust", "logistic single cluster", lambda: engine.fit(
+        BIN, model="logistic", variance="robust", cluster=np.zeros(N)).se, (E, CE,
+     r"at least 2 clusters with positive weight")),
+    ("robust", "clusters of zero weight", lambda: engine.fit(
+        _cohort(DF.assign(w=np.where(np.arange(N) < 20, 1.0, 0.0)), weights="w"),
+        cluster=np.arange(N) // 20).se, (E, CE, r"at least 2 clusters with positive weight; "
+                                                r"there is 1")),
+    ("robust", "Fine-Gray with clusters", lambda: engine.fit(CR, model="fine_gray",
+                                                             cluster=CLUSTERS),
+     (E, ValueError, r"cluster= is not available for model='fine_gray'")),
+    ("robust", "more covariates than rows", lambda: engine.fit(engine.Cohort.from_frame(
+        WIDE, "t", "e", covariates=[f"v{j}" for j in range(45)])),
+     (W, UserWarning, r"is a linear combination of v0, v1|monotone likelihood: the "
+                      r"coefficient\(s\) of")),    # aliased columns, then separation
+    # propensity scores
+    ("propensity", "treatment coded 0/1/2", lambda: _ps(treatment="c"), (E, CE,
+     r"'c' \(treatment\) has 13 row\(s\) with values other than 0/1: row 0 = 2.*"
+     r"Code the treatment 1 \(treated\) / 0")),
+    ("propensity", "text treatment", lambda: _ps(df=PS_DF.assign(
+        tr=np.where(PS_DF["tr"] == 1, "drug", "placebo"))), (E, CE,
+     r"'tr' \(treatment\).*values other than 0/1: row 0 = '(drug|placebo)'")),
+    ("propensity", "treatment column absent", lambda: _ps(treatment="treat"), (E, CE,
+     r"column 'treat' \(treatment\) is not in the data")),
+    ("propensity", "covariate absent", lambda: _ps(covariates=["x", "age"]), (E, CE,
+     r"column 'age' \(covariate\) is not in the data")),
+    ("propensity", "no covariates", lambda: _ps(covariates=[]), (E, ValueError,
+     r"the propensity model has no covariates.*covariates=\[\.\.\.\]")),
+    ("propensity", "covariates not named", lambda: _ps(covariates=None), (E, ValueError,
+     r"name the PS model's covariates \(covariates=\[\.\.\.\]\)")),
+    ("propensity", "estimand typo", lambda: _ps(estimand="ate"), (E, ValueError,
+     r"estimand must be one of \['ATE', 'ATT', 'ATC', 'ATO', 'ATM'\], got 'ate'")),
+    ("propensity", "trim above 0.5", lambda: _ps(trim=0.6), (E, ValueError,
+     r"trim must be a PS bound between 0 and 0.5 .*got 0.6")),
+    ("propensity", "trim 0", lambda: _ps(trim=0.0), (E, ValueError, r"trim must be a PS bound")),
+    ("propensity", "trim as text", lambda: _ps(trim="0.1"), (E, ValueError,
+     r"trim must be a PS bound between 0 and 0.5 .*got '0.1'")),
+    ("propensity", "truncate below 0.5", lambda: _ps(truncate=0.4), (E, ValueError,
+     r"truncate must be a quantile between 0.5 and 1 \(e.g. 0.99\), got 0.4")),
+    ("propensity", "truncate 1", lambda: _ps(truncate=1.0), (E, ValueError,
+     r"truncate must be a quantile between 0.5 and 1")),
+    ("propensity", "truncate as a percentage", lambda: _ps(truncate=99), (E, ValueError,
+     r"truncate must be a quantile .*got 99")),
+    ("propensity", "truncate as text", lambda: _ps(truncate="0.99"), (E, ValueError,
+     r"truncate must be a quantile .*got '0.99'")),
+    ("propensity", "missing covariate with missing='raise'", lambda: _ps(
+        df=PS_DF.assign(x=np.where(np.arange(N) == 4, np.nan, PS_DF["x"]))), (E, CE,
+     r"'x' \(1 row\(s\): row 4 = nan\).*missing=\"drop\"")),
+    ("propensity", "missing treatment", lambda: _ps(
+        df=PS_DF.assign(tr=np.where(np.arange(N) == 5, np.nan, PS_DF["tr"]))), (E, CE,
+     r"'tr' \(treatment\).*row 5 = nan.*missing='drop'")),
+    ("propensity", "missing typo", lambda: _ps(missing="omit"), (E, ValueError,
+     r"missing must be \"raise\" or \"drop\", got 'omit'")),
+    ("propensity", "a covariate separates the arms", lambda: _ps(
+        df=PS_DF.assign(sep=PS_DF["tr"] * 2.0 + 1.0), covariates=["x", "sep"]), (E, CE,
+     r"separates the arms perfectly: the coefficients of \['sep'\] diverge.*penalty")),
+    ("propensity", "a single arm", lambda: _ps(df=PS_DF.assign(tr=1)), (E, CE,
+     r"column 'tr' \(treatment\) is 1 in every row")),
+    ("propensity", "trim leaves an arm empty", lambda: _ps(trim=0.49), (E, CE,
+     r"no person with 'tr' = \d keeps a positive weight after trim=0.49: loosen the trim")),
+    ("propensity", "penalty typo", lambda: _ps(penalty="l2"), (E, ValueError,
+     r"penalty must be None, engine.L1\(lam\), engine.L2\(lam\) or 'cv', got 'l2'")),
+    ("propensity", "repeated ids", lambda: _ps(df=PS_DF.assign(id=1), id="id"), (E, CE,
+     r"'id' \(id\) has 39 row\(s\) with a repeated id.*keep each subject's first row")),
+    ("propensity", "an array", lambda: _ps(df=PS_DF.to_numpy()), (E, CE,
+     r"propensity_weights takes a pandas DataFrame or an engine.Cohort, got ndarray")),
+    ("propensity", "cohort without the treatment", lambda: engine.propensity_weights(
+        COX, "tr"), (E, CE, r"treatment 'tr' is not a covariate of the cohort")),
+    ("propensity", "an outlier carries the weight", lambda: _ps(
+        df=PS_DF.assign(x=np.where(np.arange(N) == 0, 6.0, PS_DF["x"]))), (W, engine.DataWarning,
+     r"extreme weights: 1 person\(s\) with 'tr' = 0 \(rows \[0\]\).*truncate=0.99")),
+    # predictions and curves
+    ("prediction", "newdata lacks a column", lambda: _fitted().predict(NEW.drop(columns="x")),
+     (E, CE, r"column 'x' \(formula term 'x', in newdata\) is not in the data")),
+    ("prediction", "newdata holds an unknown level", lambda: _fitted().predict(
+        NEW.assign(s="zzz")), (E, CE, r"'s' \(newdata column of the term 's'\).*levels the "
+                                      r"model was not fitted on: row 0 = 'zzz'.*\['a', 'b'\]")),
+    ("prediction", "predict type typo", lambda: _fitted().predict(NEW, type="hazard"), (E,
+     ValueError, r"type must be one of \('lp', 'risk', 'expected', 'survival'\), got 'hazard'")),
+    ("prediction", "expected without follow-up", lambda: _fitted().predict(
+        NEW.drop(columns="t"), type="expected"), (E, ValueError,
+     r"newdata lacks the column\(s\) \['t'\]")),
+    ("prediction", "newdata missing x", lambda: _fitted().predict(NEW.assign(x=np.nan)), (E, CE,
+     r"'x' \(newdata column\) has 3 row\(s\) with missing values: row 0 = nan")),
+    ("prediction", "survival at a negative time", lambda: _fitted().predict_survival(
+        NEW, times=[-5, 3]), (E, ValueError, r"times must be finite and >= 0 .*got -5 at "
+                                             r"position 0")),
+    ("prediction", "survival at NaN", lambda: _fitted().predict_survival(NEW, times=[np.nan]),
+     (E, ValueError, r"times must be finite and >= 0 .*got nan")),
+    ("prediction", "survival at a 2-d grid", lambda: _fitted().predict_survival(
+        NEW, times=[[1, 2], [3, 4]]), (E, ValueError, r"times must be a 1-d list of times, "
+                                                      r"got shape \(2, 2\)")),
+    ("prediction", "survival after follow-up", lambda: _fitted().predict_survival(
+        NEW, times=[1000]), (W, engine.DataWarning, r"3 predicted value\(s\) at times after "
+                                                    r"the last follow-up")),
+    ("prediction", "survival conf_type typo", lambda: _fitted().predict_survival(
+        NEW, conf_type="logit"), (E, ValueError, r"conf_type must be one of")),
+    ("prediction", "survival level in percent", lambda: _fitted().predict_survival(
+        NEW, level=95), (E, ValueError, r"level must be between 0 and 1, got 95")),
+    ("prediction", "adjusted curves of an unknown treatment", lambda: engine.adjusted_curves(
+        _fitted(), "treat", times=[5, 10]), (E, CE, r"treatment 'treat' is not a covariate of "
+                                                    r"the fit; its covariates are")),
+    ("prediction", "adjusted curves at decreasing times", lambda: engine.adjusted_curves(
+        _fitted(), "tr", times=[10, 5]), (E, ValueError, r"times must be finite, increasing "
+                                                         r"and >= 0; got \[10.0, 5.0\]")),
+    ("prediction", "adjusted curves at a negative time", lambda: engine.adjusted_curves(
+        _fitted(), "tr", times=[-5, 5]), (E, ValueError, r"times must be finite, increasing "
+                                                         r"and >= 0 .*got -5")),
+    ("prediction", "adjusted curves of (start, stop] rows", lambda: engine.adjusted_curves(
+        _fitted("x + tr", start=True), "tr", times=[5]), (E, CE,
+     r"adjusted curves average over one row per subject; this cohort has entry times")),
+    ("prediction", "adjusted curves bootstrap -1", lambda: engine.adjusted_curves(
+        _fitted(), "tr", times=[5], bootstrap=-1), (E, ValueError,
+     r"bootstrap must be a number of replicates \(0 for none\), got -1")),
+    ("prediction", "adjusted RMST beyond follow-up", lambda: engine.adjusted_curves(
+        _fitted(), "tr", times=[5], rmst_tau=1000), (E, ValueError,
+     r"rmst_tau must be positive and within every stratum's follow-up \(up to 27\)")),
+    ("prediction", "adjusted RMST of Fine-Gray", lambda: engine.adjusted_curves(
+        _fitted("x + tr", model="fine_gray"), "tr", times=[5], rmst_tau=5), (E, ValueError,
+     r"rmst_tau is for Cox fits")),
+    ("prediction", "baseline hazard of Fine-Gray", lambda: _fitted(
+        "x + tr", model="fine_gray").baseline_hazard(), (E, ValueError,
+     r"this fit is model='fine_gray'. Use res.predict_cif")),
+    ("prediction", "baseline hazard of logistic", lambda: engine.fit(
+        BIN, model="logistic").baseline_hazard(), (E, ValueError,
+     r"baseline hazards and predicted curves are for Cox fits; this fit is model='logistic'")),
+    ("prediction", "predict_cif of Cox", lambda: _fitted().predict_cif(NEW), (E, ValueError,
+     r"predicted cumulative incidence is for Fine-Gray fits; this fit is model='cox'")),
+    ("prediction", "predict_cif at NaN", lambda: _fitted(
+        "x + tr", model="fine_gray").predict_cif(NEW, times=[np.nan]), (E, ValueError,
+     r"times must be finite and >= 0 .*got nan")),
+    ("prediction", "predict_cif at a negative time", lambda: _fitted(
+        "x + tr", model="fine_gray").predict_cif(NEW, times=[-3]), (E, ValueError,
+     r"times must be finite and >= 0 .*got -3")),
+    ("prediction", "predict_cif lacks a column", lambda: _fitted(
+        "x + tr", model="fine_gray").predict_cif(NEW.drop(columns="x")), (E, CE,
+     r"column 'x' \(formula term 'x', in newdata\)")),
+    ("prediction", "curves of a fit with cut points", lambda: engine.fit(
+        COX, cut_points={"x": [10.0]}).predict(), (E, ValueError,
+     r"this fit has cut points.*Predict from a fit without cut_points")),
+    # formulas and splines
+    ("formula", "syntax error", lambda: _formula("x +* z"), (E, CE,
+     r"the formula 'x \+\* z' cannot be parsed.*Write it as R does")),
+    ("formula", "unbalanced parenthesis", lambda: _formula("x + (z"), (E, CE,
+     r"cannot be parsed")),
+    ("formula", "unknown column", lambda: _formula("x + age"), (E, CE,
+     r"column 'age' \(formula term 'age'\) is not in the data")),
+    ("formula", "unknown strata column", lambda: _formula("x + strata(q)"), (E, CE,
+     r"column 'q' \(strata\) is not in the data")),
+    ("formula", "strata crossed with a covariate", lambda: _formula("x * strata(s)"), (E, CE,
+     r"crosses strata\(\) with a covariate")),
+    ("formula", "no covariate terms", lambda: _formula("1"), (E, CE,
+     r"the formula '1' has no covariate terms")),
+    ("formula", "left side not Surv", lambda: engine.Cohort.from_frame(FORMULA_DF,
+                                                                       formula="y ~ x"),
+     (E, CE, r"the left side 'y' of the formula 'y ~ x' is not Surv\(time, event\)")),
+    ("formula", "formula and covariates", lambda: engine.Cohort.from_frame(
+        FORMULA_DF, "t", "e", covariates=["x"], formula="z"), (E, CE,
+     r"give the covariates either as covariates=\[\.\.\.\] or inside formula=, not both")),
+    ("formula", "spline df 0", lambda: _formula("ns(x, df=0)"), (E, CE,
+     r"the term 'ns\(x, df=0\)': ns\(x, df=0\): df must be a whole number >= 1")),
+    ("formula", "spline df a fraction", lambda: _formula("ns(x, df=2.5)"), (E, CE,
+     r"df must be a whole number >= 1")),
+    ("formula", "spline without df", lambda: _formula("ns(x)"), (E, CE,
+     r"ns\(x\): give df= \(e.g. ns\(bmi, df=4\)\) or knots=")),
+    ("formula", "spline of a text column", lambda: _formula("ns(s, df=3)"), (E, CE,
+     r"the term 'ns\(s, df=3\)' cannot be evaluated.*could not convert string to float.*"
+     r"numbers for splines")),
+    ("formula", "spline of a 0/1 column", lambda: _formula("ns(tr, df=3)"), (E, CE,
+     r"ns\(x, df=3\): 2 distinct value\(s\) are too few for df=3.*C\(x\)")),
+    ("formula", "spline of a constant", lambda: _formula("ns(k, df=3)",
+                                                         FORMULA_DF.assign(k=1.0)),
+     (E, CE, r"1 distinct value\(s\) are too few for df=3")),
+    ("formula", "spline knot outside the data", lambda: _formula("ns(x, knots=[100])"), (E, CE,
+     r"ns: the knots \[100\] must be distinct and lie strictly inside the boundary knots")),
+    ("formula", "spline boundary away from the data", lambda: _formula(
+        "ns(x, df=3, boundary_knots=(5, 6))"), (E, CE,
+     r"ns: no value of x lies within boundary_knots \(5, 6\)")),
+    ("formula", "spline infinite value", lambda: _formula("ns(x, df=3)", FORMULA_DF.assign(
+        x=np.where(np.arange(N) == 2, np.inf, FORMULA_DF["x"]))), (E, CE,
+     r"ns: infinite values at rows \[3\] \(1-based\)")),
+    ("formula", "rcs with 2 knots", lambda: _formula("rcs(x, 2)"), (E, CE,
+     r"rcs: nk=2; Harrell's default knots exist for 3 to 7 knots")),
+    ("formula", "rcs of a 0/1 column", lambda: _formula("rcs(tr, 3)"), (E, CE,
+     r"rcs: 2 distinct values are too few for 3 knots")),
+    ("formula", "log of negative values", lambda: _formula("np.log(x)"), (E, CE,
+     r"'np.log\(x\)' cannot be evaluated.*(contains null values|invalid value "
+     r"encountered in log)")),
+    ("formula", "prediction outside the spline's range", lambda: _fitted(
+        "ns(x, df=3)").predict(NEW.assign(x=100.0)), (E, CE,
+     r"ns: 3 value\(s\) outside the range the spline was fitted on")),
+    # sensitivity and calibration
+    ("sensitivity", "unknown axis", lambda: engine.sensitivity_study(
+        COX, "x", {"subgroups": [None]}), (E, ValueError,
+     r"vary has unknown axes \['subgroups'\]; the axes are \['subgroup'")),
+    ("sensitivity", "unknown adjustment column", lambda: engine.sensitivity_study(
+        COX, "x", {"covariates": [["x", "age"]]}), (E, ValueError,
+     r"vary\['covariates'\]\['x\+age'\] names \['age'\], which are not covariates")),
+    ("sensitivity", "unknown covariate of interest", lambda: engine.sensitivity_study(
+        COX, "age", {"ties": ["efron"]}), (E, ValueError,
+     r"of_interest names \['age'\], which are not covariates")),
+    ("sensitivity", "empty axis", lambda: engine.sensitivity_study(COX, "x", {"ties": []}),
+     (E, ValueError, r"vary\['ties'\] is empty; give at least one choice")),
+    ("sensitivity", "subgroup of another length", lambda: engine.sensitivity_study(
+        COX, "x", {"subgroup": [np.ones(3, bool)]}), (E, ValueError,
+     r"must be a boolean mask with one value per cohort row \(40\)")),
+    ("sensitivity", "negative follow-up", lambda: engine.sensitivity_study(
+        COX, "x", {"follow_up": [-1]}), (E, ValueError,
+     r"vary\['follow_up'\]\['-1'\] must be a positive finite time")),
+    ("sensitivity", "unknown base option", lambda: engine.sensitivity_study(
+        COX, "x", {}, base={"solverr": "x"}), (E, ValueError,
+     r"base has unknown options \['solverr'\]")),
+    ("sensitivity", "E-value of a CI not holding the estimate", lambda: engine.evalues_hr(
+        2.0, 0.5, 1.5, True), (E, ValueError, r"the estimate 2 is outside its confidence "
+                                              r"interval")),
+    ("sensitivity", "E-value of a log HR", lambda: engine.evalues_hr(-0.7, -1.0, -0.2, True),
+     (E, ValueError, r"hr must hold hazard ratios \(>= 0\), got -0.7 at position 0; pass "
+                     r"exp\(coef\)")),
+    ("sensitivity", "E-value of a negative true ratio", lambda: engine.evalues_hr(
+        2.0, 1.5, 3.0, True, true=-1), (E, ValueError, r"true must be a hazard ratio > 0")),
+    ("sensitivity", "E-values of ragged lengths", lambda: engine.evalues_hr(
+        [2.0, 3.0], [1.5, 1.0, 1.2], [3.0, 4.0], True), (E, ValueError,
+     r"hr, lower and upper must have one length, got 2, 3 and 2")),
+    ("sensitivity", "no usable negative control", lambda: engine.fit_null([0.1, 0.2],
+                                                                          [0.0, 0.0]),
+     (E, ValueError, r"no usable negative-control estimate")),
+    ("sensitivity", "one negative control", lambda: engine.fit_null([0.1, np.nan], [0.2, 0.1]),
+     (E, ValueError, r"fit_null needs at least 2 usable negative-control estimates, got 1 "
+                     r"\(1 left out\)")),
+    ("sensitivity", "few negative controls", lambda: engine.fit_null([0.1, -0.2], [0.2, 0.1]),
+     (W, engine.DataWarning, r"the empirical null rests on 2 negative-control estimates")),
+    ("sensitivity", "negative controls of two lengths", lambda: engine.fit_null(
+        [0.1, 0.2], [0.2]), (E, ValueError, r"log_rr and se must have the same length")),
+    ("sensitivity", "error model of negative controls only", lambda: (
+        engine.fit_systematic_error_model([0.1, 0.2], [0.1, 0.1], [0, 0])), (E, ValueError,
+     r"needs controls of at least two true effects.*error_model\(fit_null")),
+    ("sensitivity", "negative controls of an unknown treatment", lambda: (
+        engine.negative_control_estimates(COX, {"o": DF["e"].to_numpy()}, "treat")),
+     (E, ValueError, r"treatment 'treat' is not a covariate of the cohort")),
+    # inference and prediction metrics after a fit
+    ("metrics", "ph_test of a penalised fit", lambda: engine.ph_test(
+        engine.fit(COX, penalty=engine.L2(1.0))), (E, ValueError,
+     r"take unpenalised Cox fits without cut points.*penalty='L2\(1\)'")),
+    ("metrics", "ph_test transform typo", lambda: engine.ph_test(engine.fit(COX),
+                                                                 transform="logit"),
+     (E, ValueError, r"transform must be one of \('km', 'identity', 'rank', 'log'\)")),
+    ("metrics", "concordance of another cohort", lambda: engine.concordance(
+        engine.fit(COX), _cohort(DF.iloc[:10], covariates=["x", "z"])), (E, ValueError,
+     r"the cohort is not the one fitted")),
+    ("metrics", "Uno's C of scores of another length", lambda: engine.uno_concordance(
+        T_, E_, RISK[:5]), (E, ValueError, r"risk must be one finite score per row of time")),
+    ("metrics", "Uno's C of competing causes", lambda: engine.uno_concordance(
+        T_, DF["c"].to_numpy(), RISK), (E, ValueError,
+     r"the test events must be 0/1 \(or bool\); got codes \[0, 1, 2\]")),
+    ("metrics", "Brier score beyond follow-up", lambda: engine.brier_score(
+        T_, E_, np.full((N, 1), 0.5), [1000]), (E, ValueError,
+     r"times must lie in \[1, 27\) \(the test data's follow-up\); got \[1000, 1000\]")),
+    ("metrics", "Brier score at NaN", lambda: engine.brier_score(
+        T_, E_, np.full((N, 1), 0.5), [np.nan]), (E, ValueError,
+     r"times must be finite numbers; got nan at position 0")),
+    ("metrics", "Brier score of a risk score", lambda: engine.brier_score(
+        T_, E_, np.full((N, 1), 1.5), [10]), (E, ValueError,
+     r"survival must hold probabilities in \[0, 1\]; row 0, time 10 has 1.5")),
+    ("metrics", "Brier score of another shape", lambda: engine.brier_score(
+        T_, E_, np.full((5, 1), 0.5), [10]), (E, ValueError,
+     r"survival must be finite, of shape \(40, 1\); got \(5, 1\)")),
+    ("metrics", "integrated Brier at decreasing times", lambda: engine.integrated_brier_score(
+        T_, E_, np.full((N, 2), 0.5), [20, 10]), (E, ValueError,
+     r"the integrated Brier score needs increasing times, got \[20.0, 10.0\]")),
+    ("metrics", "time AUC at NaN", lambda: engine.time_dependent_auc(T_, E_, RISK, [np.nan]),
+     (E, ValueError, r"times must be finite numbers; got nan")),
+    ("metrics", "time AUC beyond follow-up", lambda: engine.time_dependent_auc(
+        T_, E_, RISK, [1000]), (E, ValueError, r"times must lie in \[1, 27\)")),
+    ("metrics", "time AUC train not a pair", lambda: engine.time_dependent_auc(
+        T_, E_, RISK, [10], train=[T_, E_]), (E, ValueError,
+     r"train must be a \(time, event\) pair of arrays")),
+    ("metrics", "calibration table at a negative time", lambda: engine.calibration_table(
+        engine.fit(COX), -5), (E, ValueError, r"time must be one finite follow-up time > 0, "
+                                              r"got -5")),
+    ("metrics", "calibration table at NaN", lambda: engine.calibration_table(
+        engine.fit(COX), np.nan), (E, ValueError, r"time must be one finite follow-up time")),
+    ("metrics", "calibration table beyond follow-up", lambda: engine.calibration_table(
+        engine.fit(COX), 1000), (E, ValueError, r"times after the last follow-up of a stratum "
+                                                r"\(27\)")),
+    ("metrics", "calibration table of one group", lambda: engine.calibration_table(
+        engine.fit(COX), 10, groups=1), (E, ValueError,
+     r"groups must be an integer from 2 to the number of rows, got 1")),
+    # the OMOP study's weighting, refused before the CDM is read
+    ("omop", "study weighting IPTW", lambda: __import__("engine.cdm", fromlist=["cdm"]).run_study(
+        None, T, C, O, weighting="IPTW"), (E, ValueError,
+     r"weighting must be one of \['ATE', 'ATT', 'ATC', 'ATO', 'ATM'\] or None, got 'IPTW'")),
+    ("omop", "study weighting lower case", lambda: __import__(
+        "engine.cdm", fromlist=["cdm"]).run_study(None, T, C, O, weighting="ato"),
+     (E, ValueError, r"weighting must be one of .* or None, got 'ato'")),
+]
+
+
 def _read_upload(name, content):
     from app.loading import read_upload
 

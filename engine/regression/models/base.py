@@ -39,7 +39,14 @@ class BackendModel:
         return self.backend.grad_hess(j)
 
     def loglik(self):
-        return self.backend.loglik()
+        """The log-likelihood at the current beta; -inf where it does not exist: a trial step
+        so far along a diverging direction (more covariates than events, separation) that every
+        risk score of a risk set underflows to 0 (the kernels divide by that sum), which the
+        line searches then reject and halve."""
+        try:
+            return self.backend.loglik()
+        except ZeroDivisionError:
+            return -np.inf
 
     def loglik_gradient(self):
         """Log-likelihood and its gradient over every coordinate."""
