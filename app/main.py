@@ -38,13 +38,14 @@ from app.views.omop import OmopView
 from app.views.restore import RestoreOffer
 from app.views.results import ResultsView
 from app.views.sccs import SccsView
+from app.views.sensitivity import SensitivityView
 from app.views.timing import TimingView
 
 pn.extension("tabulator", "filedropper", notifications=True)
 hv.extension("bokeh")
 
-TABS = ("Data", "Design", "Describe", "Fit", "Results", "OMOP study", "SCCS", "Bayesian", "GWAS",
-        "Timing", "Export")
+TABS = ("Data", "Design", "Describe", "Fit", "Results", "Sensitivity", "OMOP study", "SCCS",
+        "Bayesian", "GWAS", "Timing", "Export")
 # tab -> its view, which redraws only while shown (app/views/on_screen.py)
 DRAWN_WHEN_SHOWN = {"Describe": "describe", "Export": "export"}
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
@@ -82,7 +83,8 @@ class App(param.Parameterized):
         # the first page is built now; every other page when it is first opened (app/lazy_tab.py)
         self.pages = LazyTabs(dict(zip(TABS, (
             lambda: self.data, lambda: self.design, lambda: self.describe, lambda: self.fit,
-            lambda: self.results, lambda: self.omop, lambda: self.sccs, lambda: self.bayes,
+            lambda: self.results, lambda: self.sensitivity, lambda: self.omop,
+            lambda: self.sccs, lambda: self.bayes,
             lambda: self.gwas, lambda: self.timing,
             lambda: pn.Column(self.export, self.analyses_view.files)))),
             sizing_mode="stretch_width")
@@ -113,6 +115,10 @@ class App(param.Parameterized):
     @cached_property
     def results(self) -> ResultsView:
         return ResultsView(store=self.store)
+
+    @cached_property
+    def sensitivity(self) -> SensitivityView:
+        return SensitivityView(store=self.store)
 
     @cached_property
     def omop(self) -> OmopView:
@@ -170,7 +176,8 @@ class App(param.Parameterized):
             f"**Kept fits:** {len(s.fits)}",
             "",
             "Steps: **Data** → **Design** → **Describe** (Table 1, Kaplan-Meier, log-rank) → "
-            "**Fit** → **Results**; **Timing** compares backends and lifelines; **Export** "
+            "**Fit** → **Results**; **Sensitivity** fits a grid of variants of the analysis; "
+            "**Timing** compares backends and lifelines; **Export** "
             "writes CSV, HTML, PNG/SVG, JSON, a Python script and a report folder; **OMOP "
             "study** runs a new-user study on an OMOP CDM (Eunomia by default). **SCCS**, "
             "**Bayesian** and **GWAS** are self-controlled case series, the horseshoe probit "

@@ -30,6 +30,7 @@ TAB_READY = {
     "Describe": ("css", ".table-one .tabulator-row"),
     "Fit": ("button", "Fit"),
     "Results": ("css", ".km-curves .bk-Canvas"),
+    "Sensitivity": ("button", "Run the variants"),
     "OMOP study": ("button", "Run study"),
     "SCCS": ("button", "Fit SCCS"),
     "Bayesian": ("button", "Run sampler"),

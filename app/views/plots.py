@@ -155,6 +155,29 @@ def adjusted_plot(curves: pd.DataFrame, treatment: str, at: float | None = None,
         toolbar="above", hooks=[left_border])
 
 
+def specification_curve(table: pd.DataFrame) -> hv.Overlay:
+    """The hazard ratio of every variant of a sensitivity study, sorted, with its 95% CI (a
+    specification curve; hover names the variant's choices), on a log axis with a line at 1.
+    Failed variants (no estimate) are left out."""
+    t = table[np.isfinite(table["hr"]) & (table["hr"] > 0)].sort_values("hr")
+    rank = np.arange(1, len(t) + 1, dtype=float)
+    axes = [c for c in ("covariates", "subgroup", "ties", "strata", "penalty", "cut_points",
+                        "follow_up") if c in t.columns and t[c].nunique() > 1]
+    choice = t[axes].astype(str).agg("; ".join, axis=1) if axes else pd.Series("", t.index)
+    ci = np.isfinite(t["hr_lower"]) & np.isfinite(t["hr_upper"]) & (t["hr_lower"] > 0)
+    segments = hv.Segments((rank[ci.to_numpy()], t["hr_lower"][ci], rank[ci.to_numpy()],
+                            t["hr_upper"][ci]), ["variant (sorted)", "hazard ratio", "x1", "y1"]
+                           ).opts(color="#1f77b4", alpha=0.6, line_width=2)
+    points = hv.Scatter((rank, t["hr"], choice, t["variant"]), "variant (sorted)",
+                        ["hazard ratio", "choices", "variant"]).opts(
+        size=6, color="#1f77b4", tools=["hover"])
+    values = np.concatenate([t["hr"], t["hr_lower"][ci], t["hr_upper"][ci], [1.0]])
+    return (segments * points * hv.HLine(1.0).opts(color="black", line_dash="dashed")).opts(
+        title=f"Specification curve: {len(t)} variants (95% CI)", logy=True, width=PLOT_WIDTH,
+        height=340, ylim=(values.min() / 1.2, values.max() * 1.2), show_grid=True,
+        toolbar="above")
+
+
 def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> hv.Overlay:
     """The CV score (mean +/- sd over folds) against lambda on a log axis; the chosen lambda
     marked by a dashed line."""
