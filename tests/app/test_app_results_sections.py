@@ -1,10 +1,14 @@
-"""Adjusted curves by treatment inside Results (app/views/adjusted_view.py): the drawn curves
-and the difference at the chosen time are engine.adjusted_curves' on the kept fit; a fit
-without a treatment covariate, or of (start, stop] rows, is a message, never a traceback."""
+"""The Results sections after the hazard ratios: adjusted curves by treatment
+(app/views/adjusted_view.py: the drawn curves and the difference at the chosen time are
+engine.adjusted_curves' on the kept fit) and how well the fit predicts
+(app/views/prediction_view.py: engine.predictive_performance's and engine.calibration_table's
+numbers, which tests/engine/prediction checks against scikit-survival); a fit without a
+treatment covariate, of (start, stop] rows, or bad times, is a message, never a traceback."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("panel")
@@ -66,3 +70,33 @@ def test_without_a_treatment_or_with_start_stop_rows_it_says_why(rossi_results):
     heart.keep(heart.fit_job().run())
     view.adjusted._draw()                     # the engine's CohortError, as a notification
     assert not view.adjusted.figure.visible and view.adjusted.contrasts.value.empty
+
+
+def test_metrics_on_the_page_are_the_engines(rossi_results):
+    store, view = rossi_results
+    p = view.prediction
+    assert not p.compute.disabled
+    res = store.fits[-1].result
+    event_times = np.asarray(res.problem.cohort.time)[np.asarray(res.problem.cohort.event) > 0]
+    assert p.times.value == ", ".join(
+        f"{v:g}" for v in np.unique(np.quantile(event_times, [0.25, 0.5, 0.75])))
+    p.times.value = "10, 30, 50"
+    p._compute()
+    want = engine.predictive_performance(res, times=[10.0, 30.0, 50.0])
+    pd.testing.assert_frame_equal(p.by_time.value, want.by_time)
+    assert f"Uno's C (up to 50) = **{want.summary['uno_c']:.3f}**" in p.summary.object
+    pd.testing.assert_frame_equal(p.calibration.value, engine.calibration_table(res, 50.0))
+
+
+def test_bad_times_and_start_stop_fits_are_messages(rossi_results):
+    store, view = rossi_results
+    p = view.prediction
+    p.times.value = "10, soon"
+    p._compute()                                   # a notification, the page unchanged
+    assert p.by_time.value.empty and p.summary.object == ""
+    heart = Store()
+    heart.load_sample("stanford_heart")
+    other = ResultsView(store=heart)
+    heart.keep(heart.fit_job().run())
+    assert other.prediction.compute.disabled
+    assert "(start, stop] rows" in other.prediction.info.object
