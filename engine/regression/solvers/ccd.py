@@ -59,6 +59,8 @@ def cycle(model, state: SolverState, coords, flat: float = 0.0) -> float:
             model.update(j, delta)
             b[j] += delta
             biggest = max(biggest, abs(delta) / (1.0 + abs(b[j])))
-            if diverging(state, model.scale, [j], [delta], [g], [h], flat)[0]:
+            # the cheap half of state.diverging first: most coordinates stop there
+            if (delta * b[j] > 0 and abs(b[j]) * model.scale[j] > DIVERGED
+                    and diverging(state, model.scale, [j], [delta], [g], [h], flat)[0]):
                 state.frozen[j] = True
     return biggest
