@@ -23,6 +23,7 @@ from scipy.special import expit
 from ..data import validation as v
 from ..data.cohort import Cohort
 from ..regression.drivers.cross_validation import cross_validate
+from ..core.arguments import check_flag
 from ..core.errors import CohortError, DataWarning, MonotoneLikelihoodWarning
 from ..regression.fit import fit
 from ..regression.priors import L1, L2
@@ -121,6 +122,7 @@ def propensity_weights(data, treatment: str, covariates=None, estimand: str = "A
     if estimand not in weighting.ESTIMANDS:
         raise ValueError(f"estimand must be one of {list(weighting.ESTIMANDS)}, got "
                          f"{estimand!r}")
+    check_flag("stabilize", stabilize)
     cohort, rows, ids, labels = _design(data, treatment, covariates, weights, id, missing)
     n = rows.size
     t = np.asarray(cohort.event, np.int64)

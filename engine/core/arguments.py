@@ -82,6 +82,13 @@ def check_level(level) -> None:
                          f"{level!r}")
 
 
+def check_flag(name: str, value) -> None:
+    """A yes/no argument: True or False (numpy's too), never a text whose truth is its length
+    ("no" is true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 def check_binary_cohort(data, verb) -> None:
     """Refuse what is not an engine.Cohort with a 0/1 event (the response of a probit or
     logistic model), naming the verb and the model that fits what was given."""

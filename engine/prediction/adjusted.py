@@ -276,6 +276,13 @@ def _treatment_columns(cohort, treatment, levels):
     if treatment in cohort.names and treatment not in cohort.reference_levels:
         j = cohort.names.index(treatment)
         values = [0.0, 1.0] if levels is None else [float(v) for v in levels]
+        column = cohort.X[:, j]
+        lo, hi = float(column.min()), float(column.max())
+        outside = [v for v in values if not lo <= v <= hi]
+        if outside:
+            warnings.warn(f"levels {outside} of {treatment!r} lie outside its values in the "
+                          f"data ({lo:g} to {hi:g}): the adjusted curves there extrapolate the "
+                          "model. Choose levels within the data.", DataWarning, stacklevel=4)
         return np.array([j]), [np.array([v]) for v in values], values
     if treatment in cohort.reference_levels:
         prefix = f"{treatment}["

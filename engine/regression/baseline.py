@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.arguments import check_flag
 from .row_flags import GROUP_END
 
 
@@ -111,6 +112,7 @@ class Baseline:
     def table(self, centered: bool = True) -> pd.DataFrame:
         """stratum, time, n_risk, n_event, hazard, cumhaz, survival; one row per event time.
         ``centered=False``: at x = 0 (the hazards times exp(c' beta))."""
+        check_flag("centered", centered)
         scale = 1.0 if centered else np.exp(self.offset)
         parts = []
         for s in range(len(self.times)):

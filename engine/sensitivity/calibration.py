@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from ..core.arguments import check_flag
 from ..core.errors import DataWarning
 
 MAX_ABS_LOG_RR = np.log(100.0)   # EmpiricalCalibration leaves out controls beyond 100-fold
@@ -92,6 +93,8 @@ def calibrate_p(null: EmpiricalNull, log_rr, se, two_sided: bool = True,
                 upper: bool = True) -> np.ndarray:
     """Calibrated p-values of estimates against the empirical null (NaN where an estimate or
     its standard error is not finite).  One-sided: ``upper`` tests a log RR above the null."""
+    check_flag("two_sided", two_sided)
+    check_flag("upper", upper)
     log_rr, se = np.asarray(log_rr, np.float64), np.asarray(se, np.float64)
     z = (log_rr - null.mean) / np.sqrt(null.sd ** 2 + se ** 2)
     above, below = stats.norm.sf(z), stats.norm.cdf(z)

@@ -516,6 +516,8 @@ CASES += [
      r"column 'treat' \(treatment\) is not in the data")),
     ("propensity", "covariate absent", lambda: _ps(covariates=["x", "age"]), (E, CE,
      r"column 'age' \(covariate\) is not in the data")),
+    ("propensity", "stabilize as text", lambda: _ps(stabilize="no"), (E, ValueError,
+     r"stabilize must be True or False, got 'no'")),
     ("propensity", "no covariates", lambda: _ps(covariates=[]), (E, ValueError,
      r"the propensity model has no covariates.*covariates=\[\.\.\.\]")),
     ("propensity", "covariates not named", lambda: _ps(covariates=None), (E, ValueError,
@@ -595,6 +597,12 @@ CASES += [
     ("prediction", "adjusted curves at decreasing times", lambda: engine.adjusted_curves(
         _fitted(), "tr", times=[10, 5]), (E, ValueError, r"times must be finite, increasing "
                                                          r"and >= 0; got \[10.0, 5.0\]")),
+    ("prediction", "adjusted curves at a level beyond the data", lambda: engine.adjusted_curves(
+        _fitted(), "tr", times=[5, 10], levels=[0, 2]), (W, engine.DataWarning,
+     r"levels \[2.0\] of 'tr' lie outside its values in the data \(0 to 1\): the adjusted "
+     r"curves there extrapolate")),
+    ("prediction", "baseline hazard centered as text", lambda: _fitted().baseline_hazard(
+        centered="no"), (E, ValueError, r"centered must be True or False, got 'no'")),
     ("prediction", "adjusted curves at a negative time", lambda: engine.adjusted_curves(
         _fitted(), "tr", times=[-5, 5]), (E, ValueError, r"times must be finite, increasing "
                                                          r"and >= 0 .*got -5")),
@@ -721,6 +729,9 @@ CASES += [
                      r"\(1 left out\)")),
     ("sensitivity", "few negative controls", lambda: engine.fit_null([0.1, -0.2], [0.2, 0.1]),
      (W, engine.DataWarning, r"the empirical null rests on 2 negative-control estimates")),
+    ("sensitivity", "calibrated p two_sided as text", lambda: engine.calibrate_p(
+        engine.fit_null([0.1, -0.2, 0.0, 0.05, -0.1], [0.2, 0.1, 0.15, 0.1, 0.2]), [0.5], [0.1],
+        two_sided="no"), (E, ValueError, r"two_sided must be True or False, got 'no'")),
     ("sensitivity", "negative controls of two lengths", lambda: engine.fit_null(
         [0.1, 0.2], [0.2]), (E, ValueError, r"log_rr and se must have the same length")),
     ("sensitivity", "error model of negative controls only", lambda: (
