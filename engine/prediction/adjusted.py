@@ -297,6 +297,13 @@ def _treatment_columns(cohort, treatment, levels):
         settings = [np.array([1.0 if known[1 + k] == v else 0.0 for k in range(len(columns))])
                     for v in chosen]
         return np.array(columns), settings, chosen
+    coded = [n for n in cohort.names if n.startswith(f"{treatment}[")]
+    if coded:        # a formula's contrasts (s[T.b]): the levels are not Cohort.from_frame's
+        raise CohortError(f"treatment {treatment!r} enters the fit as the formula's columns "
+                          f"{coded}; adjusted curves set a text treatment by its levels, which "
+                          "they read from Cohort.from_frame's encoding: build the cohort with "
+                          f"covariates=[...] naming {treatment!r} (its levels become "
+                          f"{treatment}[level]), or code it 0/1 in the data.")
     raise CohortError(f"treatment {treatment!r} is not a covariate of the fit; its covariates "
                       f"are {cohort.names[:10]}{' ...' if cohort.p > 10 else ''}. Name the "
                       "column given to Cohort.from_frame.")

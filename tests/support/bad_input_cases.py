@@ -597,6 +597,9 @@ CASES += [
     ("prediction", "adjusted curves at decreasing times", lambda: engine.adjusted_curves(
         _fitted(), "tr", times=[10, 5]), (E, ValueError, r"times must be finite, increasing "
                                                          r"and >= 0; got \[10.0, 5.0\]")),
+    ("prediction", "adjusted curves by a formula's text column", lambda: engine.adjusted_curves(
+        _fitted(), "s", times=[5, 10]), (E, CE, r"treatment 's' enters the fit as the formula's "
+                                                r"columns \['s\[T.b\]'\]")),
     ("prediction", "adjusted curves at a level beyond the data", lambda: engine.adjusted_curves(
         _fitted(), "tr", times=[5, 10], levels=[0, 2]), (W, engine.DataWarning,
      r"levels \[2.0\] of 'tr' lie outside its values in the data \(0 to 1\): the adjusted "
