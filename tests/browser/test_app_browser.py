@@ -190,7 +190,10 @@ def fit(pg, name):
     tab(pg, "Fit")
     type_into(pg, "Fit name", name)
     pg.get_by_role("button", name="Fit", exact=True).click()
-    done = pg.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations"))
+    # the Fit tab's status line, or Results' line of the new fit (a new fit opens Results, and
+    # only the open tab is in the page)
+    done = pg.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations")).or_(
+        pg.get_by_text(re.compile(rf"^\s*{re.escape(name)} — .*; converged in \d+ iterations")))
     failed = pg.get_by_text(f"Fit failed ({name})")
     expect(done.or_(failed).first).to_be_visible(timeout=TIMEOUT)
     assert failed.count() == 0, failed.first.inner_text()
