@@ -77,7 +77,8 @@ def propensity(df: pd.DataFrame, step: dict):
     try:
         return engine.propensity_weights(df, treatment=step["column"],
                                          covariates=list(step["covariates"]),
-                                         estimand=step["estimand"], trim=step.get("trim"))
+                                         estimand=step["estimand"], trim=step.get("trim"),
+                                         weights=step.get("weights"))
     except ValueError as exc:          # engine.CohortError is one
         raise DataLoadError(f"propensity score of {step['column']!r}: {exc}") from exc
 
@@ -106,7 +107,7 @@ def step_code(step: dict) -> list[str]:
         name = step["name"]
         return [f"ps = engine.propensity_weights(df, treatment={c!r}, "
                 f"covariates={list(step['covariates'])!r}, estimand={step['estimand']!r}, "
-                f"trim={step.get('trim')!r})",
+                f"trim={step.get('trim')!r}, weights={step.get('weights')!r})",
                 f"df[{name!r}] = ps.weights", f"df[{name + '_ps'!r}] = ps.ps"]
     if op == "range":
         terms = ([f"({col} >= {step['low']!r})"] if step.get("low") is not None else []) + \
@@ -135,7 +136,8 @@ def describe(step: dict) -> str:
         trim = step.get("trim")
         return (f"{step['name']}: {step['estimand']} weights from a propensity score of {c} on "
                 f"{', '.join(step['covariates'])}"
-                + (f", trimmed outside [{trim:g}, {1 - trim:g}]" if trim else ""))
+                + (f", trimmed outside [{trim:g}, {1 - trim:g}]" if trim else "")
+                + (f", times the case weights {step['weights']}" if step.get("weights") else ""))
     if op == "range":
         low = "-inf" if step.get("low") is None else f"{step['low']:g}"
         high = "inf" if step.get("high") is None else f"{step['high']:g}"

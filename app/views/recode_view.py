@@ -125,9 +125,10 @@ class RecodeView(Viewer):
             name = self.ps_name.value.strip() or "ps_weight"
             if name in self.store.columns:
                 raise DataLoadError(f"column {name!r} exists: give the weights another name")
+            # case weights already in the Weights role multiply the PS weights (sampling weights)
             return {"op": op, "column": column, "covariates": list(self.ps_covariates.value),
                     "estimand": self.estimand.value, "trim": self.trim.value or None,
-                    "name": name}
+                    "weights": self.store.weights, "name": name}
         return {"op": op, "column": column, "mapping": parse_mapping(self.mapping.value)}
 
     def _apply(self, event=None) -> None:

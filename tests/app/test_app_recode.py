@@ -18,7 +18,8 @@ pytest.importorskip("param")
 import engine  # noqa: E402
 from app.jobs import coefficient_comparison  # noqa: E402
 from app.loading import DataLoadError  # noqa: E402
-from app.recode import apply_step, parse_mapping, reference_step, step_code  # noqa: E402
+from app.recode import (apply_step, describe, parse_mapping, reference_step,  # noqa: E402
+                        step_code)
 from app.store import Store  # noqa: E402
 
 
@@ -221,3 +222,16 @@ def test_weighting_by_a_propensity_score_on_the_data_tab():
     s.undo_data_step()
     assert s.weights is None and "ps_weight" not in s.columns and view.balance.object == ""
     assert not view.ps_plots.visible
+
+
+def test_propensity_weights_carry_the_case_weights(rossi):
+    """Case weights already in the Weights role multiply the PS weights (engine.propensity_
+    weights' weights=), in the app and in its script line."""
+    df = rossi.assign(w=np.random.default_rng(2).uniform(0.5, 2.0, len(rossi)))
+    step = {**PS_STEP, "weights": "w"}
+    out = apply_step(df, step)
+    want = engine.propensity_weights(df, treatment="fin", covariates=["age", "prio", "race"],
+                                     weights="w")
+    np.testing.assert_array_equal(out["ps_weight"], want.weights)
+    pd.testing.assert_frame_equal(out, _run_with_engine(step_code(step), df))
+    assert "times the case weights w" in describe(step)
