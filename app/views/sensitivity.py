@@ -42,15 +42,33 @@ def columns_of(cohort, column: str) -> list[str]:
     return [n for n in cohort.names if n == column or n.startswith(column + "[")]
 
 
-def plan(store: Store, adjust: list[str], subgroup: str | None, ties: list[str]):
-    """(cohort, coefficient names of interest, vary) for the chosen axes; DataLoadError
-    naming what is missing."""
-    treatment = store.treatment
-    if not treatment or treatment not in store.covariates:
+def check_design(store: Store) -> None:
+    """DataLoadError naming what the study needs and the analysis lacks."""
+    if not store.treatment or store.treatment not in store.covariates:
         raise DataLoadError("set the Treatment / grouping column on the Data tab and keep it "
                             "among the covariates: the study reports its hazard ratio")
     if store.model != "cox":
         raise DataLoadError("sensitivity studies are run for Cox models (event 0/1)")
+
+
+def axis_sizes(store: Store, adjust: list[str], subgroup: str | None,
+               ties: list[str]) -> dict:
+    """axis -> number of choices, from the store alone (no cohort is built to count)."""
+    check_design(store)
+    others = [c for c in store.covariates if c != store.treatment]
+    sets = (("all" in adjust or not adjust) + ("alone" in adjust)
+            + (len(others) if "drop" in adjust else 0))
+    sizes = {"covariates": sets, "ties": len(ties) or 1}
+    if subgroup:
+        sizes["subgroup"] = 1 + int(store.data[subgroup].nunique(dropna=True))
+    return sizes
+
+
+def plan(store: Store, adjust: list[str], subgroup: str | None, ties: list[str]):
+    """(cohort, coefficient names of interest, vary) for the chosen axes; DataLoadError
+    naming what is missing."""
+    check_design(store)
+    treatment = store.treatment
     cohort = store.build_cohort()
     interest = columns_of(cohort, treatment)
     others = [c for c in store.covariates if c != treatment]
@@ -123,15 +141,17 @@ class SensitivityView(Viewer):
 
     def _count(self, *events) -> None:
         try:
-            _, interest, vary = plan(self.store, self.adjust.value, self.subgroup.value,
-                                     self.ties.value)
-        except (DataLoadError, ValueError) as exc:
+            sizes = axis_sizes(self.store, self.adjust.value, self.subgroup.value,
+                               self.ties.value)
+        except ValueError as exc:                       # DataLoadError is one
             self.size.object = f"Not ready: {exc}"
             self.run_button.disabled = True
             return
         self.run_button.disabled = self.running
-        self.size.object = (f"**{count(vary)} variants** of the hazard ratio of "
-                            f"{', '.join(interest)} ({' x '.join(f'{len(v)} {k}' for k, v in vary.items())}).")
+        total = int(np.prod(list(sizes.values())))
+        self.size.object = (f"**{total} variants** of the hazard ratio of "
+                            f"{self.store.treatment} ("
+                            + " x ".join(f"{n} {axis}" for axis, n in sizes.items()) + ").")
 
     async def _on_run(self, event=None) -> None:
         await self.run_study()
@@ -143,7 +163,7 @@ class SensitivityView(Viewer):
         try:
             cohort, interest, vary = plan(self.store, self.adjust.value, self.subgroup.value,
                                           self.ties.value)
-        except (DataLoadError, ValueError) as exc:
+        except ValueError as exc:                       # DataLoadError is one
             notify("error", f"Sensitivity: {exc}", duration=0)
             self.last_outcome = "failed"
             return
