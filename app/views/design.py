@@ -35,8 +35,9 @@ class DesignView(Viewer):
         self.clear_cut = pn.widgets.Button(label="Clear cut points")
         self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
         self.cut_list = markdown()
-        self.form_covariate = pn.widgets.Select(label="Numeric covariate")
-        self.form = pn.widgets.Select(label="Its form", options={v: k for k, v in FORMS.items()})
+        self.form_covariate = pn.widgets.Select(label="Numeric covariate", width=200)
+        self.form = pn.widgets.Select(label="Its form", options={v: k for k, v in FORMS.items()},
+                                      width=260)
         self.form_covariate.param.watch(lambda e: self._sync(), "value")
         self.form.param.watch(self._set_form, "value")
         self.pair_a = pn.widgets.Select(label="Interaction of", width=200)
@@ -143,6 +144,9 @@ class DesignView(Viewer):
         self.form.disabled = not numeric
         self.form.value = s.forms.get(self.form_covariate.value, "linear")
         self.pair_a.options = self.pair_b.options = list(s.covariates)
+        if len(s.covariates) > 1 and (self.pair_a.value not in s.covariates
+                                      or self.pair_b.value in (None, self.pair_a.value)):
+            self.pair_a.value, self.pair_b.value = s.covariates[:2]
         self.formula.value = s.formula_text()
         self.formula_note.object = (
             "Fitted through the engine's formula (splines and interactions): the kept fit "

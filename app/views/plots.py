@@ -340,4 +340,5 @@ def effect_plot(curve: pd.DataFrame, variable: str, reference: float) -> hv.Over
     return (band * line * hv.HLine(1).opts(color="gray", line_dash="dashed")
             * hv.VLine(reference).opts(color="gray", line_dash="dotted")).opts(
         title=f"Hazard ratio by {variable} (reference {reference:g}, 95% CI)", logy=True,
+        ylabel="hazard ratio",
         width=PLOT_WIDTH // 2, height=320, show_grid=True, toolbar="above")
