@@ -4,14 +4,13 @@ Each covariate has a form (linear, a natural spline with 3-5 df, a restricted cu
 3-5 knots); pairs of covariates may interact; strata split the baseline hazard.  These choices
 are written as the engine's formula (engine/data/formula.py), ``age + ns(bmi, df=4) + treat +
 sex + treat:sex + strata(site)``, and a typed formula is read back into them: the engine parses
-it (its message for a syntax error or an unknown column), this module maps its terms to forms.
+it (its message for a syntax error, an unknown column, a spline it cannot fit), this module maps
+its terms to forms.
 """
 
 from __future__ import annotations
 
 import re
-
-import pandas as pd
 
 from .loading import DataLoadError
 
@@ -71,16 +70,11 @@ def _factor(text: str) -> tuple[str, str]:
     return text, "linear"
 
 
-def read_formula(text: str, data: pd.DataFrame, taken: set) -> dict:
-    """The choices of a typed formula: covariates, forms (non-linear only), interactions,
-    strata, and the Surv(...) outcome ({} without). The engine's CohortError for syntax and unknown columns; DataLoadError for terms
-    the tab cannot show, interactions without their main effects, or columns given a role."""
-    from formulaic import Formula  # loaded when a formula is typed, as the engine does
-
-    from engine.data.formula import ModelFormula
-
-    model = ModelFormula(text)
-    model.check_columns(data)
+def read_formula(model) -> dict:
+    """The choices of a formula the engine parsed (a cohort's ``formula``): covariates, forms
+    (non-linear only), interactions, strata. DataLoadError for terms the tab cannot show or
+    interactions without their main effects."""
+    from formulaic import Formula  # loaded once a formula is typed, as the engine does
 
     covariates, forms, pairs = [], {}, []
     for term in Formula(model.rhs):
@@ -111,13 +105,5 @@ def read_formula(text: str, data: pd.DataFrame, taken: set) -> dict:
                                     f"{term_text(column, forms.get(column, 'linear'))}; use "
                                     "the same form in both.")
         interactions.append([factors[0][0], factors[1][0]])
-    for column, form in forms.items():
-        if not pd.api.types.is_numeric_dtype(data[column]):
-            raise DataLoadError(f"{term_text(column, form)}: splines need a numeric column; "
-                                f"{column!r} holds text.")
-    used = (set(covariates) | set(model.strata)) & taken
-    if used:
-        raise DataLoadError(f"{sorted(used)} already have a role (time, event, id, weights) on "
-                            "the Data tab; a column cannot also be a covariate or stratum.")
     return {"covariates": covariates, "forms": forms, "interactions": interactions,
-            "strata": list(model.strata), "outcome": model.outcome}
+            "strata": list(model.strata)}

@@ -479,18 +479,17 @@ class Store(param.Parameterized):
         return formula_text(self.covariates, self.forms, self.interactions, self.strata)
 
     def apply_formula(self, text: str) -> None:
-        """Set covariates, forms, interactions and strata from a typed formula; the engine's
-        CohortError or a DataLoadError (nothing changed) when it cannot be shown."""
+        """Set covariates, forms, interactions and strata from a typed formula, checked by
+        building its cohort (rows missing a value dropped); the engine's CohortError or a
+        DataLoadError, with nothing changed, when it cannot be fitted or shown."""
         if self.data is None:
             raise DataLoadError("formulas work on a loaded table (not a simulated cohort)")
-        taken = {self.time, self.start, self.event, self.id, self.weights} - {None}
-        chosen = read_formula(text, self.data, taken)
-        roles = {"time": self.time, "event": self.event, "start": self.start}
-        differ = [f"{r} {c!r}" for r, c in chosen["outcome"].items() if roles[r] != c]
-        if differ:
-            raise DataLoadError(f"the formula's Surv(...) names {', '.join(differ)}, not the "
-                                "roles on the Data tab: set them there, or leave out the left "
-                                "side.")
+        kwargs = {k: v for k, v in self.role_kwargs().items()
+                  if k not in ("covariates", "formula", "strata")}
+        with collected():
+            cohort = engine.Cohort.from_frame(self.cohort_frame(), formula=text,
+                                              **{**kwargs, "missing": "drop"})
+        chosen = read_formula(cohort.formula)
         self._given_up = set()   # columns that were strata do not come back as covariates
         with param.parameterized.batch_call_watchers(self):
             self.param.update(strata=chosen["strata"], covariates=chosen["covariates"])

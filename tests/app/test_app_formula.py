@@ -13,6 +13,7 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app.loading import DataLoadError  # noqa: E402
+from app.named_analyses import put, snapshot  # noqa: E402
 from app.reopen import apply_spec  # noqa: E402
 from app.store import Store  # noqa: E402
 from app.views.adjusted_view import treatment_of  # noqa: E402
@@ -83,7 +84,9 @@ def test_a_typed_formula_sets_the_choices(store):
     ("fin:prio + age", "needs 'fin' as a main effect"),
     ("fin + poly(age, 2)", "not one the Design tab can show"),
     ("fin + ns(age, df=9)", "3 to 5"),
-    ("Surv(week, fin) ~ age", "not the roles"),
+    ("Surv(week, fin) ~ age", "differs from 'fin'"),
+    ("week + fin", "both as time and as covariate"),
+    ("fin + ns(paro, df=3)", "too few for df=3"),
 ])
 def test_a_bad_formula_is_the_message_and_keeps_the_design(store, text, message):
     store.apply_formula(FORMULA)
@@ -158,5 +161,9 @@ def test_the_spec_reopens_the_design(store):
     other.load_sample("rossi")
     apply_spec(other, spec)
     assert other.formula_text() == store.formula_text()
+    saved = snapshot(store)                       # a named analysis keeps the design too
+    store.apply_formula("fin + age")
+    put(store, saved)
+    assert store.formula_text() == FORMULA
     other.load_sample("lung")
     assert other.forms == {} and "splines and interactions cleared" in other.reset_note
