@@ -52,21 +52,23 @@ class TermsView(Viewer):
         # new panes in a Column (a HoloViews pane made visible after its object was set failed
         # in the served app)
         self.curves = pn.Column(css_classes=["effect-curves"], sizing_mode="stretch_width")
+        self.frames: dict[str, pd.DataFrame] = {}
 
     def show_fit(self, fit) -> None:
         res = None if fit is None else fit.result
-        self.wald.value, self.curves.objects = pd.DataFrame(), []
+        self.wald.value, self.curves.objects, self.frames = pd.DataFrame(), [], {}
         if res is None or getattr(res, "formula", None) is None:
             self.info.object = ("Linear terms only. Choose a spline or an interaction on the "
                                 "Design tab and fit again to see each spline's hazard-ratio "
                                 "curve and the joint Wald tests of its terms here.")
             return
         try:
-            show(self.wald, wald_table(res), 4)
-            curves = effect_curves(res)
+            wald, curves = wald_table(res), effect_curves(res)
         except ValueError as exc:     # penalised columns have no variance
             self.info.object = f"Wald tests and hazard-ratio curves are not available: {exc}"
             return
+        show(self.wald, wald, 4)
+        self.frames = {"wald_tests": wald, **{f"hr_curve_{v}": c for v, c in curves.items()}}
         self.info.object = (
             f"Model: `{res.formula.rhs}`. Joint Wald test of each term with several columns "
             "(all its coefficients zero)" + (
@@ -76,6 +78,11 @@ class TermsView(Viewer):
         self.curves.objects = [
             pn.pane.HoloViews(effect_plot(curve, v, res.formula.adjust_to[v]))
             for v, curve in curves.items()]
+
+    def files(self) -> dict[str, bytes]:
+        """The report folder's CSV files: the Wald tests and each spline's curve."""
+        return {f"{name}.csv": frame.to_csv(index=False).encode()
+                for name, frame in self.frames.items()}
 
     def __panel__(self):
         return pn.Column(self.info, self.wald, self.curves, sizing_mode="stretch_width")

@@ -130,6 +130,7 @@ def test_the_wald_table_and_curves_are_the_engines(spline_results):
     band = pane.object.get(0)
     np.testing.assert_allclose(band.dimension_values(2), expected["upper"], rtol=1e-12)
     assert pane.object.get(3).data == ages.median()     # the reference line: HR 1 there
+    assert set(results.terms.files()) == {"wald_tests.csv", "hr_curve_age.csv"}  # the report
 
 
 def test_a_linear_fit_says_where_splines_are_chosen(store):
