@@ -14,7 +14,8 @@ pytest.importorskip("panel")
 import engine  # noqa: E402
 from app.loading import DataLoadError  # noqa: E402
 from app.named_analyses import put, snapshot  # noqa: E402
-from app.reopen import apply_spec  # noqa: E402
+from app import analysis_file  # noqa: E402
+from app.reopen import apply_spec, rebuild  # noqa: E402
 from app.store import Store  # noqa: E402
 from app.views.adjusted_view import treatment_of  # noqa: E402
 from app.views.design import DesignView  # noqa: E402
@@ -162,6 +163,10 @@ def test_the_spec_reopens_the_design(store):
     other.load_sample("rossi")
     apply_spec(other, spec)
     assert other.formula_text() == store.formula_text()
+    store.keep(store.fit_job().run())             # an analysis file refits the same numbers
+    staged, differ = rebuild(analysis_file.read(analysis_file.write(
+        analysis_file.capture(store, "splines"))))
+    assert differ == [] and staged.fits[-1].result.formula.rhs == spec["design"]["formula"]
     saved = snapshot(store)                       # a named analysis keeps the design too
     store.apply_formula("fin + age")
     put(store, saved)
