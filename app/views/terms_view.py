@@ -1,7 +1,8 @@
 """Splines and interactions of a kept fit, inside Results: the joint Wald test of each term with
-several columns (a spline's basis, an interaction, a factor's levels; engine.wald_test) and, for
-each spline, the hazard ratio against its variable with a pointwise band (engine.effect_curve,
-rms's Predict), relative to the variable's median.
+several columns (a spline's basis, an interaction, a factor's levels; engine.wald_test), the
+test of linearity of a restricted cubic spline (rms's anova "Nonlinear") and, for each spline,
+the hazard ratio against its variable with a pointwise band (engine.effect_curve, rms's
+Predict), relative to the variable's median.
 """
 
 from __future__ import annotations
@@ -20,9 +21,16 @@ GRID = 101   # values of the exposure at which a curve is drawn
 
 
 def wald_table(res) -> pd.DataFrame:
-    """term, chi2, df, p of every formula term with several columns or an interaction."""
-    terms = [t for t, cols in res.formula.terms.items() if len(cols) > 1 or ":" in t]
-    rows = [engine.wald_test(res, term=t) for t in terms]
+    """term, chi2, df, p of every formula term with several columns or an interaction; after
+    a restricted cubic spline, its test of linearity (all columns but the linear first)."""
+    terms, rows = [], []
+    for term, columns in res.formula.terms.items():
+        if len(columns) > 1 or ":" in term:
+            terms.append(term)
+            rows.append(engine.wald_test(res, term=term))
+        if term.startswith("rcs(") and len(columns) > 1:
+            terms.append(f"{term} nonlinear")
+            rows.append(engine.wald_test(res, names=columns[1:]))
     return pd.DataFrame({"term": terms, "chi2": [r["statistic"] for r in rows],
                          "df": [int(r["df"]) for r in rows], "p": [r["p"] for r in rows]})
 
@@ -75,8 +83,10 @@ class TermsView(Viewer):
                 "; below, each spline's hazard ratio against its variable, relative to its "
                 "median, other covariates at their median or most frequent value."
                 if curves else "."))
+        fine_gray = fit.spec["options"].get("model") == "fine_gray"
+        ratio = "subdistribution hazard ratio" if fine_gray else "hazard ratio"
         self.curves.objects = [
-            pn.pane.HoloViews(effect_plot(curve, v, res.formula.adjust_to[v]))
+            pn.pane.HoloViews(effect_plot(curve, v, res.formula.adjust_to[v], ratio))
             for v, curve in curves.items()]
 
     def files(self) -> dict[str, bytes]:

@@ -134,6 +134,19 @@ def test_the_wald_table_and_curves_are_the_engines(spline_results):
     assert set(results.terms.files()) == {"wald_tests.csv", "hr_curve_age.csv"}  # the report
 
 
+def test_a_restricted_cubic_spline_has_its_test_of_linearity(store):
+    from app.views.terms_view import wald_table
+
+    store.apply_formula("fin + rcs(age, 4) + prio")
+    res = store.fit_job().run().result
+    table = wald_table(res).set_index("term")
+    nonlinear = engine.wald_test(res, names=res.formula.columns_of("rcs(age, 4)")[1:])
+    assert list(table.index) == ["rcs(age, 4)", "rcs(age, 4) nonlinear"]
+    assert table.loc["rcs(age, 4) nonlinear", "df"] == 2
+    assert table.loc["rcs(age, 4) nonlinear", "chi2"] == pytest.approx(nonlinear["statistic"],
+                                                                       rel=1e-12)
+
+
 def test_a_linear_fit_says_where_splines_are_chosen(store):
     import panel as pn
 
