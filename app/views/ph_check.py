@@ -17,12 +17,33 @@ from panel.viewable import Viewer
 import engine
 
 from ..store import Store
-from ._common import markdown, notify, show, table
+from ._common import in_thread, markdown, notify, show, table
 from .figures import beta_t_figure, save, svg_markup
 
 ALPHA = 0.05
 MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more on request
 MAX_PANELS = 12        # beta(t) panels drawn (the smallest p first)
+
+
+def ph_numbers(fit) -> dict:
+    """What the check shows of a kept Cox fit: the cox.zph table, the smooths, the beta(t)
+    figure and its SVG, the terms by p; or {"error": message}. No widget is touched, so a
+    worker thread may compute it."""
+    res = fit.result
+    try:
+        zph = engine.ph_test(res).table
+        smooth = engine.ph_smooth(res)
+        resid = engine.scaled_schoenfeld(res)
+    except Exception as exc:  # not a plain Cox fit, or the fit's data went away
+        return {"error": str(exc)}
+    order = zph.drop(index="GLOBAL").sort_values("p").index.tolist()
+    names = [n for t in order for n in smooth["covariate"].unique()
+             if n == t or n.startswith(f"{t}[")][:MAX_PANELS]
+    ordered = pd.concat([smooth[smooth["covariate"] == n] for n in names])  # smallest p first
+    figure = beta_t_figure(ordered, resid, res.coef, zph,
+                           time_label=fit.spec["roles"].get("time") or "time")
+    return {"zph": zph, "smooth": smooth, "order": order, "figure": figure,
+            "svg": svg_markup(figure)}
 
 
 class PhCheck(Viewer):
@@ -73,18 +94,31 @@ class PhCheck(Viewer):
             self.run.visible = True
 
     def _check(self) -> None:
+        """The check of the selected fit: at once in a script or a test; in a served page in
+        a worker thread after the fit's other results are on the page (the beta(t) figure
+        alone took 1-2 s of the click-to-result time, app/views/figures.py's SVG)."""
         fit = self.fit
         if fit is None:
             return
-        res = fit.result
-        try:
-            zph = engine.ph_test(res).table
-            smooth = engine.ph_smooth(res)
-            resid = engine.scaled_schoenfeld(res)
-        except Exception as exc:  # not a plain Cox fit, or the fit's data went away
-            self.info.object = f"The PH check is not available for **{fit.name}**: {exc}"
+        served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        if not served:
+            self._show(fit, ph_numbers(fit))
             return
-        self.zph = zph
+        self.info.object = "Checking proportional hazards (R's cox.zph) …"
+
+        async def later():
+            numbers = await in_thread(ph_numbers, fit, name="survscan-ph-check")
+            if self.fit is fit:                 # still the fit shown
+                self._show(fit, numbers)
+        pn.state.execute(later)
+
+    def _show(self, fit, numbers: dict) -> None:
+        if "error" in numbers:
+            self.info.object = (f"The PH check is not available for **{fit.name}**: "
+                                f"{numbers['error']}")
+            return
+        zph, smooth = numbers["zph"], numbers["smooth"]
+        self.zph, self._fig = zph, numbers["figure"]
         failing = [t for t in zph.index if t != "GLOBAL" and zph.loc[t, "p"] < ALPHA]
         glob = zph.loc["GLOBAL"]
         self.info.object = (
@@ -95,13 +129,8 @@ class PhCheck(Viewer):
         shown = zph.reset_index()
         shown["PH"] = ["doubtful" if p < ALPHA else "ok" for p in shown["p"]]
         show(self.table, shown, 4)
-        order = zph.drop(index="GLOBAL").sort_values("p").index.tolist()
-        names = [n for t in order for n in smooth["covariate"].unique()
-                 if n == t or n.startswith(f"{t}[")][:MAX_PANELS]
-        ordered = pd.concat([smooth[smooth["covariate"] == n] for n in names])  # smallest p first
-        self._fig = beta_t_figure(ordered, resid, res.coef, zph,
-                                  time_label=fit.spec["roles"].get("time") or "time")
-        self.figure.object = svg_markup(self._fig)
+        self.figure.object = numbers["svg"]
+        order = numbers["order"]
         offered = [t for t in order if t in self.store.covariates]
         self.covariate.options = offered
         if offered:
