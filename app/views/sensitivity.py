@@ -93,11 +93,11 @@ class SensitivityView(Viewer):
         self.svg = self._download("Specification curve (SVG)", "specification_curve.svg",
                                   lambda: io.BytesIO(self.figure("svg")))
         self.script = markdown(sizing_mode="stretch_width")
-        self.results = pn.Column(
-            self.curve, self.forest_caption, self.forest, self.funnel_box,
-            pn.Row(self.csv, self.png, self.svg),
-            "### Python script that runs this study", self.script,
-            visible=False, sizing_mode="stretch_width")
+        self.results = pn.Column(self.curve, self.forest_caption, self.forest,
+                                 self.funnel_box, visible=False, sizing_mode="stretch_width")
+        self.exports = pn.Column(pn.Row(self.csv, self.png, self.svg),
+                                 "### Python script that runs this study", self.script,
+                                 visible=False, sizing_mode="stretch_width")
         self.result = None
         self.outcome = None
         self.running = False
@@ -243,7 +243,7 @@ class SensitivityView(Viewer):
         self._show_calibration(outcome)
         show(self.table, t[[c for c in SHOWN if c in t.columns]], 4)
         self.script.object = f"```python\n{script}\n```"
-        self.results.visible = True
+        self.results.visible = self.exports.visible = True
 
     def _show_calibration(self, outcome: grid.Outcome) -> None:
         for message in outcome.warnings:
@@ -285,4 +285,4 @@ class SensitivityView(Viewer):
                    pn.Column(self.follow_up, self.quartiles, self.cuts, self.controls,
                              self.max_seconds)),
             self.size, pn.Row(self.run_button, self.cancel_button, self.progress), self.status,
-            self.results, self.table, sizing_mode="stretch_width")
+            self.results, self.table, self.exports, sizing_mode="stretch_width")

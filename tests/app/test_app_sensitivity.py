@@ -196,3 +196,25 @@ def test_a_grid_over_the_time_limit_is_refused(app):
     assert view.run_button.disabled
     asyncio.run(view.run_study())          # the engine refuses it too, on the cohort
     assert view.last_outcome == "failed" and "estimated to take" in view.status.object
+
+
+def test_a_simulated_cohort_varies_its_own_strata(app):
+    """Simulated data (no table): the analysis's strata against none, counted and costed from
+    the cohort held; each variant equals engine.fit of its own cohort."""
+    app.store.load_simulated(3000, 8, density=0.3, n_strata=3, seed=2)
+    app.store.treatment = "x0"
+    view = app.sensitivity
+    assert list(view.strata.options) == ["as analysed (by strata)", "none"]
+    view.adjust.value = ["all"]
+    view.strata.value = ["own", "none"]
+    assert "**2 variants**" in view.size.object
+    asyncio.run(view.run_study())
+    assert view.last_outcome == "done", view.status.object
+    shown = view.table.value
+    assert list(shown["strata"]) == ["as analysed (by strata)", "none"]
+    cohort = app.store.simulated
+    own = engine.fit(cohort, ties="efron").summary.loc["x0", "hr"]
+    none = engine.fit(engine.Cohort.from_arrays(cohort.time, cohort.event, cohort.X,
+                                                names=cohort.names), ties="efron")
+    np.testing.assert_allclose(shown["hr"], [own, none.summary.loc["x0", "hr"]], rtol=1e-6)
+    assert "cohort.strata" in view.script.object
