@@ -118,12 +118,18 @@ def event_columns(store: Store) -> list[str]:
             and set(pd.unique(store.data[c].dropna())) <= {0, 1}]
 
 
+def strata_label(store: Store, pick: str) -> str:
+    """The label of a strata design: "own" (the analysis's), "none" or a column."""
+    if pick == "own":
+        return (f"as analysed (by {', '.join(store.strata)})" if store.strata
+                else "none (as analysed)")
+    return "none" if pick == "none" else f"by {pick}"
+
+
 def strata_options(store: Store) -> dict:
     """Label -> pick of the strata designs: the analysis's own first."""
-    own = (f"as analysed (by {', '.join(store.strata)})" if store.strata
-           else "none (as analysed)")
-    options = {own: "own", **({"none": "none"} if store.strata else {})}
-    return {**options, **{f"by {c}": c for c in few_levels(store, strata=True)}}
+    picks = ["own", *(["none"] if store.strata else []), *few_levels(store, strata=True)]
+    return {strata_label(store, p): p for p in picks}
 
 
 def penalty_options(store: Store) -> dict:
@@ -147,8 +153,9 @@ def labels(store: Store, picks: Picks) -> dict:
     if picks.subgroup:
         levels = pd.unique(store.data[picks.subgroup].dropna())
         out["subgroup"] = ["everyone", *(f"{picks.subgroup} = {v}" for v in levels)]
-    strata = {v: k for k, v in strata_options(store).items()}
-    out["strata"] = [strata[p] for p in strata if p in picks.strata] or [next(iter(strata.values()))]
+    order = ["own", "none", *store.columns]          # the analysis's own first
+    strata = [p for p in order if p in picks.strata and (p != "none" or store.strata)]
+    out["strata"] = [strata_label(store, p) for p in strata or ["own"]]
     penalties = {v: k for k, v in penalty_options(store).items()}
     out["penalty"] = ([penalties[p] for p in penalties if p in picks.penalties]
                       or [next(iter(penalties.values()))])
@@ -229,7 +236,7 @@ def plan(store: Store, picks: Picks, max_seconds: float) -> Plan:
             f"{s} = {v}": ((values == v).to_numpy(),
                            f"(df[{s!r}] == {jsonable(v)!r}).to_numpy()")
             for v in pd.unique(values.dropna())}})
-    options = strata_options(store)
+    options = {strata_label(store, p): p for p in ["own", "none", *store.columns]}
     items = {}
     for label in chosen["strata"]:
         pick = options[label]

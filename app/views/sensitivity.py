@@ -235,7 +235,7 @@ class SensitivityView(Viewer):
             "**Each axis varied alone**: the hazard ratio at every choice of one axis with the "
             "other axes at their base, the first choice listed (the current analysis where it "
             "is ticked); each row is one fitted variant of the table. Failed variants are left "
-            "out (the table says why)." if len(rows) else "")
+            "out (the table says why)." if len(rows) else "") + self._strengths(outcome)
         failed = t.loc[t["error"] != "", "variant"].nunique()
         if failed:
             notify("warning", f"Sensitivity: {failed} variant(s) could not be fitted; the "
@@ -244,6 +244,16 @@ class SensitivityView(Viewer):
         show(self.table, t[[c for c in SHOWN if c in t.columns]], 4)
         self.script.object = f"```python\n{script}\n```"
         self.results.visible = self.exports.visible = True
+
+    @staticmethod
+    def _strengths(outcome: grid.Outcome) -> str:
+        """The penalties' lambda_max and the strengths fitted, when a choice is a fraction."""
+        if outcome.lambda_max is None:
+            return ""
+        fitted = [f"{label}: {type(v).__name__}({v.lam:.4g})" for label, v in
+                  outcome.result.axes.choices["penalty"].items() if v is not None]
+        return (f"\n\nPenalties: lambda_max = {outcome.lambda_max:.4g} (engine.lambda_max "
+                "of the base analysis on every row); fitted " + "; ".join(fitted) + ".")
 
     def _show_calibration(self, outcome: grid.Outcome) -> None:
         for message in outcome.warnings:
@@ -280,8 +290,14 @@ class SensitivityView(Viewer):
         return pn.Column(
             "## Sensitivity: the treatment's hazard ratio across analysis variants",
             pn.Row(pn.Column("Adjustment sets", self.adjust, self.subgroup, "Ties", self.ties),
-                   pn.Column("Strata designs", self.strata),
-                   pn.Column("Penalties (the treatment unpenalised)", self.penalty),
+                   pn.Column("Strata designs", self.strata,
+                             markdown(f"Columns of at most {grid.MAX_LEVELS} levels and no missing value; for "
+                                      "age bands, cut age into groups on the Data tab "
+                                      "(Recode).", width=220)),
+                   pn.Column("Penalties (the treatment unpenalised)", self.penalty,
+                             markdown("lambda_max: the smallest L1 strength at which every "
+                                      "penalised coefficient is zero (engine.lambda_max, the "
+                                      "Fit tab's scale)", width=260)),
                    pn.Column(self.follow_up, self.quartiles, self.cuts, self.controls,
                              self.max_seconds)),
             self.size, pn.Row(self.run_button, self.cancel_button, self.progress), self.status,
