@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 import engine
-from engine.sensitivity.budget import check_budget, grid_cost
-from engine.sensitivity.grid import describe
 
 from . import memory
 from .loading import DataLoadError
@@ -160,19 +157,19 @@ def labels(store: Store, picks: Picks) -> dict:
     out["penalty"] = ([penalties[p] for p in penalties if p in picks.penalties]
                       or [next(iter(penalties.values()))])
     out["follow_up"] = ["whole follow-up", *(f"end at {x:g}" for x in picks.follow_up)]
-    out["cut_points"] = [describe(d) for d in cut_designs(store, picks)]
+    out["cut_points"] = ["as analysed", *(["split"] if picks.cuts else [])]
     ties = [store.effective_ties, *(x for x in ("breslow", "efron") if x != store.effective_ties)]
     out["ties"] = [x for x in ties if x in picks.ties] or [store.effective_ties]
     return out
 
 
-def cut_designs(store: Store, picks: Picks, interest=None) -> list:
+def cut_designs(store: Store, picks: Picks, interest: list) -> list:
     """The cut-point designs: the analysis's own, then the treatment (its encoded columns,
-    ``interest``) split at the chosen times.  engine labels them by describe()."""
+    ``interest``) split at the chosen times.  engine labels them ("fin@20,40")."""
     own = {k: list(v) for k, v in store.cut_points.items()} or None
     if not picks.cuts:
         return [own]
-    return [own, {**(own or {}), **{n: list(picks.cuts) for n in interest or [store.treatment]}}]
+    return [own, {**(own or {}), **{n: list(picks.cuts) for n in interest}}]
 
 
 def sizes(store: Store, picks: Picks) -> dict:
@@ -181,19 +178,17 @@ def sizes(store: Store, picks: Picks) -> dict:
 
 
 def cost(store: Store, picks: Picks, max_seconds: float) -> dict:
-    """engine's estimate of the grid's bytes and seconds (engine.sensitivity.budget.grid_cost)
-    from the store's shape (app.memory.fit_shape), and ``refused``: check_budget's message
-    when over the memory this session may use or ``max_seconds``, else ""."""
+    """engine's estimate of the grid's bytes and seconds (engine.grid_cost_of_shape) from the
+    store's shape (app.memory.fit_shape), and ``refused``: engine.check_budget's message when
+    over the memory this session may use or ``max_seconds``, else ""."""
     chosen = labels(store, picks)
     n, p, density = memory.fit_shape(store)
-    cohort = SimpleNamespace(n=n, p=p, X=SimpleNamespace(nnz=int(density * n * p)))
-    axes = SimpleNamespace(choices={
-        "cut_points": dict(enumerate(cut_designs(store, picks))),
-        "follow_up": {"whole": None, **{x: x for x in picks.follow_up}}})
-    n_layouts = int(np.prod([len(chosen[a]) for a in LAYOUT]))
-    out = grid_cost(cohort, axes, int(np.prod([len(v) for v in chosen.values()])), n_layouts)
+    cuts = [len(v) for v in store.cut_points.values()] + [len(picks.cuts)]
+    out = engine.grid_cost_of_shape(
+        n, p, int(density * n * p), int(np.prod([len(v) for v in chosen.values()])),
+        int(np.prod([len(chosen[a]) for a in LAYOUT])), max(cuts) + len(picks.follow_up))
     try:
-        check_budget(out, memory.allowed_bytes(), max_seconds)
+        engine.check_budget(out, memory.allowed_bytes(), max_seconds)
         out["refused"] = ""
     except (MemoryError, TimeoutError) as exc:
         out["refused"] = str(exc)
@@ -266,7 +261,8 @@ def plan(store: Store, picks: Picks, max_seconds: float) -> Plan:
     axis("penalty", items)
     axis("follow_up", {"whole follow-up": (None, "None"),
                        **{f"end at {x:g}": (x, repr(x)) for x in picks.follow_up}})
-    axis("cut_points", {describe(d): (d, repr(d)) for d in cut_designs(store, picks, interest)})
+    axis("cut_points", {k: (d, repr(d)) for k, d in enumerate(cut_designs(store, picks,
+                                                                            interest))})
     axis("ties", {x: (x, repr(x)) for x in chosen["ties"]})
     unpenalized = list(dict.fromkeys([*store.fit_options()["unpenalized"], *interest]))
     base = {"ties": chosen["ties"][0], "unpenalized": unpenalized}
