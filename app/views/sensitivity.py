@@ -21,6 +21,7 @@ import threading
 import time
 
 import numpy as np
+import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
@@ -138,11 +139,12 @@ class SensitivityView(Viewer):
 
     def _quartiles(self, event=None) -> None:
         """The quartiles of the follow-up times into the box (three significant digits)."""
-        if self.store.data is None or not self.store.time:
+        if not self.store.loaded or not self.store.time:
             notify("warning", "Sensitivity: load data and choose the time column first")
             return
-        times = self.store.data[self.store.time].quantile([0.25, 0.5, 0.75])
-        self.follow_up.value = ", ".join(f"{t:.3g}" for t in times if t > 0)
+        time = pd.to_numeric(self.store.column(self.store.time), errors="coerce")
+        times = time.quantile([0.25, 0.5, 0.75]).dropna()
+        self.follow_up.value = ", ".join(dict.fromkeys(f"{t:.3g}" for t in times if t > 0))
 
     def picks(self) -> grid.Picks:
         """The tab's choices; DataLoadError naming a time that is not one."""
@@ -291,9 +293,9 @@ class SensitivityView(Viewer):
             "## Sensitivity: the treatment's hazard ratio across analysis variants",
             pn.Row(pn.Column("Adjustment sets", self.adjust, self.subgroup, "Ties", self.ties),
                    pn.Column("Strata designs", self.strata,
-                             markdown(f"Columns of at most {grid.MAX_LEVELS} levels and no missing value; for "
-                                      "age bands, cut age into groups on the Data tab "
-                                      "(Recode).", width=220)),
+                             markdown(f"Columns of at most {grid.MAX_LEVELS} levels and no "
+                                      "missing value; for age bands, cut age into groups on "
+                                      "the Data tab (Recode).", width=220)),
                    pn.Column("Penalties (the treatment unpenalised)", self.penalty,
                              markdown("lambda_max: the smallest L1 strength at which every "
                                       "penalised coefficient is zero (engine.lambda_max, the "

@@ -244,3 +244,15 @@ def test_an_age_band_cut_on_the_data_tab_is_a_strata_design(app):
     code = view.script.object.removeprefix("```python\n").removesuffix("\n```")
     exec(compile(code.replace("print(table)", ""), "sensitivity_script", "exec"), scope)
     np.testing.assert_allclose(scope["table"]["hr"], shown["hr"], rtol=1e-10)
+
+
+def test_quartiles_of_follow_up_fill_the_box(app):
+    view = app.sensitivity
+    view.quartiles.clicks += 1
+    q = engine.datasets.load_rossi()["week"].quantile([0.25, 0.5, 0.75])
+    assert list(q) == [50, 52, 52]             # most of rossi is followed for 52 weeks
+    assert view.follow_up.value == "50, 52"
+    assert "x 3 follow_up" in view.size.object
+    view.follow_up.value = "ten"
+    assert "Not ready: end of follow-up 'ten' is not a number" in view.size.object
+    assert view.run_button.disabled
