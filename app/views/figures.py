@@ -273,6 +273,6 @@ def specification_figure(table: pd.DataFrame, title: str = "") -> Figure:
     ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.set_xlabel("variant (sorted by hazard ratio)")
     ax.set_ylabel("hazard ratio (95% CI)")
-    ax.set_title(title or f"Specification curve: {len(t)} variants", loc="left", fontsize=11)
+    ax.set_title(title or f"Specification curve: {len(t)} estimates", loc="left", fontsize=11)
     ax.grid(axis="y", alpha=0.3)
     return fig

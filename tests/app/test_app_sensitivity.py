@@ -121,6 +121,8 @@ def test_strata_penalties_follow_up_and_cut_points_equal_engine_fit(app):
     split = shown[shown["cut_points"] == "fin@20"]
     assert {"fin[0,20)", "fin[20,inf)"} <= set(split["coefficient"])
     assert view.forest.object is not None and view.results.visible
+    title = view.curve.object.opts.get().kwargs["title"]
+    assert title == "Specification curve: 24 estimates of 16 variants (8 failed, left out), 95% CI"
 
 
 def test_a_stratum_column_of_one_level_says_so(app):
