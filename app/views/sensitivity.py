@@ -88,7 +88,7 @@ class SensitivityView(Viewer):
                                     sizing_mode="stretch_width")
         self.table = table(pagination="local", page_size=15, css_classes=["sensitivity-table"])
         self.csv = self._download("Table (CSV)", "sensitivity.csv",
-                                  lambda: io.StringIO(self.table.value.to_csv(index=False)))
+                                  lambda: io.StringIO(self.done().table.to_csv(index=False)))
         self.png = self._download("Specification curve (PNG)", "specification_curve.png",
                                   lambda: io.BytesIO(self.figure("png")))
         self.svg = self._download("Specification curve (SVG)", "specification_curve.svg",
@@ -107,7 +107,8 @@ class SensitivityView(Viewer):
                   self.follow_up, self.cuts, self.controls, self.max_seconds):
             w.param.watch(self._count, "value")
         s.param.watch(self._sync, ["data_version", "columns", "covariates", "treatment",
-                                   "strata", "penalty", "strength", "time", "event"])
+                                   "strata", "penalty", "strength", "time", "event", "start",
+                                   "id", "weights", "ties", "model", "cut_points"])
         self._sync()
 
     def _download(self, label, filename, callback):
@@ -120,10 +121,14 @@ class SensitivityView(Viewer):
         return pn.widgets.FileDownload(callback=safe, filename=filename, label=label,
                                        width=240)
 
-    def figure(self, fmt: str) -> bytes:
+    def done(self) -> grid.Outcome:
+        """The last finished study; ValueError before the first."""
         if self.outcome is None:
             raise ValueError("run the variants first")
-        return save(specification_figure(self.outcome.table), fmt)
+        return self.outcome
+
+    def figure(self, fmt: str) -> bytes:
+        return save(specification_figure(self.done().table), fmt)
 
     def _sync(self, *events) -> None:
         s = self.store

@@ -60,6 +60,7 @@ def test_without_a_treatment_it_says_why(app):
     app.store.treatment = None
     view = app.sensitivity
     assert view.run_button.disabled and "Treatment" in view.size.object
+    assert view.csv.callback().getvalue() == "export failed: run the variants first\n"
     asyncio.run(view.run_study())
     assert view.last_outcome == "failed" and view.result is None
 
@@ -179,6 +180,7 @@ def test_exports_table_figure_and_script(app):
     shown = view.table.value
     csv = pd.read_csv(view.csv.callback())
     np.testing.assert_allclose(csv["hr"], shown["hr"], rtol=1e-12)
+    assert {"estimate", "se", "converged", "penalty", "evalue_ci"} <= set(csv.columns)
     assert view.png.callback().getvalue()[:4] == b"\x89PNG"
     assert b"<svg" in view.svg.callback().getvalue()
     code = view.script.object.removeprefix("```python\n").removesuffix("\n```")
