@@ -260,3 +260,20 @@ def test_quartiles_of_follow_up_fill_the_box(app):
     view.follow_up.value = "ten"
     assert "Not ready: end of follow-up 'ten' is not a number" in view.size.object
     assert view.run_button.disabled
+
+
+def test_too_few_negative_controls_are_said_and_the_study_stays(app):
+    rng = np.random.default_rng(8)
+    controls = {f"nc{k}": rng.binomial(1, 0.3, 432) for k in range(3)}
+    load(app, rossi_with(**controls))
+    view = app.sensitivity
+    view.adjust.value = ["all"]
+    view.controls.value = list(controls)
+    asyncio.run(view.run_study())
+    assert view.last_outcome == "done", view.status.object
+    assert "fewer than 5" in view.calibration.object and view.funnel_box.visible
+    view.controls.value = ["nc0"]
+    asyncio.run(view.run_study())
+    assert view.last_outcome == "done", view.status.object
+    assert not view.funnel_box.visible and "calibrated_p" not in view.table.value
+    assert view.outcome.warnings[0].startswith("no calibration: fit_null needs at least 2")
