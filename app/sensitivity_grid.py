@@ -139,7 +139,8 @@ def penalty_options(store: Store) -> dict:
 
 
 def labels(store: Store, picks: Picks) -> dict:
-    """axis -> the labels of its choices, base first, from the store alone."""
+    """axis -> the labels of its choices, base first, from the store alone (the cut-point
+    designs by position: engine labels them when it runs)."""
     check_design(store)
     t = store.treatment
     others = [c for c in store.covariates if c != t]
