@@ -378,7 +378,8 @@ def subgroup_ratios(store, by: str, subgroups: list[str]) -> pd.DataFrame:
     """Hazard ratio of the second level of ``by`` against the first, overall and within each
     level of each subgroup column: one engine.fit (Cox, Efron ties) of the rows of that level
     with the arm as the only covariate. Columns: row (label), n, events, hr, hr_lower,
-    hr_upper, note (why a row has no estimate)."""
+    hr_upper, note (why a row has no estimate), p_interaction (on each subgroup column's
+    heading row: ``_interaction_p``)."""
     groups = groups_of(store, by, carry=subgroups)
     levels = sorted(groups.frame["group"].unique())
     if len(levels) != 2:
@@ -388,11 +389,28 @@ def subgroup_ratios(store, by: str, subgroups: list[str]) -> pd.DataFrame:
     rows = [_arm_ratio(frame, f"All ({groups.shown(levels[1])} vs {groups.shown(levels[0])})")]
     for column in subgroups:
         values, names = group_values(frame[f"carry:{column}"], column)
-        rows.append({"row": column})
+        rows.append({"row": column, "p_interaction": _interaction_p(frame, values)})
         for level in sorted(values.dropna().unique()):
             rows.append(_arm_ratio(frame[(values == level).to_numpy()],
                                    "   " + names.get(_key(level), str(level))))
     return pd.DataFrame(rows)
+
+
+def _interaction_p(frame: pd.DataFrame, values: pd.Series) -> float:
+    """p of engine.interaction_test of a Cox fit (Efron ties) of ``arm * subgroup`` (the
+    subgroup's levels as categories): does the arm's effect differ across the levels? NaN
+    when it cannot be fitted."""
+    present = values.notna().to_numpy()
+    rows = frame[present].assign(subgroup=values[present].map(_key).to_numpy())
+    try:
+        cohort = engine.Cohort.from_frame(
+            rows, time="time", event="event", formula="arm * subgroup",
+            start="start" if "start" in rows else None, id="id" if "id" in rows else None,
+            weights="weights" if "weights" in rows else None)
+        return float(engine.interaction_test(engine.fit(cohort, ties="efron"), "arm",
+                                             "subgroup")["p"])
+    except Exception:   # one level, no events in a level: the table says no p
+        return float("nan")
 
 
 def _arm_ratio(frame: pd.DataFrame, label: str) -> dict:

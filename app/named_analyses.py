@@ -16,8 +16,9 @@ from .analysis_file import SETTINGS
 
 STATE = ("data", "raw_data", "data_steps", "simulated", "source", "columns", "time", "start",
          "event", "event_codes", "treatment", "covariates", "strata", "id", "weights", "missing",
-         "cut_points", "model", "cause", "ties", "penalty", "strength", "strength_as",
-         "strength_fraction", "lambda_max", "lambda_max_key", "unpenalized", "backend", "solver",
+         "cut_points", "forms", "interactions", "model", "cause", "ties", "penalty", "strength",
+         "strength_as", "strength_fraction", "lambda_max", "lambda_max_key", "unpenalized",
+         "backend", "solver",
          *SETTINGS, "fits", "cv", "study", "path")
 
 

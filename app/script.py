@@ -25,7 +25,7 @@ class AnalysisSpec:
 
     data: dict      # kind (sample, csv, parquet, duckdb, simulated, omop), label, and its settings
     roles: dict     # ROLE_KEYS
-    design: dict    # cut_points: covariate -> sorted times
+    design: dict    # cut_points: covariate -> sorted times; forms, interactions, formula
     options: dict   # OPTION_KEYS
 
     def to_dict(self) -> dict:
@@ -153,8 +153,11 @@ def cohort_lines(spec: dict) -> list[str]:
             lines += [f"df[{event!r}] = df[{roles['event']!r}].isin({roles['event_codes']!r}).astype(int)"
                       "  # these codes count as events"]
         lines += ["cohort = engine.Cohort.from_frame(", "    df,",
-                  f"    time={roles['time']!r},", f"    event={event!r},",
-                  f"    covariates={roles['covariates']!r},"]
+                  f"    time={roles['time']!r},", f"    event={event!r},"]
+        if design.get("formula"):   # splines and interactions: the engine's formula
+            lines.append(f"    formula={design['formula']!r},")
+        else:
+            lines.append(f"    covariates={roles['covariates']!r},")
         for role in ("strata", "start", "id", "weights"):
             value = roles[role] or None
             if value:

@@ -30,6 +30,7 @@ from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
 from .jobs import CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .memory import check_fit
+from .model_terms import formula_text, read_formula, rhs_text
 from .recode import apply_step
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
@@ -116,6 +117,9 @@ class Store(param.Parameterized):
 
     # --- design and options ------------------------------------------------------------
     cut_points = param.Dict(default={}, doc="covariate -> sorted cut times")
+    forms = param.Dict(default={}, doc="covariate -> its non-linear form (model_terms.FORMS: "
+                                       "ns3..ns5, rcs3..rcs5); absent: linear")
+    interactions = param.List(default=[], doc="[a, b] pairs of covariates: the term a:b")
     model = param.Selector(objects=list(SURVIVAL_MODELS), default="cox")
     cause = param.Integer(default=1, bounds=(1, None), doc="Fine-Gray: the cause of interest.")
     ties = param.Selector(objects=list(TIES), default="efron")
@@ -167,6 +171,7 @@ class Store(param.Parameterized):
         self._given_up: set[str] = set()  # covariates that left for a role they still hold
         self.param.watch(self._roles_leave_covariates,
                          ["time", "start", "event", "id", "weights", "strata"])
+        self.param.watch(self._terms_follow_covariates, ["covariates"])
 
     @contextmanager
     def _new_data(self):
@@ -313,6 +318,14 @@ class Store(param.Parameterized):
             unpenalized=[c for c in self.unpenalized if c not in taken],
             cut_points={k: v for k, v in self.cut_points.items() if k not in taken})
 
+    def _terms_follow_covariates(self, *events) -> None:
+        """A covariate that leaves takes its spline form and interactions with it."""
+        kept = set(self.covariates)
+        forms = {c: f for c, f in self.forms.items() if c in kept}
+        pairs = [p for p in self.interactions if set(p) <= kept]
+        if forms != self.forms or pairs != self.interactions:
+            self.param.update(forms=forms, interactions=pairs)
+
     def role_columns(self) -> set[str]:
         """The columns chosen as time, start, event, id, weights or strata."""
         return {self.time, self.start, self.event, self.id, self.weights, *self.strata} - {None}
@@ -347,8 +360,11 @@ class Store(param.Parameterized):
             was.append(f"cut points cleared (on {', '.join(self.cut_points)})")
         if self.unpenalized:
             was.append("unpenalized list cleared")
+        if self.forms or self.interactions:
+            was.append("splines and interactions cleared")
         self._given_up = set()
         self.param.update(cut_points={}, unpenalized=[], strata=[], model="cox", cause=1,
+                          forms={}, interactions=[],
                           strength_as="fraction", lambda_max=None, lambda_max_key=None,
                           reset_note="New data: " + "; ".join(was) + "." if was else "")
 
@@ -449,11 +465,46 @@ class Store(param.Parameterized):
 
     # ------------------------------------------------------------------------------------
     # building the cohort
+    def model_formula(self) -> str | None:
+        """The covariate terms as the engine's formula when the design has splines or
+        interactions (None: every covariate linear, the covariates list is used)."""
+        if self.simulated is not None or not (self.forms or self.interactions):
+            return None
+        return rhs_text(self.covariates, self.forms, self.interactions)
+
+    def formula_text(self) -> str:
+        """The model as the Design tab's formula box shows it (strata included)."""
+        if not self.covariates:
+            return ""
+        return formula_text(self.covariates, self.forms, self.interactions, self.strata)
+
+    def apply_formula(self, text: str) -> None:
+        """Set covariates, forms, interactions and strata from a typed formula, checked by
+        building its cohort (rows missing a value dropped); the engine's CohortError or a
+        DataLoadError, with nothing changed, when it cannot be fitted or shown."""
+        if self.data is None:
+            raise DataLoadError("formulas work on a loaded table (not a simulated cohort)")
+        kwargs = {k: v for k, v in self.role_kwargs().items()
+                  if k not in ("covariates", "formula", "strata")}
+        with collected():
+            cohort = engine.Cohort.from_frame(self.cohort_frame(), formula=text,
+                                              **{**kwargs, "missing": "drop"})
+        chosen = read_formula(cohort.formula)
+        self._given_up = set()   # columns that were strata do not come back as covariates
+        with param.parameterized.batch_call_watchers(self):
+            self.param.update(strata=chosen["strata"], covariates=chosen["covariates"])
+            self.param.update(forms=chosen["forms"], interactions=chosen["interactions"])
+
     def role_kwargs(self) -> dict:
-        """Keyword arguments of engine.Cohort.from_frame for the current roles."""
+        """Keyword arguments of engine.Cohort.from_frame for the current roles (the covariates
+        as a formula when the design has splines or interactions)."""
         kwargs = {"time": self.time, "event": self.event_column_name(),
                   "covariates": list(self.covariates), "strata": list(self.strata) or None,
                   "start": self.start, "id": self.id, "weights": self.weights}
+        formula = self.model_formula()
+        if formula is not None:
+            kwargs["formula"] = formula
+            del kwargs["covariates"]
         if self.missing == "drop":
             kwargs["missing"] = "drop"
         if self.competing_risks:
@@ -606,7 +657,8 @@ class Store(param.Parameterized):
         unpenalized covariates (not the penalty's kind or strength)."""
         roles = [getattr(self, r) for r in ("time", "start", "event", "event_codes",
                                             "covariates", "strata", "id", "weights")]
-        return json.dumps([self.data_version, roles, self.cut_points, self.model,
+        return json.dumps([self.data_version, roles, self.cut_points, self.forms,
+                           self.interactions, self.model,
                            self.effective_ties, self.cause if self.competing_risks else None,
                            self.fit_options()["unpenalized"]], default=str)
 
@@ -671,7 +723,10 @@ class Store(param.Parameterized):
                    "event_codes": [jsonable(c) for c in self.event_codes],
                    "treatment": self.treatment, "covariates": list(self.covariates),
                    "strata": list(self.strata), "id": self.id, "weights": self.weights},
-            design={"cut_points": {k: list(v) for k, v in self.cut_points.items()}},
+            design={"cut_points": {k: list(v) for k, v in self.cut_points.items()},
+                    "forms": dict(self.forms),
+                    "interactions": [list(p) for p in self.interactions],
+                    "formula": self.model_formula()},
             options={"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
                      "cause": int(self.cause) if self.competing_risks else None,
                      "strength": float(self.strength),
@@ -702,6 +757,11 @@ class Store(param.Parameterized):
             unknown = [k for k in self.cut_points if k not in self.covariates]
             if unknown:
                 raise DataLoadError(f"cut points are set for {unknown}, which are not covariates")
+        curved = sorted((set(self.cut_points) | set(self.fit_options()["unpenalized"]))
+                        & set(self.forms))
+        if curved:
+            raise DataLoadError(f"cut points and the unpenalized list take linear terms; "
+                                f"{curved} have a spline (Design tab)")
         factory = self.make_cohort_factory()
         check_fit(self)
         options = {**self.fit_options(), **overrides}

@@ -321,10 +321,14 @@ class DescribeView(Viewer):
             self.subgroup_message.object = f"Not available: {exc}"
             return
         self.subgroup_message.object = ("Cox hazard ratio (Efron ties) of the arm alone, fitted "
-                                        "in the rows of each subgroup level.")
+                                        "in the rows of each subgroup level; p_interaction: "
+                                        "Wald test of arm x subgroup in one Cox fit of all "
+                                        "rows (engine.interaction_test).")
         self.frames["subgroups"] = ratios
         show(self.subgroup_table, ratios, 4)
-        self._subgroup_fig = forest_figure(ratios.set_index("row").rename_axis("covariate"),
+        headed = ratios.assign(row=[r if pd.isna(p) else f"{r} (interaction p = {p:.3g})"
+                                    for r, p in zip(ratios["row"], ratios["p_interaction"])])
+        self._subgroup_fig = forest_figure(headed.set_index("row").rename_axis("covariate"),
                                            title=f"Hazard ratio by subgroup ({self._by()})",
                                            headings=True)
         self.subgroup_figure.object = svg_markup(self._subgroup_fig)

@@ -1,13 +1,18 @@
-"""Design view: strata, time-varying cut points, model, ties, penalty, backend and solver."""
+"""Design view: strata, time-varying cut points, covariate forms (splines) and interactions
+with the model as a formula, model, ties, penalty, backend and solver."""
 
 from __future__ import annotations
 
+import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
+import engine
+
 from ..choices import available_backends, available_models, detect_device
 from ..loading import DataLoadError
+from ..model_terms import FORMS
 from ..store import Store, parse_cut_points
 from ._common import markdown, notify, text_options
 from .path_view import penalty_words
@@ -30,6 +35,28 @@ class DesignView(Viewer):
         self.clear_cut = pn.widgets.Button(label="Clear cut points")
         self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
         self.cut_list = markdown()
+        self.form_covariate = pn.widgets.Select(label="Numeric covariate", width=200)
+        self.form = pn.widgets.Select(label="Its form", options={v: k for k, v in FORMS.items()},
+                                      width=260)
+        self.form_covariate.param.watch(lambda e: self._sync(), "value")
+        self.form.param.watch(self._set_form, "value")
+        self.pair_a = pn.widgets.Select(label="Interaction of", width=200)
+        self.pair_b = pn.widgets.Select(label="with", width=200)
+        self.add_pair = pn.widgets.Button(label="Add interaction a:b", color="primary")
+        self.add_pair.on_click(self._add_pair)
+        self.clear_pairs = pn.widgets.Button(label="Clear interactions")
+        self.clear_pairs.on_click(lambda e: setattr(s, "interactions", []))
+        self.formula = pn.widgets.TextAreaInput(
+            label="Model formula (edit and apply; Surv(time, event) ~ may lead)", rows=3,
+            sizing_mode="stretch_width", css_classes=["model-formula"])
+        self.apply_formula = pn.widgets.Button(label="Apply formula", color="primary")
+        self.apply_formula.on_click(self._apply_formula)
+        self.formula_note = markdown()
+        self.terms_section = pn.Column(
+            "### Covariate forms and interactions",
+            pn.Row(self.form_covariate, self.form),
+            pn.Row(self.pair_a, self.pair_b), pn.Row(self.add_pair, self.clear_pairs),
+            self.formula, self.apply_formula, self.formula_note, sizing_mode="stretch_width")
         s.param.backend.objects = available_backends()
         s.param.model.objects = available_models()
         self.model = pn.widgets.Select.from_param(s.param.model, label="Model")
@@ -58,6 +85,7 @@ class DesignView(Viewer):
         self.strata.param.watch(lambda e: self._set("strata", e.new), "value")
         self.unpenalized.param.watch(lambda e: self._set("unpenalized", e.new), "value")
         s.param.watch(self._sync, ["columns", "covariates", "strata", "unpenalized", "cut_points",
+                                   "forms", "interactions",
                                    "time", "event", "start", "id", "weights", "penalty",
                                    "model", "data_version", "strength_as", "strength",
                                    "strength_fraction", "lambda_max"])
@@ -79,6 +107,7 @@ class DesignView(Viewer):
             self.strata.options = text_options(strata_options)
             self.strata.value = [c for c in s.strata if c in strata_options]
             self.cut_covariate.options = list(s.covariates)
+            self._sync_terms()
             self.unpenalized.options = text_options(s.covariates)
             self.unpenalized.value = [c for c in s.unpenalized if c in s.covariates]
             self.unpenalized.disabled = s.penalty == "none"
@@ -105,6 +134,50 @@ class DesignView(Viewer):
         else:
             self.cut_list.object = "No cut points: every effect is constant over time."
 
+    def _sync_terms(self) -> None:
+        """The form of the chosen covariate, the interaction pickers and the formula box."""
+        s = self.store
+        self.terms_section.visible = s.data is not None
+        numeric = [c for c in s.covariates if s.data is not None and c in s.data
+                   and pd.api.types.is_numeric_dtype(s.data[c])]
+        self.form_covariate.options = numeric
+        self.form.disabled = not numeric
+        self.form.value = s.forms.get(self.form_covariate.value, "linear")
+        self.pair_a.options = self.pair_b.options = list(s.covariates)
+        if len(s.covariates) > 1 and (self.pair_a.value not in s.covariates
+                                      or self.pair_b.value in (None, self.pair_a.value)):
+            self.pair_a.value, self.pair_b.value = s.covariates[:2]
+        self.formula.value = s.formula_text()
+        self.formula_note.object = (
+            "Fitted through the engine's formula (splines and interactions): the kept fit "
+            "rebuilds the same columns on new data." if s.model_formula() else
+            "Every covariate linear: the covariates are fitted as chosen on the Data tab.")
+
+    def _set_form(self, event) -> None:
+        name = self.form_covariate.value
+        if self._syncing or not name:
+            return
+        forms = {k: v for k, v in self.store.forms.items() if k != name}
+        self.store.forms = {**forms, **({} if event.new == "linear" else {name: event.new})}
+
+    def _add_pair(self, event=None) -> None:
+        a, b = self.pair_a.value, self.pair_b.value
+        pairs = self.store.interactions
+        if not a or not b or a == b:
+            notify("warning", "Interactions: choose two different covariates")
+        elif [a, b] in pairs or [b, a] in pairs:
+            notify("warning", f"Interactions: {a}:{b} is already in the model")
+        else:
+            self.store.interactions = [*pairs, [a, b]]
+
+    def _apply_formula(self, event=None) -> None:
+        try:
+            self.store.apply_formula(self.formula.value)
+        except (DataLoadError, engine.CohortError) as exc:
+            notify("error", f"Formula: {exc} The design is unchanged.", duration=0)
+            return
+        notify("success", f"Design set from the formula: {self.store.formula_text()}")
+
     def _add_cut(self, event=None) -> None:
         s = self.store
         name = self.cut_covariate.value
@@ -125,7 +198,8 @@ class DesignView(Viewer):
                 pn.Column("### Strata", self.strata,
                           "### Time-varying effects (step functions at cut points)",
                           self.cut_covariate, self.cut_times,
-                          pn.Row(self.add_cut, self.clear_cut), self.cut_list, width=520),
+                          pn.Row(self.add_cut, self.clear_cut), self.cut_list,
+                          self.terms_section, width=520),
                 pn.Column("### Model", self.model, self.cause, "Ties", self.ties, self.ties_note,
                           "Penalty", self.penalty,
                           self.strength_as, self.fraction, self.strength, self.scale,

@@ -71,7 +71,7 @@ class ExportView(Viewer):
                                ["fits", "data_version", "time", "event", "covariates", "strata",
                                 "cut_points", "ties", "penalty", "strength", "solver",
                                 "backend", "start", "id", "weights", "event_codes",
-                                "unpenalized"])
+                                "unpenalized", "forms", "interactions"])
         self.screen.run(self._refresh)
 
     def show(self) -> None:
@@ -119,6 +119,7 @@ class ExportView(Viewer):
             files["forest.png"] = self.forest_figure("png")
             files["forest.svg"] = self.forest_figure("svg")
             files.update(self.results.ph.files())
+            files.update(self.results.terms.files())
             files["fit_tests.txt"] = (self.results.fit_tests.object or "").encode()
             files["comparison.csv"] = self.comparison_text().getvalue().encode()
         if self.store.loaded:

@@ -62,7 +62,7 @@ class FitView(Viewer):
                                                        "covariates", "strata", "cut_points",
                                                        "ties", "penalty", "strength", "solver",
                                                        "strength_fraction", "strength_as",
-                                                       "lambda_max",
+                                                       "lambda_max", "forms", "interactions",
                                                        "backend", "start"])
         self._refresh_fits()
         self._refresh_summary()
@@ -75,7 +75,8 @@ class FitView(Viewer):
         self.summary.object = (
             f"**Data:** {s.source.get('label', 'none')} ({s.n_rows:,} rows) · "
             f"**time** {s.time}{' (start ' + s.start + ')' if s.start else ''} · "
-            f"**event** {s.event} · **{len(s.covariates)} covariate(s)** · "
+            f"**event** {s.event} · **{len(s.covariates)} covariate(s)**"
+            + (f" as `{s.model_formula()}`" if s.model_formula() else "") + " · "
             f"**strata** {', '.join(s.strata) or 'none'} · **cut points** {cuts or 'none'}  \n"
             f"**Model** {opts['model']}, ties {opts['ties']}, penalty {penalty}, "
             f"solver {opts['solver']}, backend {opts['backend']}")

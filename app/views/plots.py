@@ -330,3 +330,19 @@ def scaling_plot(df: pd.DataFrame) -> hv.Overlay:
     return hv.Overlay(curves).opts(
         logx=True, logy=True, width=900, height=380, legend_position="top_left",
         title="Scaling over N (log-log): naive O(N²) vs scans", show_grid=True, toolbar="above")
+
+
+def effect_plot(curve: pd.DataFrame, variable: str, reference: float,
+                ratio: str = "hazard ratio") -> hv.Overlay:
+    """Hazard ratio against an exposure from engine.effect_curve (columns variable, hr, lower,
+    upper): the curve, its pointwise 95% band, a line at HR 1 and one at the reference."""
+    x = curve[variable].to_numpy(float)
+    band = hv.Area((x, curve["lower"].to_numpy(float), curve["upper"].to_numpy(float)),
+                   variable, ["lower", "upper"]).opts(color=PALETTE[0], alpha=0.2, line_alpha=0)
+    line = hv.Curve((x, curve["hr"].to_numpy(float)), variable, ratio).opts(
+        color=PALETTE[0], line_width=2)
+    return (band * line * hv.HLine(1).opts(color="gray", line_dash="dashed")
+            * hv.VLine(reference).opts(color="gray", line_dash="dotted")).opts(
+        title=f"{ratio.capitalize()} by {variable} (reference {reference:g}, 95% CI)",
+        logy=True, ylabel=ratio,
+        width=PLOT_WIDTH // 2, height=320, show_grid=True, toolbar="above")

@@ -1,6 +1,7 @@
 """Results view: Kaplan-Meier curves with an at-risk table, hazard ratios with a forest plot,
-the proportional-hazards check, covariate-adjusted curves by treatment, how well the fit
-predicts, and the comparison of kept fits.
+splines and interactions (Wald tests, hazard-ratio curves), the proportional-hazards check,
+covariate-adjusted curves by treatment, how well the fit predicts, and the comparison of kept
+fits.
 
 The view is a list of sections (``ResultsView.sections``); cumulative incidence (Fine-Gray) and
 the cross-validation curve join it as further sections when the engine has them.
@@ -26,6 +27,7 @@ from .adjusted_view import AdjustedView
 from .on_screen import OnScreen
 from .prediction_view import PredictionView
 from .ph_check import PhCheck
+from .terms_view import TermsView
 from .plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 
 NO_GROUP = "(all together)"
@@ -209,6 +211,7 @@ class ResultsView(Viewer):
         self.ph = PhCheck(store=s)
         self.adjusted = AdjustedView(store=s)
         self.prediction = PredictionView(store=s)
+        self.terms = TermsView()
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False)
         self.compare = table(pagination="local", page_size=10)
@@ -256,6 +259,7 @@ class ResultsView(Viewer):
             (None, self.cv_section),   # titled inside: hidden until a cross-validation ran
             (None, pn.Column(self.hr_title, self.shr_title, self.fit_select, self.fit_info,
                              self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
+            ("Splines and interactions", self.terms),
             ("Proportional hazards check (Cox fits)", self.ph),
             ("Adjusted curves by treatment", self.adjusted),
             ("How well it predicts (Cox fits)", self.prediction),
@@ -407,6 +411,7 @@ class ResultsView(Viewer):
             self.ph.show_fit(None)
             self.adjusted.show_fit(None)
             self.prediction.show_fit(None)
+            self.terms.show_fit(None)
             return
         res = fit.result
         self.fit_info.object = (
@@ -425,6 +430,7 @@ class ResultsView(Viewer):
         self.ph.show_fit(fit)
         self.adjusted.show_fit(fit)
         self.prediction.show_fit(fit)
+        self.terms.show_fit(fit)
         try:
             self.forest.object = forest_plot(
                 fit.summary.head(60), **({"title": "Subdistribution hazard ratios (95% CI)",

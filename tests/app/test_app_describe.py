@@ -248,8 +248,15 @@ def test_hazard_ratio_by_subgroup_against_lifelines(rossi_view):
             lifelines_hr(rossi[rossi["race"] == race]), rel=1e-6)
     assert sum(ratios.index.str.startswith("   age Q")) == 4
     assert ratios.loc["   age Q1 (17, 20]", "n"] == (rossi["age"] <= 20).sum()
+    # the interaction p of race: the Wald p of fin x race in one fit of all rows
+    both = rossi[["week", "arrest", "fin", "race"]].assign(fin_race=rossi["fin"] * rossi["race"])
+    p_race = CoxPHFitter().fit(both, "week", "arrest").summary.loc["fin_race", "p"]
+    assert ratios.loc["race", "p_interaction"] == pytest.approx(p_race, rel=1e-4)
+    assert 0 < ratios.loc["age", "p_interaction"] < 1 and np.isnan(
+        ratios.loc["   race = 0", "p_interaction"])
     texts = {t.strip() for t in svg_texts(view.subgroup_figure.object)}
-    assert {"race", "race = 0", "race = 1", "age", "age Q4 (27, 44]"} <= texts
+    assert {f"race (interaction p = {p_race:.3g})", "race = 0", "race = 1",
+            "age Q4 (27, 44]"} <= texts
     assert {"forest_subgroups.png", "forest_subgroups.svg", "subgroups.csv"} <= set(
         view.report_files())
 

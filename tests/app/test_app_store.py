@@ -193,6 +193,16 @@ def test_spec_is_json_and_script_reproduces_the_fit(store):
     assert python_script(spec) == store.python_script()
 
 
+def test_script_reproduces_a_fit_with_splines_and_interactions(store):
+    store.apply_formula("fin * ns(prio, df=3) + rcs(age, 4) + race + strata(wexp)")
+    kept = store.fit_job().run()
+    text = store.python_script()
+    assert "formula='fin + ns(prio, df=3) + rcs(age, 4)" in text and "strata=['wexp']" in text
+    ns = run_script(text)
+    pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-10)
+    assert ns["cohort"].formula.text == kept.result.formula.text
+
+
 def test_script_with_event_codes_and_start_stop():
     s = Store()
     s.load_sample("bmtcrr")

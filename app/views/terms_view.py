@@ -1,0 +1,98 @@
+"""Splines and interactions of a kept fit, inside Results: the joint Wald test of each term with
+several columns (a spline's basis, an interaction, a factor's levels; engine.wald_test), the
+test of linearity of a restricted cubic spline (rms's anova "Nonlinear") and, for each spline,
+the hazard ratio against its variable with a pointwise band (engine.effect_curve, rms's
+Predict), relative to the variable's median.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import panel as pn
+from panel.viewable import Viewer
+
+import engine
+
+from ._common import markdown, show, table
+from .plots import effect_plot
+
+GRID = 101   # values of the exposure at which a curve is drawn
+
+
+def wald_table(res) -> pd.DataFrame:
+    """term, chi2, df, p of every formula term with several columns or an interaction; after
+    a restricted cubic spline, its test of linearity (all columns but the linear first)."""
+    terms, rows = [], []
+    for term, columns in res.formula.terms.items():
+        if len(columns) > 1 or ":" in term:
+            terms.append(term)
+            rows.append(engine.wald_test(res, term=term))
+        if term.startswith("rcs(") and len(columns) > 1:
+            terms.append(f"{term} nonlinear")
+            rows.append(engine.wald_test(res, names=columns[1:]))
+    return pd.DataFrame({"term": terms, "chi2": [r["statistic"] for r in rows],
+                         "df": [int(r["df"]) for r in rows], "p": [r["p"] for r in rows]})
+
+
+def spline_terms(res) -> dict[str, str]:
+    """Spline term label -> the variable it reads (terms whose transform learnt a range)."""
+    state = res.formula.spec.transform_state
+    return {t: next(iter(res.formula.reads[t])) for t in res.formula.terms
+            if "range" in state.get(t, {})}
+
+
+def effect_curves(res) -> dict[str, pd.DataFrame]:
+    """variable -> engine.effect_curve over the range the fit saw, reference at its median."""
+    state = res.formula.spec.transform_state
+    return {variable: engine.effect_curve(res, variable,
+                                          at=np.linspace(*state[term]["range"], GRID))
+            for term, variable in spline_terms(res).items()}
+
+
+class TermsView(Viewer):
+    """The Wald table and the HR curves of the fit shown in Results."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.info = markdown(sizing_mode="stretch_width")
+        self.wald = table(css_classes=["wald-table"])
+        # new panes in a Column (a HoloViews pane made visible after its object was set failed
+        # in the served app)
+        self.curves = pn.Column(css_classes=["effect-curves"], sizing_mode="stretch_width")
+        self.frames: dict[str, pd.DataFrame] = {}
+
+    def show_fit(self, fit) -> None:
+        res = None if fit is None else fit.result
+        self.wald.value, self.curves.objects, self.frames = pd.DataFrame(), [], {}
+        if res is None or getattr(res, "formula", None) is None:
+            self.info.object = ("Linear terms only. Choose a spline or an interaction on the "
+                                "Design tab and fit again to see each spline's hazard-ratio "
+                                "curve and the joint Wald tests of its terms here.")
+            return
+        try:
+            wald, curves = wald_table(res), effect_curves(res)
+        except ValueError as exc:     # penalised columns have no variance
+            self.info.object = f"Wald tests and hazard-ratio curves are not available: {exc}"
+            return
+        show(self.wald, wald, 4)
+        self.frames = {"wald_tests": wald, **{f"hr_curve_{v}": c for v, c in curves.items()}}
+        self.info.object = (
+            f"Model: `{res.formula.rhs}`. Joint Wald test of each term with several columns "
+            "(all its coefficients zero)" + (
+                "; below, each spline's hazard ratio against its variable, relative to its "
+                "median, other covariates at their median or most frequent value."
+                if curves else "."))
+        fine_gray = fit.spec["options"].get("model") == "fine_gray"
+        ratio = "subdistribution hazard ratio" if fine_gray else "hazard ratio"
+        self.curves.objects = [
+            pn.pane.HoloViews(effect_plot(curve, v, res.formula.adjust_to[v], ratio))
+            for v, curve in curves.items()]
+
+    def files(self) -> dict[str, bytes]:
+        """The report folder's CSV files: the Wald tests and each spline's curve."""
+        return {f"{name}.csv": frame.to_csv(index=False).encode()
+                for name, frame in self.frames.items()}
+
+    def __panel__(self):
+        return pn.Column(self.info, self.wald, self.curves, sizing_mode="stretch_width")
