@@ -108,7 +108,7 @@ def lambda_max_lines(opts: dict, design: dict) -> list[str]:
 
 def cohort_lines(spec: dict) -> list[str]:
     """The imports and the lines that build ``cohort`` (and ``df``, for loaded data)."""
-    data, roles, opts = spec["data"], spec["roles"], spec["options"]
+    data, roles, design, opts = spec["data"], spec["roles"], spec["design"], spec["options"]
     lines = ["import engine"]
     kind = data.get("kind")
     if kind == "simulated":
