@@ -11,6 +11,7 @@ outcomes calibrate the estimates (Schuemie et al. 2014, 2018).
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -86,9 +87,14 @@ def check_design(store: Store) -> None:
         raise DataLoadError("sensitivity studies are run for Cox models (event 0/1)")
 
 
-def columns_of(cohort, column: str) -> list[str]:
-    """The cohort's encoded names of a data column (itself, or its one-hot levels)."""
-    return [n for n in cohort.names if n == column or n.startswith(column + "[")]
+def columns_of(cohort, column: str, interactions: bool = True) -> list[str]:
+    """The cohort's names of a data column's terms: itself, its one-hot levels, its spline
+    basis ("ns(age, df=3)[1]") and, with ``interactions``, the products with it ("fin:age")."""
+    def of(term):
+        return (term == column or term.startswith(column + "[")
+                or re.match(rf"\w+\({re.escape(column)}[,)]", term) is not None)
+    return [n for n in cohort.names if (interactions or ":" not in n)
+            and any(of(term) for term in n.split(":"))]
 
 
 def few_levels(store: Store, strata: bool = False) -> list[str]:
@@ -202,7 +208,7 @@ def plan(store: Store, picks: Picks, max_seconds: float) -> Plan:
     chosen = labels(store, picks)
     t = store.treatment
     cohort = store.build_cohort()
-    interest = columns_of(cohort, t)
+    interest = columns_of(cohort, t, interactions=False)
     data = store.data
     if ((picks.subgroup or picks.controls or set(picks.strata) - {"own", "none"})
             and len(data) != cohort.n):

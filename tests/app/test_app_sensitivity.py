@@ -277,3 +277,27 @@ def test_too_few_negative_controls_are_said_and_the_study_stays(app):
     assert view.last_outcome == "done", view.status.object
     assert not view.funnel_box.visible and "calibrated_p" not in view.table.value
     assert view.outcome.warnings[0].startswith("no calibration: fit_null needs at least 2")
+
+
+def test_a_spline_and_an_interaction_of_the_design(app):
+    """A design with age as a natural spline and its interaction with fin: dropping age drops
+    its basis and the interaction (fin:ns(age, df=3)[k]), the treatment's own coefficient is
+    reported, each variant equals engine.fit and the script rebuilds the cohort from the
+    formula."""
+    app.store.param.update(forms={"age": "ns3"}, interactions=[["fin", "age"]])
+    view = app.sensitivity
+    asyncio.run(view.run_study())
+    assert view.last_outcome == "done", view.status.object
+    result, shown = view.result, view.table.value
+    names = result.axes.choices["covariates"]["without age"]
+    assert not any("age" in n for n in names)
+    assert "fin:ns(age, df=3)[1]" in result.cohort.names
+    assert set(shown["coefficient"]) == {"fin"}
+    for v in shown["variant"]:
+        want = engine.fit(**result.fit_arguments(v)).summary.loc["fin", "hr"]
+        assert shown.loc[shown["variant"] == v, "hr"].iloc[0] == pytest.approx(want, rel=1e-6)
+    code = view.script.object.removeprefix("```python\n").removesuffix("\n```")
+    assert "formula=" in code
+    scope = {}
+    exec(compile(code.replace("print(table)", ""), "sensitivity_script", "exec"), scope)
+    np.testing.assert_allclose(scope["table"]["hr"], shown["hr"], rtol=1e-10)
