@@ -45,6 +45,7 @@ from .bayes.probit_mle import ProbitMLE, probit_mle
 from .sensitivity.calibration import (EmpiricalNull, SystematicErrorModel, calibrate_ci,
                                       calibrate_p, error_model, fit_null,
                                       fit_systematic_error_model)
+from .sensitivity.budget import check_budget, grid_cost_of_shape
 from .sensitivity.evalue import evalues_hr
 from .sensitivity.negative_controls import negative_control_estimates
 from .sensitivity.study import SensitivityResult, sensitivity_study
@@ -87,10 +88,12 @@ __all__ = [
     "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
     "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
     "VARIANCES", "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score",
-    "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "comparative", "concordance",
+    "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "check_budget", "comparative",
+    "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve",
     "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
-    "fit_systematic_error_model", "global_tests", "gradient", "gray_test", "information",
+    "fit_systematic_error_model", "global_tests", "gradient", "gray_test",
+    "grid_cost_of_shape", "information",
     "information_at", "integrated_brier_score", "interaction_test", "kaplan_meier",
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
     "negative_control_estimates", "path", "per_sd", "ph_smooth", "ph_test",

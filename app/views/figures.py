@@ -254,3 +254,25 @@ def beta_t_figure(smooth: pd.DataFrame, residuals: pd.DataFrame, coef: pd.Series
     for ax in axes[len(names):]:
         ax.set_visible(False)
     return fig
+
+
+def specification_figure(table: pd.DataFrame, title: str = "") -> Figure:
+    """A sensitivity study's specification curve: every variant's hazard ratio, sorted, with
+    its 95% CI, on a log axis with a line at 1 (as plots.specification_curve); failed
+    variants are left out."""
+    t = table[np.isfinite(table["hr"]) & (table["hr"] > 0)].sort_values("hr")
+    rank = np.arange(1, len(t) + 1)
+    fig = Figure(figsize=(WIDTH, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    ci = (np.isfinite(t["hr_lower"]) & np.isfinite(t["hr_upper"]) & (t["hr_lower"] > 0)).to_numpy()
+    ax.vlines(rank[ci], t["hr_lower"][ci], t["hr_upper"][ci], color=PALETTE[0], alpha=0.6,
+              linewidth=1.4)
+    ax.plot(rank, t["hr"], linestyle="none", marker="o", markersize=3.5, color=PALETTE[0])
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=0.9)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.set_xlabel("variant (sorted by hazard ratio)")
+    ax.set_ylabel("hazard ratio (95% CI)")
+    ax.set_title(title or f"Specification curve: {len(t)} estimates", loc="left", fontsize=11)
+    ax.grid(axis="y", alpha=0.3)
+    return fig

@@ -172,8 +172,11 @@ def specification_curve(table: pd.DataFrame) -> hv.Overlay:
                         ["hazard ratio", "choices", "variant"]).opts(
         size=6, color="#1f77b4", tools=["hover"])
     values = np.concatenate([t["hr"], t["hr_lower"][ci], t["hr_upper"][ci], [1.0]])
+    shown, total = t["variant"].nunique(), table["variant"].nunique()
+    what = (f"{shown} variants" if len(t) == shown else f"{len(t)} estimates of {shown} variants")
+    what += f" ({total - shown} failed, left out)" if total > shown else ""
     return (segments * points * hv.HLine(1.0).opts(color="black", line_dash="dashed")).opts(
-        title=f"Specification curve: {len(t)} variants (95% CI)", logy=True, width=PLOT_WIDTH,
+        title=f"Specification curve: {what}, 95% CI", logy=True, width=PLOT_WIDTH,
         height=340, ylim=(values.min() / 1.2, values.max() * 1.2), show_grid=True,
         toolbar="above")
 

@@ -24,11 +24,18 @@ def grid_cost(cohort, axes, n_variants: int, n_layouts: int, workers: int = 1) -
     """Bytes and seconds a grid is estimated to need: {"bytes", "seconds"}."""
     cuts = [len(c) for d in axes.choices["cut_points"].values() if d for c in d.values()]
     ends = sum(t is not None for t in axes.choices["follow_up"].values())
-    n_cut = (max(cuts) if cuts else 0) + ends
-    density = cohort.X.nnz / max(1, cohort.n * cohort.p)
-    one = fit_memory(cohort.n, cohort.p, density, "cox", n_cut)
-    episodes = cohort.n * (1 + n_cut)
-    nnz = cohort.X.nnz * (1 + n_cut)
+    return grid_cost_of_shape(cohort.n, cohort.p, cohort.X.nnz, n_variants, n_layouts,
+                              (max(cuts) if cuts else 0) + ends, workers)
+
+
+def grid_cost_of_shape(n: int, p: int, nnz: int, n_variants: int, n_layouts: int,
+                       n_cut: int = 0, workers: int = 1) -> dict:
+    """``grid_cost`` from the cohort's shape (rows, columns, stored values) before it is built;
+    ``n_cut``: the most cut points of a design plus the number of ends of follow-up."""
+    density = nnz / max(1, n * p)
+    one = fit_memory(n, p, density, "cox", n_cut)
+    episodes = n * (1 + n_cut)
+    nnz = nnz * (1 + n_cut)
     sort = n_layouts * (SORT_NS_PER_ROW * episodes + SORT_NS_PER_NONZERO * nnz) * 1e-9
     step = (ROW_BYTES_PER_STEP * episodes + NONZERO_BYTES_PER_STEP * nnz) / BYTES_PER_SECOND
     seconds = sort + n_variants * OUTER_STEPS * step
