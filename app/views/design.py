@@ -17,6 +17,8 @@ from ..store import Store, parse_cut_points
 from ._common import markdown, notify, text_options
 from .path_view import penalty_words
 
+SPLINE_VALUES = 6   # distinct values a column needs before a spline form is offered (df 5)
+
 
 class DesignView(Viewer):
     """Everything about the model that is not a column role."""
@@ -35,7 +37,8 @@ class DesignView(Viewer):
         self.clear_cut = pn.widgets.Button(label="Clear cut points")
         self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
         self.cut_list = markdown()
-        self.form_covariate = pn.widgets.Select(label="Numeric covariate", width=200)
+        self.form_covariate = pn.widgets.Select(
+            label=f"Numeric covariate ({SPLINE_VALUES}+ distinct values)", width=220)
         self.form = pn.widgets.Select(label="Its form", options={v: k for k, v in FORMS.items()},
                                       width=260)
         self.form_covariate.param.watch(lambda e: self._sync(), "value")
@@ -139,7 +142,8 @@ class DesignView(Viewer):
         s = self.store
         self.terms_section.visible = s.data is not None
         numeric = [c for c in s.covariates if s.data is not None and c in s.data
-                   and pd.api.types.is_numeric_dtype(s.data[c])]
+                   and pd.api.types.is_numeric_dtype(s.data[c])
+                   and s.data[c].nunique() >= SPLINE_VALUES]
         self.form_covariate.options = numeric
         self.form.disabled = not numeric
         self.form.value = s.forms.get(self.form_covariate.value, "linear")

@@ -66,6 +66,13 @@ def test_choices_write_the_formula_and_read_it_back(store):
         store.covariates, store.forms, store.interactions, store.strata)
 
 
+def test_spline_forms_are_offered_for_columns_with_enough_values(store):
+    design = DesignView(store=store)
+    offered = design.form_covariate.options
+    assert "age" in offered and "prio" in offered          # 30 and 17 distinct values
+    assert not {"fin", "race", "wexp", "paro"} & set(offered)   # 0/1: a spline cannot be fitted
+
+
 def test_a_typed_formula_sets_the_choices(store):
     design = DesignView(store=store)
     design.formula.value = "Surv(week, arrest) ~ ns(age, df=3) * fin + prio + strata(race)"
