@@ -86,8 +86,27 @@ def python_script(spec: dict) -> str:
     if design["cut_points"]:
         lines.append(f"    cut_points={design['cut_points']!r},")
     lines += [f"    backend={opts['backend']!r},", f"    solver={opts['solver']!r},", ")",
-              "print(res)", "print(res.summary)", ""]
+              "print(res)", "print(res.summary)", *after_fit_lines(spec), ""]
     return "\n".join(lines)
+
+
+def after_fit_lines(spec: dict) -> list[str]:
+    """What the Results tab draws of an unpenalised Cox fit of one row per subject without
+    cut points: the PH check and, by a linear treatment without strata (a stratum's curve ends
+    at its last follow-up), the adjusted curves at the event times."""
+    roles, design, opts = spec["roles"], spec["design"], spec["options"]
+    if (opts["model"] != "cox" or opts["penalty"] != "none" or design["cut_points"]
+            or roles.get("start")):
+        return []
+    lines = ["", "print(engine.ph_test(res).table)            # R's cox.zph (the PH check)"]
+    treatment = roles.get("treatment")
+    if (treatment and treatment in roles["covariates"] and not roles["strata"]
+            and treatment not in (design.get("forms") or {})):
+        lines += ["times = sorted(set(cohort.time[cohort.event > 0]))   # the event times",
+                  f"adjusted = engine.adjusted_curves(res, {treatment!r}, times=times)"
+                  "  # the g-formula",
+                  "print(adjusted.contrasts)      # the adjusted difference and ratio by time"]
+    return lines
 
 
 def lambda_max_lines(opts: dict, design: dict) -> list[str]:

@@ -15,6 +15,7 @@ import engine
 
 from ..store import Store
 from ._common import markdown, notify, show, table
+from .figures import adjusted_figure, save
 from .plots import adjusted_plot
 
 MAX_TIMES = 120        # time points of the drawn curves (event times, or their quantiles)
@@ -65,10 +66,11 @@ class AdjustedView(Viewer):
         self.figure = pn.Column(self.plot, visible=False)
         self.contrasts = table(css_classes=["adjusted-table"])
         self._fit = None
+        self.drawn = None          # (engine.adjusted_curves' result, treatment, at) on screen
 
     def show_fit(self, fit) -> None:
         """The fit shown in Results: clear the last curves, say whether they can be drawn."""
-        self._fit = fit
+        self._fit, self.drawn = fit, None
         self.plot.object, self.figure.visible = None, False
         self.contrasts.value = pd.DataFrame()
         treatment, why = treatment_of(fit)
@@ -96,10 +98,23 @@ class AdjustedView(Viewer):
         except (ValueError, TypeError) as exc:        # engine.CohortError is a ValueError
             notify("error", f"Adjusted curves: {exc}", duration=0)
             return
+        self.drawn = (curves, treatment, at)
         self.plot.object = adjusted_plot(curves.curves, treatment, at)
         self.figure.visible = True
         c = curves.contrasts
         show(self.contrasts, c[np.isclose(c["time"], at)] if at is not None else c, 4)
+
+    def files(self) -> dict[str, bytes]:
+        """The report folder's adjusted curves (CSV, PNG, SVG) and contrasts, once drawn."""
+        if self.drawn is None:
+            return {}
+        curves, treatment, at = self.drawn
+        figure = adjusted_figure(curves.curves, treatment, at,
+                                 time_label=self._fit.spec["roles"].get("time") or "time")
+        return {"adjusted_curves.csv": curves.curves.to_csv(index=False).encode(),
+                "adjusted_contrasts.csv": curves.contrasts.to_csv(index=False).encode(),
+                "adjusted_curves.png": save(figure, "png"),
+                "adjusted_curves.svg": save(figure, "svg")}
 
     def __panel__(self):
         return pn.Column(self.info, pn.Row(self.at, self.draw), self.figure, self.contrasts,

@@ -109,8 +109,9 @@ class ExportView(Viewer):
         return save(forest_figure(fit.summary.head(60), **labels), fmt)
 
     def report_bytes(self) -> bytes:
-        """Describe's tables and figure, the fit's ratios, forest plot and PH check, the
-        comparison of fits, the spec and the script, as one ZIP."""
+        """Describe's tables and figure, the fit's ratios, forest plot, PH check, spline
+        terms, adjusted curves and prediction metrics (those drawn), the comparison of fits,
+        the spec and the script, as one ZIP."""
         files = dict(self.describe.report_files()) if self.describe is not None else {}
         if self.store.fits:
             fit = self._fit()
@@ -120,6 +121,8 @@ class ExportView(Viewer):
             files["forest.svg"] = self.forest_figure("svg")
             files.update(self.results.ph.files())
             files.update(self.results.terms.files())
+            files.update(self.results.adjusted.files())
+            files.update(self.results.prediction.files())
             files["fit_tests.txt"] = (self.results.fit_tests.object or "").encode()
             files["comparison.csv"] = self.comparison_text().getvalue().encode()
         if self.store.loaded:

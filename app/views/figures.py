@@ -156,6 +156,20 @@ def risk_times(lo: float, hi: float) -> list[float]:
     return nice_ticks(max(lo, 0.0), hi)
 
 
+def _step_band(ax, g: pd.DataFrame, value: str, color, label: str, ci: bool = True,
+               fill: float = 0.0) -> None:
+    """One group's step curve (columns time, ``value``) with its band (lower, upper; a gap
+    carries the last limit forward, ``fill`` before the first)."""
+    x = g["time"].to_numpy(float)
+    xs, ys = _steps(x, g[value].to_numpy(float))
+    ax.plot(xs, ys, color=color, linewidth=1.8, label=label)
+    if ci and g["lower"].notna().any():
+        band = g[["lower", "upper"]].ffill().fillna(fill)
+        _, lower = _steps(x, band["lower"].to_numpy(float))
+        _, upper = _steps(x, band["upper"].to_numpy(float))
+        ax.fill_between(xs, lower, upper, color=color, alpha=0.15, linewidth=0)
+
+
 def cif_figure(curves: pd.DataFrame, *, cause, time_label: str = "time", note: str = "",
                ci: bool = True, title: str | None = None) -> Figure:
     """Cumulative incidence (Aalen-Johansen) of one cause by group, with Gray's test in a
@@ -163,15 +177,7 @@ def cif_figure(curves: pd.DataFrame, *, cause, time_label: str = "time", note: s
     fig = Figure(figsize=(WIDTH, CURVE_HEIGHT), layout="constrained")
     ax = fig.add_subplot()
     for k, (level, g) in enumerate(curves.groupby("group", sort=True)):
-        color = PALETTE[k % len(PALETTE)]
-        x = g["time"].to_numpy(float)
-        xs, ys = _steps(x, g["cif"].to_numpy(float))
-        ax.plot(xs, ys, color=color, linewidth=1.8, label=str(level))
-        if ci:
-            band = g[["lower", "upper"]].ffill().fillna(0.0)
-            _, lower = _steps(x, band["lower"].to_numpy(float))
-            _, upper = _steps(x, band["upper"].to_numpy(float))
-            ax.fill_between(xs, lower, upper, color=color, alpha=0.15, linewidth=0)
+        _step_band(ax, g, "cif", PALETTE[k % len(PALETTE)], str(level), ci)
     top = float(np.nanmax(curves["upper"].to_numpy(float))) if ci else float(curves["cif"].max())
     ax.set_ylim(0, min(1.02, max(0.1, 1.15 * top)))
     ax.set_xlim(left=0)
@@ -275,4 +281,54 @@ def specification_figure(table: pd.DataFrame, title: str = "") -> Figure:
     ax.set_ylabel("hazard ratio (95% CI)")
     ax.set_title(title or f"Specification curve: {len(t)} estimates", loc="left", fontsize=11)
     ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def adjusted_figure(curves: pd.DataFrame, treatment: str, at: float | None = None, *,
+                    time_label: str = "time") -> Figure:
+    """Covariate-adjusted survival (or a Fine-Gray fit's cumulative incidence) by treatment
+    level from engine.adjusted_curves' curves table, with the bands and a dashed line at the
+    time of the reported difference (as plots.adjusted_plot)."""
+    value = "cif" if "cif" in curves.columns else "survival"
+    fig = Figure(figsize=(WIDTH, CURVE_HEIGHT), layout="constrained")
+    ax = fig.add_subplot()
+    for k, (level, g) in enumerate(curves.groupby("level", sort=False)):
+        g = g.dropna(subset=[value])
+        label = f"{treatment} = {level:g}" if isinstance(level, float) else f"{treatment} = {level}"
+        _step_band(ax, g, value, PALETTE[k % len(PALETTE)], label,
+                   fill=1.0 if value == "survival" else 0.0)
+    if at is not None:
+        ax.axvline(at, color="gray", linestyle="--", linewidth=0.9)
+    what = "cumulative incidence" if value == "cif" else "survival"
+    ax.set_ylim(0, 1.02)
+    ax.set_xlim(left=0)
+    ax.set_xlabel(time_label)
+    ax.set_ylabel(f"Adjusted {what}")
+    ax.set_title(f"Adjusted {what} by {treatment} (g-formula, 95% CI)", loc="left", fontsize=11)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left" if value == "survival" else "upper left", frameon=False,
+              fontsize=9)
+    return fig
+
+
+def effect_figure(curve: pd.DataFrame, variable: str, reference: float,
+                  ratio: str = "hazard ratio") -> Figure:
+    """A spline's hazard ratio against its variable from engine.effect_curve (columns
+    variable, hr, lower, upper) with its pointwise 95% band, on a log axis with lines at 1 and
+    at the reference (as plots.effect_plot)."""
+    x = curve[variable].to_numpy(float)
+    fig = Figure(figsize=(WIDTH * 0.6, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.fill_between(x, curve["lower"].to_numpy(float), curve["upper"].to_numpy(float),
+                    color=PALETTE[0], alpha=0.2, linewidth=0)
+    ax.plot(x, curve["hr"].to_numpy(float), color=PALETTE[0], linewidth=1.8)
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=0.9)
+    ax.axvline(reference, color="gray", linestyle=":", linewidth=0.9)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.set_xlabel(variable)
+    ax.set_ylabel(f"{ratio} (95% CI)")
+    ax.set_title(f"{ratio.capitalize()} by {variable} (reference {reference:g})", loc="left",
+                 fontsize=10)
+    ax.grid(alpha=0.3)
     return fig

@@ -52,10 +52,11 @@ class PredictionView(Viewer):
         self.by_time = table(css_classes=["prediction-table"])
         self.calibration = table(css_classes=["calibration-table"])
         self._fit = None
+        self.computed: dict[str, pd.DataFrame] = {}   # file stem -> the table on screen
 
     def show_fit(self, fit) -> None:
         """The fit shown in Results: clear the last metrics, say whether they can be had."""
-        self._fit = fit
+        self._fit, self.computed = fit, {}
         self.summary.object = ""
         self.by_time.value = self.calibration.value = pd.DataFrame()
         why = why_not(fit)
@@ -88,6 +89,13 @@ class PredictionView(Viewer):
                                f"{s['integrated_brier']:.4f}")
         show(self.by_time, perf.by_time, 4)
         show(self.calibration, calib, 4)
+        self.computed = {"prediction_summary": s.to_frame().T,
+                         "prediction_by_time": perf.by_time, "calibration": calib}
+
+    def files(self) -> dict[str, bytes]:
+        """The report folder's prediction metrics and calibration table (CSV), once computed."""
+        return {f"{name}.csv": frame.to_csv(index=False).encode()
+                for name, frame in self.computed.items()}
 
     def __panel__(self):
         return pn.Column(self.info, pn.Row(self.times, self.compute), self.summary,

@@ -15,6 +15,7 @@ from panel.viewable import Viewer
 import engine
 
 from ._common import markdown, show, table
+from .figures import effect_figure, save
 from .plots import effect_plot
 
 GRID = 101   # values of the exposure at which a curve is drawn
@@ -61,10 +62,12 @@ class TermsView(Viewer):
         # in the served app)
         self.curves = pn.Column(css_classes=["effect-curves"], sizing_mode="stretch_width")
         self.frames: dict[str, pd.DataFrame] = {}
+        self.figures: dict[str, tuple] = {}     # file stem -> effect_figure's arguments
 
     def show_fit(self, fit) -> None:
         res = None if fit is None else fit.result
         self.wald.value, self.curves.objects, self.frames = pd.DataFrame(), [], {}
+        self.figures = {}
         if res is None or getattr(res, "formula", None) is None:
             self.info.object = ("Linear terms only. Choose a spline or an interaction on the "
                                 "Design tab and fit again to see each spline's hazard-ratio "
@@ -85,14 +88,19 @@ class TermsView(Viewer):
                 if curves else "."))
         fine_gray = fit.spec["options"].get("model") == "fine_gray"
         ratio = "subdistribution hazard ratio" if fine_gray else "hazard ratio"
-        self.curves.objects = [
-            pn.pane.HoloViews(effect_plot(curve, v, res.formula.adjust_to[v], ratio))
-            for v, curve in curves.items()]
+        self.figures = {f"hr_curve_{v}": (curve, v, res.formula.adjust_to[v], ratio)
+                        for v, curve in curves.items()}
+        self.curves.objects = [pn.pane.HoloViews(effect_plot(*args))
+                               for args in self.figures.values()]
 
     def files(self) -> dict[str, bytes]:
-        """The report folder's CSV files: the Wald tests and each spline's curve."""
-        return {f"{name}.csv": frame.to_csv(index=False).encode()
-                for name, frame in self.frames.items()}
+        """The report folder's files: the Wald tests and each spline's curve (CSV, PNG, SVG)."""
+        out = {f"{name}.csv": frame.to_csv(index=False).encode()
+               for name, frame in self.frames.items()}
+        for name, args in self.figures.items():
+            figure = effect_figure(*args)
+            out.update({f"{name}.{fmt}": save(figure, fmt) for fmt in ("png", "svg")})
+        return out
 
     def __panel__(self):
         return pn.Column(self.info, self.wald, self.curves, sizing_mode="stretch_width")

@@ -63,7 +63,8 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
                     level: float = 0.95, bootstrap: int = 0, seed: int = 0) -> AdjustedCurves:
     """Adjusted survival curves of the Cox fit ``res`` by treatment (see the module).
 
-    treatment : a covariate of the fit: a numeric column (``levels`` default: 0 and 1) or a
+    treatment : a covariate of the fit: a numeric column (``levels`` default: its two values
+        when it has two, say sex coded 1/2, else 0 and 1) or a
         text column one-hot encoded as ``treatment[level]`` (default: all its levels, the
         reference first)
     times : increasing times to report (within every stratum's follow-up; later ones NaN)
@@ -271,12 +272,19 @@ def _add_rmst_percentiles(rmst, per_level, level) -> None:
     rmst["boot_lower"], rmst["boot_upper"] = lo, hi
 
 
+def _default_levels(column) -> list[float]:
+    """A numeric treatment's two values when it has two (a 1/2 code), else 0 and 1."""
+    dense = column.toarray().ravel() if hasattr(column, "toarray") else np.asarray(column)
+    distinct = np.unique(dense)
+    return [float(v) for v in distinct] if distinct.size == 2 else [0.0, 1.0]
+
+
 def _treatment_columns(cohort, treatment, levels):
     """(columns of the treatment, one setting vector per level, level names)."""
     if treatment in cohort.names and treatment not in cohort.reference_levels:
         j = cohort.names.index(treatment)
-        values = [0.0, 1.0] if levels is None else [float(v) for v in levels]
         column = cohort.X[:, j]
+        values = _default_levels(column) if levels is None else [float(v) for v in levels]
         lo, hi = float(column.min()), float(column.max())
         outside = [v for v in values if not lo <= v <= hi]
         if outside:

@@ -138,7 +138,11 @@ def test_the_wald_table_and_curves_are_the_engines(spline_results):
     band = pane.object.get(0)
     np.testing.assert_allclose(band.dimension_values(2), expected["upper"], rtol=1e-12)
     assert pane.object.get(3).data == ages.median()     # the reference line: HR 1 there
-    assert set(results.terms.files()) == {"wald_tests.csv", "hr_curve_age.csv"}  # the report
+    files = results.terms.files()                                          # the report
+    assert set(files) == {"wald_tests.csv", "hr_curve_age.csv", "hr_curve_age.png",
+                          "hr_curve_age.svg"}
+    assert files["hr_curve_age.png"].startswith(b"\x89PNG") and b"reference" in files[
+        "hr_curve_age.svg"]
 
 
 def test_a_restricted_cubic_spline_has_its_test_of_linearity(store):

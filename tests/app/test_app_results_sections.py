@@ -100,3 +100,32 @@ def test_bad_times_and_start_stop_fits_are_messages(rossi_results):
     heart.keep(heart.fit_job().run())
     assert other.prediction.compute.disabled
     assert "(start, stop] rows" in other.prediction.info.object
+
+
+def test_drawn_sections_go_into_the_report_folder(rossi_results):
+    """Adjusted curves and prediction metrics are in the report once drawn: their CSVs are the
+    engine's tables and their figures are real PNG/SVG; before, the report has none."""
+    import io
+
+    store, results = rossi_results
+    assert results.adjusted.files() == {} and results.prediction.files() == {}
+    results.adjusted.at.value = 20.0
+    results.adjusted._draw()
+    results.prediction.times.value = "10, 30, 50"
+    results.prediction._compute()
+    files = {**results.adjusted.files(), **results.prediction.files()}
+    res = store.fits[-1].result
+    want = engine.adjusted_curves(res, "fin", times=np.unique(np.append(curve_times(res), 20.0)))
+    pd.testing.assert_frame_equal(pd.read_csv(io.BytesIO(files["adjusted_curves.csv"])),
+                                  want.curves.reset_index(drop=True), check_dtype=False,
+                                  rtol=1e-10)
+    assert files["adjusted_curves.png"].startswith(b"\x89PNG")
+    assert b"<svg" in files["adjusted_curves.svg"] and b"Adjusted survival by fin" in \
+        files["adjusted_curves.svg"]
+    perf = engine.predictive_performance(res, times=[10.0, 30.0, 50.0])
+    by_time = pd.read_csv(io.BytesIO(files["prediction_by_time.csv"]))
+    np.testing.assert_allclose(by_time.to_numpy(float), perf.by_time.to_numpy(float), rtol=1e-10)
+    summary = pd.read_csv(io.BytesIO(files["prediction_summary.csv"]))
+    assert summary["uno_c"].iloc[0] == pytest.approx(perf.summary["uno_c"], rel=1e-12)
+    store.keep(store.fit_job().run())               # another fit shown: its sections are new
+    assert results.adjusted.files() == {} and results.prediction.files() == {}

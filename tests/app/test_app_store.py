@@ -193,6 +193,25 @@ def test_spec_is_json_and_script_reproduces_the_fit(store):
     assert python_script(spec) == store.python_script()
 
 
+def test_script_draws_what_results_draws(store):
+    """The script's PH check and adjusted curves are the engine's on the kept fit; designs
+    the Results tab cannot check (penalised, cut points, (start, stop] rows) get no lines."""
+    kept = store.fit_job().run()
+    ns = run_script(store.python_script())
+    rossi = store.data
+    times = np.unique(rossi["week"][rossi["arrest"] > 0])
+    pd.testing.assert_frame_equal(ns["adjusted"].contrasts, engine.adjusted_curves(
+        kept.result, "fin", times=times).contrasts, rtol=1e-10)
+    assert "engine.ph_test(res)" in store.python_script()
+    store.cut_points = {"fin": [10.0]}
+    assert "ph_test" not in store.python_script()
+    store.cut_points = {}
+    store.forms = {"age": "ns4"}
+    assert "ph_test" in store.python_script() and "adjusted_curves" in store.python_script()
+    store.forms = {"fin": "ns3"}
+    assert "adjusted_curves" not in store.python_script()
+
+
 def test_script_reproduces_a_fit_with_splines_and_interactions(store):
     store.apply_formula("fin * ns(prio, df=3) + rcs(age, 4) + race + strata(wexp)")
     kept = store.fit_job().run()

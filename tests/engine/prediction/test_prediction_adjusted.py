@@ -78,6 +78,16 @@ def _delta_variance(res, cohort, data, coef_of_curves, grid):
     return var
 
 
+def test_a_two_valued_treatment_defaults_to_its_values(rossi):
+    """A treatment coded 1/2 is set to 1 and 2 (no extrapolation to 0), as levels=[1, 2]."""
+    data = rossi.assign(fin=rossi["fin"] + 1)
+    res = engine.fit(engine.Cohort.from_frame(data, "week", "arrest", covariates=NAMES))
+    out = engine.adjusted_curves(res, "fin", TIMES)            # DataWarning = error in tests
+    assert out.levels == [1.0, 2.0]
+    want = engine.adjusted_curves(res, "fin", TIMES, levels=[1, 2])
+    np.testing.assert_array_equal(out.curves["survival"], want.curves["survival"])
+
+
 def test_standard_errors_by_definition(fitted):
     res, cohort, data = fitted
     out = engine.adjusted_curves(res, "fin", TIMES)
