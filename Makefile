@@ -10,7 +10,7 @@ PYTHON      ?= python3
 VENV        := .venv
 PY          := $(VENV)/bin/python
 PORT        ?= 5006
-PYTEST_ARGS ?= -q -n 2
+PYTEST_ARGS ?= -q -n 2 --durations=15  # the slowest tests named at the end of each run
 CHROMIUM    := /usr/bin/chromium
 GXX         := /usr/bin/g++
 SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
