@@ -95,10 +95,11 @@ class JobRunner(param.Parameterized):
         self.last_outcome = "failed"
         notify("error", toast or message, duration=0)
 
-    async def run(self, work, describe, *, notice: str, done, failed: str | None = None,
-                  cancelled=None, explain=str, counted: bool = True,
+    async def run(self, work, describe, *, notice: str, done, cancelled,
+                  failed: str | None = None, explain=str, counted: bool = True,
                   thread: str = "survscan-job") -> str:
         """Run ``work(cancel, progress)`` and return the outcome: done | cancelled | failed.
+        One job at a time: the page checks ``running`` before it builds a job.
 
         describe(progress) : the status line while it runs (after the place in the queue)
         notice : the job in toasts ("fit 1" -> "fit 1 done in 2.10 s", "fit 1 cancelled")
@@ -106,7 +107,7 @@ class JobRunner(param.Parameterized):
             is a failure too (the page must keep its earlier results until all is built)
         failed : the status line's start on failure ("Fit failed (fit 1)"; default "{notice}
             failed"), followed by ``explain(str(error))``
-        cancelled(progress) : the status line after Cancel (default: the time it ran)
+        cancelled(progress) : the status line after Cancel
         counted : the bar shows ``done`` of ``total``; False when ``total`` is only a cap (the
             iterations allowed): the bar then just moves
         """
@@ -117,9 +118,7 @@ class JobRunner(param.Parameterized):
             result = await self._wait(work, cancel, progress, describe, counted, thread)
             message = done(result, progress)
         except engine.Cancelled:
-            self._finish("cancelled", cancelled(progress) if cancelled else
-                         f"{notice} cancelled after {progress.elapsed:.1f} s; earlier "
-                         "results stay.")
+            self._finish("cancelled", cancelled(progress))
             notify("warning", f"{notice} cancelled", duration=4000)
         except Exception as exc:  # a failed job is a message; the page's earlier results stay
             reason = explain(str(exc))

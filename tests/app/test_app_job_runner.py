@@ -36,6 +36,13 @@ def describe(p) -> str:
     return f"Working … step {p.done} of {p.total}, {p.elapsed:.1f} s"
 
 
+def job(runner, work, **texts):
+    """``runner.run`` of ``work`` with texts of a job called "Job" unless given."""
+    texts = {"notice": "Job", "done": lambda result, p: "Done.",
+             "cancelled": lambda p: "Job cancelled.", **texts}
+    return runner.run(work, describe, **texts)
+
+
 def handed_back(runner) -> bool:
     """The buttons as before the job: Run on, Cancel off, no bar."""
     return (not runner.running and not runner.buttons[0].disabled
@@ -57,8 +64,7 @@ def test_a_job_that_succeeds_keeps_its_result(runner, notes):
         kept.append(result)
         return f"Got {result} in {p.elapsed:.2f} s."
 
-    outcome = asyncio.run(runner.run(lambda cancel, progress: 42, describe, notice="Job",
-                                     done=keep))
+    outcome = asyncio.run(job(runner, lambda cancel, progress: 42, done=keep))
     assert outcome == runner.last_outcome == "done" and kept == [42]
     assert runner.status.object.startswith("Got 42 in ")
     assert notes[-1][0] == "success" and notes[-1][1].startswith("Job done in ")
@@ -71,9 +77,9 @@ def test_a_failure_is_a_message_and_the_earlier_result_stays(runner, notes):
     def fail(cancel, progress):
         raise ValueError("column 'week' has negative times")
 
-    outcome = asyncio.run(runner.run(fail, describe, notice="fit 2", failed="Fit failed (fit 2)",
-                                     done=lambda result, p: kept.append(result) or "kept",
-                                     explain=str.upper))
+    outcome = asyncio.run(job(runner, fail, notice="fit 2", failed="Fit failed (fit 2)",
+                              done=lambda result, p: kept.append(result) or "kept",
+                              explain=str.upper))
     assert outcome == "failed" and kept == ["earlier"]
     assert runner.status.object == "Fit failed (fit 2): COLUMN 'WEEK' HAS NEGATIVE TIMES"
     assert notes == [("error", "fit 2 failed: COLUMN 'WEEK' HAS NEGATIVE TIMES")]
@@ -84,8 +90,7 @@ def test_an_error_while_keeping_the_result_is_a_failure_too(runner, notes):
     def keep(result, p):
         raise KeyError("plot")
 
-    outcome = asyncio.run(runner.run(lambda cancel, progress: 1, describe, notice="Scan",
-                                     done=keep))
+    outcome = asyncio.run(job(runner, lambda cancel, progress: 1, notice="Scan", done=keep))
     assert outcome == "failed" and runner.status.object == "Scan failed: 'plot'"
     assert handed_back(runner)
 
@@ -97,9 +102,8 @@ def test_cancel_stops_the_job_and_says_where(runner, notes):
         raise engine.Cancelled("cancelled")
 
     async def go():
-        task = asyncio.ensure_future(runner.run(
-            work, describe, notice="Job", done=lambda result, p: "done",
-            cancelled=lambda p: f"Job cancelled at step {p.done} of {p.total}."))
+        task = asyncio.ensure_future(job(
+            runner, work, cancelled=lambda p: f"Job cancelled at step {p.done} of {p.total}."))
         await until(lambda: "step 300 of 1000" in runner.status.object)
         assert runner.running and runner.buttons[0].disabled
         assert not runner.cancel_button.disabled
@@ -129,8 +133,7 @@ def test_a_job_waits_for_a_slot_and_shows_its_place(runner, notes, monkeypatch):
     held.wait()
 
     async def go():
-        task = asyncio.ensure_future(runner.run(lambda cancel, progress: 1, describe,
-                                                notice="Job", done=lambda result, p: "done"))
+        task = asyncio.ensure_future(job(runner, lambda cancel, progress: 1))
         await until(lambda: "waiting, number 1 in the queue" in runner.status.object)
         assert runner.status.object.startswith("The server is busy: ")
         release.set()
