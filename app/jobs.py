@@ -234,11 +234,14 @@ class StudyJob:
         finally:
             con.close()
 
-    def run(self) -> StudyRun:
-        from engine.cdm import run_study
+    def run(self, cancel: threading.Event | None = None, progress=None) -> StudyRun:
+        """The study; ``progress(done, total, step)`` before each of its steps (named as in
+        engine.cdm.STUDY_STEPS); engine.Cancelled between steps once ``cancel`` is set."""
+        from engine.cdm import STUDY_STEPS, run_study
 
         t0 = time.perf_counter()
         s = self.settings
+        steps = None if progress is None else (lambda k, n: progress(k, n, STUDY_STEPS[k]))
         con = open_omop(self.path)
         try:
             names = concept_names(con, [s["target"], s["comparator"], s["outcome"]])
@@ -250,7 +253,8 @@ class StudyJob:
                                    restrict_to_common_period=s.get(
                                        "restrict_to_common_period", False),
                                    censor_at_new_risk_window=s.get(
-                                       "censor_at_new_risk_window", False))
+                                       "censor_at_new_risk_window", False),
+                                   cancel=cancel, progress=steps)
         finally:
             con.close()
         return StudyRun(result, names, dict(s), time.perf_counter() - t0)

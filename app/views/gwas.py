@@ -9,10 +9,7 @@ plots of a chosen trait, a trait x locus heatmap, top hits across traits, and th
 
 from __future__ import annotations
 
-import asyncio
 import io
-import threading
-import time
 
 import panel as pn
 import param
@@ -22,12 +19,12 @@ from panel.viewable import Viewer
 import engine
 
 from ..gwas_state import ROW_LIMIT, SOURCES, GwasState
-from ..job_slots import SLOTS
 from ..loading import DataLoadError
 from ._common import (escaped_titles, in_thread, markdown, notify, number_formatters, table,
                       text_options)
 from .export import plot_html
 from .gwas_plots import locus_heatmap, manhattan_plot, qq_plot
+from .job_runner import JobRunner
 
 HEATMAP_TRAITS = 100       # the heatmap shows the traits with the smallest p-values
 P_COLUMNS = ("PValue", "min_p")
@@ -50,8 +47,6 @@ class GwasView(Viewer):
     """Inputs, Run/Cancel with progress, and the scan's tables, plots and exports."""
 
     state = param.ClassSelector(class_=GwasState)
-    running = param.Boolean(default=False)
-    last_outcome = param.String(default="", doc="done | cancelled | failed (for tests)")
 
     def __init__(self, **params):
         params.setdefault("state", GwasState())
@@ -83,13 +78,10 @@ class GwasView(Viewer):
             sp.threshold, label="Keep rows with p <= (empty: all)", width=220)
         self.run_button = pn.widgets.Button(label="Run scan", color="primary", width=140)
         self.run_button.on_click(self._on_run)
-        self.cancel_button = pn.widgets.Button(label="Cancel", color="danger", width=120,
-                                               disabled=True)
-        self.cancel_button.on_click(self._on_cancel)
-        self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
-                                               visible=False)
         self.status = markdown("No scan yet: press **Run scan** (the bundled toy data: 500 "
                                "people, 10,000 SNPs, one trait).", sizing_mode="stretch_width")
+        self.runner = JobRunner(self.status, [self.run_button],
+                                cancelling="Cancelling after the current SNP block ...")
         self.h2 = table(css_classes=["gwas-h2-table"])
         self.top = table(css_classes=["gwas-top-hits"])
         self.plot_trait = pn.widgets.Select(label="Trait to plot", width=300)
@@ -108,7 +100,6 @@ class GwasView(Viewer):
             self.plot_trait, pn.Row(self.manhattan, self.qq), self.heatmap,
             "### Export", self.exports, sizing_mode="stretch_width", visible=False)
         self.state.param.watch(self._on_source, ["source"])
-        self._cancel = threading.Event()
 
     # ------------------------------------------------------------------------------------
     def _on_source(self, event) -> None:
@@ -124,72 +115,30 @@ class GwasView(Viewer):
                                        value=list(self.state.traits))
         self.status.object = f"{len(names):,} trait(s) found."
 
-    def _on_cancel(self, event=None) -> None:
-        self._cancel.set()
-        self.status.object = "Cancelling after the current SNP block ..."
-
     async def _on_run(self, event=None) -> None:
         await self.run_scan()
 
     async def run_scan(self) -> None:
         """Snapshot the settings, scan in a worker thread with progress and ETA; show it."""
-        if self.running:
+        if self.runner.running:
             return
         try:
             job = self.state.job()
         except DataLoadError as exc:
-            self._finish("failed", f"Scan not run: {exc}")
-            notify("error", f"Cannot run the scan: {exc}", duration=0)
+            self.runner.refuse(f"Scan not run: {exc}", f"Cannot run the scan: {exc}")
             return
-        cancel = self._cancel = threading.Event()
-        self.running = True
-        self.run_button.disabled, self.cancel_button.disabled = True, False
-        self.progress.param.update(active=True, value=0, max=1, visible=True)
-        done, place, t0 = [0, 0, None], [0], time.monotonic()
 
-        def progress(k, total):
-            done[:] = [k, total, done[2] or time.monotonic()]
-
-        def scan(cancel, progress):
-            with SLOTS.slot(cancel, lambda k: place.__setitem__(0, k)):
-                return job.run(cancel, progress)
-
-        task = asyncio.ensure_future(in_thread(scan, cancel, progress, name="survscan-gwas"))
-        while not task.done():
-            if not cancel.is_set():
-                self.status.object = self._describe(done, place[0], time.monotonic() - t0)
-                self.progress.param.update(max=max(done[1], 1), value=done[0])
-            await asyncio.wait([task], timeout=0.25)
-        elapsed = time.monotonic() - t0
-        try:
-            run = task.result()
+        def keep(run, p) -> str:
             self.show(run)
-        except engine.Cancelled:
-            self._finish("cancelled", f"Scan cancelled after {done[0]} of {done[1]} SNP "
-                                      f"blocks, {elapsed:.1f} s; earlier results stay.")
-            notify("warning", "GWAS scan cancelled", duration=4000)
-            return
-        except Exception as exc:  # bad files or ids: a message; earlier results stay
-            self._finish("failed", f"Scan failed: {exc}")
-            notify("error", f"The GWAS scan failed: {exc}", duration=0)
-            return
-        self._finish("done", self._done_text(run))
-        for message in run.warnings:
-            notify("warning", message, duration=0)
-        notify("success", f"GWAS scan done in {run.elapsed:.1f} s", duration=3000)
+            for message in run.warnings:
+                notify("warning", message, duration=0)
+            return self._done_text(run)
 
-    @staticmethod
-    def _describe(done, place, elapsed) -> str:
-        if place:
-            return f"The server is busy: waiting, number {place} in the queue ({elapsed:.1f} s)"
-        k, total, first = done
-        if not total:
-            return f"Reading the files and simulating ... {elapsed:.1f} s"
-        if k == 0:
-            return f"Kinship, eigendecomposition and h2 ... {elapsed:.1f} s"
-        rate = (time.monotonic() - first) / k
-        return (f"Scanning: SNP block {k} of {total}, elapsed {elapsed:.1f} s, "
-                f"ETA {rate * (total - k):.1f} s")
+        await self.runner.run(
+            job.run, describe, notice="GWAS scan", failed="Scan failed", done=keep,
+            thread="survscan-gwas",
+            cancelled=lambda p: (f"Scan cancelled after {p.done} of {p.total} SNP blocks, "
+                                 f"{p.elapsed:.1f} s; earlier results stay."))
 
     @staticmethod
     def _done_text(run) -> str:
@@ -244,18 +193,21 @@ class GwasView(Viewer):
                 return io.StringIO("")
         return callback
 
-    def _finish(self, outcome: str, message: str) -> None:
-        self.status.object = message
-        self.progress.param.update(active=False, value=0, visible=False)
-        self.run_button.disabled, self.cancel_button.disabled = False, True
-        self.running = False
-        self.last_outcome = outcome
-
     def __panel__(self):
         return pn.Column(
             "## GWAS: mixed-model scan of many traits (FaST-LMM's numbers)",
             self.source, self.files, self.simulate,
             pn.Row(self.load_button, self.trait_choice),
             pn.Row(pn.Column("Kinship", self.kinship), self.threshold),
-            pn.Row(self.run_button, self.cancel_button), self.progress, self.status,
+            pn.Row(self.run_button, self.runner.cancel_button), self.runner.progress, self.status,
             self.results, sizing_mode="stretch_width")
+
+
+def describe(p) -> str:
+    """The scan's stage: reading, kinship and h2, then SNP blocks with an ETA."""
+    if not p.total:
+        return f"Reading the files and simulating ... {p.elapsed:.1f} s"
+    if p.done == 0:
+        return f"Kinship, eigendecomposition and h2 ... {p.elapsed:.1f} s"
+    return (f"Scanning: SNP block {p.done} of {p.total}, elapsed {p.elapsed:.1f} s, "
+            f"ETA {p.eta()}")

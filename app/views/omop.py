@@ -9,9 +9,6 @@ so it joins the Results comparison and the exports.
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pandas as pd
 import panel as pn
 import param
@@ -20,7 +17,8 @@ from panel.viewable import Viewer
 from ..jobs import STUDY_FIT_NAME
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, markdown, notify, show, table
+from ._common import in_thread, markdown, show, table
+from .job_runner import JobRunner
 from .plots import balance_plot, km_by_arm_plot, preference_plot
 
 
@@ -39,8 +37,6 @@ class OmopView(Viewer):
     """Settings, Run study, and the study's tables and plots."""
 
     store = param.ClassSelector(class_=Store)
-    running = param.Boolean(default=False)
-    last_outcome = param.String(default="", doc="done | failed (for tests)")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -81,10 +77,10 @@ class OmopView(Viewer):
                                            name="Censor at the start of a new time at risk"))
         self.run_button = pn.widgets.Button(label="Run study", color="primary", width=140)
         self.run_button.on_click(self._on_run)
-        self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
-                                               bar_color="primary", visible=False)
         self.status = markdown("No study yet: press **Run study**.",
                                        sizing_mode="stretch_width")
+        self.runner = JobRunner(self.status, [self.run_button],
+                                cancelling="Cancelling after the current step ...")
         self.summary = markdown(sizing_mode="stretch_width")
         self.hr = table(css_classes=["omop-hr-table"])
         self.attrition = table()
@@ -160,35 +156,30 @@ class OmopView(Viewer):
 
     async def run_study(self) -> None:
         """Snapshot the settings, run engine.cdm.run_study in a thread, show the result."""
-        if self.running:
+        if self.runner.running:
             return
         try:
             job = self.store.study_job()
         except DataLoadError as exc:
-            self._finish("failed", f"Study not run: {exc}")
-            notify("error", f"Cannot run the study: {exc}", duration=0)
+            self.runner.refuse(f"Study not run: {exc}", f"Cannot run the study: {exc}")
             return
-        self.running = True
-        self.run_button.disabled = True
-        self.progress.param.update(active=True, value=-1, visible=True)
-        t0 = time.monotonic()
-        task = asyncio.ensure_future(in_thread(job.run, name="survscan-omop-study"))
-        while not task.done():
-            self.status.object = (f"Running the study on {job.settings['database']} … "
-                                  f"{time.monotonic() - t0:.0f} s")
-            await asyncio.wait([task], timeout=0.25)
-        try:
-            run = task.result()
+
+        def keep(run, p) -> str:
             self.show(run)
-        except Exception as exc:  # a failed study is a message; the page stays usable
-            self._finish("failed", f"Study failed: {exc}")
-            notify("error", f"The study failed: {exc}", duration=0)
-            return
-        self.store.study = run
-        self.store.keep_replacing(run.stratified_fit())
-        self._finish("done", f"Study done in {time.monotonic() - t0:.1f} s. The PS-stratified "
-                             f"model is kept as the fit **{STUDY_FIT_NAME}** (Results, Export).")
-        notify("success", "Study done", duration=3000)
+            self.store.study = run
+            self.store.keep_replacing(run.stratified_fit())
+            return (f"Study done in {p.elapsed:.1f} s. The PS-stratified model is kept as the "
+                    f"fit **{STUDY_FIT_NAME}** (Results, Export).")
+
+        def where(p) -> str:
+            return f"{p.note} (step {p.done + 1} of {p.total})" if p.total else "opening the CDM"
+
+        await self.runner.run(
+            job.run, lambda p: (f"Running the study on {job.settings['database']} … "
+                                f"{where(p)}, {p.elapsed:.0f} s"),
+            notice="Study", done=keep, thread="survscan-omop-study",
+            cancelled=lambda p: (f"Study cancelled at {where(p)}, {p.elapsed:.1f} s; the "
+                                 "earlier study stays."))
 
     def show(self, run) -> None:
         """Fill the tables and plots from a StudyRun."""
@@ -218,13 +209,6 @@ class OmopView(Viewer):
                                                 "Kaplan-Meier by arm (matched persons)")
         self.results.visible = True
 
-    def _finish(self, outcome: str, message: str) -> None:
-        self.status.object = message
-        self.progress.param.update(active=False, value=0, visible=False)
-        self.run_button.disabled = False
-        self.running = False
-        self.last_outcome = outcome
-
     def __panel__(self):
         return pn.Column(
             "## OMOP study (comparative new users, CohortMethod's design)",
@@ -233,8 +217,8 @@ class OmopView(Viewer):
             self.names,
             self.windows,
             self.rules,
-            pn.Row(self.run_button),
-            self.progress,
+            pn.Row(self.run_button, self.runner.cancel_button),
+            self.runner.progress,
             self.status,
             self.results,
             sizing_mode="stretch_width",

@@ -10,20 +10,16 @@ data and the last results stay.
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import time
-
 import panel as pn
 import param
 from panel.viewable import Viewer
 
 import engine
 
-from ..job_slots import SLOTS
 from ..loading import DataLoadError
 from ..sccs_state import PENALTIES, SccsState
-from ._common import in_thread, markdown, notify, text_options
+from ._common import markdown, notify, text_options
+from .job_runner import JobRunner
 from .sccs_results import SccsResults
 from .sccs_sources import SccsSources
 
@@ -32,8 +28,6 @@ class SccsView(Viewer):
     """Source, design, options, Fit SCCS / Cancel, and the results below."""
 
     state = param.ClassSelector(class_=SccsState)
-    running = param.Boolean(default=False)
-    last_outcome = param.String(default="", doc="done | cancelled | failed (for tests)")
 
     def __init__(self, **params):
         params.setdefault("state", SccsState())
@@ -120,15 +114,11 @@ class SccsView(Viewer):
         # --- fit --------------------------------------------------------------------------
         self.fit_button = pn.widgets.Button(label="Fit SCCS", color="primary", width=140)
         self.fit_button.on_click(self._on_fit)
-        self.cancel_button = pn.widgets.Button(label="Cancel", color="danger", width=120,
-                                               disabled=True)
-        self.cancel_button.on_click(self._on_cancel)
-        self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
-                                               visible=False)
         self.status = markdown("No SCCS fit yet.", sizing_mode="stretch_width",
                                css_classes=["sccs-status"])
+        self.runner = JobRunner(self.status, [self.fit_button],
+                                cancelling="Cancelling after the current step ...")
         self.results = SccsResults(state=s)
-        self._cancel = threading.Event()
         s.param.watch(self._on_data, ["data_version"])
 
     # ------------------------------------------------------------------------------------
@@ -157,10 +147,6 @@ class SccsView(Viewer):
         self.cdm_design.visible = kind == "eunomia"
         self.resampling.visible = kind != "eunomia"  # the CDM study fits itself
 
-    def _on_cancel(self, event=None) -> None:
-        self._cancel.set()
-        self.status.object = "Cancelling after the current step ..."
-
     async def _on_fit(self, event=None) -> None:
         await self.run_fit()
 
@@ -168,73 +154,30 @@ class SccsView(Viewer):
     async def run_fit(self) -> None:
         """Snapshot the page, run the job in a new thread once a job slot is free, poll its
         progress every 0.25 s; keep the run, or say why not (data and last run stay)."""
-        if self.running:
+        if self.runner.running:
             return
         try:
             job = self.state.job()
         except (DataLoadError, engine.CohortError, ValueError) as exc:
-            self._finish("failed", f"Cannot fit: {exc}")
-            notify("error", f"Cannot fit: {exc}", duration=0)
+            self.runner.refuse(f"Cannot fit: {exc}")
             return
-        cancel = threading.Event()
-        self._cancel = cancel
-        self.running = True
-        self.fit_button.disabled = True
-        self.cancel_button.disabled = False
-        self.progress.param.update(active=True, value=-1, visible=True)
-        state = {"stage": "waiting", "done": 0, "total": 0, "place": 0}
 
-        def progress(stage, done, total):
-            state.update(stage=stage, done=done, total=total)
+        def work(cancel, progress):
+            return job.run(cancel, lambda stage, done, total: progress(done, total, stage))
 
-        def queued(cancel, progress):
-            with SLOTS.slot(cancel, lambda k: state.__setitem__("place", k)):
-                return job.run(cancel, progress)
+        def keep(run, p) -> str:
+            self.state.run = run
+            res = run.fit
+            for message in run.warnings:
+                notify("warning", message, duration=0)
+            state = "converged" if res.converged else "did NOT converge"
+            return (f"SCCS fit done: {state} after {res.n_iter} iterations in "
+                    f"{p.elapsed:.2f} s.")
 
-        t0 = time.monotonic()
-        task = asyncio.ensure_future(in_thread(queued, cancel, progress, name="survscan-sccs"))
-        while not task.done():
-            elapsed = time.monotonic() - t0
-            if cancel.is_set():
-                pass
-            elif state["place"]:
-                self.status.object = (f"The server is busy: waiting, number {state['place']} "
-                                      f"in the queue ({elapsed:.1f} s)")
-            else:
-                count = f" {state['done']}" + (f" of {state['total']}" if state["total"] else "")
-                self.status.object = f"SCCS: {state['stage']}{count}, elapsed {elapsed:.1f} s"
-                if state["total"]:
-                    self.progress.param.update(max=state["total"], value=min(state["done"],
-                                                                             state["total"]))
-            await asyncio.wait([task], timeout=0.25)
-        elapsed = time.monotonic() - t0
-        try:
-            run = task.result()
-        except engine.Cancelled:
-            self._finish("cancelled", f"SCCS fit cancelled ({state['stage']}), "
-                                      f"{elapsed:.1f} s; the last results stay.")
-            notify("warning", "SCCS fit cancelled", duration=4000)
-            return
-        except Exception as exc:  # a failed fit is a message; data and the last run stay
-            self._finish("failed", f"SCCS fit failed: {exc}")
-            notify("error", f"SCCS fit failed: {exc}", duration=0)
-            return
-        self.state.run = run
-        res = run.fit
-        state = "converged" if res.converged else "did NOT converge"
-        self._finish("done", f"SCCS fit done: {state} after {res.n_iter} iterations in "
-                             f"{elapsed:.2f} s.")
-        for message in run.warnings:
-            notify("warning", message, duration=0)
-        notify("success", f"SCCS fit done in {elapsed:.2f} s", duration=3000)
-
-    def _finish(self, outcome: str, message: str) -> None:
-        self.status.object = message
-        self.progress.param.update(active=False, value=0, visible=False)
-        self.fit_button.disabled = False
-        self.cancel_button.disabled = True
-        self.running = False
-        self.last_outcome = outcome
+        await self.runner.run(
+            work, describe, notice="SCCS fit", done=keep, thread="survscan-sccs",
+            cancelled=lambda p: (f"SCCS fit cancelled ({p.note or 'waiting'}), "
+                                 f"{p.elapsed:.1f} s; the last results stay."))
 
     def __panel__(self):
         return pn.Column(
@@ -247,7 +190,13 @@ class SccsView(Viewer):
                      "ns: 0..end`)."),
             "### Options",
             pn.Row(self.penalty, self.strength), self.resampling,
-            pn.Row(self.fit_button, self.cancel_button),
-            self.progress, self.status,
+            pn.Row(self.fit_button, self.runner.cancel_button),
+            self.runner.progress, self.status,
             self.results,
             sizing_mode="stretch_width")
+
+
+def describe(p) -> str:
+    """The SCCS job's stage and its count ("bootstrap 12 of 200")."""
+    count = f" {p.done}" + (f" of {p.total}" if p.total else "")
+    return f"SCCS: {p.note or 'waiting'}{count}, elapsed {p.elapsed:.1f} s"

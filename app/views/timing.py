@@ -7,7 +7,6 @@ engine sorts by time once and gets every risk-set sum from one scan (prefix sum)
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
@@ -24,7 +23,8 @@ from ..caught_warnings import collected
 from ..choices import SOLVERS, available_backends
 from ..loading import DataLoadError
 from ..store import Store
-from ._common import in_thread, markdown, notify, show, table
+from ._common import markdown, show, table
+from .job_runner import JobRunner
 from .plots import scaling_plot, timing_bars
 
 LIFELINES_MAX_ROWS = 20_000
@@ -154,7 +154,6 @@ def scaling_failures(scaling: pd.DataFrame) -> str:
 
 class TimingView(Viewer):
     store = param.ClassSelector(class_=Store)
-    running = param.Boolean(default=False)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -163,23 +162,24 @@ class TimingView(Viewer):
         self.scaling = pn.widgets.Checkbox(label="Scaling chart over N", value=True)
         self.run_button = pn.widgets.Button(label="Run timings", color="primary")
         self.run_button.on_click(self._on_run)
-        self.cancel_button = pn.widgets.Button(label="Cancel timings", disabled=True)
-        self.cancel_button.on_click(lambda e: self._cancel.set())
         self.status = markdown("Times the current model (Design tab) on the current data.")
+        self.runner = JobRunner(self.status, [self.run_button], cancel_label="Cancel timings",
+                                cancelling="Cancelling after the current timing ...")
         self.table = table(height=300)
         self.bars = pn.pane.HoloViews(sizing_mode="fixed")
         self.scale = pn.pane.HoloViews(sizing_mode="fixed")
         self.scale_notes = markdown(sizing_mode="stretch_width", css_classes=["scaling-notes"])
         self.results = pd.DataFrame()
         self.scaling_results = pd.DataFrame()
-        self._cancel = threading.Event()
 
     async def _on_run(self, event=None) -> None:
         await self.run()
 
     async def run(self) -> None:
+        """Time the current model in a new thread once a job slot is free; show the table and
+        the charts."""
         s = self.store
-        if self.running:
+        if self.runner.running:
             return
         try:
             max_n = int(self.max_rows.value or 10_000)
@@ -189,49 +189,34 @@ class TimingView(Viewer):
             scaling_n = max_n if not s.id else min(max_n, s.n_rows)
             options = {**s.fit_options()}
         except (DataLoadError, engine.CohortError, ValueError) as exc:
-            notify("error", f"Cannot time: {exc}", duration=0)
+            self.runner.refuse(f"Cannot time: {exc}")
             return
-        self._cancel = cancel = threading.Event()
-        messages = ["starting"]
-        self.running = True
-        self.run_button.disabled = True
-        self.cancel_button.disabled = False
-        t0 = time.monotonic()
 
-        def work():
-            table_ = run_timings(make, options, cancel, messages.append)
-            scaling = (run_scaling(subsample, scaling_n, options, cancel,
-                                   messages.append) if subsample else pd.DataFrame())
+        def work(cancel, progress):
+            progress.say("starting")
+            table_ = run_timings(make, options, cancel, progress.say)
+            scaling = (run_scaling(subsample, scaling_n, options, cancel, progress.say)
+                       if subsample else pd.DataFrame())
             return table_, scaling
 
-        task = asyncio.ensure_future(in_thread(work, name="survscan-timing"))
-        while not task.done():
-            self.status.object = (f"Timing … {messages[-1]} ({time.monotonic() - t0:.1f} s)")
-            await asyncio.wait([task], timeout=0.3)
-        try:
-            timings, scaling = task.result()
-        except engine.Cancelled:
-            self.status.object = "Timings cancelled."
-        except Exception as exc:
-            self.status.object = f"Timing failed: {exc}"
-            notify("error", f"Timing failed: {exc}", duration=0)
-        else:
+        def keep(result, p) -> str:
+            timings, scaling = result
+            timed = scaling.dropna(subset=["seconds"]) if len(scaling) else scaling
+            failed = scaling_failures(scaling)
+            bars, chart = timing_bars(timings), scaling_plot(timed) if len(timed) else None
             self.results, self.scaling_results = timings, scaling
             show(self.table, timings, 4)
-            self.bars.object = timing_bars(timings)
-            timed = scaling.dropna(subset=["seconds"]) if len(scaling) else scaling
-            self.scale.object = scaling_plot(timed) if len(timed) else None
-            failed = scaling_failures(scaling)
+            self.bars.object, self.scale.object = bars, chart
             self.scale_notes.object = ("Not on the scaling chart:\n\n" + failed) if failed else ""
             beyond = (f" Scaling points beyond the data's {s.n_rows:,} rows are rows drawn "
                       "with replacement." if subsample and scaling_n > s.n_rows else "")
-            self.status.object = (f"Timed on {s.source.get('label')} "
-                                  f"(up to {max_n:,} rows) in {time.monotonic() - t0:.1f} s."
-                                  + beyond)
-        finally:
-            self.running = False
-            self.run_button.disabled = False
-            self.cancel_button.disabled = True
+            return (f"Timed on {s.source.get('label')} (up to {max_n:,} rows) in "
+                    f"{p.elapsed:.1f} s." + beyond)
+
+        await self.runner.run(work, lambda p: f"Timing … {p.note} ({p.elapsed:.1f} s)",
+                              notice="Timing", done=keep, counted=False,
+                              thread="survscan-timing",
+                              cancelled=lambda p: "Timings cancelled.")
 
     def __panel__(self):
         return pn.Column(
@@ -241,7 +226,7 @@ class TimingView(Viewer):
                 "the data are small enough, and one log-likelihood evaluated naively "
                 "(**O(N²)**: every risk set summed separately, pure NumPy, teaching only) "
                 "versus the engine's **scan** (one prefix sum over rows sorted by time)."),
-            pn.Row(self.max_rows, self.scaling), pn.Row(self.run_button, self.cancel_button),
-            self.status, self.table, self.bars, self.scale, self.scale_notes,
+            pn.Row(self.max_rows, self.scaling), pn.Row(self.run_button, self.runner.cancel_button),
+            self.runner.progress, self.status, self.table, self.bars, self.scale, self.scale_notes,
             sizing_mode="stretch_width",
         )

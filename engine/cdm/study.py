@@ -15,11 +15,15 @@ import scipy.sparse as sp
 from ..data.cohort import Cohort
 from ..comparative import (ESTIMANDS, balance_summary, balancing_weights, covariate_balance,
     fit_propensity, match_on_ps, matched_weights, stratify, stratum_weights)
-from ..core.errors import DataWarning
+from ..core.errors import Cancelled, DataWarning
 from ..regression.fit import fit
 from .cohort import new_user_cohort
 from .covariates import baseline_covariates
 from .kaplan_meier import kaplan_meier_by_arm
+
+STUDY_STEPS = ("the cohort", "baseline covariates", "the propensity score",
+               "the outcome models", "balance and Kaplan-Meier")
+"""The study's steps, in order: ``run_study``'s progress counts them."""
 
 
 @dataclass
@@ -71,7 +75,7 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
               caliper: float = 0.2, ps_penalty="cv", folds: int = 10, seed: int = 0,
               windows=(365, 30), outcome_covariates: bool = False, outcome_penalty=None,
               ties: str = "breslow", weighting: str | None = "ATO", parallel=None,
-              **cohort_rules) -> StudyResult:
+              cancel=None, progress=None, **cohort_rules) -> StudyResult:
     """Run the study on a CDM connection (engine.cdm.open_eunomia / open_cdm).
 
     target, comparator, outcome : concept ids (see engine.cdm.new_user_cohort, which takes the
@@ -82,6 +86,9 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
         ``outcome_penalty`` (e.g. engine.L1(lam)); the treatment is never penalised
     weighting : the estimand of a PS-weighted analysis (engine.comparative.ESTIMANDS: "ATO"
         overlap weights, bounded where the arms barely overlap; "ATE" IPTW, ...) or None
+    cancel : a threading.Event; once set, engine.Cancelled before the next step
+        (``STUDY_STEPS``) or the next cross-validation fit of the propensity model
+    progress : ``progress(done, total)`` before each step: ``done`` of the ``total`` steps
     """
     if weighting is not None and weighting not in ESTIMANDS:
         raise ValueError(f"weighting must be one of {list(ESTIMANDS)} or None, got "
@@ -93,16 +100,26 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
                                     and np.isfinite(caliper) and caliper > 0):
         raise ValueError(f"caliper must be a positive number of standard deviations of the "
                          f"logit PS (or None: no caliper), got {caliper!r}")
+
+    def step(done: int) -> None:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"study cancelled before {STUDY_STEPS[done]}")
+        if progress is not None:
+            progress(done, len(STUDY_STEPS))
+
     targets = [target] if isinstance(target, int) else list(target)
     comparators = [comparator] if isinstance(comparator, int) else list(comparator)
+    step(0)
     cohort = new_user_cohort(con, targets, comparators, outcome, **cohort_rules)
     if cohort["treatment"].nunique() < 2:
         raise ValueError("the cohort has persons in only one arm after the rules; see "
                          f"the attrition:\n{cohort.attrs['attrition']}")
+    step(1)
     cov = baseline_covariates(con, cohort, windows=windows, exclude=targets + comparators)
     z = cohort["treatment"].to_numpy()
+    step(2)
     ps = fit_propensity(cov.X, z, cov.names, penalty=ps_penalty, folds=folds, seed=seed,
-                        parallel=parallel)
+                        parallel=parallel, cancel=cancel)
     cohort = cohort.assign(ps=ps.ps, preference=ps.preference,
                            ps_stratum=stratify(ps.ps, ps_strata),
                            matched_set=match_on_ps(ps.logit, z, match_ratio, caliper, seed))
@@ -110,6 +127,7 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
     if weighting is not None:
         cohort = cohort.assign(ps_weight=balancing_weights(ps.ps, z, weighting))
 
+    step(3)
     design = dict(cov=cov if outcome_covariates else None, penalty=outcome_penalty, ties=ties)
     fits = {"unadjusted": _outcome_fit(cohort, None, **design),
             f"PS stratified ({ps_strata} strata)": _outcome_fit(cohort, "ps_stratum", **design),
@@ -118,6 +136,7 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
     populations = {"unadjusted": np.ones(len(cohort), bool),
                    f"PS stratified ({ps_strata} strata)": np.ones(len(cohort), bool),
                    f"PS matched (1:{match_ratio})": matched}
+    step(4)
     balance_s = covariate_balance(cov.X, cov.names, z, stratum_weights(z, cohort["ps_stratum"]))
     balance_m = covariate_balance(cov.X, cov.names, z, matched_weights(z, cohort["matched_set"]))
     summaries = {"stratified": balance_summary(balance_s), "matched": balance_summary(balance_m)}

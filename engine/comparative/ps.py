@@ -48,12 +48,13 @@ class PropensityScore:
 
 
 def fit_propensity(X, treatment, names=None, penalty="cv", folds: int = 10, seed: int = 0,
-                   grid=None, parallel=None, tol: float = 1e-8) -> PropensityScore:
+                   grid=None, parallel=None, tol: float = 1e-8, cancel=None) -> PropensityScore:
     """P(treatment = 1 | x) by logistic regression with an unpenalised intercept.
 
     penalty : "cv" (L1, strength by ``folds``-fold cross-validation of the held-out
         log-likelihood, as Cyclops) | engine.L1 / engine.L2 | None (maximum likelihood)
     Constant and duplicate covariate columns are dropped (they carry nothing a PS can use).
+    cancel : a threading.Event that stops the cross-validation (engine.Cancelled)
     """
     treatment = np.asarray(treatment).astype(np.int64)
     with warnings.catch_warnings():
@@ -63,7 +64,7 @@ def fit_propensity(X, treatment, names=None, penalty="cv", folds: int = 10, seed
     cv = None
     if isinstance(penalty, str) and penalty == "cv":
         cv = cross_validate(cohort, model="logistic", penalty="l1", folds=folds, seed=seed,
-                            grid=grid, parallel=parallel, tol=tol)
+                            grid=grid, parallel=parallel, tol=tol, cancel=cancel)
         res, penalty = cv.fit, cv.penalty
     elif penalty is None or isinstance(penalty, L1 | L2):
         res = fit(cohort, model="logistic", penalty=penalty, tol=tol)

@@ -144,7 +144,7 @@ def view():
 
 def test_view_runs_draws_and_exports(view):
     asyncio.run(view.run_sampler())
-    assert view.last_outcome == "done" and view.state.run is not None
+    assert view.runner.last_outcome == "done" and view.state.run is not None
     res = view.results
     assert res.caterpillar.object is not None and len(res.shrinkage) == 2
     assert list(res.chosen.value) == ["mean radius", "mean texture"]
@@ -173,7 +173,7 @@ def test_bad_input_is_a_message_and_the_last_run_stays(view, frame, match):
     view.state.source = LOADED
     view.state.predictors = ["x"]
     asyncio.run(view.run_sampler())
-    assert view.last_outcome == "failed" and match in view.status.object
+    assert view.runner.last_outcome == "failed" and match in view.status.object
     assert view.state.run is kept
 
 
@@ -182,7 +182,7 @@ def test_loaded_source_without_data_is_a_message(view):
     view.state.source = LOADED
     assert view.state.predictors == []
     asyncio.run(view.run_sampler())
-    assert view.last_outcome == "failed" and "choose at least one predictor" in view.status.object
+    assert view.runner.last_outcome == "failed" and "choose at least one predictor" in view.status.object
     view.state.predictors = ["x"]
     asyncio.run(view.run_sampler())
     assert "load data and choose its event column first" in view.status.object
@@ -219,12 +219,12 @@ def test_cancel_keeps_the_last_run(view):
         while "iteration" not in view.status.object:
             await asyncio.sleep(0.01)
         assert re.search(r"iteration [\d,]+ of 400,020, elapsed [\d.]+ s, ETA", view.status.object)
-        view._on_cancel()
+        view.runner.cancel()
         await task
 
     asyncio.run(go())
-    assert view.last_outcome == "cancelled" and view.state.run is None
-    assert not view.running and not view.run_button.disabled
+    assert view.runner.last_outcome == "cancelled" and view.state.run is None
+    assert not view.runner.running and not view.run_button.disabled
 
 
 def test_job_snapshot_ignores_later_changes():

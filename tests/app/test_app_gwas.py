@@ -92,7 +92,7 @@ def test_simulated_traits_many_rows_lower_the_threshold(view):
     s.param.update(simulate=True, sim_traits=150, kinship="all", threshold=None)
     assert s.load_traits() == [f"trait_{j}" for j in range(150)]
     asyncio.run(view.run_scan())
-    assert view.last_outcome == "done"
+    assert view.runner.last_outcome == "done"
     run = s.run
     tests = 150 * 10_000
     assert tests > ROW_LIMIT and run.settings["threshold"] == 0.1 == kept_threshold(tests, None)
@@ -145,7 +145,7 @@ def test_data_directory_rules(monkeypatch, tmp_path):
 def test_bad_input_is_a_notification_and_earlier_results_stay(view, monkeypatch, tmp_path):
     asyncio.run(view.run_scan())
     first = view.state.run
-    assert view.last_outcome == "done" and first is not None
+    assert view.runner.last_outcome == "done" and first is not None
     folder = tmp_path / "data"
     folder.mkdir()
     monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(folder))
@@ -154,13 +154,13 @@ def test_bad_input_is_a_notification_and_earlier_results_stay(view, monkeypatch,
     (folder / "strangers.csv").write_text("FID,IID,y\nnobody,nobody,1.0\nnoone,noone,2.0\n")
     view.state.param.update(source=SOURCES[1], bed="toydata.5chrom", pheno="strangers.csv")
     asyncio.run(view.run_scan())
-    assert view.last_outcome == "failed"
+    assert view.runner.last_outcome == "failed"
     assert "not in the .fam file" in view.status.object
     assert view.state.run is first and view.top.value.loc[0, "PValue"] == first.top_hits() \
         .loc[0, "PValue"]
     view.state.pheno = "absent.csv"
     asyncio.run(view.run_scan())
-    assert view.last_outcome == "failed" and "no phenotype file" in view.status.object
+    assert view.runner.last_outcome == "failed" and "no phenotype file" in view.status.object
     assert view.state.run is first
 
 
@@ -186,13 +186,13 @@ def test_cancel_in_the_view_keeps_earlier_results(view):
 
     async def run_and_cancel():
         task = asyncio.ensure_future(view.run_scan())
-        while not view.running:
+        while not view.runner.running:
             await asyncio.sleep(0.01)
-        view._on_cancel()
+        view.runner.cancel()
         await task
 
     asyncio.run(run_and_cancel())
-    assert view.last_outcome == "cancelled" and view.state.run is first
+    assert view.runner.last_outcome == "cancelled" and view.state.run is first
 
 
 def test_traits_with_missing_values_run_on_their_own_people(view, monkeypatch, tmp_path):
@@ -209,7 +209,7 @@ def test_traits_with_missing_values_run_on_their_own_people(view, monkeypatch, t
     view.state.param.update(source=SOURCES[1], bed="toydata.5chrom", pheno="gappy.csv",
                             covar="toydata.cov", kinship="all")
     asyncio.run(view.run_scan())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     table = view.h2.value.set_index("Pheno")
     assert table.loc["y", "n"] == 500 and table.loc["y_gappy", "n"] == 450
     alone = traits[["FID", "IID", "y_gappy"]].dropna()

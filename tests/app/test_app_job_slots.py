@@ -69,7 +69,7 @@ def test_a_fit_waits_for_a_free_slot_and_shows_its_place(monkeypatch):
     from app import main
 
     slots = JobSlots(1)
-    monkeypatch.setattr("app.views.fit.SLOTS", slots)
+    monkeypatch.setattr("app.views.job_runner.SLOTS", slots)
     app = main.build_app()
     held, release = threading.Event(), threading.Event()
 
@@ -93,4 +93,4 @@ def test_a_fit_waits_for_a_free_slot_and_shows_its_place(monkeypatch):
     finally:
         release.set()
         pn.state.reset()
-    assert app.fit.last_outcome == "done" and len(app.store.fits) == 1
+    assert app.fit.runner.last_outcome == "done" and len(app.store.fits) == 1

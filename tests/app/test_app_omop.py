@@ -70,7 +70,7 @@ def test_bad_study_settings_are_messages(tmp_path, monkeypatch):
 def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     app.tabs.active = main.TABS.index("OMOP study")
     asyncio.run(app.omop.run_study())
-    assert app.omop.last_outcome == "done", app.omop.status.object
+    assert app.omop.runner.last_outcome == "done", app.omop.status.object
     shown = app.omop.hr.value.set_index("analysis")
     expected = study.hazard_ratios.set_index("analysis")
     pd.testing.assert_series_equal(shown["hr"], expected["hr"])
@@ -102,13 +102,31 @@ def test_study_plots(study):
         hv.render(element)
 
 
+def test_study_shows_its_step_and_cancel_keeps_the_page(app):
+    async def run_and_cancel():
+        task = asyncio.ensure_future(app.omop.run_study())
+        while "step 2 of 5" not in app.omop.status.object:      # the baseline covariates
+            assert not task.done(), app.omop.status.object
+            await asyncio.sleep(0.01)
+        assert "Running the study on Eunomia GiBleed … baseline covariates (step 2 of 5)" in \
+            app.omop.status.object
+        app.omop.runner.cancel()
+        await task
+
+    asyncio.run(run_and_cancel())
+    assert app.omop.runner.last_outcome == "cancelled", app.omop.status.object
+    assert app.omop.status.object.startswith("Study cancelled at ")
+    assert app.store.study is None and app.store.fits == []
+    assert not app.omop.run_button.disabled and app.omop.runner.cancel_button.disabled
+
+
 def test_failed_study_is_a_message(app, monkeypatch):
-    def broken(self):
+    def broken(self, cancel=None, progress=None):
         raise ValueError("the cohort has persons in only one arm")
 
     monkeypatch.setattr("app.jobs.StudyJob.run", broken)
     asyncio.run(app.omop.run_study())
-    assert app.omop.last_outcome == "failed"
+    assert app.omop.runner.last_outcome == "failed"
     assert app.omop.status.object == "Study failed: the cohort has persons in only one arm"
     assert not app.omop.run_button.disabled and not app.omop.results.visible
     assert app.store.fits == []
@@ -145,7 +163,7 @@ def test_cv_job_equals_engine_cross_validate(rossi):
 def test_cv_in_the_fit_view_draws_the_curve_and_keeps_the_refit(app):
     app.store.param.update(penalty="L2", cv_folds=3, cv_grid=4)
     asyncio.run(app.fit.run_cv())
-    assert app.fit.last_outcome == "done", app.fit.status.object
+    assert app.fit.runner.last_outcome == "done", app.fit.status.object
     run = app.store.cv
     assert app.store.fits[-1].name == run.name == "fit 1 (CV L2)"
     assert app.results.cv_section.visible
@@ -166,10 +184,10 @@ def test_cv_cancel_and_failure_are_messages(app, monkeypatch):
     app.store.penalty = "L1"
     monkeypatch.setattr("app.jobs.CrossValidationJob.run", cancelled)
     asyncio.run(app.fit.run_cv())
-    assert app.fit.last_outcome == "cancelled" and app.store.fits == []
+    assert app.fit.runner.last_outcome == "cancelled" and app.store.fits == []
     app.store.penalty = "none"
     asyncio.run(app.fit.run_cv())
-    assert app.fit.last_outcome == "failed"
+    assert app.fit.runner.last_outcome == "failed"
     assert "L1 or L2" in app.fit.status.object
     assert not app.fit.cv_button.disabled and not app.fit.fit_button.disabled
 

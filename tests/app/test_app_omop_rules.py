@@ -29,7 +29,7 @@ def test_common_period_and_new_window_checkboxes_run_the_engines_rules(app):
     common.value = censor.value = True
     assert app.store.study_settings()["restrict_to_common_period"] is True
     asyncio.run(app.omop.run_study())
-    assert app.omop.last_outcome == "done", app.omop.status.object
+    assert app.omop.runner.last_outcome == "done", app.omop.status.object
     con = open_eunomia()
     try:
         expected = new_user_cohort(con, 1118084, 1124300, 192671, prior_observation=183,

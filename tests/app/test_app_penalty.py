@@ -81,13 +81,13 @@ def test_fit_tab_shows_lambda_max_and_draws_the_path(app):
     s = app.store
     s.param.update(covariates=COVS, penalty="L1", ties="breslow", cv_grid=6)
     asyncio.run(app.fit.run_fit())
-    assert app.fit.last_outcome == "done", app.fit.status.object
+    assert app.fit.runner.last_outcome == "done", app.fit.status.object
     top = engine.lambda_max(rossi_cohort())
     assert s.known_lambda_max() == pytest.approx(top, rel=1e-12)
     assert f"lambda_max {top:.4g}" in app.design.scale.object
     assert f"lambda {float(f'{0.05 * top:.4g}'):.4g}" in app.fit.summary.object
     asyncio.run(app.fit.run_path())
-    assert app.fit.last_outcome == "done", app.fit.status.object
+    assert app.fit.runner.last_outcome == "done", app.fit.status.object
     path = engine.path(rossi_cohort(), grid=6)
     pd.testing.assert_frame_equal(s.path.result.coef, path.coef, rtol=1e-8, atol=1e-10)
     view = app.fit.path_view
@@ -115,7 +115,7 @@ def test_cv_progress_names_fold_and_grid_point_and_cancel_acts_at_once(app, monk
     monkeypatch.setattr(CrossValidationJob, "run", cancel_after_first_step)
     asyncio.run(app.fit.run_cv())
     assert statuses == [(1, 12)]
-    assert app.fit.last_outcome == "cancelled", app.fit.status.object
+    assert app.fit.runner.last_outcome == "cancelled", app.fit.status.object
     assert "cancelled at fold 1 of 3, lambda 2 of 4" in app.fit.status.object
     assert s.fits == [] and s.cv is None and not app.fit.cv_button.disabled
 

@@ -35,7 +35,7 @@ def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
     named.save_as("mgus")                      # no study in this one
     s.load_sample("rossi")
     asyncio.run(omop.run_study())
-    assert omop.last_outcome == "done"
+    assert omop.runner.last_outcome == "done"
     expected = s.study.result.hazard_ratios.set_index("analysis")["hr"]
     named.save_as("study")
     file = analysis_file.write(analysis_file.capture(s, "study"))

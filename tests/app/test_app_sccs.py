@@ -20,6 +20,7 @@ from app.loading import DataLoadError  # noqa: E402
 from app.sccs_jobs import make_sccs  # noqa: E402
 from app.sccs_script import python_script  # noqa: E402
 from app.sccs_state import SccsState, parse_age_cuts, parse_windows  # noqa: E402
+from app.views import job_runner  # noqa: E402
 from app.views import sccs as sccs_view  # noqa: E402
 from app.views import sccs_sources  # noqa: E402
 from app.views.sccs_plots import irr_forest  # noqa: E402
@@ -38,7 +39,7 @@ def itp_direct(**extra):
 def notes(monkeypatch):
     """The notifications the page raised, as (kind, message)."""
     seen = []
-    for module in (sccs_view, sccs_sources):
+    for module in (sccs_view, sccs_sources, job_runner):
         monkeypatch.setattr(module, "notify", lambda kind, message, duration=0:
                             seen.append((kind, message)))
     return seen
@@ -212,7 +213,7 @@ def test_view_fits_shows_results_and_keeps_them_after_bad_input(view, notes):
     view.state.load_sample("itpdat")
     assert view.roles["event_times"].value == "itp" and view.exposures.value == ["mmr"]
     asyncio.run(view.run_fit())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     first = view.state.run
     shown = view.results.irr.value.set_index("covariate")
     assert shown.loc["mmr[0,42]", "irr"] == pytest.approx(3.226191, abs=5e-7)
@@ -224,14 +225,14 @@ def test_view_fits_shows_results_and_keeps_them_after_bad_input(view, notes):
 
     view.windows.value = "0-42"                           # a typo: a message, nothing lost
     asyncio.run(view.run_fit())
-    assert view.last_outcome == "failed"
+    assert view.runner.last_outcome == "failed"
     assert notes[-1][0] == "error" and "start..end, e.g. 0..42" in notes[-1][1]
     assert view.state.run is first and view.state.frame is not None
 
     view.windows.value = "0..42"
     view.roles["event_times"].value = "sex"               # events outside observation
     asyncio.run(view.run_fit())
-    assert view.last_outcome == "failed" and "'sex'" in notes[-1][1]
+    assert view.runner.last_outcome == "failed" and "'sex'" in notes[-1][1]
     assert view.state.run is first
     csv = view.results.irr_csv()
     assert csv.splitlines()[1].startswith('"mmr[0,42]",3.22619')
@@ -250,12 +251,12 @@ def test_uploads_case_histories_and_a_bad_file_is_a_message(view, notes):
     assert [view.roles[r].value for r in ("case", "obs_start", "obs_end", "event_times")] == [
         "case", "sta", "end", ""]
     asyncio.run(view.run_fit())                         # no event day chosen yet
-    assert view.last_outcome == "failed" and "choose the event day column" in notes[-1][1]
+    assert view.runner.last_outcome == "failed" and "choose the event day column" in notes[-1][1]
     view.roles["event_times"].value = "bleed"
     view.exposures.value, view.exposure_ends.value = ["ns"], ["endns"]
     view.windows.value = "ns: 0..end"
     asyncio.run(view.run_fit())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     direct = engine.fit(engine.SccsData.from_cases(
         engine.datasets.load_sccs("gidat"), case="case", obs_start="sta", obs_end="end",
         event_times="bleed", exposure_start=["ns"], exposure_end={"ns": "endns"},

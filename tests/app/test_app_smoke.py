@@ -47,7 +47,7 @@ def test_every_sample_loads_validates_and_plots(app, name):
 def test_every_sample_fits(app, name):
     app.store.load_sample(name)
     asyncio.run(app.fit.run_fit())
-    assert app.fit.last_outcome == "done", app.fit.status.object
+    assert app.fit.runner.last_outcome == "done", app.fit.status.object
     assert len(app.results.hr.value) >= 2
     assert app.tabs.active == main.TABS.index("Results")
 
@@ -62,7 +62,7 @@ def test_failed_fit_becomes_a_message_and_keeps_data_and_fits(app, monkeypatch):
     monkeypatch.setattr("app.jobs.FitJob.run", broken)
     asyncio.run(app.fit.run_fit())
     assert app.fit.status.object == "Fit failed (fit 2): column 'week' has negative times"
-    assert app.fit.last_outcome == "failed"
+    assert app.fit.runner.last_outcome == "failed"
     assert not app.fit.fit_button.disabled
     assert len(app.store.fits) == 1 and app.store.source["name"] == "rossi"
     assert isinstance(app.results.hr.value, pd.DataFrame) and len(app.results.hr.value) == 7

@@ -204,13 +204,13 @@ def test_fit_view_cancel(app):
 
     async def go():
         task = asyncio.ensure_future(view.run_fit())
-        while not view.running:
+        while not view.runner.running:
             await asyncio.sleep(0.01)
-        view._on_cancel()
+        view.runner.cancel()
         await task
 
     asyncio.run(go())
-    assert view.last_outcome == "cancelled", view.status.object
+    assert view.runner.last_outcome == "cancelled", view.status.object
     assert "cancelled" in view.status.object
     assert app.store.fits == [] and not view.fit_button.disabled
 

@@ -3,12 +3,14 @@ vs diclofenac (1124300) new users, GI haemorrhage (192671 and descendants), Coho
 design; hazard ratios checked against statsmodels PHReg on the same rows."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from statsmodels.duration.hazard_regression import PHReg
 
 import engine
-from engine.cdm import new_user_cohort, open_cdm, open_eunomia, run_study
+from engine.cdm import STUDY_STEPS, new_user_cohort, open_cdm, open_eunomia, run_study
 
 CELECOXIB, DICLOFENAC, GI_BLEED = 1118084, 1124300, 192671
 pytestmark = pytest.mark.slow   # the Eunomia CDM and two studies: about 20 s
@@ -119,3 +121,16 @@ def test_ps_weighted_analysis(study):
     assert summary["max_abs_std_diff_after"] < summary["max_abs_std_diff_before"]
     with pytest.raises(ValueError, match="weighting must be one of"):
         run_study(None, CELECOXIB, DICLOFENAC, GI_BLEED, weighting="IPTW")
+
+
+def test_progress_counts_the_steps_and_cancel_stops_between_them(eunomia):
+    cancel, seen = threading.Event(), []
+
+    def progress(done, total):
+        seen.append((done, total))
+        if done == 1:           # while the baseline covariates are extracted
+            cancel.set()
+
+    with pytest.raises(engine.Cancelled, match="before the propensity score"):
+        run_study(eunomia, CELECOXIB, DICLOFENAC, GI_BLEED, cancel=cancel, progress=progress)
+    assert seen == [(0, len(STUDY_STEPS)), (1, len(STUDY_STEPS))]
