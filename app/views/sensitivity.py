@@ -15,10 +15,7 @@ equals its own engine.fit (tests/engine/sensitivity).
 
 from __future__ import annotations
 
-import asyncio
 import io
-import threading
-import time
 
 import numpy as np
 import pandas as pd
@@ -26,13 +23,11 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-import engine
-
 from .. import sensitivity_grid as grid
-from ..job_slots import SLOTS
 from ..store import Store, parse_cut_points
-from ._common import in_thread, markdown, notify, show, table, text_options
+from ._common import markdown, notify, show, table, text_options
 from .figures import save, specification_figure
+from .job_runner import JobRunner
 from .plots import specification_curve
 from .sensitivity_plots import axis_forest, funnel_plot
 
@@ -45,8 +40,6 @@ MAX_SECONDS = 600       # the default refusal: a grid estimated to take longer
 
 class SensitivityView(Viewer):
     store = param.ClassSelector(class_=Store)
-    last_outcome = param.String(default="", doc="done | cancelled | failed (for tests)")
-
     def __init__(self, **params):
         super().__init__(**params)
         s = self.store
@@ -73,11 +66,9 @@ class SensitivityView(Viewer):
         self.run_button = pn.widgets.Button(label="Run the variants", color="primary",
                                             width=170)
         self.run_button.on_click(self._on_run)
-        self.cancel_button = pn.widgets.Button(label="Cancel", color="danger", width=110,
-                                               disabled=True)
-        self.cancel_button.on_click(lambda event: self._cancel.set())
-        self.progress = pn.indicators.Progress(value=0, max=100, width=300, visible=False)
         self.status = markdown(sizing_mode="stretch_width")
+        self.runner = JobRunner(self.status, [self.run_button])
+        self.runner.param.watch(self._count, "running")   # the count line says if it may run
         # HoloViews panes stay visible inside Columns that are shown (see adjusted_view.py)
         self.curve = pn.pane.HoloViews()
         self.forest = pn.pane.HoloViews()
@@ -101,8 +92,6 @@ class SensitivityView(Viewer):
                                  visible=False, sizing_mode="stretch_width")
         self.result = None
         self.outcome = None
-        self.running = False
-        self._cancel = threading.Event()
         for w in (self.adjust, self.subgroup, self.ties, self.strata, self.penalty,
                   self.follow_up, self.cuts, self.controls, self.max_seconds):
             w.param.watch(self._count, "value")
@@ -172,7 +161,7 @@ class SensitivityView(Viewer):
             self.size.object = f"Not ready: {exc}"
             self.run_button.disabled = True
             return
-        self.run_button.disabled = self.running or bool(cost["refused"])
+        self.run_button.disabled = self.runner.running or bool(cost["refused"])
         total = int(np.prod(list(sizes.values())))
         parts = " x ".join(f"{n} {axis}" for axis, n in sizes.items()) or "the analysis alone"
         estimate = (f"engine's estimate: about {cost['seconds']:.2g} s and "
@@ -185,52 +174,27 @@ class SensitivityView(Viewer):
         await self.run_study()
 
     async def run_study(self) -> None:
-        """Plan, then fit every variant in a new thread once a job slot is free."""
-        if self.running:
+        """Plan, then fit every variant in a worker thread once a job slot is free."""
+        if self.runner.running:
             return
         try:
             plan = grid.plan(self.store, self.picks(), self.max_seconds.value)
         except ValueError as exc:                       # DataLoadError is one
-            notify("error", f"Sensitivity: {exc}", duration=0)
-            self.last_outcome = "failed"
+            self.runner.refuse(f"Sensitivity: {exc}")
             return
-        cancel = self._cancel = threading.Event()
-        done = [0, int(np.prod([len(v) for v in plan.vary.values()]))]
-        place = [0]
 
-        def progress(k, total):
-            done[:] = [k, total]
+        def done(outcome, progress) -> str:
+            self.show_result(outcome, grid.script(self.store, plan))
+            result = outcome.result
+            return (f"{result.table['variant'].nunique()} variants in {progress.elapsed:.1f} s "
+                    f"(the engine: {result.timings.get('total', float('nan')):.2f} s).")
 
-        def queued(cancel, progress):
-            with SLOTS.slot(cancel, lambda k: place.__setitem__(0, k)):
-                return grid.run(plan, progress=progress, cancel=cancel)
-
-        self.running = True
-        self.run_button.disabled, self.cancel_button.disabled = True, False
-        self.progress.param.update(value=0, max=max(done[1], 1), visible=True)
-        t0 = time.monotonic()
-        task = asyncio.ensure_future(in_thread(queued, cancel, progress,
-                                               name="survscan-sensitivity"))
-        while not task.done():
-            self.progress.param.update(max=max(done[1], 1), value=min(done[0], done[1]))
-            self.status.object = (f"waiting, number {place[0]} in the queue" if place[0] else
-                                  f"Fitting … {done[0]} of {done[1]} variants, "
-                                  f"{time.monotonic() - t0:.1f} s")
-            await asyncio.wait([task], timeout=0.25)
-        try:
-            outcome = task.result()
-        except engine.Cancelled:
-            self._finish("cancelled", "Cancelled; the earlier study stays.")
-            return
-        except Exception as exc:            # a failed study is a message; earlier results stay
-            self._finish("failed", f"The study failed: {exc}")
-            notify("error", f"Sensitivity study failed: {exc}", duration=0)
-            return
-        self.show_result(outcome, grid.script(self.store, plan))
-        result = outcome.result
-        self._finish("done", f"{result.table['variant'].nunique()} variants in "
-                             f"{time.monotonic() - t0:.1f} s (the engine: "
-                             f"{result.timings.get('total', float('nan')):.2f} s).")
+        await self.runner.run(
+            lambda cancel, progress: grid.run(plan, progress=progress, cancel=cancel),
+            lambda p: f"Fitting … {p.done} of {p.total} variants, {p.elapsed:.1f} s",
+            notice="Sensitivity study", done=done, failed="The study failed",
+            cancelled=lambda p: "Cancelled; the earlier study stays.",
+            thread="survscan-sensitivity")
 
     def show_result(self, outcome: grid.Outcome, script: str) -> None:
         self.outcome, self.result = outcome, outcome.result
@@ -285,14 +249,6 @@ class SensitivityView(Viewer):
                                          if np.isfinite(base["estimate"]) else None)
         self.funnel_box.visible = True
 
-    def _finish(self, outcome: str, message: str) -> None:
-        self.status.object = message
-        self.progress.visible = False
-        self.running = False
-        self.run_button.disabled, self.cancel_button.disabled = False, True
-        self._count()
-        self.last_outcome = outcome
-
     def __panel__(self):
         return pn.Column(
             "## Sensitivity: the treatment's hazard ratio across analysis variants",
@@ -307,5 +263,6 @@ class SensitivityView(Viewer):
                                       "Fit tab's scale)", width=260)),
                    pn.Column(self.follow_up, self.quartiles, self.cuts, self.controls,
                              self.max_seconds)),
-            self.size, pn.Row(self.run_button, self.cancel_button, self.progress), self.status,
+            self.size, pn.Row(self.run_button, self.runner.cancel_button, self.runner.progress),
+            self.status,
             self.results, self.table, self.exports, sizing_mode="stretch_width")

@@ -35,7 +35,7 @@ def test_the_grid_runs_and_equals_the_engine(app):
     # 8 adjustment sets (all, fin alone, 6 drop-one) x 3 subgroups x 1 tie rule
     assert "**24 variants**" in view.size.object
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     shown = view.table.value
     rossi = engine.datasets.load_rossi()
     cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest", covariates=COVARIATES)
@@ -62,7 +62,7 @@ def test_without_a_treatment_it_says_why(app):
     assert view.run_button.disabled and "Treatment" in view.size.object
     assert view.csv.callback().getvalue() == "export failed: run the variants first\n"
     asyncio.run(view.run_study())
-    assert view.last_outcome == "failed" and view.result is None
+    assert view.runner.last_outcome == "failed" and view.result is None
 
 
 def rossi_with(**columns):
@@ -94,7 +94,7 @@ def test_strata_penalties_follow_up_and_cut_points_equal_engine_fit(app):
     assert f"about {estimate['seconds']:.2g} s and {estimate['bytes'] / 1e6:.3g} MB" \
         in view.size.object
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     result, shown = view.result, view.table.value
     assert result.cost["bytes"] == estimate["bytes"]
     assert result.cost["seconds"] == pytest.approx(estimate["seconds"], rel=1e-12)
@@ -133,7 +133,7 @@ def test_a_stratum_column_of_one_level_says_so(app):
     view.adjust.value = ["all"]
     view.strata.value = ["own", "site"]
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     shown = view.table.value
     one = shown[shown["strata"] == "by site"]
     assert one["note"].str.contains("site has one level").all()
@@ -152,7 +152,7 @@ def test_negative_controls_calibrate_as_the_engine(app):
     view.adjust.value = ["all", "alone"]
     view.controls.value = list(controls)
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     df = rossi_with(**controls)
     cohort = engine.Cohort.from_frame(df, time="week", event="arrest", covariates=COVARIATES)
     estimates = engine.negative_control_estimates(
@@ -176,7 +176,7 @@ def test_exports_table_figure_and_script(app):
     view.subgroup.value = "race"
     view.penalty.value = ["own", "L1 at 0.02 x lambda_max"]
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     shown = view.table.value
     csv = pd.read_csv(view.csv.callback())
     np.testing.assert_allclose(csv["hr"], shown["hr"], rtol=1e-12)
@@ -201,7 +201,7 @@ def test_a_grid_over_the_time_limit_is_refused(app):
     assert "**Refused**" in view.size.object and "max_seconds=1" in view.size.object
     assert view.run_button.disabled
     asyncio.run(view.run_study())          # the engine refuses it too, on the cohort
-    assert view.last_outcome == "failed" and "estimated to take" in view.status.object
+    assert view.runner.last_outcome == "failed" and "estimated to take" in view.status.object
 
 
 def test_a_simulated_cohort_varies_its_own_strata(app):
@@ -215,7 +215,7 @@ def test_a_simulated_cohort_varies_its_own_strata(app):
     view.strata.value = ["own", "none"]
     assert "**2 variants**" in view.size.object
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     shown = view.table.value
     assert list(shown["strata"]) == ["as analysed (by strata)", "none"]
     cohort = app.store.simulated
@@ -236,7 +236,7 @@ def test_an_age_band_cut_on_the_data_tab_is_a_strata_design(app):
     view.adjust.value = ["all"]
     view.strata.value = ["own", "age_band"]
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     shown = view.table.value
     rossi = engine.datasets.load_rossi()
     band = np.searchsorted([20.0, 25.0, 30.0], rossi["age"], side="right")
@@ -270,11 +270,11 @@ def test_too_few_negative_controls_are_said_and_the_study_stays(app):
     view.adjust.value = ["all"]
     view.controls.value = list(controls)
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     assert "fewer than 5" in view.calibration.object and view.funnel_box.visible
     view.controls.value = ["nc0"]
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     assert not view.funnel_box.visible and "calibrated_p" not in view.table.value
     assert view.outcome.warnings[0].startswith("no calibration: fit_null needs at least 2")
 
@@ -287,7 +287,7 @@ def test_a_spline_and_an_interaction_of_the_design(app):
     app.store.param.update(forms={"age": "ns3"}, interactions=[["fin", "age"]])
     view = app.sensitivity
     asyncio.run(view.run_study())
-    assert view.last_outcome == "done", view.status.object
+    assert view.runner.last_outcome == "done", view.status.object
     result, shown = view.result, view.table.value
     names = result.axes.choices["covariates"]["without age"]
     assert not any("age" in n for n in names)
