@@ -78,13 +78,8 @@ def python_script(spec: dict) -> str:
             lines += lambda_max_lines(opts, design)
             penalty = f"engine.{opts['penalty']}(lam)"
     lines += ["", "res = engine.fit(", "    cohort,", f"    model={opts['model']!r},",
-              f"    ties={opts['ties']!r},", f"    penalty={penalty},"]
-    if opts.get("cause") is not None:
-        lines.append(f"    cause={opts['cause']!r},")
-    if opts["unpenalized"]:
-        lines.append(f"    unpenalized={opts['unpenalized']!r},")
-    if design["cut_points"]:
-        lines.append(f"    cut_points={design['cut_points']!r},")
+              f"    ties={opts['ties']!r},", f"    penalty={penalty},",
+              *(f"    {arg}," for arg in design_arguments(opts, design))]
     lines += [f"    backend={opts['backend']!r},", f"    solver={opts['solver']!r},", ")",
               "print(res)", "print(res.summary)", *after_fit_lines(spec), ""]
     return "\n".join(lines)
@@ -109,17 +104,23 @@ def after_fit_lines(spec: dict) -> list[str]:
     return lines
 
 
-def lambda_max_lines(opts: dict, design: dict) -> list[str]:
-    """The penalty as a fraction of lambda_max, rounded to 4 significant digits as the app
-    fits it."""
-    args = [f"model={opts['model']!r}", f"penalty={opts['penalty'].lower()!r}",
-            f"ties={opts['ties']!r}"]
+def design_arguments(opts: dict, design: dict) -> list[str]:
+    """The fit's keyword arguments beyond model, ties and penalty that the spec sets."""
+    args = []
     if opts.get("cause") is not None:
         args.append(f"cause={opts['cause']!r}")
     if opts["unpenalized"]:
         args.append(f"unpenalized={opts['unpenalized']!r}")
     if design["cut_points"]:
         args.append(f"cut_points={design['cut_points']!r}")
+    return args
+
+
+def lambda_max_lines(opts: dict, design: dict) -> list[str]:
+    """The penalty as a fraction of lambda_max, rounded to 4 significant digits as the app
+    fits it."""
+    args = [f"model={opts['model']!r}", f"penalty={opts['penalty'].lower()!r}",
+            f"ties={opts['ties']!r}", *design_arguments(opts, design)]
     return ["", f"lambda_max = engine.lambda_max(cohort, {', '.join(args)})",
             f"lam = float(f\"{{{opts['strength_fraction']!r} * lambda_max:.4g}}\")"
             f"  # {opts['strength_fraction']:g} x lambda_max"]
