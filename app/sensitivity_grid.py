@@ -323,7 +323,7 @@ def run(p: Plan, progress=None, cancel=None) -> Outcome:
         outcomes = {c: (p.cohort.time, e) for c, e in p.controls.items()}
         options = {**control_options(p), "penalty": next(iter(vary["penalty"].values()))}
         out.controls = engine.negative_control_estimates(p.cohort, outcomes, p.interest[0],
-                                                         options)
+                                                         options, cancel=cancel)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

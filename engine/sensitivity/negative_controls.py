@@ -16,7 +16,7 @@ from .calibration import calibrate_ci, calibrate_p, error_model, fit_null
 
 
 def negative_control_estimates(cohort, outcomes: dict, treatment: str,
-                               fit_options: dict | None = None) -> pd.DataFrame:
+                               fit_options: dict | None = None, cancel=None) -> pd.DataFrame:
     """Fit the treatment's log HR for every negative-control outcome.
 
     Parameters
@@ -26,6 +26,7 @@ def negative_control_estimates(cohort, outcomes: dict, treatment: str,
     outcomes : dict name -> (time, event): one follow-up end and 0/1 event per cohort row
     treatment : the covariate whose estimate is calibrated
     fit_options : engine.fit keyword arguments (ties, penalty, unpenalized, ...)
+    cancel : a threading.Event; once set, the running fit stops with engine.Cancelled
 
     Returns
     -------
@@ -43,7 +44,7 @@ def negative_control_estimates(cohort, outcomes: dict, treatment: str,
                                          id=cohort.id, weights=cohort.weights)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                res = fit(control, **options)
+                res = fit(control, cancel=cancel, **options)
                 se = float(res.se[treatment])
             rows.append({"outcome": name, "log_rr": float(res.coef[treatment]), "se": se,
                          "n": res.n, "events": res.n_events, "error": ""})

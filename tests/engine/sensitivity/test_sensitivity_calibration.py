@@ -1,6 +1,7 @@
 """Empirical calibration against EmpiricalCalibration's vignettes (tests/data/
 empirical_calibration/README.md) and brute-force likelihoods; negative-control outcomes fitted
 by engine.fit."""
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,10 @@ def test_negative_controls_fitted_by_engine_fit_calibrate_a_study():
         tk = rng.exponential(1 / np.exp(0.15 * treat + 0.2 * age + rng.normal(0, 0.1)))
         outcomes[f"nc{k}"] = (np.minimum(tk, c), (tk <= c).astype(int))
     outcomes["empty"] = (np.minimum(t, c), np.zeros(n, int))
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(engine.Cancelled):       # Cancel stops the controls' fits too
+        engine.negative_control_estimates(cohort, outcomes, "treat", cancel=stop)
     controls = engine.negative_control_estimates(cohort, outcomes, "treat")
     assert list(controls["outcome"]) == [*(f"nc{k}" for k in range(8)), "empty"]
     empty = controls.set_index("outcome").loc["empty"]
