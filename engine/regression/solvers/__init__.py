@@ -60,6 +60,7 @@ def _auto(model, state, tol, max_iter, n_events, progress):
             g = None
         if g is None:
             _, g = model.loglik_gradient()
+        state.gradient = g          # at beta: the next round's (or the next solve's) screen
         if (state.converged
                 and not kkt_violators(state.beta, g, state.lam1, state.frozen).any()):
             return state
