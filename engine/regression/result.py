@@ -234,7 +234,7 @@ class FitResult:
         The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits, ``or``
         (odds ratio) for logistic ones.  ``se`` is of the reported variance, which the table's
         ``attrs["variance"]`` names ("model" or "robust", as ``variance_note``)."""
-        return self._table(self.se)
+        return self._table(self.coef, self.se, self.penalized)
 
     def summary_of(self, names) -> pd.DataFrame:
         """``summary``'s rows of ``names``, without the p x p covariance: the model-based SE
@@ -244,22 +244,23 @@ class FitResult:
         if self.variance != "model":
             return self.summary.loc[list(names)]
         cols, block = self._unpenalised_block("model")
-        se = np.full(len(self.coef), np.nan)
-        se[cols] = np.sqrt(np.diag(block))
-        return self._table(pd.Series(se, index=self.coef.index, name="se_model")).loc[list(names)]
+        se = pd.Series(np.nan, index=self.coef.index, name="se_model")
+        se.iloc[cols] = np.sqrt(np.diag(block))
+        names = list(names)
+        return self._table(self.coef.loc[names], se.loc[names], self.penalized.loc[names])
 
-    def _table(self, se: pd.Series) -> pd.DataFrame:
-        z = self.coef / se
+    def _table(self, coef: pd.Series, se: pd.Series, penalized: pd.Series) -> pd.DataFrame:
+        z = coef / se
         ratio = _RATIO.get(self.spec.get("model"), "hr")
         out = pd.DataFrame({
-            "coef": self.coef,
-            ratio: np.exp(self.coef),
+            "coef": coef,
+            ratio: np.exp(coef),
             "se": se,
-            f"{ratio}_lower": np.exp(self.coef - _Z95 * se),
-            f"{ratio}_upper": np.exp(self.coef + _Z95 * se),
+            f"{ratio}_lower": np.exp(coef - _Z95 * se),
+            f"{ratio}_upper": np.exp(coef + _Z95 * se),
             "p": 2.0 * stats.norm.sf(np.abs(z)),
             "z": z,
-            "penalized": self.penalized,
+            "penalized": penalized,
         })
         out.index.name = "covariate"
         out.attrs["variance"] = self.variance
