@@ -27,7 +27,11 @@ _NEWTON_MAX_FREE = 2000
 
 def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
           n_events: int, progress=None) -> SolverState:
-    """Minimise -l(beta) + penalty from ``state.beta`` with the chosen solver."""
+    """Minimise -l(beta) + penalty from ``state.beta`` with the chosen solver.
+    ``state.gradient``, given at the start, spares proximal Newton's screening pass; on return
+    it is dl/dbeta at the solution (exact at least on the L1 coordinates at zero), or None."""
+    if solver in ("ccd", "newton"):
+        state.gradient = None       # neither screens nor keeps it
     if solver == "ccd":
         ccd.run(model, state, tol, max_iter, progress)
     elif solver == "newton":
