@@ -8,6 +8,7 @@ and p for every variant; the cohort's building is timed apart) and
 extrapolated to the grid's size, since at 10^6 rows the full loop takes hours on a 2-core box;
 the sampled fits also check that the grid's coefficients of interest equal theirs.
 """
+import os
 import time
 
 import numpy as np
@@ -34,45 +35,55 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
                                     vary={"penalty": [engine.L1(1.0)]})
     assert (warm.table["error"] == "").all()
     print(f"grid: {masks} x {sets} x {penalties} variants ...", flush=True)
-    t0 = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
     res = engine.sensitivity_study(cohort, "x0", vary=vary)
-    grid_s = time.perf_counter() - t0
+    grid_s, grid_cpu = time.perf_counter() - t0, time.process_time() - c0
     table = res.table
     picks = np.linspace(0, len(table) - 1, loop_sample).astype(int)
-    loop, build, diffs = [], [], []
+    loop, loop_cpu, build, diffs = [], [], [], []
     for i in picks:
         v = int(table["variant"].iloc[i])
         print(f"loop: engine.fit of variant {v} ...", flush=True)
         t1 = time.perf_counter()
         kwargs = res.fit_arguments(v)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         alone = engine.fit(**kwargs)
         alone.summary                       # the grid reports each variant's CI and p too
         loop.append(time.perf_counter() - t2)
+        loop_cpu.append(time.process_time() - c2)
         build.append(t2 - t1)
         diffs.append(abs(alone.coef["x0"] - table["estimate"].iloc[i]))
     loop_s = float(np.mean(loop)) * len(table)
     record = {"experiment": "sensitivity_grid", "n": n, "p": p, "density": density,
-              "variants": len(table), "grid_s": grid_s, "grid_timings": res.timings,
+              "variants": len(table), "grid_s": grid_s, "grid_cpu_s": grid_cpu,
+              "load_before_grid": load_before, "grid_timings": res.timings,
               "estimate": res.cost, "not_converged": int((~table["converged"]).sum()),
               "errors": int((table["error"] != "").sum()),
               "loop_sample": len(picks), "loop_fit_s_mean": float(np.mean(loop)),
+              "loop_fit_cpu_s_mean": float(np.mean(loop_cpu)),
               "loop_build_s_mean": float(np.mean(build)), "loop_s_extrapolated": loop_s,
               "speedup": loop_s / grid_s, "max_abs_diff_sampled": float(np.max(diffs)),
               "variant_s_median": float(table["seconds"].median()),
               "machine": machine_info()}
+    load = record["machine"]["load_average_1_5_15min"]
     text = "\n".join([
         f"# Sensitivity grid: N={n:,}, P={p:,} sparse ({density}), {len(table)} variants "
         f"({masks} subgroups x {sets} adjustment sets x {penalties} L1 penalties)", "",
-        f"CPU: {record['machine']['cpu']}", "",
-        "| | seconds |", "|---|---:|",
-        f"| grid (engine.sensitivity_study, serial) | {grid_s:.1f} |",
-        f"| one variant in the grid (median) | {record['variant_s_median']:.2f} |",
-        f"| one engine.fit of a variant (mean of {len(picks)}) | {np.mean(loop):.2f} |",
-        f"| {len(table)} engine.fit calls (extrapolated) | {loop_s:.1f} |",
+        f"CPU: {record['machine']['cpu']}, {record['machine']['logical_cores']} cores; load "
+        f"average {load_before:.1f} before the grid, {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f} (1 / 5 / 15 min) at the end", "",
+        "| | wall seconds | CPU seconds (this process) |", "|---|---:|---:|",
+        f"| grid (engine.sensitivity_study, serial) | {grid_s:.1f} | {grid_cpu:.1f} |",
+        f"| one variant in the grid (median) | {record['variant_s_median']:.2f} | |",
+        f"| one engine.fit of a variant (mean of {len(picks)}) | {np.mean(loop):.2f} | "
+        f"{np.mean(loop_cpu):.2f} |",
+        f"| {len(table)} engine.fit calls (extrapolated) | {loop_s:.1f} | "
+        f"{np.mean(loop_cpu) * len(table):.1f} |",
         f"| building one variant's cohort (mean, not in the loop's time) | "
-        f"{np.mean(build):.2f} |", "",
-        f"speed-up: {record['speedup']:.1f}x; grid estimate before running: "
+        f"{np.mean(build):.2f} | |", "",
+        f"speed-up: {record['speedup']:.1f}x wall, "
+        f"{np.mean(loop_cpu) * len(table) / grid_cpu:.1f}x CPU; grid estimate before running: "
         f"{res.cost['seconds']:.0f} s, {res.cost['bytes'] / 1e9:.2f} GB; sampled fits agree "
         f"to {record['max_abs_diff_sampled']:.1e}; errors {record['errors']}, not converged "
         f"{record['not_converged']}"])

@@ -121,10 +121,13 @@ class Problem:
         return self.model.loglik_gradient()[1]
 
     def solve(self, lam1, lam2, init=None, fixed=None, solver=None, tol=None, max_iter=None,
-              progress=None) -> SolverState:
+              progress=None, gradient=None) -> SolverState:
         """Minimise -l + penalty from ``init`` (zeros by default); coordinates in ``fixed``
         stay at their ``init`` values (a profile likelihood).  Solver, tol and max_iter
-        default to the problem's options.  The model is left at the solution."""
+        default to the problem's options.  ``gradient``: dl/dbeta at ``init`` where it is
+        known, e.g. the returned state's ``gradient`` of a solve on the same weights that
+        ended at ``init`` (the next penalty of a path): it spares the screening pass.  The
+        model is left at the solution."""
         self._check_live()
         o = self.options
         m = self.model
@@ -137,7 +140,7 @@ class Problem:
                              "values or none.")
         frozen = np.zeros(m.p, bool) if fixed is None else np.array(fixed, dtype=bool)
         m.set_beta(beta)
-        state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=frozen)
+        state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=frozen, gradient=gradient)
         solve(m, state, solver or o.solver, tol or o.tol, max_iter or o.max_iter,
               self.n_events, progress)
         m.set_beta(state.beta)

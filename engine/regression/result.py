@@ -111,7 +111,16 @@ class FitResult:
     def _covariance(self, kind: str) -> pd.DataFrame:
         t0 = time.perf_counter()
         out = np.full((len(self.coef), len(self.coef)), np.nan)
+        cols, block = self._unpenalised_block(kind)
+        out[np.ix_(cols, cols)] = block
+        self.timings[f"cov_{kind}"] = time.perf_counter() - t0
+        return pd.DataFrame(out, index=self.coef.index, columns=self.coef.index)
+
+    def _unpenalised_block(self, kind: str):
+        """(columns, covariance block over them): the unpenalised, finite coefficients whose
+        variance is an estimate, the only ones with a covariance."""
         cols = np.flatnonzero(~self.penalized.to_numpy() & np.isfinite(self.coef.to_numpy()))
+        block = np.zeros((0, 0))
         if cols.size and self.problem is not None:
             if kind == "robust" and self.spec.get("model") != "fine_gray":
                 model_cov = self.cov_model.to_numpy()
@@ -127,12 +136,12 @@ class FitResult:
                               f"{SE_FLOOR:g}: the information is singular along them (aliased "
                               "columns the check before the fit did not catch), so they are not "
                               "estimates and are reported as NaN. Remove or merge those columns.",
-                              ConvergenceWarning, stacklevel=4)
+                              ConvergenceWarning, stacklevel=5)
                 keep = np.setdiff1d(np.arange(names.size), tiny)
                 cols, block = cols[keep], block[np.ix_(keep, keep)]
-            out[np.ix_(cols, cols)] = block
-        self.timings[f"cov_{kind}"] = time.perf_counter() - t0
-        return pd.DataFrame(out, index=self.coef.index, columns=self.coef.index)
+        else:
+            cols = cols[:0]
+        return cols, block
 
     def _information_inverse(self, cols, sandwich: bool):
         """(columns kept, I^-1 over them), or Fine-Gray's sandwich I^-1 M I^-1 when
@@ -150,7 +159,7 @@ class FitResult:
                           f"{list(self.coef.index[cols[singular]])} at the fit (aliased "
                           "columns the check before the fit did not catch): their standard "
                           "errors are not estimates and are reported as NaN. Remove or merge "
-                          "those columns.", ConvergenceWarning, stacklevel=5)
+                          "those columns.", ConvergenceWarning, stacklevel=6)
             keep = np.setdiff1d(np.arange(cols.size), singular)
             cols, info = cols[keep], info[np.ix_(keep, keep)]
             middle = None if middle is None else middle[np.ix_(keep, keep)]
@@ -225,18 +234,33 @@ class FitResult:
         The ratio is named by the model: ``irr`` (incidence-rate ratio) for SCCS fits, ``or``
         (odds ratio) for logistic ones.  ``se`` is of the reported variance, which the table's
         ``attrs["variance"]`` names ("model" or "robust", as ``variance_note``)."""
-        se = self.se
-        z = self.coef / se
+        return self._table(self.coef, self.se, self.penalized)
+
+    def summary_of(self, names) -> pd.DataFrame:
+        """``summary``'s rows of ``names``, without the p x p covariance: the model-based SE
+        from the inverse information over the unpenalised columns only (their block of
+        ``cov_model``; a penalised coefficient has none).  What a grid of variants reports for
+        its coefficients of interest (800 MB of NaN per variant at p = 10,000 otherwise)."""
+        if self.variance != "model":
+            return self.summary.loc[list(names)]
+        cols, block = self._unpenalised_block("model")
+        se = pd.Series(np.nan, index=self.coef.index, name="se_model")
+        se.iloc[cols] = np.sqrt(np.diag(block))
+        names = list(names)
+        return self._table(self.coef.loc[names], se.loc[names], self.penalized.loc[names])
+
+    def _table(self, coef: pd.Series, se: pd.Series, penalized: pd.Series) -> pd.DataFrame:
+        z = coef / se
         ratio = _RATIO.get(self.spec.get("model"), "hr")
         out = pd.DataFrame({
-            "coef": self.coef,
-            ratio: np.exp(self.coef),
+            "coef": coef,
+            ratio: np.exp(coef),
             "se": se,
-            f"{ratio}_lower": np.exp(self.coef - _Z95 * se),
-            f"{ratio}_upper": np.exp(self.coef + _Z95 * se),
+            f"{ratio}_lower": np.exp(coef - _Z95 * se),
+            f"{ratio}_upper": np.exp(coef + _Z95 * se),
             "p": 2.0 * stats.norm.sf(np.abs(z)),
             "z": z,
-            "penalized": self.penalized,
+            "penalized": penalized,
         })
         out.index.name = "covariate"
         out.attrs["variance"] = self.variance

@@ -4,19 +4,22 @@ model's passes (docs/cost_model.md), so a grid larger than the limits a user set
 Memory: each worker holds one layout at a time, a fit of the cohort with every column, split at
 the cut points and the ends of follow-up (``fit_memory``'s episodes); workers add up.
 Time: every layout is sorted once (about 40 ns per row and 10 ns per stored value, the radix
-sort and the re-indexing); every variant takes about 12 outer steps (the plane step's count in
-docs/cost_model.md; a warm start needs fewer), each 3 row passes of about 100 bytes per row and
-5 X passes of about 16 bytes per stored value, at 4 GB/s of memory traffic on one core of the
-2-core box the cost model was measured on.  The estimate is an order of magnitude, meant to
-refuse a grid that would take hours, not to predict seconds.
+sort and the re-indexing); every variant takes about 6 outer steps from its neighbour's solution
+(4-7 at 10^5 and 10^6 x 1,000; 12 from zero, docs/cost_model.md), each 3 row passes of about
+100 bytes per row and about 8 bytes per stored value of X (the working set's dots, image and
+Gram matrix, and the KKT check's pass over the rest), at 4 GB/s of memory traffic on one core
+of the 2-core box the cost model was measured on.  The estimate is an order of magnitude, meant
+to refuse a grid that would take hours, not to predict seconds: it is about 1.3-1.5x the CPU
+time measured at 10^5 and 10^6 x 1,000 (bench/results/sensitivity_*; it was 10x before the
+grid's warm starts were counted).
 """
 from __future__ import annotations
 
 from ..core.memory import fit_memory
 
 SORT_NS_PER_ROW, SORT_NS_PER_NONZERO = 40.0, 10.0
-OUTER_STEPS = 12
-ROW_BYTES_PER_STEP, NONZERO_BYTES_PER_STEP = 300.0, 80.0
+OUTER_STEPS = 6
+ROW_BYTES_PER_STEP, NONZERO_BYTES_PER_STEP = 300.0, 8.0
 BYTES_PER_SECOND = 4e9
 
 

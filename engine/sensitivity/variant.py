@@ -42,16 +42,20 @@ def recode(codes):
 def derived_cohort(cohort, rows=None, cols=None, time=None, event=None, start=None,
                    strata=None, id=None, weights=None, source=None) -> Cohort:
     """A Cohort from ``cohort``'s arrays, rows and columns selected, roles replaced where given;
-    ``strata`` is a (codes, labels) pair.  Nothing is validated again."""
+    ``strata`` is a (codes, labels) pair.  Nothing is validated again.  With every row and
+    column kept the covariates are shared, not copied (a layout's cohort at 10^6 x 1,000 spent
+    5 s copying them twice)."""
+    whole = rows is None and cols is None
     rows = np.arange(cohort.n) if rows is None else rows
-    X = cohort.X[rows] if cols is None else cohort.X[rows][:, cols]
+    X = cohort.X if whole else cohort.X[rows] if cols is None else cohort.X[rows][:, cols]
+    X = X.tocsc()
     names = cohort.names if cols is None else [cohort.names[j] for j in cols]
     pick = (lambda a: None if a is None else np.asarray(a)[rows])
     codes, labels = strata if strata is not None else (pick(cohort.strata),
                                                        cohort.strata_labels)
     return Cohort(time=pick(cohort.time) if time is None else time,
                   event=pick(cohort.event) if event is None else event,
-                  X=X.tocsc(), names=names, binary=binary_columns(X.tocsc()),
+                  X=X, names=names, binary=cohort.binary if whole else binary_columns(X),
                   start=pick(cohort.start) if start is None else start,
                   strata=codes, strata_labels=labels,
                   strata_columns=cohort.strata_columns if strata is None else ("design",),
