@@ -50,7 +50,7 @@ class DesignView(Viewer):
         self.clear_pairs = pn.widgets.Button(label="Clear interactions")
         self.clear_pairs.on_click(lambda e: setattr(s, "interactions", []))
         self.formula = pn.widgets.TextAreaInput(
-            label="Model formula (edit and apply; Surv(time, event) ~ may lead)", rows=3,
+            label="The model as a formula (edit and apply; Surv(time, event) ~ may lead)", rows=3,
             sizing_mode="stretch_width", css_classes=["model-formula"])
         self.apply_formula = pn.widgets.Button(label="Apply formula", color="primary")
         self.apply_formula.on_click(self._apply_formula)

@@ -177,7 +177,7 @@ class OmopView(Viewer):
         await self.runner.run(
             job.run, lambda p: (f"Running the study on {job.settings['database']} … "
                                 f"{where(p)}, {p.elapsed:.0f} s"),
-            notice="Study", done=keep, thread="survscan-omop-study",
+            notice="OMOP study", failed="Study failed", done=keep, thread="survscan-omop-study",
             cancelled=lambda p: (f"Study cancelled at {where(p)}, {p.elapsed:.1f} s; the "
                                  "earlier study stays."))
 

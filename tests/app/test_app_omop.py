@@ -102,7 +102,22 @@ def test_study_plots(study):
         hv.render(element)
 
 
-def test_study_shows_its_step_and_cancel_keeps_the_page(app):
+def test_study_shows_its_step_and_cancel_keeps_the_page(app, monkeypatch):
+    from app.jobs import StudyJob
+
+    real = StudyJob.run
+
+    def held_at_step_2(self, cancel=None, progress=None):
+        """The study, waiting at its second step until Cancel (the page polls every 0.25 s:
+        a quick step could pass unseen)."""
+        def report(k, n, step):
+            progress(k, n, step)
+            if k == 1:
+                cancel.wait(60)
+        return real(self, cancel, report)
+
+    monkeypatch.setattr(StudyJob, "run", held_at_step_2)
+
     async def run_and_cancel():
         task = asyncio.ensure_future(app.omop.run_study())
         while "step 2 of 5" not in app.omop.status.object:      # the baseline covariates
