@@ -195,8 +195,9 @@ def test_a_grid_over_the_time_limit_is_refused(app):
     view.subgroup.value = "race"
     view.strata.value = ["own", "wexp"]
     view.penalty.value = ["own", "L2 at 0.1 x lambda_max"]
-    view.follow_up.value = "10, 20"
+    view.follow_up.value = "5, 10, 20, 30"
     view.cuts.value = "20"
+    view.ties.value = ["breslow", "efron"]          # 3,840 variants: a few seconds estimated
     view.max_seconds.value = 1
     assert "**Refused**" in view.size.object and "max_seconds=1" in view.size.object
     assert view.run_button.disabled
