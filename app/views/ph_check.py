@@ -17,7 +17,8 @@ from panel.viewable import Viewer
 import engine
 
 from ..store import Store
-from ._common import in_thread, markdown, notify, show, table
+from ._common import (in_thread, markdown, notify, show, table, while_filled, while_set,
+                      while_visible)
 from .figures import beta_t_figure, save, svg_markup
 
 ALPHA = 0.05
@@ -66,6 +67,9 @@ class PhCheck(Viewer):
                      "estimates one coefficient before t and one after (the design's cut "
                      "points). Refit in the **Fit** tab after adding it."),
             pn.Row(self.covariate, self.cut, self.add), visible=False)
+        # what has nothing to show yet is left out of the page (_common.while_visible)
+        self._parts = (while_visible(self.run), while_filled(self.table),
+                       while_set(self.figure), while_visible(self.action))
         self.fit = None
         self.zph = None
         self._fig = None
@@ -166,5 +170,4 @@ class PhCheck(Viewer):
         return out
 
     def __panel__(self):
-        return pn.Column(self.info, self.run, self.table, self.figure, self.action,
-                         sizing_mode="stretch_width")
+        return pn.Column(self.info, *self._parts, sizing_mode="stretch_width")
