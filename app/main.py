@@ -91,7 +91,10 @@ class App(param.Parameterized):
         self.tabs = self.pages.tabs
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})
-        self.store.param.watch(self._after_fit, ["fits"])
+        # after every other watcher of the fits (precedence 1): Results draws the new fit while
+        # its page is off screen, then the page is sent to the browser once, as drawn (opened
+        # first, its stale page was sent and then patched into the new one)
+        self.store.param.watch(self._after_fit, ["fits"], precedence=1)
         self.tabs.param.watch(self._show_page, ["active"])
         self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",

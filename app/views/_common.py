@@ -107,3 +107,43 @@ def show(widget: pn.widgets.Tabulator, df: pd.DataFrame, digits: int | None = No
 
 def escaped_titles(df: pd.DataFrame | None) -> dict:
     return {str(c): html.escape(str(c)) for c in (df.columns if df is not None else [])}
+
+
+# ----------------------------------------------------------------------------------------
+# parts of a page that are in the browser only while they have something to show
+#
+# A hidden pane or an empty table still costs the browser: its views are built (a Tabulator
+# sizes itself even with no rows) and Bokeh measures every hidden element on each re-layout
+# (LayoutDOMView.update_bbox calls getComputedStyle for each view without an offset parent).
+# The Results page held about ten Tabulators, most empty or hidden until asked for; sent whole
+# after every fit, they were most of the click-to-result time (issue 29). Each of these holders
+# is a Column whose one object is there only while it shows something; the object itself keeps
+# its values and ``visible`` as before, for the page's code and its tests.
+
+def _holder(obj, present, names: list[str], **kwargs) -> pn.Column:
+    holder = pn.Column(**{"sizing_mode": "stretch_width", "margin": 0, **kwargs})
+
+    def sync(*events) -> None:
+        want = bool(present(obj))
+        if want != bool(holder.objects):
+            holder.objects = [obj] if want else []
+
+    obj.param.watch(sync, names)
+    sync()
+    return holder
+
+
+def while_visible(obj, **kwargs) -> pn.Column:
+    """``obj`` in a Column while ``obj.visible`` is true; an empty Column otherwise."""
+    return _holder(obj, lambda o: o.visible, ["visible"], **kwargs)
+
+
+def while_filled(widget: pn.widgets.Tabulator, **kwargs) -> pn.Column:
+    """The table in a Column while it has rows; an empty Column otherwise."""
+    return _holder(widget, lambda w: w.value is not None and len(w.value) > 0, ["value"],
+                   **kwargs)
+
+
+def while_set(pane, **kwargs) -> pn.Column:
+    """The pane in a Column while its ``object`` is set (not None); an empty Column otherwise."""
+    return _holder(pane, lambda p: p.object is not None, ["object"], **kwargs)

@@ -14,7 +14,7 @@ from panel.viewable import Viewer
 import engine
 
 from ..store import Store
-from ._common import markdown, notify, show, table
+from ._common import markdown, notify, show, table, while_filled, while_visible
 from .figures import adjusted_figure, save
 from .plots import adjusted_plot
 
@@ -65,6 +65,8 @@ class AdjustedView(Viewer):
         self.plot = pn.pane.HoloViews()
         self.figure = pn.Column(self.plot, visible=False)
         self.contrasts = table(css_classes=["adjusted-table"])
+        # the figure and the table join the page once drawn (_common.while_visible)
+        self._parts = (while_visible(self.figure), while_filled(self.contrasts))
         self._fit = None
         self.drawn = None          # (engine.adjusted_curves' result, treatment, at) on screen
 
@@ -117,5 +119,5 @@ class AdjustedView(Viewer):
                 "adjusted_curves.svg": save(figure, "svg")}
 
     def __panel__(self):
-        return pn.Column(self.info, pn.Row(self.at, self.draw), self.figure, self.contrasts,
+        return pn.Column(self.info, pn.Row(self.at, self.draw), *self._parts,
                          sizing_mode="stretch_width")

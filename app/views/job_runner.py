@@ -116,7 +116,12 @@ class JobRunner(param.Parameterized):
         self._start()
         try:
             result = await self._wait(work, cancel, progress, describe, counted, thread)
-            message = done(result, progress)
+            # what keeping the result redraws (Results: a dozen panes and tables, and the tab
+            # it opens) goes to the browser as one patch, the document's model graph
+            # recomputed once (each change alone was a patch, a browser re-layout and a
+            # recompute of every model)
+            with pn.io.hold(freeze=True):
+                message = done(result, progress)
         except engine.Cancelled:
             self._finish("cancelled", cancelled(progress))
             notify("warning", f"{notice} cancelled", duration=4000)

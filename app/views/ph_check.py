@@ -17,7 +17,8 @@ from panel.viewable import Viewer
 import engine
 
 from ..store import Store
-from ._common import in_thread, markdown, notify, show, table
+from ._common import (in_thread, markdown, notify, show, table, while_filled, while_set,
+                      while_visible)
 from .figures import beta_t_figure, save, svg_markup
 
 ALPHA = 0.05
@@ -25,10 +26,9 @@ MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more 
 MAX_PANELS = 12        # beta(t) panels drawn (the smallest p first)
 
 
-def ph_numbers(fit) -> dict:
-    """What the check shows of a kept Cox fit: the cox.zph table, the smooths, the beta(t)
-    figure and its SVG, the terms by p; or {"error": message}. No widget is touched, so a
-    worker thread may compute it."""
+def ph_tests(fit) -> dict:
+    """The check's numbers without its figure (milliseconds for rossi): the cox.zph table, the
+    smooths, the scaled Schoenfeld residuals, the terms by p; or {"error": message}."""
     res = fit.result
     try:
         zph = engine.ph_test(res).table
@@ -37,13 +37,20 @@ def ph_numbers(fit) -> dict:
     except Exception as exc:  # not a plain Cox fit, or the fit's data went away
         return {"error": str(exc)}
     order = zph.drop(index="GLOBAL").sort_values("p").index.tolist()
+    return {"zph": zph, "smooth": smooth, "resid": resid, "order": order}
+
+
+def ph_figure(fit, numbers: dict) -> dict:
+    """The beta(t) figure of ``ph_tests``' numbers and its SVG (the slow part: matplotlib, about
+    0.5 s for rossi). No widget is touched, so a worker thread may draw it."""
+    res, zph, smooth, order = fit.result, numbers["zph"], numbers["smooth"], numbers["order"]
+    resid = numbers["resid"]
     names = [n for t in order for n in smooth["covariate"].unique()
              if n == t or n.startswith(f"{t}[")][:MAX_PANELS]
     ordered = pd.concat([smooth[smooth["covariate"] == n] for n in names])  # smallest p first
     figure = beta_t_figure(ordered, resid, res.coef, zph,
                            time_label=fit.spec["roles"].get("time") or "time")
-    return {"zph": zph, "smooth": smooth, "order": order, "figure": figure,
-            "svg": svg_markup(figure)}
+    return {"figure": figure, "svg": svg_markup(figure)}
 
 
 class PhCheck(Viewer):
@@ -66,6 +73,9 @@ class PhCheck(Viewer):
                      "estimates one coefficient before t and one after (the design's cut "
                      "points). Refit in the **Fit** tab after adding it."),
             pn.Row(self.covariate, self.cut, self.add), visible=False)
+        # what has nothing to show yet is left out of the page (_common.while_visible)
+        self._parts = (while_visible(self.run), while_filled(self.table),
+                       while_set(self.figure), while_visible(self.action))
         self.fit = None
         self.zph = None
         self._fig = None
@@ -94,23 +104,32 @@ class PhCheck(Viewer):
             self.run.visible = True
 
     def _check(self) -> None:
-        """The check of the selected fit: at once in a script or a test; in a served page in
-        a worker thread after the fit's other results are on the page (the beta(t) figure
-        alone took 1-2 s of the click-to-result time, app/views/figures.py's SVG)."""
+        """The check of the selected fit: its numbers at once (milliseconds: they go to the
+        page with the fit's other results, in one patch); the beta(t) figure at once in a
+        script or a test, in a served page in a worker thread after the rest is on the page
+        (the figure alone took 1-2 s of the click-to-result time, app/views/figures.py's SVG;
+        the table arriving later too re-laid the whole page out in the browser)."""
         fit = self.fit
         if fit is None:
             return
+        numbers = ph_tests(fit)
+        self._show(fit, numbers)
+        if "error" in numbers:
+            return
         served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
         if not served:
-            self._show(fit, ph_numbers(fit))
+            self._show_figure(ph_figure(fit, numbers))
             return
-        self.info.object = "Checking proportional hazards (R's cox.zph) …"
 
         async def later():
-            numbers = await in_thread(ph_numbers, fit, name="survscan-ph-check")
+            figure = await in_thread(ph_figure, fit, numbers, name="survscan-ph-check")
             if self.fit is fit:                 # still the fit shown
-                self._show(fit, numbers)
+                self._show_figure(figure)
         pn.state.execute(later)
+
+    def _show_figure(self, figure: dict) -> None:
+        self._fig = figure["figure"]
+        self.figure.object = figure["svg"]
 
     def _show(self, fit, numbers: dict) -> None:
         if "error" in numbers:
@@ -118,7 +137,7 @@ class PhCheck(Viewer):
                                 f"{numbers['error']}")
             return
         zph, smooth = numbers["zph"], numbers["smooth"]
-        self.zph, self._fig = zph, numbers["figure"]
+        self.zph = zph
         failing = [t for t in zph.index if t != "GLOBAL" and zph.loc[t, "p"] < ALPHA]
         glob = zph.loc["GLOBAL"]
         self.info.object = (
@@ -129,7 +148,6 @@ class PhCheck(Viewer):
         shown = zph.reset_index()
         shown["PH"] = ["doubtful" if p < ALPHA else "ok" for p in shown["p"]]
         show(self.table, shown, 4)
-        self.figure.object = numbers["svg"]
         order = numbers["order"]
         offered = [t for t in order if t in self.store.covariates]
         self.covariate.options = offered
@@ -166,5 +184,4 @@ class PhCheck(Viewer):
         return out
 
     def __panel__(self):
-        return pn.Column(self.info, self.run, self.table, self.figure, self.action,
-                         sizing_mode="stretch_width")
+        return pn.Column(self.info, *self._parts, sizing_mode="stretch_width")

@@ -15,7 +15,7 @@ from panel.viewable import Viewer
 import engine
 
 from ..store import Store, parse_cut_points
-from ._common import markdown, notify, show, table
+from ._common import markdown, notify, show, table, while_filled
 
 
 def default_times(res) -> str:
@@ -51,6 +51,9 @@ class PredictionView(Viewer):
         self.summary = markdown(sizing_mode="stretch_width", css_classes=["prediction-summary"])
         self.by_time = table(css_classes=["prediction-table"])
         self.calibration = table(css_classes=["calibration-table"])
+        # the tables join the page once computed (_common.while_filled)
+        self._by_time, self._calibration = while_filled(self.by_time), while_filled(
+            self.calibration)
         self._fit = None
         self.computed: dict[str, pd.DataFrame] = {}   # file stem -> the table on screen
 
@@ -99,5 +102,5 @@ class PredictionView(Viewer):
 
     def __panel__(self):
         return pn.Column(self.info, pn.Row(self.times, self.compute), self.summary,
-                         self.by_time, "#### Calibration at the last time", self.calibration,
-                         sizing_mode="stretch_width")
+                         self._by_time, "#### Calibration at the last time",
+                         self._calibration, sizing_mode="stretch_width")

@@ -22,7 +22,7 @@ import engine
 from .. import describing
 from ..jobs import coefficient_comparison, comparison
 from ..store import Store
-from ._common import markdown, notify, show, table
+from ._common import markdown, notify, show, table, while_filled, while_set, while_visible
 from .adjusted_view import AdjustedView
 from .on_screen import OnScreen
 from .prediction_view import PredictionView
@@ -198,7 +198,7 @@ class ResultsView(Viewer):
                                      self.cif_message, self.cif, visible=False)
         self.km_section = pn.Column(
             "#### Kaplan-Meier", pn.Row(self.window, self.early, self.full), self.km_message,
-            self.km_curves, self.km_counts, "#### At-risk table", self.risk)
+            self.km_curves, self.km_counts, "#### At-risk table", while_filled(self.risk))
         self.cif_cause.param.watch(self._draw_cif, "value")
         self.fit_select = pn.widgets.Select(label="Fit", width=240)
         self.fit_info = markdown(sizing_mode="stretch_width")
@@ -224,6 +224,13 @@ class ResultsView(Viewer):
         self.cv_curve = table()
         self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,
                                     self.cv, self.cv_curve, visible=False)
+        # what has nothing to show is left out of the page, not hidden (_common.while_visible)
+        self._parts = {
+            "km": while_visible(self.km_section), "cif": while_visible(self.cif_section),
+            "cv": while_visible(self.cv_section), "hr_title": while_visible(self.hr_title),
+            "shr_title": while_visible(self.shr_title), "hr": while_filled(self.hr),
+            "forest": while_set(self.forest), "compare": while_filled(self.compare),
+            "compare_hr": while_filled(self.compare_hr)}
         s.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
@@ -252,20 +259,21 @@ class ResultsView(Viewer):
     # sections: (title, panel). Cumulative incidence and the CV curve slot in here.
     @property
     def sections(self) -> list[tuple[str | None, pn.viewable.Viewable]]:
+        p = self._parts
         return [
             ("Survival curves", pn.Column(pn.Row(self.group, self.ci),
-                                          self.km_section)),  # KM hidden for competing risks
-            (None, self.cif_section),  # titled inside: hidden without competing risks
-            (None, self.cv_section),   # titled inside: hidden until a cross-validation ran
-            (None, pn.Column(self.hr_title, self.shr_title, self.fit_select, self.fit_info,
-                             self.fit_tests, self.hr, self.forest)),   # titled inside: sHR for Fine-Gray
+                                          p["km"])),  # KM hidden for competing risks
+            (None, p["cif"]),  # titled inside: hidden without competing risks
+            (None, p["cv"]),   # titled inside: hidden until a cross-validation ran
+            (None, pn.Column(p["hr_title"], p["shr_title"], self.fit_select, self.fit_info,
+                             self.fit_tests, p["hr"], p["forest"])),  # titled inside: sHR for Fine-Gray
             ("Splines and interactions", self.terms),
             ("Proportional hazards check (Cox fits)", self.ph),
             ("Adjusted curves by treatment", self.adjusted),
             ("How well it predicts (Cox fits)", self.prediction),
             ("Comparison of kept fits", pn.Column(
-                self.compare, "#### Hazard ratios side by side", self.across_data,
-                self.compare_hr)),
+                p["compare"], "#### Hazard ratios side by side", self.across_data,
+                p["compare_hr"])),
         ]
 
     # ------------------------------------------------------------------------------------

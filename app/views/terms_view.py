@@ -14,7 +14,7 @@ from panel.viewable import Viewer
 
 import engine
 
-from ._common import markdown, show, table
+from ._common import markdown, show, table, while_filled
 from .figures import effect_figure, save
 from .plots import effect_plot
 
@@ -61,6 +61,7 @@ class TermsView(Viewer):
         # new panes in a Column (a HoloViews pane made visible after its object was set failed
         # in the served app)
         self.curves = pn.Column(css_classes=["effect-curves"], sizing_mode="stretch_width")
+        self._wald = while_filled(self.wald)     # no empty table on the page
         self.frames: dict[str, pd.DataFrame] = {}
         self.figures: dict[str, tuple] = {}     # file stem -> effect_figure's arguments
 
@@ -103,4 +104,4 @@ class TermsView(Viewer):
         return out
 
     def __panel__(self):
-        return pn.Column(self.info, self.wald, self.curves, sizing_mode="stretch_width")
+        return pn.Column(self.info, self._wald, self.curves, sizing_mode="stretch_width")
