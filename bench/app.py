@@ -4,7 +4,8 @@ python -m bench app [--out bench/results] [--repeats 2]
 
 Starts ``panel serve app/main.py`` (bench/serve.py's Server) and drives headless Chromium
 (Playwright, /usr/bin/chromium) through one session, as issue 29's targets are stated:
-(1) the first page ready ("Ready to fit."); (2) rossi: open the sample (after mgus2, so its data
+(1) the first page ready ("Ready to fit.") and its weight (the transfer sizes of its
+requests, from the browser's Performance entries); (2) rossi: open the sample (after mgus2, so its data
 line is new), press Fit, until Results
 shows the fin row and the Kaplan-Meier plot (click to drawn), beside the worker's own seconds
 (cohort + engine.fit, from the Fit tab's status line); (3) every tab's first opening, until the
@@ -102,6 +103,14 @@ async def openings(page) -> dict[str, float]:
     return out
 
 
+WEIGHT_JS = """() => {
+    const entries = [...performance.getEntriesByType('navigation'),
+                     ...performance.getEntriesByType('resource')];
+    return [entries.reduce((sum, e) => sum + (e.transferSize || e.encodedBodySize || 0), 0),
+            entries.length];
+}"""
+
+
 async def session(url: str, repeats: int) -> dict:
     from playwright.async_api import async_playwright
 
@@ -111,6 +120,7 @@ async def session(url: str, repeats: int) -> dict:
                                                 "--disable-gpu", "--no-first-run"])
         try:
             page, ready = await open_page(browser, url)
+            weight, requests = await page.evaluate(WEIGHT_JS)
             fresh = [await open_rossi(page) for _ in range(repeats)]
             fresh_fits = [await fit_to_results(page, f"fresh {k}") for k in range(repeats)]
             await tab(page, "Data")
@@ -121,7 +131,8 @@ async def session(url: str, repeats: int) -> dict:
             again = await openings(page)
         finally:
             await browser.close()
-    return {"first_page_ready_s": ready, "open_rossi_fresh_s": fresh,
+    return {"first_page_ready_s": ready, "first_page_bytes": weight,
+            "first_page_requests": requests, "open_rossi_fresh_s": fresh,
             "fit_to_results_fresh_s": [f[0] for f in fresh_fits],
             "fit_worker_fresh_s": [f[1] for f in fresh_fits],
             "tab_first_open_s": tabs, "tab_open_again_s": again, "open_rossi_long_s": long_open,
@@ -148,7 +159,9 @@ def report(r: dict, machine: dict, load: tuple) -> str:
         f"| of which the worker (cohort + engine.fit) | {best(r['fit_worker_fresh_s']):.2f} | "
         f"{best(r['fit_worker_long_s']):.2f} | |",
         "",
-        f"First page ready: {r['first_page_ready_s']:.2f} s.",
+        f"First page ready: {r['first_page_ready_s']:.2f} s; it weighs "
+        f"{r['first_page_bytes'] / 1e6:.2f} MB over {r['first_page_requests']} requests (the "
+        "browser's transfer sizes, the websocket's document not included).",
         "",
         "| tab | first opening (s) | opened again, after the long session's fits (s) |",
         "|---|---|---|",
