@@ -71,9 +71,24 @@ def fit_shape(store) -> tuple[int, int, float]:
     frame = store.data  # column by column: no copy of the covariates
     numeric = [c for c in covs if pd.api.types.is_numeric_dtype(frame[c])]
     text = [c for c in covs if c not in numeric]
-    n_cols = len(numeric) + sum(max(1, int(frame[c].nunique()) - 1) for c in text)
-    nnz = sum(int((frame[c] != 0).sum()) for c in numeric) + len(frame) * len(text)
+    curved = {c: spline_columns(f) for c, f in store.forms.items() if c in numeric}
+    linear = [c for c in numeric if c not in curved]
+    # a spline's basis and an interaction are dense columns (at most: rows x columns)
+    dense = sum(curved.values()) + len(store.interactions)
+    n_cols = (len(linear) + dense + sum(max(1, int(frame[c].nunique()) - 1) for c in text))
+    nnz = (sum(int((frame[c] != 0).sum()) for c in linear)
+           + len(frame) * (len(text) + dense))
     return len(frame), n_cols, min(1.0, nnz / max(1, len(frame) * n_cols))
+
+
+def spline_columns(form: str) -> int:
+    """Columns of a covariate's form (model_terms.FORMS): ns with df k has k, rcs with k
+    knots k - 1, linear 1."""
+    if form.startswith("ns"):
+        return int(form[2:])
+    if form.startswith("rcs"):
+        return int(form[3:]) - 1
+    return 1
 
 
 def check_upload(filename: str, size: int) -> None:

@@ -68,6 +68,18 @@ def test_text_covariates_count_their_levels():
     assert memory.fit_shape(s) == (177, 3, pytest.approx(1.0))
 
 
+def test_spline_forms_and_interactions_count_their_columns():
+    """The estimate counts the columns the fit builds: rossi's 7 covariates with age as a
+    4-df natural spline, prio as a 4-knot restricted cubic spline and fin:wexp are
+    5 + 4 + 3 + 1 columns, the same as the engine's cohort."""
+    s = Store()
+    s.load_sample("rossi")
+    s.apply_formula("fin + ns(age, df=4) + race + wexp + mar + paro + rcs(prio, 4) + fin:wexp")
+    rows, cols, density = memory.fit_shape(s)
+    assert (rows, cols) == (432, len(s.build_cohort().names)) == (432, 13)
+    assert 0 < density <= 1
+
+
 def test_uploads_and_simulations_beyond_the_budget_are_refused(monkeypatch):
     monkeypatch.setenv("SURVSCAN_SESSION_MEMORY_MB", "100")
     memory.check_upload("ok.csv", 20_000_000)
