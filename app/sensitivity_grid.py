@@ -129,9 +129,11 @@ def strata_label(store: Store, pick: str) -> str:
     return "none" if pick == "none" else f"by {pick}"
 
 
-def strata_options(store: Store) -> dict:
-    """Label -> pick of the strata designs: the analysis's own first."""
-    picks = ["own", *(["none"] if store.strata else []), *few_levels(store, strata=True)]
+def strata_options(store: Store, controls=()) -> dict:
+    """Label -> pick of the strata designs: the analysis's own first; not the columns named
+    as negative-control outcomes."""
+    picks = ["own", *(["none"] if store.strata else []),
+             *(c for c in few_levels(store, strata=True) if c not in controls)]
     return {strata_label(store, p): p for p in picks}
 
 

@@ -93,8 +93,9 @@ class SensitivityView(Viewer):
         self.result = None
         self.outcome = None
         for w in (self.adjust, self.subgroup, self.ties, self.strata, self.penalty,
-                  self.follow_up, self.cuts, self.controls, self.max_seconds):
+                  self.follow_up, self.cuts, self.max_seconds):
             w.param.watch(self._count, "value")
+        self.controls.param.watch(self._sync_designs, "value")
         s.param.watch(self._sync, ["data_version", "columns", "covariates", "treatment",
                                    "strata", "penalty", "strength", "time", "event", "start",
                                    "id", "weights", "ties", "model", "cut_points"])
@@ -122,13 +123,18 @@ class SensitivityView(Viewer):
     def _sync(self, *events) -> None:
         s = self.store
         self.subgroup.options = {"(none)": None, **text_options(grid.few_levels(s))}
-        for widget, options in ((self.strata, grid.strata_options(s)),
-                                (self.penalty, grid.penalty_options(s))):
-            kept = [v for v in widget.value if v in options.values()] or ["own"]
-            widget.param.update(options=options, value=kept)
         columns = grid.event_columns(s)
         self.controls.param.update(options=text_options(columns),
                                    value=[c for c in self.controls.value if c in columns])
+        self._sync_designs()
+
+    def _sync_designs(self, *events) -> None:
+        """Strata and penalty choices; an outcome named as a negative control is no stratum."""
+        s = self.store
+        for widget, options in ((self.strata, grid.strata_options(s, self.controls.value)),
+                                (self.penalty, grid.penalty_options(s))):
+            kept = [v for v in widget.value if v in options.values()] or ["own"]
+            widget.param.update(options=options, value=kept)
         self._count()
 
     def _quartiles(self, event=None) -> None:

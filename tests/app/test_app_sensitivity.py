@@ -149,8 +149,12 @@ def test_negative_controls_calibrate_as_the_engine(app):
     load(app, rossi_with(**controls))
     view = app.sensitivity
     assert set(controls) <= set(view.controls.options.values())
+    assert "nc0" in view.strata.options.values()       # a 0/1 column may stratify ...
     view.adjust.value = ["all", "alone"]
+    view.strata.value = ["own", "nc0"]
     view.controls.value = list(controls)
+    assert not set(controls) & set(view.strata.options.values())  # ... not once a control
+    assert view.strata.value == ["own"]
     asyncio.run(view.run_study())
     assert view.runner.last_outcome == "done", view.status.object
     df = rossi_with(**controls)
