@@ -11,7 +11,6 @@ outcomes calibrate the estimates (Schuemie et al. 2014, 2018).
 
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -88,13 +87,14 @@ def check_design(store: Store) -> None:
 
 
 def columns_of(cohort, column: str, interactions: bool = True) -> list[str]:
-    """The cohort's names of a data column's terms: itself, its one-hot levels, its spline
-    basis ("ns(age, df=3)[1]") and, with ``interactions``, the products with it ("fin:age")."""
-    def of(term):
-        return (term == column or term.startswith(column + "[")
-                or re.match(rf"\w+\({re.escape(column)}[,)]", term) is not None)
-    return [n for n in cohort.names if (interactions or ":" not in n)
-            and any(of(term) for term in n.split(":"))]
+    """The cohort's names of a data column's terms: from the formula's terms that read it
+    (its spline basis, "ns(age, df=3)[1]", and with ``interactions`` the products with it,
+    "fin:age") when the cohort was built from one, else itself or its one-hot levels."""
+    formula = cohort.formula
+    if formula is None:
+        return [n for n in cohort.names if n == column or n.startswith(column + "[")]
+    return [n for term, names in formula.terms.items() if column in formula.reads[term]
+            and (interactions or ":" not in term) for n in names]
 
 
 def few_levels(store: Store, strata: bool = False) -> list[str]:
