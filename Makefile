@@ -41,8 +41,8 @@ SERVE_ENV   := PANEL_BASIC_AUTH='$(AUTH)' \
 endif
 
 run: $(VENV)/.stamp-app
-	@echo "panel serve app/main.py $(SERVE_FLAGS)$(if $(AUTH), (basic auth on))"
-	@$(SERVE_ENV) SURVSCAN_DATA_DIRS='$(DATA_DIRS)' $(VENV)/bin/panel serve app/main.py $(SERVE_FLAGS)
+	@echo "python -m app.serve app/main.py $(SERVE_FLAGS)$(if $(AUTH), (basic auth on))"
+	@$(SERVE_ENV) SURVSCAN_DATA_DIRS='$(DATA_DIRS)' $(VENV)/bin/python -m app.serve app/main.py $(SERVE_FLAGS)
 
 test: $(VENV)/.stamp $(CHROMIUM) $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS)

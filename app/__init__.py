@@ -1,1 +1,1 @@
-"""survscan's Panel web app; serve it with ``panel serve app/main.py`` (or ``make run``)."""
+"""survscan's Panel web app; serve it with ``make run`` (``python -m app.serve app/main.py``)."""

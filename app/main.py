@@ -1,9 +1,9 @@
 """survscan: point-and-click survival analysis, from a cohort to hazard ratios.
 
-Serve it with ``panel serve app/main.py`` (``make run``). ``build_app`` is called once per
-browser session, so every session has its own Store (data, roles, fits); nothing mutable lives
-at module level. The views (app/views/) read and write that store; numerics come from engine/
-(lifelines only as a timed peer).
+Serve it with ``make run`` (``python -m app.serve app/main.py``: ``panel serve``, compressed).
+``build_app`` is called once per browser session, so every session has its own Store (data,
+roles, fits); nothing mutable lives at module level. The views (app/views/) read and write that
+store; numerics come from engine/ (lifelines only as a timed peer).
 """
 
 from __future__ import annotations

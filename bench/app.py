@@ -2,7 +2,7 @@
 
 python -m bench app [--out bench/results] [--repeats 2]
 
-Starts ``panel serve app/main.py`` (bench/serve.py's Server) and drives headless Chromium
+Starts ``python -m app.serve app/main.py`` (bench/serve.py's Server) and drives headless Chromium
 (Playwright, /usr/bin/chromium) through one session, as issue 29's targets are stated:
 (1) the first page ready ("Ready to fit.") and its weight (the transfer sizes of its
 requests, from the browser's Performance entries); (2) rossi: open the sample (after mgus2, so its data

@@ -3,7 +3,7 @@ rossi fits (all correct, server memory bounded).
 
 python -m bench serve [--arrivals 6] [--fits 10] [--out bench/results] [--no-niced]
 
-Starts ``panel serve app/main.py`` on a free local port, drives headless Chromium (Playwright,
+Starts ``python -m app.serve app/main.py`` (``make run``'s server) on a free local port, drives headless Chromium (Playwright,
 /usr/bin/chromium) with one browser context per user, and samples the server's resident memory
 every 0.2 s. (1) ``--arrivals`` users open the page at once: the seconds until each sees "Ready
 to fit." (2) ``--fits`` other users open it, then all press Fit together on rossi: the seconds
@@ -45,7 +45,7 @@ TIMEOUT_MS = 600_000
 
 
 class Server:
-    """``panel serve app/main.py`` in a subprocess, with a thread sampling its memory."""
+    """``python -m app.serve app/main.py`` in a subprocess, with a thread sampling its memory."""
 
     def __init__(self):
         with socket.socket() as s:
@@ -62,7 +62,7 @@ class Server:
         self.log = tempfile.NamedTemporaryFile(prefix="survscan-serve-", suffix=".log",
                                                delete=False)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "app/main.py", "--port", str(self.port),
+            [sys.executable, "-m", "app.serve", "app/main.py", "--port", str(self.port),
              "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{self.port}"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 180

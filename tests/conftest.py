@@ -62,6 +62,15 @@ def where(request):
         yield "emulator"
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test (``item.rep_call``): a fixture's teardown can then
+    tell whether its test failed (the browser fixtures print the server's log)."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
 @pytest.fixture(scope="session")
 def rossi() -> pd.DataFrame:
     df = pd.read_csv(ROOT / "sample_data" / "rossi.csv")

@@ -154,6 +154,7 @@ def test_engine_imports_no_gui_package():
     assert not bad, bad
 
 
+@pytest.mark.slow  # a fresh interpreter per package: about 7 s
 @pytest.mark.parametrize("heavy", ["duckdb", "lifelines", "panel", "cupy"])
 def test_import_engine_is_light(heavy):
     code = f"import sys, engine; sys.exit(int({heavy!r} in sys.modules))"

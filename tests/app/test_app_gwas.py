@@ -42,6 +42,7 @@ def view():
     pn.state.reset()
 
 
+@pytest.mark.slow  # the toy scan (module fixture) and the engine scan again
 def test_default_scan_is_gwas_scan_on_the_bundled_files(toy_run):
     direct = gwas.scan(bed=TOY / "toydata.5chrom", pheno=TOY / "toydata.phe",
                        covar=TOY / "toydata.cov", kinship="loco")
@@ -164,6 +165,7 @@ def test_bad_input_is_a_notification_and_earlier_results_stay(view, monkeypatch,
     assert view.state.run is first
 
 
+@pytest.mark.slow  # a scan block by block
 def test_progress_per_block_and_cancel():
     job = GwasState().job()
     seen = []
@@ -180,6 +182,7 @@ def test_progress_per_block_and_cancel():
         job.run(cancel=cancel, progress=stop_after_two)
 
 
+@pytest.mark.slow  # two scans in the view
 def test_cancel_in_the_view_keeps_earlier_results(view):
     asyncio.run(view.run_scan())
     first = view.state.run

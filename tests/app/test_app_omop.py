@@ -90,6 +90,7 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     assert [f.name for f in app.store.fits] == [STUDY_FIT_NAME]
 
 
+@pytest.mark.slow  # an OMOP study on Eunomia (the module fixture): about 8 s
 def test_study_plots(study):
     pref = plots.preference_plot(study.cohort[["treatment", "preference"]])
     assert [h.label for h in pref.Histogram] == ["target", "comparator"]

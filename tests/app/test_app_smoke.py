@@ -43,6 +43,7 @@ def test_every_sample_loads_validates_and_plots(app, name):
     assert (risk["at risk"] >= 0).all() and len(risk) > 0
 
 
+@pytest.mark.slow  # a fit of every bundled sample: about 6 s
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_every_sample_fits(app, name):
     app.store.load_sample(name)

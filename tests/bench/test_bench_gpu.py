@@ -12,6 +12,7 @@ def test_refuses_without_a_device(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow  # the GPU benchmark in the CUDA emulator
 def test_runs_end_to_end_on_the_emulator(tmp_path):
     """The whole benchmark (both backends, graph and launch cycles, fits, the report) on tiny
     problems with the CPU emulator standing in for the device, so a lent GPU's time is not spent

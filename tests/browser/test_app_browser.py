@@ -1,6 +1,6 @@
 """The served app in headless Chromium, doing what a user does.
 
-One `panel serve app/main.py` per module (free port; waits for HTTP, then each page waits for
+One `python -m app.serve app/main.py` (`panel serve`, compressed, as `make run`) per module (free port; waits for HTTP, then each page waits for
 its widgets, i.e. the websocket); one Chromium per module, a fresh context per test. Every
 test ends by checking that no "Traceback" reached the page. Screenshots of each main view go to
 tests/artifacts/ (gitignored).
@@ -36,6 +36,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ROSSI_FIN_EFRON = -0.3794222  # R coxph, Efron ties (sample_data/README.md)
+SERVER_LOGS: dict[str, Path] = {}  # app URL -> its `panel serve` log
 TIMEOUT = 120_000  # ms: the CI machine has 2 cores shared with other jobs
 MAX_UPLOAD_MB = 1  # the served app's upload limit in these tests
 
@@ -60,16 +61,17 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    """`panel serve app/main.py` on a free port; yields its URL once it answers HTTP."""
+    """`python -m app.serve app/main.py` on a free port; yields its URL once it answers HTTP."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("panel") / "serve.log"
     data_dir = tmp_path_factory.mktemp("data")  # the operator's data directory
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "SURVSCAN_DATA_DIRS": str(data_dir), "SURVSCAN_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB),
+           "SURVSCAN_JOB_SLOTS": "2",  # as on the 2-core CI box, whatever this box has
            "SURVSCAN_STATE_DIR": str(tmp_path_factory.mktemp("sessions"))}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "app/main.py", "--port", str(port),
+            [sys.executable, "-m", "app.serve", "app/main.py", "--port", str(port),
              "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
@@ -90,6 +92,7 @@ def app_url(tmp_path_factory):
             if time.monotonic() > deadline:
                 pytest.fail(f"panel serve did not answer in 360 s:\n{log_path.read_text()}")
             time.sleep(0.5)
+        SERVER_LOGS[url] = log_path
         yield url
     finally:
         proc.terminate()
@@ -117,8 +120,9 @@ def browser(chromium):
 
 
 @pytest.fixture
-def page(browser, app_url):
-    """A fresh browser session (its own context: cookies, websocket, server-side store)."""
+def page(browser, app_url, request):
+    """A fresh browser session (its own context: cookies, websocket, server-side store).  When
+    the test fails, the end of the server's log is printed with it (what the server did)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1600})
     context.set_default_timeout(TIMEOUT)
     pg = context.new_page()
@@ -128,6 +132,16 @@ def page(browser, app_url):
         assert_no_traceback(pg)
     finally:
         context.close()
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            print_server_log(app_url)
+
+
+def print_server_log(url: str, chars: int = 8000) -> None:
+    """The last ``chars`` of the log of the server at ``url``."""
+    log = SERVER_LOGS.get(url)
+    if log is not None and log.exists():
+        print(f"--- the end of {log}:\n{log.read_text(errors='replace')[-chars:]}")
 
 
 # ---------------------------------------------------------------------------------------------

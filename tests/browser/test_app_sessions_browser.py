@@ -81,9 +81,11 @@ def test_a_file_that_is_not_an_analysis_is_a_message(page):
 
 
 @pytest.mark.slow
-def test_six_users_at_once_each_get_a_lone_fits_numbers(browser, app_url):
-    """Six sessions open the page together and fit rossi together: all finish, each shows the
-    numbers of a lone fit and only its own fit."""
+def test_users_at_once_each_get_a_lone_fits_numbers(browser, app_url):
+    """Three sessions open the page together and fit rossi together: all finish, each shows
+    the numbers of a lone fit and only its own fit.  Three are more users than the test
+    server's two job slots; how long many users wait is measured by `python -m bench serve`
+    (six arriving together), not here."""
     from playwright.sync_api import expect
 
     from app.store import Store
@@ -91,7 +93,7 @@ def test_six_users_at_once_each_get_a_lone_fits_numbers(browser, app_url):
     s = Store()
     s.load_sample("rossi")
     lone = {k: f"{v:.6f}" for k, v in s.fit_job().run().summary["coef"].items()}
-    users = 6
+    users = 3
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1200})
                 for _ in range(users)]
     try:

@@ -156,6 +156,7 @@ def test_exports_round_trip(small_post, tmp_path):
     assert back.posterior.attrs["model"] == "horseshoe_probit"
 
 
+@pytest.mark.slow  # a long chain against the MLE
 def test_flat_prior_posterior_matches_statsmodels_probit_mle():
     """Large N: the flat-prior posterior is N(MLE, inverse information) to O(1/N) (Bernstein-von
     Mises), so the posterior mean is the Probit MLE within Monte Carlo error and the posterior
@@ -170,6 +171,7 @@ def test_flat_prior_posterior_matches_statsmodels_probit_mle():
     np.testing.assert_allclose(s["sd"], mle.bse, rtol=0.1)
 
 
+@pytest.mark.slow  # two long chains
 def test_float32_samples_the_float64_posterior():
     X, y = _probit_data(3000, 8, [1.0, -0.5], seed=12, intercept=0.2)
     cohort = _cohort(X, y)
@@ -180,6 +182,7 @@ def test_float32_samples_the_float64_posterior():
     assert np.all(np.abs(a.summary["mean"] - b.summary["mean"]) < 4 * se)
 
 
+@pytest.mark.slow  # two long chains
 def test_standardising_does_not_change_the_flat_prior_posterior():
     X, y = _probit_data(2000, 2, [0.8, -0.4], seed=6)
     X = X * [3.0, 0.2] + [50.0, -1.0]                 # covariates in odd units
@@ -242,6 +245,7 @@ def test_binary_outcome_cohort_from_parquet(tmp_path):
     assert cohort.binary_outcome and cohort.names == ["a"] and cohort.n == 50
 
 
+@pytest.mark.slow  # two chains, one in a thread
 def test_factorising_in_a_second_thread_gives_the_same_chain():
     """threads=2 computes step (ii)'s Cholesky and the last rows' z beside the first rows' z:
     same numbers, same chain, on both routes."""

@@ -118,6 +118,7 @@ def test_count_a1_flips_the_effect_only():
     np.testing.assert_allclose(a1.frame.PValue, a2.frame.PValue, rtol=1e-9)
 
 
+@pytest.mark.slow  # several traits' scans
 def test_against_fastlmm_single_snp_on_several_traits():
     fastlmm = pytest.importorskip("fastlmm.association")
     from pysnptools.snpreader import Bed, SnpData
@@ -155,6 +156,7 @@ def test_f_tail_table_equals_scipy_fdtrc(dof):
     assert got[0] == 1.0 and got[6] == 0.0
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_gwas_is_lazy_and_imports_only_the_floors_beneath_it():
     import ast
     import subprocess

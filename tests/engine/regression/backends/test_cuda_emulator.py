@@ -250,6 +250,7 @@ def _under_asan(args, timeout=1500):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow  # g++ with AddressSanitizer
 def test_address_sanitizer_catches_a_planted_overflow():
     done = _under_asan(["-c", OVERFLOW], timeout=120)
     assert done.returncode != 0

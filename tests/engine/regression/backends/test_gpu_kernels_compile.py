@@ -27,6 +27,7 @@ def test_every_source_is_listed():
     assert set(_ENTRY_POINTS) == set(SOURCES)
 
 
+@pytest.mark.slow  # nvcc on every source: about 4 s
 @pytest.mark.parametrize("real", ["double", "float"])
 @pytest.mark.parametrize("source", SOURCES)
 def test_compiles_with_nvcc(source, real, tmp_path):
@@ -40,6 +41,7 @@ def test_compiles_with_nvcc(source, real, tmp_path):
         assert f".entry {entry}(" in text, entry
 
 
+@pytest.mark.slow  # nvcc and ptxas on every source: about 4 s
 @pytest.mark.parametrize("real", ["double", "float"])
 @pytest.mark.parametrize("source", SOURCES)
 def test_every_kernel_fits_a_block_of_256_threads(source, real, tmp_path):

@@ -186,7 +186,7 @@ def two_row_strata(n=400, seed=5):
 
 
 @functools.lru_cache(maxsize=None)
-def sparse_case(n=20_000, p=50, density=0.05, seed=3):
+def sparse_case(n=8_000, p=50, density=0.05, seed=3):
     rng = np.random.default_rng(seed)
     X = sp.random(n, p, density=density, format="csc", random_state=rng, data_rvs=lambda k: np.ones(k))
     beta = rng.choice([-1, 1], p) * rng.uniform(0.2, 0.8, p)

@@ -130,6 +130,7 @@ def test_row_order_invariance_loglik(d, perm_seed, ties):
     np.testing.assert_allclose(b, a, rtol=FN_RTOL, atol=1e-12)
 
 
+@pytest.mark.slow  # 60 fits to convergence per tie method
 @pytest.mark.parametrize("ties", TIES)
 @PROPS
 @given(d=cox_data(min_n=12), perm_seed=st.integers(0, 2**32 - 1))
@@ -141,6 +142,7 @@ def test_row_order_invariance_fit(d, perm_seed, ties):
     np.testing.assert_allclose(float(res2.loglik), float(res.loglik), rtol=FIT_RTOL)
 
 
+@pytest.mark.slow  # 60 fits to convergence per tie method
 @pytest.mark.parametrize("ties", TIES)
 @PROPS
 @given(d=cox_data(min_n=12))
@@ -197,6 +199,7 @@ def test_doubling_weights_at_fixed_beta(d, ties):
     np.testing.assert_allclose(d2, 2.0 * d1, rtol=FN_RTOL, atol=1e-9)
 
 
+@pytest.mark.slow  # 60 fits to convergence per tie method
 @pytest.mark.parametrize("ties", TIES)
 @PROPS
 @given(d=cox_data(min_n=12))
