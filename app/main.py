@@ -47,7 +47,7 @@ hv.extension("bokeh")
 TABS = ("Data", "Design", "Describe", "Fit", "Results", "Sensitivity", "OMOP study", "SCCS",
         "Bayesian", "GWAS", "Timing", "Export")
 # tab -> its view, which redraws only while shown (app/views/on_screen.py)
-DRAWN_WHEN_SHOWN = {"Describe": "describe", "Export": "export"}
+DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results", "Export": "export"}
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
 
@@ -117,7 +117,7 @@ class App(param.Parameterized):
 
     @cached_property
     def results(self) -> ResultsView:
-        return ResultsView(store=self.store)
+        return ResultsView(store=self.store, lazy=True)
 
     @cached_property
     def sensitivity(self) -> SensitivityView:

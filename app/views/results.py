@@ -397,12 +397,13 @@ class ResultsView(Viewer):
     def _on_fits(self, *events) -> None:
         s = self.store
         names = [f.name for f in s.fits]
-        self.fit_select.options = names
         latest = names[-1] if names else None
-        if self.fit_select.value == latest:
+        before = self.fit_select.value
+        # options and value in one step: new options alone made the Select pick its first
+        # option, a second drawing of every section per fit
+        self.fit_select.param.update(options=names, value=latest)
+        if before == latest:
             self._draw_fit()
-        else:
-            self.fit_select.value = latest
         comp = comparison(s.fits)
         show(self.compare, comp, 4)
         side = (coefficient_comparison(s.fits, across_data=self.across_data.value).reset_index()
