@@ -87,7 +87,7 @@ class App(param.Parameterized):
             lambda: self.sccs, lambda: self.bayes,
             lambda: self.gwas, lambda: self.timing,
             lambda: pn.Column(self.export, self.analyses_view.files)))),
-            sizing_mode="stretch_width")
+            shown=self._page_shown, hidden=self._page_hidden, sizing_mode="stretch_width")
         self.tabs = self.pages.tabs
         self.sidebar = pn.pane.Markdown(sizing_mode="stretch_width",  # file names stay text
                                        renderer_options={"html": False})
@@ -95,7 +95,6 @@ class App(param.Parameterized):
         # its page is off screen, then the page is sent to the browser once, as drawn (opened
         # first, its stale page was sent and then patched into the new one)
         self.store.param.watch(self._after_fit, ["fits"], precedence=1)
-        self.tabs.param.watch(self._show_page, ["active"])
         self.tabs.param.watch(self._on_tab, ["active"])
         self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
                                                 "covariates", "strata", "cut_points"])
@@ -153,13 +152,15 @@ class App(param.Parameterized):
         if len(event.new) > len(event.old) and self.tabs.active != TABS.index("OMOP study"):
             self.tabs.active = TABS.index("Results")
 
-    def _show_page(self, event) -> None:
-        """The page left stops redrawing; the page shown draws what changed meanwhile."""
-        left, shown = TABS[event.old], TABS[event.new]
-        if left in DRAWN_WHEN_SHOWN and self.pages.built(left):
-            getattr(self, DRAWN_WHEN_SHOWN[left]).hide()
-        if shown in DRAWN_WHEN_SHOWN:
-            getattr(self, DRAWN_WHEN_SHOWN[shown]).show()
+    def _page_shown(self, name: str) -> None:
+        """The page about to be shown draws what changed while it was hidden."""
+        if name in DRAWN_WHEN_SHOWN:
+            getattr(self, DRAWN_WHEN_SHOWN[name]).show()
+
+    def _page_hidden(self, name: str) -> None:
+        """The page left stops redrawing."""
+        if name in DRAWN_WHEN_SHOWN:
+            getattr(self, DRAWN_WHEN_SHOWN[name]).hide()
 
     async def _on_tab(self, event) -> None:
         if event.new == TABS.index("OMOP study"):

@@ -105,8 +105,9 @@ class AnalysesView(Viewer):
             return False
         finally:
             self.opener.loading = False
-        shown = self.analyses.add(name, staged)
-        self._refresh()
+        with pn.io.hold(freeze=True):  # the opened analysis reaches the page as one patch
+            shown = self.analyses.add(name, staged)
+            self._refresh()
         for fit in differ:
             notify("warning", f"{fit}: the refit differs from the saved numbers", duration=0)
         notify("success", f"Opened {shown}: {staged.source.get('label')}, "

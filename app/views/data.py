@@ -132,7 +132,8 @@ class DataView(Viewer):
             return False
         finally:
             self.sources.loading = False
-        return self._guard(lambda: self.store.load_frame(df, source), what)
+        with pn.io.hold(freeze=True):  # the new data reach the page as one patch
+            return self._guard(lambda: self.store.load_frame(df, source), what)
 
     async def _open_file(self, event=None) -> None:
         dropped = newest_file(self.file.value)

@@ -50,7 +50,8 @@ class RestoreOffer(Viewer):
         finally:
             self.row.loading = False
             self._hide()
-        self.analyses.add(self.record.name, staged, keep_current=False)
+        with pn.io.hold(freeze=True):  # the reopened analysis reaches the page as one patch
+            self.analyses.add(self.record.name, staged, keep_current=False)
         for name in differ:
             notify("warning", f"{name}: the refit differs from the saved numbers", duration=0)
         notify("success", f"Reopened {staged.source.get('label')} with "

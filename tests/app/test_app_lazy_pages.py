@@ -70,8 +70,7 @@ def test_pages_opened_after_an_analysis_was_reopened_show_its_fits_and_cv(app):
     assert "cv L2" in app.export.comparison_text().getvalue()
 
     app.analyses.switch("analysis 1")  # back to the fresh rossi analysis: no fits
-    # Results is hidden: it redraws when shown (the tabs are dynamic, so its tables are sent
-    # to the browser then, into a visible page)
+    # Results is hidden: it redraws when shown, before its page is put back in the browser
     assert results.fit_select.options == ["efron", "cv L2"]
     open_page(app, "Results")
     assert results.fit_select.options == [] and not results.cv_section.visible

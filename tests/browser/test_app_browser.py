@@ -122,10 +122,15 @@ def browser(chromium):
 @pytest.fixture
 def page(browser, app_url, request):
     """A fresh browser session (its own context: cookies, websocket, server-side store).  When
-    the test fails, the end of the server's log is printed with it (what the server did)."""
+    the test fails, the browser's console errors and the end of the server's log are printed
+    with it (what each side did)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1600})
     context.set_default_timeout(TIMEOUT)
     pg = context.new_page()
+    console: list[str] = []
+    pg.on("console", lambda m: console.append(f"{m.type}: {m.text}")
+          if m.type in ("error", "warning") else None)
+    pg.on("pageerror", lambda e: console.append(f"page error: {e}"))
     open_app(pg, app_url)
     try:
         yield pg
@@ -134,6 +139,7 @@ def page(browser, app_url, request):
         context.close()
         report = getattr(request.node, "rep_call", None)
         if report is not None and report.failed:
+            print("--- the browser's console errors and warnings:", *console[-40:], sep="\n")
             print_server_log(app_url)
 
 
