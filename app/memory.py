@@ -16,6 +16,7 @@ import engine
 
 from . import config
 from .loading import DataLoadError
+from .model_terms import form_columns
 
 # Peak memory of parsing, per byte of the file: pandas' CSV reader holds the text, its
 # tokens and the columns (about 3x for numeric CSV here; 4 leaves a margin); a Parquet file is
@@ -71,7 +72,7 @@ def fit_shape(store) -> tuple[int, int, float]:
     frame = store.data  # column by column: no copy of the covariates
     numeric = [c for c in covs if pd.api.types.is_numeric_dtype(frame[c])]
     text = [c for c in covs if c not in numeric]
-    curved = {c: spline_columns(f) for c, f in store.forms.items() if c in numeric}
+    curved = {c: form_columns(f) for c, f in store.forms.items() if c in numeric}
     linear = [c for c in numeric if c not in curved]
     # a spline's basis and an interaction are dense columns (at most: rows x columns)
     dense = sum(curved.values()) + len(store.interactions)
@@ -79,16 +80,6 @@ def fit_shape(store) -> tuple[int, int, float]:
     nnz = (sum(int((frame[c] != 0).sum()) for c in linear)
            + len(frame) * (len(text) + dense))
     return len(frame), n_cols, min(1.0, nnz / max(1, len(frame) * n_cols))
-
-
-def spline_columns(form: str) -> int:
-    """Columns of a covariate's form (model_terms.FORMS): ns with df k has k, rcs with k
-    knots k - 1, linear 1."""
-    if form.startswith("ns"):
-        return int(form[2:])
-    if form.startswith("rcs"):
-        return int(form[3:]) - 1
-    return 1
 
 
 def check_upload(filename: str, size: int) -> None:

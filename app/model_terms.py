@@ -41,6 +41,15 @@ def term_text(column: str, form: str = "linear") -> str:
     return f"ns({name}, df={k})" if kind == "ns" else f"rcs({name}, {k})"
 
 
+def form_columns(form: str) -> int:
+    """Columns a form (FORMS) gives a covariate: ns with df k has k, rcs with k knots k - 1,
+    linear 1."""
+    if form == "linear":
+        return 1
+    kind, k = form[:-1], int(form[-1])
+    return k if kind == "ns" else k - 1
+
+
 def rhs_text(covariates: list, forms: dict, interactions: list) -> str:
     """The covariate terms, joined by +."""
     terms = [term_text(c, forms.get(c, "linear")) for c in covariates]

@@ -47,7 +47,10 @@ def derived_cohort(cohort, rows=None, cols=None, time=None, event=None, start=No
     5 s copying them twice)."""
     whole = rows is None and cols is None
     rows = np.arange(cohort.n) if rows is None else rows
-    X = cohort.X if whole else cohort.X[rows] if cols is None else cohort.X[rows][:, cols]
+    if whole:
+        X = cohort.X
+    else:
+        X = cohort.X[rows] if cols is None else cohort.X[rows][:, cols]
     X = X.tocsc()
     names = cohort.names if cols is None else [cohort.names[j] for j in cols]
     pick = (lambda a: None if a is None else np.asarray(a)[rows])
