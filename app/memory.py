@@ -72,11 +72,15 @@ def fit_shape(store) -> tuple[int, int, float]:
     frame = store.data  # column by column: no copy of the covariates
     numeric = [c for c in covs if pd.api.types.is_numeric_dtype(frame[c])]
     text = [c for c in covs if c not in numeric]
-    curved = {c: form_columns(f) for c, f in store.forms.items() if c in numeric}
+    curved = {c: form_columns(f, int(frame[c].nunique())) for c, f in store.forms.items()
+              if c in numeric}
     linear = [c for c in numeric if c not in curved]
-    # a spline's basis and an interaction are dense columns (at most: rows x columns)
-    dense = sum(curved.values()) + len(store.interactions)
-    n_cols = (len(linear) + dense + sum(max(1, int(frame[c].nunique()) - 1) for c in text))
+    levels = {c: max(1, int(frame[c].nunique()) - 1) for c in text}
+    width = {**dict.fromkeys(linear, 1), **curved, **levels}
+    # a spline's basis, a polynomial, a categorical form and an interaction (a column per pair
+    # of its two sides' columns) are dense columns (at most: rows x columns)
+    dense = sum(curved.values()) + sum(width[a] * width[b] for a, b in store.interactions)
+    n_cols = len(linear) + dense + sum(levels.values())
     nnz = (sum(int((frame[c] != 0).sum()) for c in linear)
            + len(frame) * (len(text) + dense))
     return len(frame), n_cols, min(1.0, nnz / max(1, len(frame) * n_cols))

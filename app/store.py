@@ -30,7 +30,7 @@ from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
 from .jobs import CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .memory import check_fit
-from .model_terms import formula_text, read_formula, rhs_text
+from .model_terms import check_form, formula_text, read_formula, rhs_text
 from .recode import apply_step
 from .samples import ROLE_GUESSES, SAMPLES
 from .script import AnalysisSpec, jsonable
@@ -117,8 +117,9 @@ class Store(param.Parameterized):
 
     # --- design and options ------------------------------------------------------------
     cut_points = param.Dict(default={}, doc="covariate -> sorted cut times")
-    forms = param.Dict(default={}, doc="covariate -> its non-linear form (model_terms.FORMS: "
-                                       "ns3..ns5, rcs3..rcs5); absent: linear")
+    forms = param.Dict(default={}, doc="covariate -> its form other than linear "
+                                       "(model_terms.FORMS: ns3..ns5, rcs3..rcs5, poly2, "
+                                       "poly3, categorical); absent: linear")
     interactions = param.List(default=[], doc="[a, b] pairs of covariates: the term a:b")
     model = param.Selector(objects=list(SURVIVAL_MODELS), default="cox")
     cause = param.Integer(default=1, bounds=(1, None), doc="Fine-Gray: the cause of interest.")
@@ -490,10 +491,20 @@ class Store(param.Parameterized):
             cohort = engine.Cohort.from_frame(self.cohort_frame(), formula=text,
                                               **{**kwargs, "missing": "drop"})
         chosen = read_formula(cohort.formula)
+        for column, form in chosen["forms"].items():
+            check_form(column, form, int(self.data[column].nunique()))
         self._given_up = set()   # columns that were strata do not come back as covariates
         with param.parameterized.batch_call_watchers(self):
             self.param.update(strata=chosen["strata"], covariates=chosen["covariates"])
             self.param.update(forms=chosen["forms"], interactions=chosen["interactions"])
+
+    def set_form(self, column: str, form: str) -> None:
+        """Give a covariate a form (model_terms.FORMS); a DataLoadError, with nothing changed,
+        for a form its distinct values cannot take (a categorical form of a continuous
+        column)."""
+        check_form(column, form, int(self.data[column].nunique()))
+        forms = {k: v for k, v in self.forms.items() if k != column}
+        self.forms = {**forms, **({} if form == "linear" else {column: form})}
 
     def role_kwargs(self) -> dict:
         """Keyword arguments of engine.Cohort.from_frame for the current roles (the covariates
@@ -761,7 +772,7 @@ class Store(param.Parameterized):
                         & set(self.forms))
         if curved:
             raise DataLoadError(f"cut points and the unpenalized list take linear terms; "
-                                f"{curved} have a spline (Design tab)")
+                                f"{curved} have another form (Design tab)")
         factory = self.make_cohort_factory()
         check_fit(self)
         options = {**self.fit_options(), **overrides}

@@ -41,9 +41,9 @@ def treatment_of(fit) -> tuple[str | None, str]:
     names = list(fit.result.coef.index)
     formula = getattr(fit.result, "formula", None)
     if treatment not in names and formula is not None and treatment in formula.variables:
-        return None, (f"**{treatment}** enters this fit as a spline: adjusted curves by "
-                      "treatment need a linear treatment term (set it to linear on the "
-                      "Design tab and fit again).")
+        return None, (f"**{treatment}** enters this fit as a spline, polynomial or "
+                      "categorical term: adjusted curves by treatment need a linear treatment "
+                      "term (set it to linear on the Design tab and fit again).")
     if treatment not in names and not any(n.startswith(treatment + "[") for n in names):
         return None, (f"**{treatment}** is not a covariate of this fit (a stratum, or left "
                       "out): adjusted curves need its coefficient.")

@@ -1,5 +1,6 @@
-"""Design view: strata, time-varying cut points, covariate forms (splines) and interactions
-with the model as a formula, model, ties, penalty, backend and solver."""
+"""Design view: strata, time-varying cut points, covariate forms (splines, polynomials,
+categorical) and interactions with the model as a formula, model, ties, penalty, backend and
+solver."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import engine
 
 from ..choices import available_backends, available_models, detect_device
 from ..loading import DataLoadError
-from ..model_terms import FORMS
+from ..model_terms import FORMS, offered_forms
 from ..store import Store, parse_cut_points
 from ._common import markdown, notify, text_options
 from .path_view import penalty_words
 
-SPLINE_VALUES = 6   # distinct values a column needs before a spline form is offered (df 5)
+FORM_VALUES = 3     # distinct values a column needs before forms are offered (a polynomial)
 
 
 class DesignView(Viewer):
@@ -38,7 +39,7 @@ class DesignView(Viewer):
         self.clear_cut.on_click(lambda e: setattr(s, "cut_points", {}))
         self.cut_list = markdown()
         self.form_covariate = pn.widgets.Select(
-            label=f"Numeric covariate ({SPLINE_VALUES}+ distinct values)", width=220)
+            label=f"Numeric covariate ({FORM_VALUES}+ distinct values)", width=220)
         self.form = pn.widgets.Select(label="Its form", options={v: k for k, v in FORMS.items()},
                                       width=260)
         self.form_covariate.param.watch(lambda e: self._sync(), "value")
@@ -141,12 +142,15 @@ class DesignView(Viewer):
         """The form of the chosen covariate, the interaction pickers and the formula box."""
         s = self.store
         self.terms_section.visible = s.data is not None
-        numeric = [c for c in s.covariates if s.data is not None and c in s.data
-                   and pd.api.types.is_numeric_dtype(s.data[c])
-                   and s.data[c].nunique() >= SPLINE_VALUES]
-        self.form_covariate.options = numeric
-        self.form.disabled = not numeric
-        self.form.value = s.forms.get(self.form_covariate.value, "linear")
+        values = {c: s.data[c].nunique() for c in s.covariates if s.data is not None
+                  and c in s.data and pd.api.types.is_numeric_dtype(s.data[c])}
+        self.form_covariate.options = [c for c, n in values.items() if n >= FORM_VALUES]
+        name = self.form_covariate.value
+        form = s.forms.get(name, "linear")
+        offered = offered_forms(values[name]) if name in values else ["linear"]
+        self.form.options = {FORMS[f]: f for f in FORMS if f in offered or f == form}
+        self.form.disabled = not self.form_covariate.options
+        self.form.value = form
         self.pair_a.options = self.pair_b.options = list(s.covariates)
         if len(s.covariates) > 1 and (self.pair_a.value not in s.covariates
                                       or self.pair_b.value in (None, self.pair_a.value)):
@@ -161,8 +165,11 @@ class DesignView(Viewer):
         name = self.form_covariate.value
         if self._syncing or not name:
             return
-        forms = {k: v for k, v in self.store.forms.items() if k != name}
-        self.store.forms = {**forms, **({} if event.new == "linear" else {name: event.new})}
+        try:
+            self.store.set_form(name, event.new)
+        except DataLoadError as exc:
+            notify("error", f"Form: {exc}", duration=0)
+            self._sync()
 
     def _add_pair(self, event=None) -> None:
         a, b = self.pair_a.value, self.pair_b.value

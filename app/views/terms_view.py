@@ -1,8 +1,8 @@
 """Splines and interactions of a kept fit, inside Results: the joint Wald test of each term with
-several columns (a spline's basis, an interaction, a factor's levels; engine.wald_test), the
-test of linearity of a restricted cubic spline (rms's anova "Nonlinear") and, for each spline,
-the hazard ratio against its variable with a pointwise band (engine.effect_curve, rms's
-Predict), relative to the variable's median.
+several columns (a spline's basis, a polynomial, an interaction, a factor's levels;
+engine.wald_test), the test of linearity of a restricted cubic spline (rms's anova
+"Nonlinear") and, for each spline and polynomial, the hazard ratio against its variable with a
+pointwise band (engine.effect_curve, rms's Predict), relative to the variable's median.
 """
 
 from __future__ import annotations
@@ -23,32 +23,41 @@ GRID = 101   # values of the exposure at which a curve is drawn
 
 def wald_table(res) -> pd.DataFrame:
     """term, chi2, df, p of every formula term with several columns or an interaction; after
-    a restricted cubic spline, its test of linearity (all columns but the linear first)."""
+    a restricted cubic spline, its test of linearity (all columns but the linear first).  A
+    term's columns the cohort left out (a level pair no row has, a duplicate) are not tested,
+    as R's anova drops aliased coefficients."""
     terms, rows = [], []
     for term, columns in res.formula.terms.items():
-        if len(columns) > 1 or ":" in term:
+        kept = [c for c in columns if c in res.coef.index]
+        if kept and (len(columns) > 1 or ":" in term):
             terms.append(term)
-            rows.append(engine.wald_test(res, term=term))
-        if term.startswith("rcs(") and len(columns) > 1:
+            rows.append(engine.wald_test(res, names=kept))
+        if term.startswith("rcs(") and len(kept) > 1:
             terms.append(f"{term} nonlinear")
-            rows.append(engine.wald_test(res, names=columns[1:]))
+            rows.append(engine.wald_test(res, names=[c for c in columns[1:] if c in kept]))
     return pd.DataFrame({"term": terms, "chi2": [r["statistic"] for r in rows],
                          "df": [int(r["df"]) for r in rows], "p": [r["p"] for r in rows]})
 
 
-def spline_terms(res) -> dict[str, str]:
-    """Spline term label -> the variable it reads (terms whose transform learnt a range)."""
-    state = res.formula.spec.transform_state
-    return {t: next(iter(res.formula.reads[t])) for t in res.formula.terms
-            if "range" in state.get(t, {})}
+def curve_terms(res) -> dict[str, str]:
+    """Label of each spline or polynomial term -> the variable it reads: the terms of one
+    numeric variable whose transform learnt a state (knots, a polynomial's recurrence) and
+    gives several columns."""
+    formula, state = res.formula, res.formula.spec.transform_state
+    out = {}
+    for term, columns in formula.terms.items():
+        reads = formula.reads[term]
+        if term in state and len(columns) > 1 and len(reads) == 1 and reads <= (
+                formula.ranges.keys()):
+            out[term] = next(iter(reads))
+    return out
 
 
 def effect_curves(res) -> dict[str, pd.DataFrame]:
     """variable -> engine.effect_curve over the range the fit saw, reference at its median."""
-    state = res.formula.spec.transform_state
     return {variable: engine.effect_curve(res, variable,
-                                          at=np.linspace(*state[term]["range"], GRID))
-            for term, variable in spline_terms(res).items()}
+                                          at=np.linspace(*res.formula.ranges[variable], GRID))
+            for variable in curve_terms(res).values()}
 
 
 class TermsView(Viewer):
@@ -70,9 +79,10 @@ class TermsView(Viewer):
         self.wald.value, self.curves.objects, self.frames = pd.DataFrame(), [], {}
         self.figures = {}
         if res is None or getattr(res, "formula", None) is None:
-            self.info.object = ("Linear terms only. Choose a spline or an interaction on the "
-                                "Design tab and fit again to see each spline's hazard-ratio "
-                                "curve and the joint Wald tests of its terms here.")
+            self.info.object = ("Linear terms only. Choose a spline, a polynomial, a "
+                                "categorical form or an interaction on the Design tab and fit "
+                                "again to see each spline's hazard-ratio curve and the joint "
+                                "Wald tests of its terms here.")
             return
         try:
             wald, curves = wald_table(res), effect_curves(res)
@@ -84,8 +94,9 @@ class TermsView(Viewer):
         self.info.object = (
             f"Model: `{res.formula.rhs}`. Joint Wald test of each term with several columns "
             "(all its coefficients zero)" + (
-                "; below, each spline's hazard ratio against its variable, relative to its "
-                "median, other covariates at their median or most frequent value."
+                "; below, each spline's or polynomial's hazard ratio against its variable, "
+                "relative to its median, other covariates at their median or most frequent "
+                "value."
                 if curves else "."))
         fine_gray = fit.spec["options"].get("model") == "fine_gray"
         ratio = "subdistribution hazard ratio" if fine_gray else "hazard ratio"
@@ -95,7 +106,7 @@ class TermsView(Viewer):
                                for args in self.figures.values()]
 
     def files(self) -> dict[str, bytes]:
-        """The report folder's files: the Wald tests and each spline's curve (CSV, PNG, SVG)."""
+        """The report folder's files: the Wald tests and each curve (CSV, PNG, SVG)."""
         out = {f"{name}.csv": frame.to_csv(index=False).encode()
                for name, frame in self.frames.items()}
         for name, args in self.figures.items():

@@ -23,7 +23,9 @@ import scipy.sparse as sp
 from formulaic import Formula
 from formulaic.errors import DataMismatchWarning, FormulaicError
 from formulaic.formula import SimpleFormula
+from formulaic.parser.types import Factor
 from formulaic.transforms import TRANSFORMS
+from formulaic.utils.variables import Variable, get_required_variables
 
 from . import validation as v
 from ..core.errors import CohortError
@@ -55,10 +57,27 @@ def _outcome(lhs, text):
     return dict(zip(roles, args))
 
 
-def _reads(label):
-    """The data columns one term reads (transform names such as ns, C, np left out)."""
+def _reads(term):
+    """The data columns one term (formulaic's Term) reads: each factor's column, or the values
+    its expression uses (transform names such as ns, C, np, contr left out).  formulaic's
+    required_variables loses the argument of a stateful transform (poly, center, bs) and cuts
+    a name at its dot (ph.ecog -> ph)."""
     known = set(CONTEXT) | set(TRANSFORMS)
-    return {str(n) for n in Formula(label).required_variables if str(n) not in known}
+    reads = set()
+    for factor in term.factors:
+        if factor.eval_method is Factor.EvalMethod.LOOKUP:
+            reads.add(factor.expr)
+        elif factor.eval_method is Factor.EvalMethod.PYTHON:
+            reads |= {str(n) for n in get_required_variables(factor.expr, {})
+                      if Variable.Role.VALUE in n.roles and n.split(".")[0] not in known}
+    return reads
+
+
+def _written(term):
+    """A term as formulaic parses it again: its label drops the backticks around a column
+    name that is not an identifier (`age at release`), this puts them back."""
+    return ":".join(f"`{f.expr}`" if f.eval_method is Factor.EvalMethod.LOOKUP
+                    and not f.expr.isidentifier() else str(f) for f in term.factors)
 
 
 def _typical(series):
@@ -85,6 +104,8 @@ class ModelFormula:
     adjust_to : dict, variable -> its median (numbers) or most frequent value (others) in the
         fitting data, where effect curves hold the other covariates (as rms's datadist)
     levels : dict, text (or boolean) variable -> the values the fitting data held
+    ranges : dict, numeric variable -> (min, max) in the fitting data, the span over which
+        effect curves of its splines and polynomials are drawn
     """
 
     def __init__(self, text):
@@ -110,20 +131,22 @@ class ModelFormula:
                     raise CohortError(f"the term {label!r} crosses strata() with a covariate; "
                                       "strata only split the baseline hazard. Write "
                                       "strata(...) as its own term, e.g. '+ strata(site)'.")
-                self.strata += [a.strip() for a in strata[0]["args"].split(",") if a.strip()]
+                self.strata += [a.strip().strip("`") for a in strata[0]["args"].split(",")
+                                if a.strip()]
             elif label not in ("1", "0"):
-                kept.append(label)
+                kept.append(term)
         if not kept:
             raise CohortError(f"the formula {text!r} has no covariate terms. Add at least one, "
                               "e.g. '~ age + sex'.")
-        self.rhs = " + ".join(kept)
-        self.reads = {label: _reads(label) for label in kept}
+        self.rhs = " + ".join(_written(term) for term in kept)
+        self.reads = {str(term): _reads(term) for term in kept}
         self.variables = sorted(set().union(*self.reads.values()))
         self.spec = None
         self.names = []
         self.terms = {}
         self.adjust_to = {}
         self.levels = {}
+        self.ranges = {}
 
     def build(self, df):
         """The design of the fitting data: CSC matrix (n, p) and its column names; learns
@@ -136,11 +159,16 @@ class ModelFormula:
         self.names = names
         self.terms = {str(term): [c for c in self.spec.column_names[s] if c != "Intercept"]
                       for term, s in self.spec.term_slices.items() if str(term) != "1"}
-        self.reads = {label: _reads(label) for label in self.terms}
+        self.reads = {str(term): _reads(term) for term in self.spec.term_slices
+                      if str(term) != "1"}
         self.adjust_to = {column: _typical(df[column]) for column in self.variables}
+        numeric = [column for column in self.variables
+                   if pd.api.types.is_numeric_dtype(df[column])
+                   and not pd.api.types.is_bool_dtype(df[column])]
         self.levels = {column: set(df[column].dropna().unique()) for column in self.variables
-                       if not pd.api.types.is_numeric_dtype(df[column])
-                       or pd.api.types.is_bool_dtype(df[column])}
+                       if column not in numeric}
+        self.ranges = {column: (float(df[column].min()), float(df[column].max()))
+                       for column in numeric}
         return X, names
 
     def design_matrix(self, newdata, names=None):

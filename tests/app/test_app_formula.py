@@ -90,7 +90,15 @@ def test_a_typed_formula_sets_the_choices(store):
     ("fin + ns(age, df=4", "cannot be parsed"),
     ("fin + agee", "Did you mean 'age'"),
     ("fin:prio + age", "needs 'fin' as a main effect"),
-    ("fin + poly(age, 2)", "not one the Design tab can show"),
+    ("fin + I(age ** 2)", r"not one the Design tab can show.*exported script"),
+    ("fin + C(prio, contr.sum)", "not one the Design tab can show"),
+    ("fin + poly(age, 4)", r"poly\(age, 4\): the Design tab offers degree 2 or 3"),
+    ("fin + poly(age)", "offers degree 2 or 3"),
+    ("fin + C(age)", "age has 28 distinct values; a categorical form needs at most 20"),
+    ("fin + poly(race, 2)", "race has 2 distinct values; a polynomial of degree 2 needs at "
+                            "least 3"),
+    ("poly(age, 2) + fin + age:fin", "use the same form in both"),
+    ("C(prio) + fin + poly(prio, 2):fin", "use the same form in both"),
     ("fin + ns(age, df=9)", "3 to 5"),
     ("Surv(week, fin) ~ age", "differs from 'fin'"),
     ("week + fin", "both as time and as covariate"),
@@ -197,3 +205,130 @@ def test_the_spec_reopens_the_design(store):
     assert store.formula_text() == FORMULA
     other.load_sample("lung")
     assert other.forms == {} and "splines and interactions cleared" in other.reset_note
+
+
+# --- polynomials and categorical forms --------------------------------------------------------
+LUNG = "poly(age, 2) + C(`ph.ecog`) + sex + poly(age, 2):sex"
+
+
+def test_forms_write_their_terms_and_count_their_columns():
+    from app.model_terms import form_columns, term_text
+
+    assert [term_text("age", f) for f in ("poly2", "poly3", "categorical")] == [
+        "poly(age, 2)", "poly(age, 3)", "C(age)"]
+    assert term_text("ph.ecog", "categorical") == "C(`ph.ecog`)"   # not ph's attribute ecog
+    assert [form_columns(f, 5) for f in ("linear", "ns4", "rcs4", "poly3", "categorical")] == [
+        1, 4, 3, 3, 4]
+
+
+def renamed_rossi_store():
+    """rossi with names a formula writes in backticks."""
+    s = Store()
+    s.load_frame(SAMPLE().rename(columns={"age": "age at release", "prio": "prior.arrests"}),
+                 {"kind": "csv", "name": "rossi.csv", "label": "file: rossi.csv"})
+    return s
+
+
+@pytest.mark.parametrize("forms, interactions", [
+    ({"age at release": "poly3", "prior.arrests": "categorical"},
+     [["prior.arrests", "fin"], ["age at release", "race"]]),
+    ({"age at release": "poly2", "prior.arrests": "poly3"}, [["age at release", "fin"]]),
+    ({"prior.arrests": "categorical"}, [["fin", "prior.arrests"]]),
+])
+def test_polynomial_and_categorical_choices_round_trip(forms, interactions):
+    store = renamed_rossi_store()
+    store.param.update(covariates=["fin", "age at release", "prior.arrests", "race"],
+                       forms=forms, interactions=interactions, strata=["wexp"])
+    text = store.formula_text()
+    assert "C(`prior.arrests`)" in text or "poly(`prior.arrests`, 3)" in text
+    other = renamed_rossi_store()
+    other.apply_formula(text)
+    assert (other.covariates, other.forms, other.interactions, other.strata) == (
+        store.covariates, store.forms, store.interactions, store.strata)
+    assert other.formula_text() == text
+
+
+def test_the_design_offers_the_forms_a_column_can_take():
+    store = Store()
+    store.load_sample("lung")
+    design = DesignView(store=store)
+    assert design.form_covariate.options == ["age", "ph.ecog"]    # sex: 2 values
+    design.form_covariate.value = "ph.ecog"                         # 4 values: no spline
+    assert list(design.form.options.values()) == ["linear", "poly2", "poly3", "categorical"]
+    design.form.value = "categorical"
+    assert store.forms == {"ph.ecog": "categorical"}
+    assert design.formula.value == "age + sex + C(`ph.ecog`)"
+    design.form_covariate.value = "age"                             # 42 values: not categorical
+    assert "categorical" not in design.form.options.values()
+    assert {"ns5", "rcs5", "poly3"} <= set(design.form.options.values())
+    with pytest.raises(DataLoadError, match="age has 42 distinct values; a categorical form "
+                                            "needs at most 20"):
+        store.set_form("age", "categorical")
+    design._set_form(type("Event", (), {"new": "categorical"}))      # a notification
+    assert store.forms == {"ph.ecog": "categorical"} and design.form.value == "linear"
+
+
+def orthogonal_polynomial(x, degree):
+    """R's poly(x, degree): the QR of the centred Vandermonde matrix, each column scaled to
+    unit norm with a positive leading coefficient."""
+    q, r = np.linalg.qr(np.vander(x - x.mean(), degree + 1, increasing=True))
+    z = q * np.diag(r)
+    return (z / np.linalg.norm(z, axis=0))[:, 1:]
+
+
+def test_a_polynomial_and_categorical_fit_is_lifelines_on_hand_built_columns():
+    """The app's fit of a typed formula against lifelines on columns built here: R's poly by
+    QR, the ph.ecog levels by pandas' dummies against the first."""
+    from lifelines import CoxPHFitter
+
+    store = Store()
+    store.load_sample("lung")
+    store.apply_formula(LUNG)
+    res = store.fit_job(tol=1e-12).run().result
+    df = store.data.dropna(subset=["time", "status", "age", "sex", "ph.ecog"])
+    P = orthogonal_polynomial(df["age"].to_numpy(float), 2)
+    own = pd.DataFrame({"time": df["time"], "event": df["status"], "sex": df["sex"],
+                        "poly(age, 2)[1]": P[:, 0], "poly(age, 2)[2]": P[:, 1]})
+    own = own.join(pd.get_dummies(df["ph.ecog"], dtype=float, drop_first=True).rename(
+        columns=lambda level: f"C(`ph.ecog`)[T.{level}]"))
+    for k in (1, 2):
+        own[f"poly(age, 2)[{k}]:sex"] = own[f"poly(age, 2)[{k}]"] * own["sex"]
+    cph = CoxPHFitter().fit(own, "time", "event", fit_options={"precision": 1e-13})
+    assert sorted(cph.params_.index) == sorted(res.coef.index)
+    np.testing.assert_allclose(res.coef[cph.params_.index], cph.params_, rtol=1e-6)
+    np.testing.assert_allclose(res.se[cph.params_.index], cph.standard_errors_, rtol=1e-6)
+
+
+def test_a_polynomial_gets_its_wald_test_and_curve_a_categorical_its_wald_test():
+    from app.views.terms_view import effect_curves, wald_table
+
+    store = Store()
+    store.load_sample("lung")
+    store.apply_formula(LUNG)
+    res = store.fit_job().run().result
+    table = wald_table(res).set_index("term")
+    assert list(table.index) == ["poly(age, 2)", "C(`ph.ecog`)", "poly(age, 2):sex"]
+    assert list(table["df"]) == [2, 3, 2]
+    for term, row in table.iterrows():
+        assert row["chi2"] == pytest.approx(engine.wald_test(res, term=term)["statistic"],
+                                            rel=1e-12)
+    curves = effect_curves(res)                                   # age's, not ph.ecog's
+    ages = store.data.dropna(subset=["ph.ecog"])["age"]
+    expected = engine.effect_curve(res, "age", at=np.linspace(ages.min(), ages.max(), 101))
+    assert list(curves) == ["age"]
+    pd.testing.assert_frame_equal(curves["age"], expected)
+
+
+def test_a_term_with_a_column_the_cohort_left_out_tests_the_others():
+    """ph.ecog 3 is one patient: its interaction column with sex duplicates its main effect and
+    the cohort leaves it out; the interaction's test has the two other columns."""
+    from app.views.terms_view import wald_table
+
+    store = Store()
+    store.load_sample("lung")
+    store.apply_formula("age + C(`ph.ecog`) + sex + C(`ph.ecog`):sex")
+    res = store.fit_job().run().result
+    row = wald_table(res).set_index("term").loc["C(`ph.ecog`):sex"]
+    kept = ["C(`ph.ecog`)[T.1.0]:sex", "C(`ph.ecog`)[T.2.0]:sex"]
+    assert row["df"] == 2 and "C(`ph.ecog`)[T.3.0]:sex" not in res.coef.index
+    assert row["chi2"] == pytest.approx(engine.wald_test(res, names=kept)["statistic"])

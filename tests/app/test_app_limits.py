@@ -80,6 +80,17 @@ def test_spline_forms_and_interactions_count_their_columns():
     assert 0 < density <= 1
 
 
+def test_polynomial_categorical_and_their_interactions_count_their_columns():
+    """poly(age, 3) is 3 columns, C(prio) one per value but the first (16), an interaction
+    the product of its sides' columns: C(prio):fin 16, poly(age, 3):race 3; the columns the
+    formula builds (the cohort then leaves out constant ones)."""
+    s = Store()
+    s.load_sample("rossi")
+    s.apply_formula("fin + poly(age, 3) + C(prio) + race + C(prio):fin + poly(age, 3):race")
+    built = s.build_cohort().formula.names
+    assert memory.fit_shape(s)[:2] == (432, len(built)) == (432, 40)
+
+
 def test_uploads_and_simulations_beyond_the_budget_are_refused(monkeypatch):
     monkeypatch.setenv("SURVSCAN_SESSION_MEMORY_MB", "100")
     memory.check_upload("ok.csv", 20_000_000)

@@ -212,11 +212,17 @@ def test_script_draws_what_results_draws(store):
     assert "adjusted_curves" not in store.python_script()
 
 
-def test_script_reproduces_a_fit_with_splines_and_interactions(store):
-    store.apply_formula("fin * ns(prio, df=3) + rcs(age, 4) + race + strata(wexp)")
+@pytest.mark.parametrize("typed, written", [
+    ("fin * ns(prio, df=3) + rcs(age, 4) + race + strata(wexp)",
+     "formula='fin + ns(prio, df=3) + rcs(age, 4)"),
+    ("C(race) * fin + poly(age, 3) * mar + prio + strata(wexp)",
+     "formula='C(race) + fin + poly(age, 3) + mar + prio + C(race):fin + poly(age, 3):mar'"),
+])
+def test_script_reproduces_a_fit_with_splines_and_interactions(store, typed, written):
+    store.apply_formula(typed)
     kept = store.fit_job().run()
     text = store.python_script()
-    assert "formula='fin + ns(prio, df=3) + rcs(age, 4)" in text and "strata=['wexp']" in text
+    assert written in text and "strata=['wexp']" in text
     ns = run_script(text)
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-10)
     assert ns["cohort"].formula.text == kept.result.formula.text

@@ -169,3 +169,34 @@ def test_boundary_knots_given_widen_the_range_new_data_may_take():
     assert np.all(np.isfinite(inside))
     with pytest.raises(CohortError, match="outside the range"):
         cohort.design_matrix(pd.DataFrame({"bmi": [hi + 1]}))
+
+
+def test_terms_read_their_columns_through_polynomials_and_dotted_names():
+    """formulaic's required_variables loses poly's argument and cuts ph.ecog at its dot; the
+    formula's reads, variables and ranges name the data columns."""
+    df = frame().rename(columns={"site": "site.name"})
+    cohort = engine.Cohort.from_frame(
+        df, "time", "event",
+        formula="poly(age, 2) + C(`site.name`) + `site.name`:treat + np.log(bmi)")
+    formula = cohort.formula
+    assert formula.reads == {"poly(age, 2)": {"age"}, "C(`site.name`)": {"site.name"},
+                             "site.name:treat": {"site.name", "treat"},
+                             "np.log(bmi)": {"bmi"}}
+    assert formula.variables == ["age", "bmi", "site.name", "treat"]
+    assert formula.ranges["age"] == (df.age.min(), df.age.max()) and "site.name" not in (
+        formula.ranges)
+    with pytest.raises(CohortError, match=r"'age'.*poly\(age, 2\).*not in the data"):
+        cohort.design_matrix(df.drop(columns="age"))
+
+
+def test_names_in_backticks_stay_quoted_in_the_parsed_formula():
+    """formulaic's term label drops the backticks of `body mass`; the formula's rhs keeps
+    them, so it is parsed again (build, a reader of ``rhs``), and a stratum loses them."""
+    df = frame().rename(columns={"bmi": "body mass", "site": "site name"})
+    cohort = engine.Cohort.from_frame(
+        df, "time", "event", formula="`body mass` + treat + `body mass`:treat + "
+                                     "strata(`site name`)")
+    assert cohort.formula.rhs == "`body mass` + treat + `body mass`:treat"
+    assert cohort.names == ["body mass", "treat", "body mass:treat"]
+    assert cohort.strata_columns == ("site name",)
+    assert cohort.formula.reads["body mass:treat"] == {"body mass", "treat"}
