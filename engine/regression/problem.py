@@ -177,14 +177,21 @@ class Problem:
 
     def _alias_check_cost(self, cols) -> float:
         """Operations of the information over ``cols``: the pairs of non-zeros within rows
-        plus one dense s x s update per event."""
+        plus one dense s x s update per event.  The pairs are counted row by row only when
+        their bound s x nnz (a row holds at most s of the columns) is over the budget: a few
+        dense columns (a spline of the exposure) are priced from their column counts."""
         names = set(self.model.names[j] for j in cols)
         cohort = self.cohort
-        in_x = [j for j, name in enumerate(cohort.names) if name in names]
-        X = cohort.X if len(in_x) == cohort.X.shape[1] else cohort.X[:, in_x]
-        row_nnz = (np.bincount(X.indices, minlength=X.shape[0]).astype(float)
-                   + (len(cols) - len(in_x)))              # the model's own columns: dense
-        return float(row_nnz @ row_nnz) + float(max(self.n_events, 1)) * len(cols) ** 2
+        in_x = np.array([j for j, name in enumerate(cohort.names) if name in names], np.int64)
+        own = len(cols) - in_x.size                        # the model's own columns: dense
+        per_event = float(max(self.n_events, 1)) * len(cols) ** 2
+        indptr = cohort.X.indptr
+        nnz = float(np.sum(indptr[in_x + 1] - indptr[in_x])) + own * cohort.X.shape[0]
+        if len(cols) * nnz + per_event <= ALIAS_CHECK_BUDGET:
+            return len(cols) * nnz + per_event
+        X = cohort.X if in_x.size == cohort.X.shape[1] else cohort.X[:, in_x]
+        row_nnz = np.bincount(X.indices, minlength=X.shape[0]).astype(float) + own
+        return float(row_nnz @ row_nnz) + per_event
 
     def release(self) -> None:
         """Free what the backend holds (a GPU fit's device memory); the problem cannot be
