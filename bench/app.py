@@ -7,7 +7,8 @@ Starts ``python -m app.serve app/main.py`` (bench/serve.py's Server) and drives 
 (1) the first page ready ("Ready to fit.") and its weight (the transfer sizes of its
 requests, from the browser's Performance entries); (2) rossi: open the sample (after mgus2, so its data
 line is new), press Fit, until Results
-shows the fin row and the Kaplan-Meier plot (click to drawn), beside the worker's own seconds
+shows the fin row of its hazard ratios and their forest plot (click to drawn; a new fit opens
+that page of Results), beside the worker's own seconds
 (cohort + engine.fit, from the Fit tab's status line); (3) every tab's first opening, until the
 page's own control shows; (4) step (2) again after every tab has been visited, and the ratio to
 the fresh session (the target: within 1.2x); (5) every tab opened again (the tabs are dynamic:
@@ -31,7 +32,7 @@ TAB_READY = {
     "Design": ("text", "Detected device"),
     "Describe": ("css", ".table-one .tabulator-row"),
     "Fit": ("button", "Fit"),
-    "Results": ("css", ".km-curves .bk-Canvas"),
+    "Results": ("css", ".forest-plot .bk-Canvas"),
     "Sensitivity": ("button", "Run the variants"),
     "OMOP study": ("button", "Run study"),
     "SCCS": ("button", "Fit SCCS"),
@@ -70,8 +71,8 @@ async def open_rossi(page) -> float:
 
 
 async def fit_to_results(page, name: str) -> tuple[float, float]:
-    """Fit tab, name the fit, press Fit: (seconds until Results shows the fin row and the KM
-    plot, the worker's seconds from the status line)."""
+    """Fit tab, name the fit, press Fit: (seconds until Results shows the fin row of the
+    hazard ratios and their forest plot, the worker's seconds from the status line)."""
     await tab(page, "Fit")
     box = page.locator(".bk-input-group", has=page.locator("label", has_text="Fit name")) \
         .locator("input").first
@@ -82,7 +83,7 @@ async def fit_to_results(page, name: str) -> tuple[float, float]:
     fin = page.locator(".hr-table .tabulator-row", has=page.locator(
         '.tabulator-cell[tabulator-field="covariate"]', has_text=re.compile(r"^\s*fin\s*$")))
     await fin.first.wait_for(timeout=TIMEOUT_MS)
-    await page.locator(".km-curves .bk-Canvas").first.wait_for(timeout=TIMEOUT_MS)
+    await page.locator(".forest-plot .bk-Canvas").first.wait_for(timeout=TIMEOUT_MS)
     drawn = time.perf_counter() - t0
     await tab(page, "Fit")
     status = page.get_by_text(re.compile(rf"{re.escape(name)}: converged after \d+ iterations "

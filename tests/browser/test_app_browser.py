@@ -275,12 +275,15 @@ def test_rossi_fit_hazard_ratio_and_every_view(page):
     coef = float(fin.locator('.tabulator-cell[tabulator-field="coef"]').inner_text())
     assert coef == pytest.approx(ROSSI_FIN_EFRON, abs=1e-5)
     assert hr == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)  # 0.684257
+    expect(pg.locator(".forest-plot .bk-Canvas")).to_be_visible()
+    shot(pg, "results")
+    tab(pg, "Survival curves")
     expect(pg.locator(".tabulator-cell", has_text=re.compile(r"^\s*at risk\s*$")).first).to_be_visible()
-    expect(pg.locator(".bk-Canvas").first).to_be_visible()  # the Kaplan-Meier plot
+    expect(pg.locator(".km-curves .bk-Canvas").first).to_be_visible()
     pg.get_by_role("button", name="First 30 time units").click()
     expect(pg.get_by_text(re.compile(r"0 \.\. 30(\.0)?$"))).to_be_visible()
     expect(pg.locator(".tabulator-col", has_text=re.compile(r"^\s*25\s*$")).first).to_be_visible()
-    shot(pg, "results")
+    shot(pg, "results_curves")
 
     tab(pg, "Timing")
     pg.get_by_role("button", name="Run timings").click()
@@ -325,6 +328,7 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin[10,inf)")).to_have_count(1)
     expect(row_with(pg, "fin")).to_have_count(0)
     # both fits side by side in the comparison tables
+    tab(pg, "Kept fits")
     compare = pg.locator(".compare-hr-table")
     compare.scroll_into_view_if_needed()  # where a user reads it
     expect(compare.locator(".tabulator-col", has_text="no cut")).to_have_count(1)
@@ -347,6 +351,7 @@ def test_fine_gray_on_competing_risks(page):
     tab(pg, "Results")
     expect(row_with(pg, "Source[PB]")).to_have_count(1)
     expect(pg.get_by_text(re.compile(r"n = 177, events = 56"))).to_be_visible()
+    tab(pg, "Survival curves")
     expect(pg.get_by_text("Cumulative incidence (competing risks)")).to_be_visible()
     shot(pg, "results_fine_gray")
 

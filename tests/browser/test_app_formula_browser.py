@@ -45,6 +45,7 @@ def test_spline_and_interaction_give_the_engines_wald_table(page):
 
     fit(pg, "age spline")
     tab(pg, "Results")
+    tab(pg, "Splines and interactions")
     wald = pg.locator(".wald-table")
     wald.scroll_into_view_if_needed()
     row = wald.locator(".tabulator-row", has=pg.locator(

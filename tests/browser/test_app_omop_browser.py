@@ -41,6 +41,7 @@ def test_eunomia_study_with_defaults(page):
     assert pg.locator(".bk-Canvas").count() >= 4  # preference, balance, two KM plots
     shot(pg, "omop")
     tab(pg, "Results")  # the stratified fit joined the kept fits
+    tab(pg, "Kept fits")
     expect(pg.locator(".tabulator-cell", has_text="OMOP: PS-stratified").first).to_be_visible()
 
 

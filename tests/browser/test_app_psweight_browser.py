@@ -64,6 +64,7 @@ def test_weight_by_propensity_score_then_fit(page):
     expect(pg.get_by_text(re.compile(r"robust", re.I)).first).to_be_visible()
 
     # adjusted survival by fin from the weighted fit, and the difference at the median time
+    tab(pg, "Adjusted curves")
     pg.get_by_role("button", name="Draw adjusted curves").click()
     rows = pg.locator(".adjusted-table .tabulator-row")
     expect(rows.first).to_be_visible()
@@ -75,6 +76,7 @@ def test_weight_by_propensity_score_then_fit(page):
     shot(pg, "results_adjusted")
 
     # how well the weighted fit predicts, at the quartiles of the event times
+    tab(pg, "How well it predicts")
     pg.get_by_role("button", name="Compute prediction metrics").click()
     quartiles = np.unique(np.quantile(rossi["week"][rossi["arrest"] > 0], [0.25, 0.5, 0.75]))
     perf = engine.predictive_performance(want, times=quartiles)

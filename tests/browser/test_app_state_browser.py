@@ -40,7 +40,8 @@ def test_results_opened_by_the_first_fit_draws_a_labelled_kaplan_meier(page):
     pg = page
     tab(pg, "Fit")
     pg.get_by_role("button", name="Fit", exact=True).click()
-    expect(row_with(pg, "fin")).to_have_count(1)  # Results opened itself
+    expect(row_with(pg, "fin")).to_have_count(1)  # Results opened itself, on the fit's HRs
+    tab(pg, "Survival curves")
     curves = pg.locator(".km-curves .bk-Canvas").first
     expect(curves).to_be_visible()
     pg.wait_for_timeout(1000)  # the canvas paints after it is laid out
@@ -122,6 +123,7 @@ def test_the_mouse_wheel_over_a_plot_scrolls_the_page(page):
 
     pg = page
     tab(pg, "Results")
+    tab(pg, "Survival curves")
     curves = pg.locator(".km-curves .bk-Canvas").first
     expect(curves).to_be_visible()
     pg.wait_for_timeout(500)
