@@ -24,9 +24,9 @@ import engine
 
 from .. import describing
 from ..jobs import coefficient_comparison, comparison
+from ..lazy_tab import LazyTabs
 from ..store import Store
 from ._common import markdown, notify, show, table, while_filled, while_set, while_visible
-from ..lazy_tab import LazyTabs
 from .adjusted_view import AdjustedView
 from .on_screen import OnScreen
 from .prediction_view import PredictionView
