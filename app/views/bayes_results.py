@@ -1,6 +1,10 @@
 """The Bayesian page's results: a caterpillar of posterior intervals, the posterior beside the
 probit MLE with the shrinkage plot, traces and autocorrelation of chosen coefficients, R-hat and
-ESS, and the exports (summary CSV, draws NetCDF, plots HTML, JSON spec, Python script)."""
+ESS, and the exports (summary CSV, draws NetCDF, plots HTML, JSON spec, Python script).
+
+Each is a page of its own tabs (app/lazy_tab.py: only the open one is in the browser), a new
+run opening its posterior: the six plots and two tables sent at once were most of the 3 s
+between the sampler's end and its results on the page."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
 from ..bayes_state import BayesState, convergence_warning
+from ..lazy_tab import LazyTabs
 from . import bayes_plots as plots
 from ._common import markdown, notify, show, table, text_options
 
@@ -39,6 +44,20 @@ class BayesResults(Viewer):
         self.compare = table(css_classes=["bayes-compare"], height=370)
         self.diagnostics = table(css_classes=["bayes-diagnostics"], height=400)
         self.downloads = self._downloads()
+        self.pages = LazyTabs({
+            "Posterior": lambda: pn.Column(self.headline, self.warning, self.per_sd,
+                                           self.caterpillar, sizing_mode="stretch_width"),
+            "Beside the MLE": lambda: pn.Column(self.compare, self.shrinkage,
+                                                sizing_mode="stretch_width"),
+            "Chains": lambda: pn.Column(self.chosen, self.traces, self.acf,
+                                        sizing_mode="stretch_width"),
+            "Convergence": lambda: pn.Column(
+                markdown("R-hat, effective sample size (ESS) and ESS per second. Monte Carlo "
+                         "standard errors (mcse_mean) are on the scale of the estimates (per "
+                         "SD of the covariate when that box is ticked)."),
+                self.diagnostics, sizing_mode="stretch_width"),
+            "Downloads": lambda: pn.Row(*self.downloads)}, sizing_mode="stretch_width")
+        st.param.watch(lambda event: setattr(self.pages.tabs, "active", 0), ["run"])
         st.param.watch(self._draw, ["run", "per_sd"])
         self._draw()
 
@@ -120,16 +139,4 @@ class BayesResults(Viewer):
         return out.getvalue()
 
     def __panel__(self):
-        return pn.Column(
-            "### Results", self.headline, self.warning, self.per_sd,
-            self.caterpillar,
-            "### Posterior beside the probit MLE", self.compare,
-            self.shrinkage,
-            "### Chains", self.chosen, self.traces, self.acf,
-            "### Convergence: R-hat, effective sample size (ESS), ESS per second",
-            markdown("Monte Carlo standard errors (mcse_mean) are on the scale of the "
-                     "estimates above (per SD of the covariate when that box is ticked)."),
-            self.diagnostics,
-            "### Export", pn.Row(*self.downloads),
-            sizing_mode="stretch_width",
-        )
+        return pn.Column("### Results", self.pages.tabs, sizing_mode="stretch_width")

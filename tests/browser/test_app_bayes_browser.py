@@ -47,15 +47,21 @@ def test_breast_cancer_posterior_mean_on_the_page_is_the_engines(page):
     expect(pg.get_by_text(re.compile(r"^(Done: 120 draws|Sampling failed|Cannot sample)"))
            ).to_be_visible()
     assert pg.get_by_text("Sampling failed").count() == 0
+    expect(pg.locator(".bk-Canvas").first).to_be_attached()       # the caterpillar
+    shot(pg, "bayes")
+    tab(pg, "Beside the MLE")
     shown = _cell(pg, "mean concave points", "posterior mean")
     want = post.summary.loc["mean concave points", "mean"] * sd
     assert shown == pytest.approx(round(want, 4), abs=1e-12)
     shown_mle = _cell(pg, "mean concave points", "MLE")
     assert shown_mle == pytest.approx(round(mle.coef["mean concave points"] * sd, 4), abs=1e-12)
-    assert pg.locator(".bayes-diagnostics .tabulator-row").count() == 11
-    # caterpillar, MLE scatter, shrinkage factors, two traces, autocorrelation
-    expect(pg.locator(".bk-Canvas").nth(5)).to_be_attached()
-    shot(pg, "bayes")
+    expect(pg.locator(".bk-Canvas").nth(1)).to_be_attached()      # MLE scatter, shrinkage
+    tab(pg, "Chains")
+    expect(pg.locator(".bk-Canvas").nth(2)).to_be_attached()      # two traces, autocorrelation
+    shot(pg, "bayes_chains")
+    tab(pg, "Convergence")
+    expect(pg.locator(".bayes-diagnostics .tabulator-row")).to_have_count(11)
+    tab(pg, "Downloads")
     with pg.expect_download() as info:
         pg.get_by_role("button", name="Python script").click()
     script = Path(info.value.path()).read_text()
