@@ -12,6 +12,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from ..lazy_tab import LazyTabs
 from ..sccs_script import python_script
 from ..sccs_state import SccsState
 from ._common import markdown, notify, show, table
@@ -98,14 +99,20 @@ class SccsResults(Viewer):
         self.script = markdown(sizing_mode="stretch_width")
         self.study_box = pn.Column("### Eunomia study: the exposure's IRR and attrition",
                                    self.study, self.attrition, visible=False)
-        self.body = pn.Column(
-            self.summary, "### Incidence-rate ratios", self.irr,
-            self.study_box,
-            self.forest, "### Diagnostics", self.diagnostics_note, self.pre, self.pre_table,
-            pn.Row(self.tte, self.oe), self.cv,
-            "### Export", self.downloads,
-            "#### Python script that reproduces this fit", self.script,
-            sizing_mode="stretch_width", visible=False)
+        # each a page of its own tabs (app/lazy_tab.py: only the open one is in the browser),
+        # a new fit opening its IRRs: sent at once, the five plots and four tables were most
+        # of the time between the fit's end and its results on the page
+        self.pages = LazyTabs({
+            "Incidence-rate ratios": lambda: pn.Column(
+                self.irr, self.study_box, self.forest, sizing_mode="stretch_width"),
+            "Diagnostics": lambda: pn.Column(
+                self.diagnostics_note, self.pre, self.pre_table, pn.Row(self.tte, self.oe),
+                self.cv, sizing_mode="stretch_width"),
+            "Downloads and script": lambda: pn.Column(
+                self.downloads, "#### Python script that reproduces this fit", self.script,
+                sizing_mode="stretch_width")}, sizing_mode="stretch_width")
+        self.body = pn.Column(self.summary, self.pages.tabs, sizing_mode="stretch_width",
+                              visible=False)
         self.state.param.watch(self.refresh, ["run"])
 
     # ------------------------------------------------------------------------------------
@@ -161,6 +168,7 @@ class SccsResults(Viewer):
         self.cv.object = None if run.cv is None else cv_plot(
             run.cv.curve, float(run.cv.penalty.lam), run.spec["options"]["penalty"])
         self.script.object = f"```python\n{python_script(run.spec)}\n```"
+        self.pages.tabs.active = 0
         self.body.visible = True
 
     def __panel__(self):

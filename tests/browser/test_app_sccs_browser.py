@@ -71,8 +71,10 @@ def test_itpdat_mmr_risk_window_and_age_groups(page):
     expect(irr_cell(pg, "age[671,inf)")).to_have_count(1)
     expect(pg.get_by_text("35 cases, 44 events, 264 eras", exact=False)).to_be_visible()
     assert pg.locator(".bk-Canvas").count() >= 1          # the forest plot
-    expect(pg.get_by_text("engine.SccsData.from_cases(").first).to_be_visible()
     shot(pg, "sccs")
+    tab(pg, "Downloads and script")
+    expect(pg.get_by_text("engine.SccsData.from_cases(").first).to_be_visible()
+    tab(pg, "Incidence-rate ratios")
 
     type_into(pg, "Risk windows", "mmr: 0-42")            # a typo: a message, results stay
     press_fit(pg)
@@ -104,8 +106,11 @@ def test_eunomia_study_with_diagnostics(page):
     expect(cell).to_have_count(1)
     assert float(cell.inner_text()) == pytest.approx(round(expected, 4), abs=1e-12)
     expect(pg.get_by_text("Cases with an exposure era").first).to_be_visible()
-    assert pg.locator(".bk-Canvas").count() >= 4   # forest, diagnostics forest, histogram, months
+    expect(pg.locator(".bk-Canvas").first).to_be_attached()    # the forest plot
     shot(pg, "sccs_eunomia")
+    tab(pg, "Diagnostics")
+    expect(pg.locator(".bk-Canvas").nth(2)).to_be_attached()   # diagnostics forest, histogram,
+    shot(pg, "sccs_eunomia_diagnostics")                       # observed / expected by month
 
 
 def test_simulated_drugs_l1_bootstrap_and_cancel(page):
