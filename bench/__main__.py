@@ -108,7 +108,9 @@ def parse(argv):
     parser.add_argument("--no-all-columns", action="store_true",
                         help="robust: skip the whole P x P robust covariance")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
-                        help="robust: where the fit and the variances run")
+                        help="robust, sensitivity: where the fits (and variances) run")
+    parser.add_argument("--masks", type=int, default=10,
+                        help="sensitivity: subgroups (the grid is masks x 4 sets x 5 penalties)")
     parser.add_argument("--out", default="bench/results")
     args = parser.parse_args(argv)
     n, p = DEFAULT_SIZES[args.command]
@@ -165,7 +167,8 @@ def main(argv=None):
         return ties_strata.run(args.n, args.p, args.density, args.strata if args.strata > 1
                                else 100, args.ratio, args.repeats, args.seed, out=args.out)
     if args.command == "sensitivity":
-        return sensitivity.run(args.n, args.p, args.density, seed=args.seed, out=args.out)
+        return sensitivity.run(args.n, args.p, args.density, masks=args.masks, seed=args.seed,
+                               out=args.out, backend=args.backend)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

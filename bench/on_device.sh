@@ -8,14 +8,15 @@
 # there), prints the device, runs every gpu-marked test (GPU = CPU to 1e-8) and the CPU-vs-GPU
 # benchmark (bench/gpu.py; "quick": N = 100,000 only), one 10^6 fit's profile (bench/gpu_profile.py),
 # cross-validation at 10^6 under cProfile, the robust variance at 10^7 and 10^6 rows (bench/robust.py),
-# the horseshoe probit sampler at the paper's size (bench/bayes.py run_gpu), the paper's largest
+# the sensitivity grid on the device (bench/sensitivity.py), the horseshoe probit sampler at the
+# paper's size (bench/bayes.py run_gpu), the paper's largest
 # multi-trait GWAS (bench/gwas_largest.py; `gwas` or GWAS_SHAPE), and
 # leaves the logs and results in $OUT, with everything also packed into
 # $OUT/device_results.tar.gz (the device tool returns at most 8 files).
 # `bash bench/on_device.sh gwas` runs the GWAS step alone (it needs most of a call's 10 minutes).
 # Each step has its own time limit (TEST_LIMIT, BENCH_LIMIT, PROFILE_LIMIT, CV_LIMIT, ROBUST_LIMIT,
-# BAYES_LIMIT, GWAS_LIMIT; 0 skips a step other than the tests; the CV, robust-variance and GWAS
-# steps run only when asked: CV_LIMIT=150, ROBUST_LIMIT=100, `gwas`) so that the default call
+# SENS_LIMIT, BAYES_LIMIT, GWAS_LIMIT; 0 skips a step other than the tests; the CV, robust-variance and GWAS
+# steps run only when asked: CV_LIMIT=150, ROBUST_LIMIT=100, SENS_LIMIT=150, `gwas`) so that the default call
 # ends (about 9 minutes at most), and returns its files, inside the
 # device tool's 10 minutes; test modules the image cannot import (the app's, Panel is absent)
 # are reported and passed over rather than stopping the gpu-marked tests of the others; -v names
@@ -32,7 +33,7 @@ python3 -c "import cupy, numpy, numba; print('cupy', cupy.__version__, 'cuda run
 python3 -c "import pyarrow; print('pyarrow', pyarrow.__version__)" 2>&1 | tail -1 | tee -a "$OUT/device.txt"
 if [ "${1:-}" != gwas ]; then
 timeout "${TEST_LIMIT:-200}" python3 -m pytest -v -m gpu -n "${TEST_WORKERS:-8}" -p no:cacheprovider -p no:benchmark \
-    --continue-on-collection-errors -rfE tests/ 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+    --continue-on-collection-errors -rfE ${TEST_PATHS:-tests/} 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 tests=${PIPESTATUS[0]}
 sizes=(${BENCH_ARGS:-})          # e.g. BENCH_ARGS="--sizes 1000000 --gpu-strata 1,N/2"
 [ "${1:-}" = quick ] && sizes=(--sizes 100000)
@@ -55,6 +56,22 @@ timeout "${ROBUST_LIMIT}" python3 -m bench robust --backend gpu --sizes 10000000
     --no-all-columns --out "$OUT" 2>&1 | tail -4
 timeout "${ROBUST_LIMIT}" python3 -m bench robust --backend gpu --sizes 1000000 \
     --out "$OUT" 2>&1 | tail -4
+fi
+# the sensitivity grid on the device: SENS_MASKS subgroups x 4 adjustment sets x 5 L1 penalties
+# at 10^6 x 1,000 (default 10: 200 variants, target < 10 s) and a sample of the one-by-one
+# engine.fit loop; asked for by SENS_LIMIT=150; under cProfile (sens_profile.txt) with
+# SENS_PROFILE=1, which slows its many small launches
+if [ "${SENS_LIMIT:-0}" != 0 ] && [ "${1:-}" != quick ]; then
+sens=(-m bench sensitivity --n 1000000 --p 1000 --backend gpu --masks "${SENS_MASKS:-10}" --out "$OUT")
+if [ "${SENS_PROFILE:-0}" = 1 ]; then
+timeout "$SENS_LIMIT" python3 -m cProfile -o /tmp/sens.prof "${sens[@]}" 2>&1 | tail -14 && \
+    python3 -c "import pstats, sys; s = pstats.Stats('/tmp/sens.prof', stream=sys.stdout); \
+    s.sort_stats('tottime').print_stats(35); s.sort_stats('cumulative').print_stats(45); \
+    s.print_callees('fit_one|quadratic_step|prox_newton.py.*run|summary_of')" \
+    > "$OUT/sens_profile.txt"
+else
+timeout "$SENS_LIMIT" python3 "${sens[@]}" 2>&1 | tail -14
+fi
 fi
 # the horseshoe probit Gibbs sampler at Terenin2019's size (target: < 30 s on an H100)
 bayes=()

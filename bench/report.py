@@ -45,7 +45,22 @@ def machine_info():
         "python": platform.python_version(),
         "packages": versions,
         "blas": blas_info(),
+        "gpu": gpu_info(),
     }
+
+
+def gpu_info():
+    """The CUDA device, its driver and the CUDA runtime CuPy runs on; None without one."""
+    from engine.core.device import device_count, has_cupy
+
+    if not has_cupy() or device_count() < 1:
+        return None
+    import cupy
+
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    return {"name": props["name"].decode(), "memory_gb": round(props["totalGlobalMem"] / 2**30, 1),
+            "driver": cupy.cuda.runtime.driverGetVersion(),
+            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(), "cupy": cupy.__version__}
 
 
 def blas_info():

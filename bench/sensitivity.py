@@ -18,8 +18,9 @@ from bench.report import machine_info, save
 
 
 def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0,
-        out="bench/results"):
-    """Time the grid and a sample of the loop; write JSON + Markdown; return the record."""
+        out="bench/results", backend="cpu"):
+    """Time the grid and a sample of the loop on ``backend`` (both); write JSON + Markdown;
+    return the record."""
     print(f"simulating N={n:,} P={p:,} density={density}", flush=True)
     cohort = engine.simulate(n, p, density=density, seed=seed)
     rng = np.random.default_rng(seed)
@@ -31,13 +32,14 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
     ratios = np.geomspace(0.3, 0.05, penalties)
     vary = {"subgroup": subgroups, "covariates": adjustment,
             "penalty": {f"L1 {r:.3g} lambda_max": engine.L1(r * top) for r in ratios}}
+    base = {"backend": backend}
     warm = engine.sensitivity_study(engine.simulate(300, 5, 0.3, seed=1), "x0",
-                                    vary={"penalty": [engine.L1(1.0)]})
+                                    vary={"penalty": [engine.L1(1.0)]}, base=base)
     assert (warm.table["error"] == "").all()
     print(f"grid: {masks} x {sets} x {penalties} variants ...", flush=True)
     load_before = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), time.process_time()
-    res = engine.sensitivity_study(cohort, "x0", vary=vary)
+    res = engine.sensitivity_study(cohort, "x0", vary=vary, base=base)
     grid_s, grid_cpu = time.perf_counter() - t0, time.process_time() - c0
     table = res.table
     picks = np.linspace(0, len(table) - 1, loop_sample).astype(int)
@@ -55,7 +57,8 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
         build.append(t2 - t1)
         diffs.append(abs(alone.coef["x0"] - table["estimate"].iloc[i]))
     loop_s = float(np.mean(loop)) * len(table)
-    record = {"experiment": "sensitivity_grid", "n": n, "p": p, "density": density,
+    record = {"experiment": "sensitivity_grid", "backend": backend, "n": n, "p": p,
+              "density": density,
               "variants": len(table), "grid_s": grid_s, "grid_cpu_s": grid_cpu,
               "load_before_grid": load_before, "grid_timings": res.timings,
               "estimate": res.cost, "not_converged": int((~table["converged"]).sum()),
@@ -68,7 +71,7 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
               "machine": machine_info()}
     load = record["machine"]["load_average_1_5_15min"]
     text = "\n".join([
-        f"# Sensitivity grid: N={n:,}, P={p:,} sparse ({density}), {len(table)} variants "
+        f"# Sensitivity grid ({backend}): N={n:,}, P={p:,} sparse ({density}), {len(table)} variants "
         f"({masks} subgroups x {sets} adjustment sets x {penalties} L1 penalties)", "",
         f"CPU: {record['machine']['cpu']}, {record['machine']['logical_cores']} cores; load "
         f"average {load_before:.1f} before the grid, {load[0]:.1f} / {load[1]:.1f} / "
@@ -87,4 +90,5 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
         f"{res.cost['seconds']:.0f} s, {res.cost['bytes'] / 1e9:.2f} GB; sampled fits agree "
         f"to {record['max_abs_diff_sampled']:.1e}; errors {record['errors']}, not converged "
         f"{record['not_converged']}"])
-    return save(record, text, out, f"sensitivity_n{n}_p{p}_v{len(table)}")
+    suffix = "" if backend == "cpu" else f"_{backend}"
+    return save(record, text, out, f"sensitivity_n{n}_p{p}_v{len(table)}{suffix}")

@@ -25,7 +25,6 @@ from ..core.parallel import WorkerCache
 from ..regression.problem import ALIAS_CHECK_BUDGET
 from ..regression.result import FitResult
 from .layout import Layout
-from .variant import rows_of, truncated
 
 ROW_COLUMNS = ("coefficient", "estimate", "hr", "se", "hr_lower", "hr_upper", "p")
 
@@ -74,17 +73,14 @@ class VariantFits:
         (the next start; None after a failure or a diverging fit, so the next one starts from
         zeros)."""
         t0 = time.perf_counter()
-        axes, cohort = self.axes, self.cohort
-        mask = axes.value("subgroup", spec["subgroup"])
-        t = axes.value("follow_up", spec["follow_up"])
-        kept = rows_of(cohort, mask, t)
-        _, event = truncated(np.asarray(cohort.time)[kept], np.asarray(cohort.event)[kept], t)
-        n, events = int(kept.sum()), int(np.count_nonzero(event))
+        axes = self.axes
+        rows_key = (spec["subgroup"], spec["follow_up"])
+        n, events, w = layout.rows(rows_key, axes.value("subgroup", spec["subgroup"]),
+                                   axes.value("follow_up", spec["follow_up"]))
         if events == 0:
             return [_failed(index, spec, f"no events among the {n} rows of this variant",
                             n=n)], None
         problem = layout.problem
-        w = layout.weights(mask, t)
         included = layout.columns(axes.value("covariates", spec["covariates"]))
         names = np.asarray(problem.names)
         split = _empty_intervals(problem, w, included)
@@ -93,12 +89,12 @@ class VariantFits:
                             "variant: its interval coefficient cannot be estimated. Drop or "
                             "move the cut points.", n=n, events=events)], None
         penalty = axes.value("penalty", spec["penalty"])
-        problem.set_weights(w)
+        layout.use_rows(rows_key)
         lam1, lam2 = problem.penalty_vectors(penalty)
         unpenalised = (lam1 == 0) & (lam2 == 0) & included
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            key = (spec["subgroup"], spec["follow_up"], unpenalised.tobytes())
+            key = (*rows_key, unpenalised.tobytes())
             if key not in layout.aliased:
                 layout.aliased[key] = _aliased(problem, w, unpenalised)
             aliased, collinear = layout.aliased[key]
@@ -109,7 +105,7 @@ class VariantFits:
             runaway = state.frozen & ~fixed
             values = np.where(fixed, np.nan, state.beta)
             values[runaway] = np.sign(values[runaway]) * np.inf
-            coef = pd.Series(values, index=pd.Index(problem.names, name="covariate"))
+            coef = pd.Series(values, index=layout.index)
             result = FitResult(
                 coef=coef, loglik=float(problem.model.loglik()), converged=bool(state.converged),
                 n_iter=state.n_iter, timings={}, diverged=list(names[runaway]),
@@ -120,9 +116,9 @@ class VariantFits:
             summary = result.summary_of(interest)
         notes = _notes(collinear, caught, list(names[runaway]), state)
         seconds = time.perf_counter() - t0
-        rows = []
+        rows, table = [], summary.to_dict("index")
         for name in interest:
-            s = summary.loc[name]
+            s = table[name]
             rows.append({"variant": index, **spec, "coefficient": name, "estimate": s["coef"],
                          "hr": s["hr"], "se": s["se"], "hr_lower": s["hr_lower"],
                          "hr_upper": s["hr_upper"], "p": s["p"], "n": n, "events": events,

@@ -213,6 +213,14 @@ class _Runtime:
         return 64 * 2 ** 30, 80 * 2 ** 30
 
     @staticmethod
+    def driverGetVersion() -> int:
+        return 0    # no CUDA driver: the kernels run on the CPU
+
+    @staticmethod
+    def runtimeGetVersion() -> int:
+        return 0
+
+    @staticmethod
     def getDeviceProperties(device: int) -> dict:
         return {"name": b"CPU emulator (tests/support/cuda_emulator)", "multiProcessorCount": 2,
                 "totalGlobalMem": 80 * 2 ** 30}
@@ -349,6 +357,21 @@ class _SparseMatrix:
     @data.setter
     def data(self, value):
         self._m.data = _unwrap(value)
+
+    @property
+    def has_canonical_format(self):
+        return self._m.has_canonical_format
+
+    @has_canonical_format.setter
+    def has_canonical_format(self, value):
+        """cupyx trusts the flag (sorted indices, no repeats) and skips its checks; here it
+        is checked, so a matrix marked canonical that is not fails the emulator's tests."""
+        m = self._m
+        fresh = type(m)((m.data, m.indices, m.indptr), shape=m.shape)
+        if value and not fresh.has_canonical_format:
+            raise AssertionError("a sparse matrix marked canonical has unsorted or repeated "
+                                 "indices")
+        m.has_canonical_format = value
 
     def copy(self):
         return _SparseMatrix(self._m.copy())
