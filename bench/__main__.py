@@ -109,6 +109,9 @@ def parse(argv):
                         help="robust: skip the whole P x P robust covariance")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
                         help="robust, sensitivity: where the fits (and variances) run")
+    parser.add_argument("--grid-parallel", choices=("serial", "processes", "dask"),
+                        default="serial",
+                        help="sensitivity: also time the grid with these workers (--n-jobs)")
     parser.add_argument("--masks", type=int, default=10,
                         help="sensitivity: subgroups (the grid is masks x 4 sets x 5 penalties)")
     parser.add_argument("--out", default="bench/results")
@@ -168,7 +171,8 @@ def main(argv=None):
                                else 100, args.ratio, args.repeats, args.seed, out=args.out)
     if args.command == "sensitivity":
         return sensitivity.run(args.n, args.p, args.density, masks=args.masks, seed=args.seed,
-                               out=args.out, backend=args.backend)
+                               out=args.out, backend=args.backend,
+                               parallel=args.grid_parallel, n_jobs=args.n_jobs)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":

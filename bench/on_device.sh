@@ -60,9 +60,11 @@ fi
 # the sensitivity grid on the device: SENS_MASKS subgroups x 4 adjustment sets x 5 L1 penalties
 # at 10^6 x 1,000 (default 10: 200 variants, target < 10 s) and a sample of the one-by-one
 # engine.fit loop; asked for by SENS_LIMIT=150; under cProfile (sens_profile.txt) with
-# SENS_PROFILE=1, which slows its many small launches
+# SENS_PROFILE=1, which slows its many small launches; SENS_ARGS adds options (e.g.
+# "--grid-parallel processes --n-jobs 4": the grid again in worker processes sharing the GPU)
 if [ "${SENS_LIMIT:-0}" != 0 ] && [ "${1:-}" != quick ]; then
-sens=(-m bench sensitivity --n 1000000 --p 1000 --backend gpu --masks "${SENS_MASKS:-10}" --out "$OUT")
+sens=(-m bench sensitivity --n 1000000 --p 1000 --backend gpu --masks "${SENS_MASKS:-10}" --out "$OUT"
+      ${SENS_ARGS:-})
 if [ "${SENS_PROFILE:-0}" = 1 ]; then
 timeout "$SENS_LIMIT" python3 -m cProfile -o /tmp/sens.prof "${sens[@]}" 2>&1 | tail -14 && \
     python3 -c "import pstats, sys; s = pstats.Stats('/tmp/sens.prof', stream=sys.stdout); \

@@ -18,9 +18,10 @@ from bench.report import machine_info, save
 
 
 def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0,
-        out="bench/results", backend="cpu"):
-    """Time the grid and a sample of the loop on ``backend`` (both); write JSON + Markdown;
-    return the record."""
+        out="bench/results", backend="cpu", parallel="serial", n_jobs=None):
+    """Time the grid and a sample of the loop on ``backend`` (both), and the grid again with
+    ``parallel`` ("processes", "dask") unless serial; write JSON + Markdown; return the
+    record."""
     print(f"simulating N={n:,} P={p:,} density={density}", flush=True)
     cohort = engine.simulate(n, p, density=density, seed=seed)
     rng = np.random.default_rng(seed)
@@ -42,6 +43,16 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
     res = engine.sensitivity_study(cohort, "x0", vary=vary, base=base)
     grid_s, grid_cpu = time.perf_counter() - t0, time.process_time() - c0
     table = res.table
+    spread = {}
+    if parallel != "serial":
+        print(f"grid again, parallel={parallel} n_jobs={n_jobs} ...", flush=True)
+        t0 = time.perf_counter()
+        again = engine.sensitivity_study(cohort, "x0", vary=vary, base=base, parallel=parallel,
+                                         n_jobs=n_jobs)
+        spread = {"grid_parallel": parallel, "grid_n_jobs": n_jobs,
+                  "grid_parallel_s": time.perf_counter() - t0,
+                  "grid_parallel_max_abs_diff": float(np.max(np.abs(
+                      again.table["estimate"].to_numpy() - table["estimate"].to_numpy())))}
     picks = np.linspace(0, len(table) - 1, loop_sample).astype(int)
     loop, loop_cpu, build, diffs = [], [], [], []
     for i in picks:
@@ -68,7 +79,7 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
               "loop_build_s_mean": float(np.mean(build)), "loop_s_extrapolated": loop_s,
               "speedup": loop_s / grid_s, "max_abs_diff_sampled": float(np.max(diffs)),
               "variant_s_median": float(table["seconds"].median()),
-              "machine": machine_info()}
+              **spread, "machine": machine_info()}
     load = record["machine"]["load_average_1_5_15min"]
     text = "\n".join([
         f"# Sensitivity grid ({backend}): N={n:,}, P={p:,} sparse ({density}), {len(table)} variants "
@@ -78,6 +89,8 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
         f"{load[2]:.1f} (1 / 5 / 15 min) at the end", "",
         "| | wall seconds | CPU seconds (this process) |", "|---|---:|---:|",
         f"| grid (engine.sensitivity_study, serial) | {grid_s:.1f} | {grid_cpu:.1f} |",
+        *([f"| grid, parallel={parallel} ({n_jobs} workers, their start-up included) | "
+           f"{spread['grid_parallel_s']:.1f} | |"] if spread else []),
         f"| one variant in the grid (median) | {record['variant_s_median']:.2f} | |",
         f"| one engine.fit of a variant (mean of {len(picks)}) | {np.mean(loop):.2f} | "
         f"{np.mean(loop_cpu):.2f} |",
@@ -89,6 +102,9 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
         f"{np.mean(loop_cpu) * len(table) / grid_cpu:.1f}x CPU; grid estimate before running: "
         f"{res.cost['seconds']:.0f} s, {res.cost['bytes'] / 1e9:.2f} GB; sampled fits agree "
         f"to {record['max_abs_diff_sampled']:.1e}; errors {record['errors']}, not converged "
-        f"{record['not_converged']}"])
+        f"{record['not_converged']}" + (f"; the parallel grid's estimates differ from the "
+                                          f"serial one's by at most "
+                                          f"{spread['grid_parallel_max_abs_diff']:.1e}"
+                                          if spread else "")])
     suffix = "" if backend == "cpu" else f"_{backend}"
     return save(record, text, out, f"sensitivity_n{n}_p{p}_v{len(table)}{suffix}")
