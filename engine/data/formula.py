@@ -14,6 +14,7 @@ categorical, ``poly(x, 2)`` orthogonal polynomials, ``I(x ** 2)``, ``center(x)``
 A Cox model has no intercept: factors are coded against their first level as in R (the
 intercept is put in for the coding and its column dropped).  Text columns are categorical.
 """
+import difflib
 import re
 import warnings
 
@@ -35,6 +36,7 @@ CONTEXT = {"ns": ns, "rcs": rcs}
 _SURV = re.compile(r"^\s*Surv\s*\((?P<args>[^()]*)\)\s*$")
 _STRATA = re.compile(r"^strata\s*\((?P<args>[^()]*)\)$")
 _FACTOR = re.compile(r"factor `(?P<factor>[^`]*)`")
+_UNDEFINED = re.compile(r"name '(?P<name>[^']+)' is not defined")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -43,6 +45,23 @@ def _syntax_error(text, exc):
     return CohortError(f"the formula {text!r} cannot be parsed: {first}. Write it as R does, "
                        "e.g. 'Surv(time, event) ~ age + sex * treat + ns(bmi, df=4) + "
                        "strata(site)' (terms joined by +, a * b for a + b + a:b).")
+
+
+def _unknown_name(name, columns, term) -> str:
+    """Why a transform's argument ``name`` in ``term`` is not a column: usually a column whose
+    name holds a dot or a space (``ph.ecog``), which ends a name inside a transform unless
+    quoted."""
+    columns = list(map(str, columns))
+    quoted = [c for c in columns if c.startswith(name) and c != name and not c.isidentifier()]
+    quoted.sort(key=lambda c: c not in term)          # the column the term spells first
+    if quoted:
+        c = quoted[0]
+        fixed = term.replace(c, f"`{c}`") if c in term else f"C(`{c}`)"
+        return (f"{name!r} is not a column; the column {c!r} holds a character that ends a "
+                f"name inside a transform: write it in backticks, {fixed}.")
+    close = difflib.get_close_matches(name, columns, n=3)
+    return (f"{name!r} is not a column of the data" +
+            (f"; close matches: {close}." if close else "."))
 
 
 def _outcome(lhs, text):
@@ -153,7 +172,7 @@ class ModelFormula:
         every stateful transform's state (knots, levels) for ``design_matrix``."""
         self.check_columns(df)
         mm = self._materialize(lambda: Formula("1 + " + self.rhs).get_model_matrix(
-            df, output="sparse", context=CONTEXT, na_action="raise"))
+            df, output="sparse", context=CONTEXT, na_action="raise"), df.columns)
         self.spec = mm.model_spec
         X, names = self._drop_intercept(mm)
         self.names = names
@@ -192,7 +211,8 @@ class ModelFormula:
                             f"newdata column of the term {terms[0]!r}",
                             "levels the model was not fitted on",
                             f"Recode them to fitted levels {sorted(map(str, levels))}.", labels)
-        mm = self._materialize(lambda: self.spec.get_model_matrix(newdata, context=CONTEXT))
+        mm = self._materialize(lambda: self.spec.get_model_matrix(newdata, context=CONTEXT),
+                               newdata.columns)
         X, built = self._drop_intercept(mm)
         if names is None or list(names) == built:
             return X
@@ -238,8 +258,9 @@ class ModelFormula:
                 v.check_columns_exist(df.columns, [(f"formula term {terms[0]!r}{what}",
                                                     column)])
 
-    def _materialize(self, make):
-        """Run formulaic; its errors become CohortErrors naming the term and the fix."""
+    def _materialize(self, make, columns):
+        """Run formulaic on a frame of ``columns``; its errors become CohortErrors naming the
+        term and the fix."""
         with warnings.catch_warnings():
             warnings.simplefilter("error", DataMismatchWarning)
             try:
@@ -255,6 +276,11 @@ class ModelFormula:
                          else f"the formula {self.text!r}")
                 if isinstance(cause, CohortError):
                     raise CohortError(f"{where}: {cause}") from None
+                undefined = _UNDEFINED.search(str(exc))
+                if undefined:
+                    term = factor["factor"] if factor else self.text
+                    raise CohortError(f"{where}: {_unknown_name(undefined['name'], columns, term)}"
+                                      ) from None
                 raise CohortError(f"{where} cannot be evaluated: {exc}. Check the column "
                                   "types (numbers for splines and arithmetic) and the "
                                   "transform's arguments.") from None

@@ -243,7 +243,8 @@ class FitResult:
         its coefficients of interest (800 MB of NaN per variant at p = 10,000 otherwise)."""
         if self.variance != "model":
             return self.summary.loc[list(names)]
-        at = self.coef.index.get_indexer(list(names))
+        names = list(names)
+        at = self.coef.index.get_indexer(names)
         if (at < 0).any():
             raise KeyError(f"no coefficients named {[n for n, a in zip(names, at) if a < 0]}")
         cols, block = self._unpenalised_block("model")

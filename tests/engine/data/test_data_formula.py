@@ -189,6 +189,17 @@ def test_terms_read_their_columns_through_polynomials_and_dotted_names():
         cohort.design_matrix(df.drop(columns="age"))
 
 
+def test_a_dotted_name_inside_a_transform_asks_for_backticks():
+    """Inside C(), poly() or ns() a dot ends a name (formulaic reads ph.ecog as ph's
+    attribute): the error names the column and writes the term with backticks."""
+    df = frame().rename(columns={"site": "site.name", "bmi": "body.mass"})
+    with pytest.raises(CohortError, match=r"C\(site\.name\).*'site' is not a column.*"
+                                          r"'site\.name'.*backticks, C\(`site\.name`\)"):
+        engine.Cohort.from_frame(df, "time", "event", formula="age + C(site.name)")
+    with pytest.raises(CohortError, match=r"backticks, ns\(`body\.mass`, df=3\)"):
+        engine.Cohort.from_frame(df, "time", "event", formula="age + ns(body.mass, df=3)")
+
+
 def test_names_in_backticks_stay_quoted_in_the_parsed_formula():
     """formulaic's term label drops the backticks of `body mass`; the formula's rhs keeps
     them, so it is parsed again (build, a reader of ``rhs``), and a stratum loses them."""
