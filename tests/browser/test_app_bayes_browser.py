@@ -1,5 +1,5 @@
 """The Bayesian tab in headless Chromium (the helpers and fixtures of test_app_browser: one
-`panel serve` per module, a fresh context per test): run the sampler on the bundled
+`panel serve` per test process, a fresh context per test): run the sampler on the bundled
 breast-cancer data with few draws and read a posterior mean and the probit MLE off the page."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    app_url, browser, chromium, page, shot, tab, type_into,
+from test_app_browser import (
+    shot, tab, type_into,
 )
 
 import engine

@@ -1,167 +1,30 @@
 """The served app in headless Chromium, doing what a user does.
 
-One `python -m app.serve app/main.py` (`panel serve`, compressed, as `make run`) per module (free port; waits for HTTP, then each page waits for
-its widgets, i.e. the websocket); one Chromium per module, a fresh context per test. Every
-test ends by checking that no "Traceback" reached the page. Screenshots of each main view go to
-tests/artifacts/ (gitignored).
+The app and Chromium are served once per test process (conftest.py, served_app.py), a fresh
+browser context per test (its own session). Every test ends by checking that no "Traceback"
+reached the page. Screenshots of each main view go to tests/artifacts/ (gitignored). The
+helpers here (what a user clicks) serve the other browser modules too.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from served_app import (  # noqa: F401  (re-exported for the other browser modules)
+    MAX_UPLOAD_MB, TIMEOUT, assert_no_traceback, open_app,
+)
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ROSSI_FIN_EFRON = -0.3794222  # R coxph, Efron ties (sample_data/README.md)
-SERVER_LOGS: dict[str, Path] = {}  # app URL -> its `panel serve` log
-TIMEOUT = 120_000  # ms: the CI machine has 2 cores shared with other jobs
-MAX_UPLOAD_MB = 1  # the served app's upload limit in these tests
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Debian's Chromium; missing is a skip on a workstation and a failure in CI."""
-    if not Path(CHROMIUM).exists():
-        reason = f"{CHROMIUM} is missing (apt-get install chromium, or run `make test`)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    pytest.importorskip("playwright.sync_api")
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    """`python -m app.serve app/main.py` on a free port; yields its URL once it answers HTTP."""
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("panel") / "serve.log"
-    data_dir = tmp_path_factory.mktemp("data")  # the operator's data directory
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-           "SURVSCAN_DATA_DIRS": str(data_dir), "SURVSCAN_MAX_UPLOAD_MB": str(MAX_UPLOAD_MB),
-           "SURVSCAN_JOB_SLOTS": "2",  # as on the 2-core CI box, whatever this box has
-           "SURVSCAN_STATE_DIR": str(tmp_path_factory.mktemp("sessions"))}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app.serve", "app/main.py", "--port", str(port),
-             "--address", "127.0.0.1", f"--allow-websocket-origin=127.0.0.1:{port}"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/main"
-    try:
-        # the first page (the Data page; other pages build when opened) can still take minutes
-        # to come up while parallel test workers load the machine
-        deadline = time.monotonic() + 360
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"panel serve exited with {proc.returncode}:\n{log_path.read_text()}")
-            try:
-                with urllib.request.urlopen(url, timeout=120) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"panel serve did not answer in 360 s:\n{log_path.read_text()}")
-            time.sleep(0.5)
-        SERVER_LOGS[url] = log_path
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if "Traceback" in log_path.read_text(errors="replace"):
-            print(log_path.read_text(errors="replace")[-5000:])
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT)  # assertions wait as long as actions on a busy CI box
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture
-def page(browser, app_url, request):
-    """A fresh browser session (its own context: cookies, websocket, server-side store).  When
-    the test fails, the browser's console errors and the end of the server's log are printed
-    with it (what each side did)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1600})
-    context.set_default_timeout(TIMEOUT)
-    pg = context.new_page()
-    console: list[str] = []
-    pg.on("console", lambda m: console.append(f"{m.type}: {m.text}")
-          if m.type in ("error", "warning") else None)
-    pg.on("pageerror", lambda e: console.append(f"page error: {e}"))
-    open_app(pg, app_url)
-    try:
-        yield pg
-        assert_no_traceback(pg)
-    finally:
-        context.close()
-        report = getattr(request.node, "rep_call", None)
-        if report is not None and report.failed:
-            print("--- the browser's console errors and warnings:", *console[-40:], sep="\n")
-            print_server_log(app_url)
-
-
-def print_server_log(url: str, chars: int = 8000) -> None:
-    """The last ``chars`` of the log of the server at ``url``."""
-    log = SERVER_LOGS.get(url)
-    if log is not None and log.exists():
-        print(f"--- the end of {log}:\n{log.read_text(errors='replace')[-chars:]}")
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers: what a user clicks
-def open_app(pg, url):
-    from playwright.sync_api import expect
-
-    pg.goto(url, timeout=TIMEOUT)
-    # rendered widgets mean the websocket is up and the session's document arrived
-    expect(pg.get_by_role("button", name="Open sample")).to_be_visible(timeout=TIMEOUT)
-    expect(pg.get_by_text("Ready to fit.")).to_be_visible(timeout=TIMEOUT)
-    assert pg.title() == "survscan"
-
-
 def tab(pg, name):
     """Open the tab ``name`` and wait until its header is the active one.  Under load a click
     can land while the server re-lays the page out, beside the header (seen in fresh-clone CI
@@ -227,11 +90,6 @@ def open_sample(pg, name):
     select(pg, "Bundled sample", name)
     pg.get_by_role("button", name="Open sample").click()
     expect(pg.get_by_text(f"sample: {name} —")).to_be_visible()
-
-
-def assert_no_traceback(pg):
-    assert pg.get_by_text("Traceback").count() == 0
-    assert "Traceback" not in pg.content()
 
 
 def shot(pg, name):

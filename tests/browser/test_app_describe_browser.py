@@ -17,9 +17,9 @@ import pytest
 from lifelines.statistics import logrank_test
 
 import engine
-from test_app_browser import (  # noqa: F401  (fixtures: the served app and Chromium)
-    app_url, assert_no_traceback, browser, chromium, field, fit, open_app, open_sample, page,
-    select, shot, tab)
+from test_app_browser import (
+    assert_no_traceback, field, fit, open_sample, select, shot, tab,
+)
 
 pytestmark = pytest.mark.browser
 

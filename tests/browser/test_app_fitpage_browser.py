@@ -9,8 +9,9 @@ import re
 import pytest
 
 import engine
-from test_app_browser import (  # noqa: F401  (fixtures)
-    app_url, browser, chromium, field, fit, page, shot, tab, type_into)
+from test_app_browser import (
+    field, fit, shot, tab, type_into,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROSSI_COVARIATES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]

@@ -12,8 +12,9 @@ import pytest
 
 import engine
 from engine import datasets
-from test_app_browser import (  # noqa: F401  (fixtures)
-    app_url, browser, chromium, field, fit, page, shot, tab)
+from test_app_browser import (
+    field, fit, shot, tab,
+)
 
 pytestmark = pytest.mark.browser
 

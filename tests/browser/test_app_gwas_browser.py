@@ -1,14 +1,14 @@
 """The GWAS tab in headless Chromium: the default scan of the bundled toy data, its top hit's
 p-value on the page equal to gwas.scan's, the plots drawn (the helpers and fixtures of
-test_app_browser: one `panel serve` per module, a fresh context per test)."""
+test_app_browser: one `panel serve` per test process, a fresh context per test)."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    app_url, browser, chromium, page, shot, tab,
+from test_app_browser import (
+    shot, tab,
 )
 
 from app.gwas_state import TOY

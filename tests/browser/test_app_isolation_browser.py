@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    TIMEOUT, app_url, assert_no_traceback, browser, chromium, open_app, open_sample,
+from test_app_browser import (
+    TIMEOUT, assert_no_traceback, open_app, open_sample,
 )
 
 pytestmark = pytest.mark.browser

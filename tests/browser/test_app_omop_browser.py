@@ -1,5 +1,5 @@
 """The OMOP study tab and the cross-validation action in headless Chromium (the helpers and
-fixtures of test_app_browser: one `panel serve` per module, a fresh context per test)."""
+fixtures of test_app_browser: one `panel serve` per test process, a fresh context per test)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 
 import pytest
 from eunomia_study import CELECOXIB, STRATIFIED, default_study
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    app_url, browser, chromium, field, page, shot, tab, type_into,
+from test_app_browser import (
+    field, shot, tab, type_into,
 )
 
 import engine

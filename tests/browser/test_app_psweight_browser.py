@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import engine
-from test_app_browser import (  # noqa: F401  (fixtures)
-    app_url, browser, chromium, field, fit, page, row_with, shot, tab)
+from test_app_browser import (
+    field, fit, row_with, shot, tab,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -9,8 +9,8 @@ import re
 
 import pytest
 from eunomia_study import STRATIFIED, default_study
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    app_url, browser, chromium, field, open_sample, page, shot, tab, type_into,
+from test_app_browser import (
+    field, open_sample, shot, tab, type_into,
 )
 
 pytestmark = pytest.mark.browser

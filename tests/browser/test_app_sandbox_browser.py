@@ -1,6 +1,6 @@
 """The query box's refusals, the upload limit, hostile file names and the autosaved analysis
 offered after a reload, in headless Chromium (the
-helpers and fixtures of test_app_browser: one `panel serve` per module, with a 1 MB upload
+helpers and fixtures of test_app_browser: one `panel serve` per test process, with a 1 MB upload
 limit and an empty data directory, and a fresh browser context per test)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    MAX_UPLOAD_MB, app_url, browser, chromium, field, open_app, open_sample, page, shot, tab,
+from test_app_browser import (
+    MAX_UPLOAD_MB, field, open_app, open_sample, shot, tab,
 )
 
 pytestmark = pytest.mark.browser

@@ -1,5 +1,5 @@
 """The SCCS tab in headless Chromium (the helpers and fixtures of test_app_browser: one
-`panel serve` per module, a fresh context per test): open R SCCS's itpdat, choose MMR with a
+`panel serve` per test process, a fresh context per test): open R SCCS's itpdat, choose MMR with a
 0-42 day risk window and age groups, fit, and read the IRR on the page."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    app_url, browser, chromium, field, page, shot, tab, type_into,
+from test_app_browser import (
+    field, shot, tab, type_into,
 )
 
 import engine

@@ -12,8 +12,9 @@ import re
 import pytest
 
 import engine
-from test_app_browser import (  # noqa: F401  (fixtures)
-    app_url, browser, chromium, field, page, shot, tab, type_into)
+from test_app_browser import (
+    field, shot, tab, type_into,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

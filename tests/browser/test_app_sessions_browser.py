@@ -1,15 +1,13 @@
 """Named analyses, the .survscan file and many users at once, in headless Chromium (the helpers
-and fixtures of test_app_browser: one `panel serve` per module, a fresh context per test)."""
+and fixtures of test_app_browser: one `panel serve` per test process, a fresh context per test)."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from test_app_browser import (  # noqa: F401  (fixtures are used by name)
-    TIMEOUT, app_url, assert_no_traceback, browser, chromium, fit, open_app, open_sample, page,
-    row_with, shot, tab,
+from test_app_browser import (
+    TIMEOUT, assert_no_traceback, fit, open_sample, shot, tab,
 )
 
 pytestmark = pytest.mark.browser

@@ -12,9 +12,9 @@ import re
 import numpy as np
 import pytest
 
-from test_app_browser import (  # noqa: F401  (fixtures: the served app and Chromium)
-    ARTIFACTS, TIMEOUT, app_url, browser, chromium, field, fit, open_sample, page, row_with,
-    select, shot, tab, type_into)
+from test_app_browser import (
+    ARTIFACTS, field, fit, open_sample, row_with, select, tab, type_into,
+)
 
 pytestmark = pytest.mark.browser
 
