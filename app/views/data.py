@@ -51,12 +51,17 @@ class DataView(Viewer):
         self.sql = pn.widgets.TextAreaInput(label="SQL", value="SELECT * FROM rossi", height=90)
         self.run_sql = pn.widgets.Button(label="Run query", color="primary")
         self.run_sql.on_click(self._run_query)
-        self.sim_n = pn.widgets.IntInput(label="N (rows)", value=10_000, start=10, step=1000)
-        self.sim_p = pn.widgets.IntInput(label="P (covariates)", value=20, start=1, step=10)
+        # three to a row inside the 560 px "Open data" column (at the default 300 px each the
+        # row ran under the validation report beside it)
+        small = {"width": 165}
+        self.sim_n = pn.widgets.IntInput(label="N (rows)", value=10_000, start=10, step=1000,
+                                         **small)
+        self.sim_p = pn.widgets.IntInput(label="P (covariates)", value=20, start=1, step=10,
+                                         **small)
         self.sim_density = pn.widgets.FloatInput(label="density", value=0.05, start=0.001,
-                                                 end=1.0, step=0.01)
-        self.sim_strata = pn.widgets.IntInput(label="strata", value=1, start=1)
-        self.sim_seed = pn.widgets.IntInput(label="seed", value=0, start=0)
+                                                 end=1.0, step=0.01, **small)
+        self.sim_strata = pn.widgets.IntInput(label="strata", value=1, start=1, **small)
+        self.sim_seed = pn.widgets.IntInput(label="seed", value=0, start=0, **small)
         self.simulate = pn.widgets.Button(label="Simulate cohort", color="primary")
         self.simulate.on_click(self._simulate)
         # the File, DuckDB and Simulate panes are drawn when first opened (a first page with
