@@ -29,8 +29,10 @@ class AnalysesView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.current = markdown(sizing_mode="stretch_width")
-        self.name_input = pn.widgets.TextInput(placeholder="a name, e.g. rossi by fin", width=150)
-        self.save = pn.widgets.Button(label="Save as", width=80)
+        # the pair fits the 230 px under the sidebar's padding (150 + 80 and their margins ran
+        # past its edge, "Save as" clipped)
+        self.name_input = pn.widgets.TextInput(placeholder="a name, e.g. rossi by fin", width=135)
+        self.save = pn.widgets.Button(label="Save as", width=75)
         self.save.on_click(self._save_as)
         self.choice = pn.widgets.Select(width=230)
         self.switch = pn.widgets.Button(label="Switch to it", width=110)
