@@ -1,6 +1,8 @@
 """The browser tests' fixtures: Chromium, the served app and a fresh page per test (see
-served_app.py).  The server and Chromium live for the whole test process: every module's
-tests open their own browser contexts, so each test still starts a session of its own."""
+served_app.py).  The server lives for the whole test process (each test opens its own browser
+context, so it still starts a session of its own); Playwright and Chromium for one module at a
+time: while Playwright's sync API is active its event loop runs in the process, and the app
+tests' ``asyncio.run`` that a worker may run between browser modules would fail."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def app_url(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium):
     from playwright.sync_api import expect, sync_playwright
 

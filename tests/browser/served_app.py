@@ -1,8 +1,8 @@
-"""The served app and Chromium that the browser tests share: one `python -m app.serve
-app/main.py` (`panel serve`, compressed, as `make run`) on a free port and one Chromium per
-test process (conftest.py's session fixtures), a fresh browser context per test; and what
-every page does first (``open_app``) and last (``assert_no_traceback``).  A server per module
-cost each of the 15 modules 6-8 s of start-up on the 2-core CI machine."""
+"""The served app that the browser tests share: one `python -m app.serve app/main.py` (`panel
+serve`, compressed, as `make run`) on a free port per test process (conftest.py), a fresh
+browser context per test; Chromium's flags; and what every page does first (``open_app``) and
+last (``assert_no_traceback``).  A server per module cost each of the 15 modules 6-8 s of
+start-up on the 2-core CI machine."""
 
 from __future__ import annotations
 

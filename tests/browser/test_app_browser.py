@@ -1,7 +1,7 @@
 """The served app in headless Chromium, doing what a user does.
 
-The app and Chromium are served once per test process (conftest.py, served_app.py), a fresh
-browser context per test (its own session). Every test ends by checking that no "Traceback"
+The app is served once per test process and Chromium started once per module (conftest.py,
+served_app.py), a fresh browser context per test (its own session). Every test ends by checking that no "Traceback"
 reached the page. Screenshots of each main view go to tests/artifacts/ (gitignored). The
 helpers here (what a user clicks) serve the other browser modules too.
 """
