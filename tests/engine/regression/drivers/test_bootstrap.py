@@ -91,7 +91,7 @@ def test_summary_columns_and_nonzero_fraction():
 def test_percentile_intervals_cover_near_the_nominal_level():
     beta = np.array([0.5, -0.5, 0.0])
     hits = []
-    for rep in range(60):
+    for rep in range(40):
         rng = np.random.default_rng(rep)
         X = rng.normal(size=(200, 3))
         t = rng.exponential(1.0 / np.exp(X @ beta))
