@@ -62,6 +62,13 @@ def where(request):
         yield "emulator"
 
 
+def pytest_collection_modifyitems(items):
+    """Tests marked ``first`` run first: a two-minute test that a worker started near the end
+    kept it busy after the other worker had run dry (xdist hands each worker a contiguous run
+    of the collected tests, and steals from the end of a run)."""
+    items.sort(key=lambda item: item.get_closest_marker("first") is None)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     """Keep each phase's report on the test (``item.rep_call``): a fixture's teardown can then
