@@ -8,7 +8,7 @@ import engine
 
 
 def _grid(backend):
-    cohort = engine.simulate(800, 12, density=0.3, seed=7)
+    cohort = engine.simulate(400, 12, density=0.3, seed=7)   # one tile of the scans, as 800 rows were
     rng = np.random.default_rng(7)
     site = rng.integers(0, 3, cohort.n)
     top = float(np.max(np.abs(engine.gradient(cohort, np.zeros(cohort.p))[1:])))
