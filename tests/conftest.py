@@ -63,10 +63,20 @@ def where(request):
 
 
 def pytest_collection_modifyitems(items):
-    """Tests marked ``first`` run first: a two-minute test that a worker started near the end
-    kept it busy after the other worker had run dry (xdist hands each worker a contiguous run
-    of the collected tests, and steals from the end of a run)."""
-    items.sort(key=lambda item: item.get_closest_marker("first") is None)
+    """The order that keeps both workers of `-n 2 --dist worksteal` busy: xdist hands each
+    worker a contiguous half of the collected tests and steals from the end of a half.
+    Tests marked ``first`` go first: a two-minute test that a worker started near the end kept
+    it busy after the other had run dry.  The browser tests open the second half: its worker
+    runs them one after another beside the first worker's computing tests, where at the end of
+    a half the two workers took them two at once (two served apps and two Chromiums on 2
+    cores, slowing each other)."""
+    first = [item for item in items if item.get_closest_marker("first")]
+    browser = [item for item in items if item.get_closest_marker("browser")
+               and not item.get_closest_marker("first")]
+    rest = [item for item in items if not (item.get_closest_marker("first")
+                                           or item.get_closest_marker("browser"))]
+    cut = max(0, len(items) // 2 - len(first))
+    items[:] = first + rest[:cut] + browser + rest[cut:]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
