@@ -8,7 +8,8 @@ import engine
 
 
 def _grid(backend):
-    cohort = engine.simulate(400, 12, density=0.3, seed=7)   # one tile of the scans, as 800 rows were
+    # 400 rows: one tile of the scans, as the 800 rows were (half the emulator's time)
+    cohort = engine.simulate(400, 12, density=0.3, seed=7)
     rng = np.random.default_rng(7)
     site = rng.integers(0, 3, cohort.n)
     top = float(np.max(np.abs(engine.gradient(cohort, np.zeros(cohort.p))[1:])))
