@@ -40,6 +40,8 @@ class CoxCpuBackend:
                                                               md.vptr, x, md.n))
         self._next = None      # (beta + step, its eta): the line search's first point
         self._at = None        # the beta that eta = X beta was last formed from in O(nnz)
+        self._pass = None      # (want, ll, r, h) of the last risk-set pass at the current eta
+        self._ahead = False    # eta is the last step's first point (see loglik)
 
     # -- state ---------------------------------------------------------------------------
     def set_beta(self, beta: np.ndarray) -> None:
@@ -47,21 +49,23 @@ class CoxCpuBackend:
         (the line search's first trial), kept when it was formed from this very ``beta`` (a
         solve starting where the last one ended, a score at the fit), else in O(nnz)."""
         ahead, self._next = self._next, None
+        self._ahead = False
         if ahead is not None and np.array_equal(beta, ahead[0]):
             self.state.eta = ahead[1]
             self.state.recentre()
-            self._at = None
+            self._at, self._pass, self._ahead = None, None, True
         elif self._at is None or not np.array_equal(beta, self._at):
             self.state.set_beta(beta)
-            self._at = np.array(beta, dtype=np.float64)
+            self._at, self._pass = np.array(beta, dtype=np.float64), None
 
     def set_weights(self, w_sorted: np.ndarray) -> None:
         self.state.set_weights(w_sorted)
         self.plane.reset()
-        self._next = None
+        self._next = self._pass = None
 
     def update(self, j: int, delta: float) -> None:
-        self._next = self._at = None
+        self._next = self._at = self._pass = None
+        self._ahead = False
         self.state.update(j, delta)
 
     # -- scans ---------------------------------------------------------------------------
@@ -75,15 +79,25 @@ class CoxCpuBackend:
 
     def risk_set_pass(self, want: int):
         """(ll, r, h): the log-likelihood and, for want >= 1, the risk-set terms r (and, for
-        want = 2, the diagonal curvature h) of every row, in one O(N) pass."""
+        want = 2, the diagonal curvature h) of every row, in one O(N) pass; the last pass is
+        kept until eta or the weights change, so a question asked again at the same point
+        costs nothing."""
+        if self._pass is not None and self._pass[0] >= want:
+            return self._pass[1:]
         md, s = self.md, self.state
-        return k.risk_set_pass(s.eta, s.D, md.weights, md.flags, self.efron, s.shift,
-                               self.has_start, md.stop, self._start, self._start_order,
-                               md.strata_bounds, want, self._groups)
+        out = k.risk_set_pass(s.eta, s.D, md.weights, md.flags, self.efron, s.shift,
+                              self.has_start, md.stop, self._start, self._start_order,
+                              md.strata_bounds, want, self._groups)
+        self._pass = (want, *out)
+        return out
 
     def loglik(self) -> float:
-        """Log partial likelihood at the current beta."""
-        return self.risk_set_pass(0)[0]
+        """Log partial likelihood at the current beta.  At a step's first point (the line
+        search's t = 1, nearly always taken) the pass also forms r and h, which the next step
+        and the KKT check then read from it: about a third more for this pass, one pass fewer
+        per outer step (10^6 rows: 8-9 ms for the log-likelihood alone, 11-13 ms with r and
+        h, each pass)."""
+        return self.risk_set_pass(2 if self._ahead else 0)[0]
 
     def loglik_gradient(self) -> tuple[float, np.ndarray]:
         """Log partial likelihood and its full gradient in O(N + nnz)."""

@@ -154,15 +154,25 @@ def row_block(indptr, indices, values, vptr, coords, n):
 @njit(cache=True, nogil=True)
 def block_image(rp, rc, rv, x):
     """u = X_block x over the rows of the block, each row written once (sequential): the eta
-    change of a step on the chosen columns."""
+    change of a step on the chosen columns (rv empty: binary columns, every value 1)."""
     n = rp.size - 1
     u = np.zeros(n)
     for i in range(n):
-        acc = 0.0
+        u[i] = row_dot(rp, rc, rv, x, i)
+    return u
+
+
+@njit(inline="always")
+def row_dot(rp, rc, rv, x, i):
+    """Row i of the block times x (rv empty: every value 1)."""
+    acc = 0.0
+    if rv.size == 0:
+        for a in range(rp[i], rp[i + 1]):
+            acc += x[rc[a]]
+    else:
         for a in range(rp[i], rp[i + 1]):
             acc += rv[a] * x[rc[a]]
-        u[i] = acc
-    return u
+    return acc
 
 
 @njit(cache=True, nogil=True)

@@ -7,7 +7,10 @@ The rows are cut into pieces fixed by n (never by the thread count), so the seri
 the parallel ones give the same numbers, whatever the thread count:
 - the build is a counting sort by row within each piece (its fill pointers stay in cache), the
   pieces writing disjoint runs of rp, rc, rv: the arrays of diagonal_step_kernels.row_block
-  (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows);
+  (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows), with rv empty when every chosen
+  column is binary (OMOP's covariates, the benchmarks' simulated ones): the kernels below then
+  read 4 bytes an entry instead of 12, and multiply by no value (the same numbers: x * 1.0 is
+  x);
 - the Gram matrix sums only the upper triangle of each row's outer product (half the work),
   per piece, then the pieces in order (the centred X' diag(h) X to rounding);
 - X'v sums per piece, then the pieces in order (X'v to rounding);
@@ -35,11 +38,13 @@ def _parallel(rows) -> bool:
 
 
 def row_block(indptr, indices, values, vptr, coords, n):
-    """diagonal_step_kernels.row_block's arrays (rp, rc, rv), built piece by piece of rows."""
+    """diagonal_step_kernels.row_block's arrays (rp, rc, rv), built piece by piece of rows; rv
+    is empty when every chosen column is binary (all its values 1)."""
     cuts = _cuts(n)
+    binary = bool(np.all(vptr[coords] < 0))
     if _parallel(n):
-        return _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts)
-    return _row_block_serial(indptr, indices, values, vptr, coords, n, cuts)
+        return _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary)
+    return _row_block_serial(indptr, indices, values, vptr, coords, n, cuts, binary)
 
 
 def gram_matrix(rp, rc, rv, s, h):
@@ -92,7 +97,8 @@ def _count_piece(indices, at, b, rp):
 @njit(cache=True, nogil=True)
 def _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv):
     """Rows cuts[b]..cuts[b+1]-1 of the CSR block: a counting sort by row within the piece,
-    whose fill pointers stay in cache."""
+    whose fill pointers stay in cache; values only where rv has room (not binary)."""
+    keep = rv.size > 0
     fill = rp[cuts[b]:cuts[b + 1]].copy()
     base = cuts[b]
     for c in range(coords.size):
@@ -102,12 +108,13 @@ def _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv):
             r = indices[k] - base
             t = fill[r]
             rc[t] = c
-            rv[t] = values[v0 + k - lo] if v0 >= 0 else 1.0
+            if keep:
+                rv[t] = values[v0 + k - lo] if v0 >= 0 else 1.0
             fill[r] = t + 1
 
 
 @njit(cache=True, nogil=True)
-def _row_block_serial(indptr, indices, values, vptr, coords, n, cuts):
+def _row_block_serial(indptr, indices, values, vptr, coords, n, cuts, binary):
     pieces, s = cuts.size - 1, coords.size
     at = np.empty((pieces + 1, s), np.int64)
     for c in range(s):
@@ -118,14 +125,14 @@ def _row_block_serial(indptr, indices, values, vptr, coords, n, cuts):
     for i in range(n):
         rp[i + 1] += rp[i]
     rc = np.empty(rp[n], np.int32)      # s <= GRAM_MAX columns
-    rv = np.empty(rp[n])
+    rv = np.empty(0 if binary else rp[n])
     for b in range(pieces):
         _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv)
     return rp, rc, rv
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts):
+def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary):
     """_row_block_serial with the columns' piece starts, the counts and the fills of the
     pieces in parallel (disjoint runs of rp, rc, rv)."""
     pieces, s = cuts.size - 1, coords.size
@@ -138,7 +145,7 @@ def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts):
     for i in range(n):
         rp[i + 1] += rp[i]
     rc = np.empty(rp[n], np.int32)      # s <= GRAM_MAX columns
-    rv = np.empty(rp[n])
+    rv = np.empty(0 if binary else rp[n])
     for b in prange(pieces):
         _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv)
     return rp, rc, rv
@@ -147,6 +154,15 @@ def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts):
 @njit(cache=True, nogil=True)
 def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh):
     """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row), xh += h x."""
+    if rv.size == 0:        # binary columns: x = 1 wherever stored
+        for i in range(lo, hi):
+            hi_ = h[i]
+            for a in range(rp[i], rp[i + 1]):
+                ca = rc[a]
+                xh[ca] += hi_
+                for b in range(a, rp[i + 1]):
+                    Q[ca, rc[b]] += hi_
+        return
     for i in range(lo, hi):
         hi_ = h[i]
         for a in range(rp[i], rp[i + 1]):
@@ -215,10 +231,15 @@ def _block_dots_parallel(rp, rc, rv, s, v, cuts):
 
 @njit(cache=True, nogil=True)
 def _dots_piece(rp, rc, rv, v, lo, hi, g):
+    binary = rv.size == 0
     for i in range(lo, hi):
         vi = v[i]
-        for a in range(rp[i], rp[i + 1]):
-            g[rc[a]] += rv[a] * vi
+        if binary:
+            for a in range(rp[i], rp[i + 1]):
+                g[rc[a]] += vi
+        else:
+            for a in range(rp[i], rp[i + 1]):
+                g[rc[a]] += rv[a] * vi
 
 
 @njit(cache=True, nogil=True)
@@ -234,8 +255,5 @@ def _block_image_rows(rp, rc, rv, x):
     n = rp.size - 1
     u = np.zeros(n)
     for i in prange(n):
-        acc = 0.0
-        for a in range(rp[i], rp[i + 1]):
-            acc += rv[a] * x[rc[a]]
-        u[i] = acc
+        u[i] = serial.row_dot(rp, rc, rv, x, i)
     return u

@@ -76,6 +76,40 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
         g, linear_predictor.column_dots_on(indptr, indices, values, vptr, v, coords))
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_binary_block_keeps_no_values_and_gives_the_same_numbers(layout, parallel,
+                                                                   monkeypatch):
+    """Every chosen column binary: rv is empty and the kernels (serial and parallel twins) give
+    exactly what they give on the block with its values of 1.0, and the dense products."""
+    indptr, indices, values, vptr, n, Xs, rng = layout
+    coords = np.array([0, 2, 8, 30, 58], np.int64)
+    assert np.all(vptr[coords] < 0)
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: parallel)
+    monkeypatch.setattr(row_block_parallel, "_PARALLEL_ROWS", 0)
+    rp, rc, rv = row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)
+    assert rv.size == 0 and rp[-1] > 0
+    ones = np.ones(rc.size)
+    B = Xs[:, coords].toarray()
+    np.testing.assert_array_equal(sp.csr_matrix((ones, rc, rp), shape=B.shape).toarray(), B)
+    h, x, v = rng.random(n), rng.standard_normal(coords.size), rng.standard_normal(n)
+    for binary, valued in [
+            (row_block_parallel.gram_matrix(rp, rc, rv, coords.size, h),
+             row_block_parallel.gram_matrix(rp, rc, ones, coords.size, h)),
+            (row_block_parallel.block_image(rp, rc, rv, x),
+             row_block_parallel.block_image(rp, rc, ones, x)),
+            (serial.block_image(rp, rc, rv, x), serial.block_image(rp, rc, ones, x)),
+            (row_block_parallel.block_dots(rp, rc, rv, coords.size, v),
+             row_block_parallel.block_dots(rp, rc, ones, coords.size, v))]:
+        np.testing.assert_array_equal(binary, valued)
+    Bc = B - h @ B / h.sum()
+    np.testing.assert_allclose(row_block_parallel.gram_matrix(rp, rc, rv, coords.size, h),
+                               Bc.T @ (h[:, None] * Bc), rtol=1e-10, atol=1e-8)
+    np.testing.assert_allclose(row_block_parallel.block_image(rp, rc, rv, x), B @ x, rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(row_block_parallel.block_dots(rp, rc, rv, coords.size, v), B.T @ v,
+                               rtol=1e-12, atol=1e-9)
+
+
 def test_block_kernels_equal_their_dense_definitions(layout):
     """Against the dense products of the sorted design (independent of every kernel)."""
     indptr, indices, values, vptr, n, Xs, rng = layout
