@@ -54,7 +54,8 @@ def sample(cohort, model="horseshoe_probit", draws=5000, burn_in=1000, chains=4,
     standardize : sample on standardised predictors (recommended for the horseshoe).
     intercept : add an "(intercept)" with a N(0, 10^2) prior (not shrunk).
     parallel : "auto" (processes when the chains are long enough to pay for starting them),
-        None/"serial", "processes", "dask" or a Dask address/client (engine.parallel).
+        None/"serial", "threads", "processes", "dask" or a Dask address/client
+        (engine.parallel).
     precision : "float64" | "float32" (X, X'X and the Cholesky draw in single precision, as
         the paper's GPU code; about twice as fast at p = 1,000; p <= N only).
 

@@ -6,7 +6,10 @@ cohort, sorts it into a model once per worker thread (``WorkerCache``) and deriv
 or replicate's randomness from ``(seed, index)`` inside ``item``, never from worker state, so a
 seed gives the same numbers serially, over a process pool and on a Dask cluster.
 
-``parallel`` is None or "serial"; "processes" (a ``concurrent.futures.ProcessPoolExecutor`` of
+``parallel`` is None or "serial"; "threads" (a ``concurrent.futures.ThreadPoolExecutor`` of
+``n_jobs`` threads, the usable cores by default: the kernels release the GIL, the workers share
+the process's memory, and each runs Numba and BLAS on one thread, since the pool is the
+parallelism); "processes" (a ``concurrent.futures.ProcessPoolExecutor`` of
 ``n_jobs`` workers, spawned so it is safe beside the app's threads); "dask" (a
 ``distributed.LocalCluster`` of ``n_jobs`` worker processes, 2 by default); a scheduler address
 such as "tcp://10.0.0.5:8786" to join a running cluster; or a ``distributed.Client``.  A GPU
@@ -23,9 +26,11 @@ import multiprocessing
 import os
 import threading
 
+from threadpoolctl import threadpool_limits
+
 from .errors import Cancelled
 
-MODES = ("serial", "processes", "dask")
+MODES = ("serial", "threads", "processes", "dask")
 _POLL_S = 0.1
 
 
@@ -85,8 +90,9 @@ def check(parallel, n_jobs=None) -> None:
         raise ValueError(f"n_jobs must be a positive integer or None, got {n_jobs!r}")
     if parallel is None or _is_client(parallel) or _is_address(parallel) or parallel in MODES:
         return
-    raise ValueError(f"unknown parallel={parallel!r}; use None/'serial', 'processes', 'dask', "
-                     "a Dask scheduler address ('tcp://host:8786') or a distributed.Client.")
+    raise ValueError(f"unknown parallel={parallel!r}; use None/'serial', 'threads', 'processes', "
+                     "'dask', a Dask scheduler address ('tcp://host:8786') or a "
+                     "distributed.Client.")
 
 
 class Runner:
@@ -96,12 +102,16 @@ class Runner:
     def __init__(self, task, parallel=None, n_jobs=None):
         check(parallel, n_jobs)
         self.task, self.parallel, self.n_jobs = task, parallel, n_jobs
-        self._pool = self._client = self._cluster = self._shared = None
+        self._pool = self._client = self._cluster = self._shared = self._blas = None
         self._own_client = False
 
     def __enter__(self):
         p = self.parallel
-        if p == "processes":
+        if p == "threads":
+            self._blas = threadpool_limits(1)
+            self._pool = cf.ThreadPoolExecutor(max_workers=self.n_jobs or usable_cores(),
+                                               initializer=_one_numba_thread)
+        elif p == "processes":
             self._pool = cf.ProcessPoolExecutor(
                 max_workers=self.n_jobs or os.cpu_count() or 1,
                 mp_context=multiprocessing.get_context("spawn"),
@@ -124,6 +134,8 @@ class Runner:
     def __exit__(self, *exc):
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._blas is not None:
+            self._blas.restore_original_limits()
         if self._own_client:
             self._client.close()
         if self._cluster is not None:
@@ -133,7 +145,8 @@ class Runner:
         """``[task(item) for item in items]`` in order, wherever the runner computes."""
         items = list(items)
         if self._pool is not None:
-            futures = {self._pool.submit(_call_installed, it): i for i, it in enumerate(items)}
+            call = self.task if self.parallel == "threads" else _call_installed
+            futures = {self._pool.submit(call, it): i for i, it in enumerate(items)}
             return _gather(futures, progress, cancel, _wait_local, _cancel_local)
         if self._client is not None:
             client = self._client
@@ -157,6 +170,14 @@ def run(task, items, parallel=None, n_jobs=None, progress=None, cancel=None) -> 
 
 
 _TASK = None
+
+
+def _one_numba_thread():
+    """A pool thread runs Numba's parallel kernels on one thread (thread-local in Numba): two
+    pool threads each opening a parallel region would put four threads on two cores."""
+    import numba
+
+    numba.set_num_threads(1)
 
 
 def _install(task):

@@ -125,8 +125,8 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     repeats : independent fold assignments (Yang2022 uses 10 x 10)
     grid : None | number of points of the default grid | sequence of lambdas > 0
     seed : fixes the folds; the same seed gives the same result for every ``parallel``
-    parallel, n_jobs : where the folds run (engine.parallel): None/"serial", "processes",
-        "dask", a scheduler address or a distributed.Client
+    parallel, n_jobs : where the folds run (engine.parallel): None/"serial", "threads",
+        "processes", "dask", a scheduler address or a distributed.Client
     unpenalized : covariate names left out of the penalty (e.g. the treatment)
     auto : search lambda by bracketing and Brent's method instead of walking the grid
     progress : callable(done, total) after each (fold, grid point) step, ``total`` = folds x

@@ -100,6 +100,13 @@ def test_thinning_keeps_every_thin_th_iteration(small):
     np.testing.assert_array_equal(thinned.draws[0], full.draws[0, ::3])
 
 
+def test_threads_give_the_serial_draws(small):
+    serial = engine.sample(small, draws=50, burn_in=10, chains=2, seed=3, parallel=None)
+    threaded = engine.sample(small, draws=50, burn_in=10, chains=2, seed=3, parallel="threads")
+    np.testing.assert_array_equal(serial.draws, threaded.draws)
+    assert threaded.spec["parallel"] == "threads"
+
+
 @pytest.mark.slow
 def test_processes_give_the_serial_draws(small):
     serial = engine.sample(small, draws=50, burn_in=10, chains=2, seed=3, parallel=None)

@@ -14,11 +14,11 @@ def _small():
 
 
 @pytest.mark.slow  # starts a process pool and a Dask cluster: about 9 s
-def test_same_seed_same_replicates_serial_processes_dask(dask_client):
+def test_same_seed_same_replicates_serial_threads_processes_dask(dask_client):
     cohort = _small()
     options = dict(penalty=engine.L1(2.0), replicates=12, seed=3)
     serial = engine.bootstrap(cohort, **options)
-    for parallel in ("processes", dask_client, "dask"):
+    for parallel in ("threads", "processes", dask_client, "dask"):
         other = engine.bootstrap(cohort, parallel=parallel, n_jobs=2 if parallel == "dask"
                                  else None, **options)
         np.testing.assert_array_equal(other.replicates.to_numpy(), serial.replicates.to_numpy())

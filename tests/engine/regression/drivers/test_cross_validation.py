@@ -1,5 +1,6 @@
 """engine.cross_validate: folds by subject within strata, the Verweij-van Houwelingen score,
-the same numbers serially / over processes / on Dask, support recovery, auto search, errors."""
+the same numbers serially / on threads / over processes / on Dask, support recovery, auto
+search, errors."""
 import threading
 
 import numpy as np
@@ -18,13 +19,14 @@ def _small():
     return engine.simulate(500, 8, density=0.25, seed=5)
 
 
-def test_same_seed_same_result_serial_processes_dask(dask_client):
+def test_same_seed_same_result_serial_threads_processes_dask(dask_client):
     cohort = _small()
     options = dict(folds=4, repeats=2, grid=5, seed=7)
     serial = engine.cross_validate(cohort, **options)
+    threads = engine.cross_validate(cohort, parallel="threads", n_jobs=2, **options)
     pool = engine.cross_validate(cohort, parallel="processes", n_jobs=2, **options)
     dask = engine.cross_validate(cohort, parallel=dask_client, **options)
-    for other in (pool, dask):
+    for other in (threads, pool, dask):
         np.testing.assert_array_equal(other.curve.to_numpy(), serial.curve.to_numpy())
         assert other.penalty == serial.penalty
         np.testing.assert_array_equal(other.fit.coef, serial.fit.coef)
@@ -160,7 +162,7 @@ def test_l2_and_progress_and_cancel():
 @pytest.mark.parametrize("kwargs, match", [
     ({"folds": 1}, "folds"), ({"folds": 501}, "folds"), ({"folds": 2.5}, "folds"),
     ({"grid": [1.0, -1.0]}, "grid"), ({"grid": []}, "grid"), ({"grid": [0.0]}, "grid"),
-    ({"grid": 1}, "grid"), ({"parallel": "threads"}, "parallel"), ({"n_jobs": 0}, "n_jobs"),
+    ({"grid": 1}, "grid"), ({"parallel": "thread"}, "parallel"), ({"n_jobs": 0}, "n_jobs"),
     ({"penalty": "l3"}, "penalty"), ({"repeats": 0}, "repeats"), ({"model": "weibull"}, "model"),
     ({"unpenalized": [f"x{j}" for j in range(8)]}, "unpenalized"),
 ])
