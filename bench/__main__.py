@@ -109,9 +109,10 @@ def parse(argv):
                         help="robust: skip the whole P x P robust covariance")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
                         help="robust, sensitivity: where the fits (and variances) run")
-    parser.add_argument("--grid-parallel", choices=("serial", "processes", "dask"),
-                        default="serial",
-                        help="sensitivity: also time the grid with these workers (--n-jobs)")
+    parser.add_argument("--grid-parallel", choices=("serial", "threads", "processes", "dask"),
+                        default="threads",
+                        help="sensitivity: also time the grid with these workers (--n-jobs; "
+                             "threads: the usable cores)")
     parser.add_argument("--masks", type=int, default=10,
                         help="sensitivity: subgroups (the grid is masks x 4 sets x 5 penalties)")
     parser.add_argument("--out", default="bench/results")

@@ -10,6 +10,7 @@ the same way.
 """
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -126,8 +127,9 @@ class Problem:
         stay at their ``init`` values (a profile likelihood).  Solver, tol and max_iter
         default to the problem's options.  ``gradient``: dl/dbeta at ``init`` where it is
         known, e.g. the returned state's ``gradient`` of a solve on the same weights that
-        ended at ``init`` (the next penalty of a path): it spares the screening pass.  The
-        model is left at the solution."""
+        ended at ``init`` (the next penalty of a path), or a near one (that solve's on other
+        weights): it only screens the L1 coordinates, sparing the screening pass, and the KKT
+        check at convergence reads the exact gradient.  The model is left at the solution."""
         self._check_live()
         o = self.options
         m = self.model
@@ -192,6 +194,16 @@ class Problem:
         X = cohort.X if in_x.size == cohort.X.shape[1] else cohort.X[:, in_x]
         row_nnz = np.bincount(X.indices, minlength=X.shape[0]).astype(float) + own
         return float(row_nnz @ row_nnz) + per_event
+
+    def twin(self) -> Problem:
+        """The same sorted problem with a fit state of its own (weights, coefficients): threads
+        solve variants of one layout at once without a second sort or a second copy of X.
+        Cox only (``CoxModel.twin``)."""
+        self._check_live()
+        twin = copy.copy(self)
+        twin.model = self.model.twin()
+        twin._aliased = {}
+        return twin
 
     def release(self) -> None:
         """Free what the backend holds (a GPU fit's device memory); the problem cannot be

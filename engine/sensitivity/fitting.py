@@ -21,35 +21,43 @@ from threadpoolctl import threadpool_limits
 
 from ..data import collinearity
 from ..core.errors import CohortError
-from ..core.parallel import WorkerCache
 from ..regression.problem import ALIAS_CHECK_BUDGET
 from ..regression.result import FitResult
-from .layout import Layout
+from .layout import Layout, Layouts
 
 ROW_COLUMNS = ("coefficient", "estimate", "hr", "se", "hr_lower", "hr_upper", "p")
 
 
 class VariantFits:
     """Picklable task: item (layout key, [(variant index, spec)]) -> the rows of those variants.
-    Each worker thread sorts a layout once (``WorkerCache``) and keeps it for later items.
+    Each process sorts a layout once and lends it to its worker threads (``Layouts``: twins
+    with weights of their own on the same X), freeing it after its last item (``items``:
+    layout key -> its number of items, where this process fits them all).
 
     BLAS runs on one thread here: a grid's BLAS calls are small (dot products of N, Newton's
     information of events x s^2) and its parallelism is its workers; OpenBLAS's second thread
     waiting for a core on a loaded 2-core machine made one dot product of 10^5 take 1-10 ms
     instead of 15 us."""
 
-    def __init__(self, cohort, axes, base, of_interest):
+    def __init__(self, cohort, axes, base, of_interest, items=None):
         self.cohort, self.axes, self.base = cohort, axes, dict(base)
         self.of_interest = list(of_interest)
-        self.cache = WorkerCache()
+        self.layouts = Layouts(items)
 
     def __call__(self, item) -> list[dict]:
         key, variants = item
         try:
-            layout = self.cache.get(("layout", key), lambda: Layout(
-                self.cohort, self.axes, key, self.base, self.of_interest))
+            layout = self.layouts.lend(key, lambda: Layout(self.cohort, self.axes, key,
+                                                           self.base, self.of_interest))
         except (CohortError, ValueError) as exc:
             return [_failed(i, spec, f"{type(exc).__name__}: {exc}") for i, spec in variants]
+        layout.start_item()
+        try:
+            return self._fit_chain(layout, variants)
+        finally:
+            self.layouts.give_back(key, layout)
+
+    def _fit_chain(self, layout, variants) -> list[dict]:
         rows, last, same = [], None, {}
         with threadpool_limits(1):
             for i, spec in variants:
@@ -100,7 +108,8 @@ class VariantFits:
             aliased, collinear = layout.aliased[key]
             fixed = ~included | aliased
             start = np.zeros(problem.p) if init is None else np.where(fixed, 0.0, init.beta)
-            known = None if init is None else init.gradient_at(_labels(spec), fixed, lam1)
+            known = (None if init is None
+                     else init.gradient_at(spec["covariates"], fixed, lam1))
             state = problem.solve(lam1, lam2, start, fixed, gradient=known)
             runaway = state.frozen & ~fixed
             values = np.where(fixed, np.nan, state.beta)
@@ -126,33 +135,32 @@ class VariantFits:
                          "seconds": seconds, "error": "", "note": notes})
         if runaway.any():
             return rows, None
-        return rows, Start(state.beta.copy(), state.gradient, _labels(spec), fixed, lam1 > 0)
+        return rows, Start(state.beta.copy(), state.gradient, spec["covariates"], fixed,
+                           lam1 > 0)
 
 
 @dataclass
 class Start:
     """Where a variant's fit ended: the coefficients, the next variant's start, and the
     gradient there (the solver's last KKT check, exact on the L1 coordinates at zero), which
-    the next penalty of a path on the same rows and columns screens with instead of a pass over
-    every column (the strong rule needs the gradient at the start; Tibshirani et al. 2012)."""
+    the next variant on the same columns screens with instead of a pass over every column (the
+    strong rule needs the gradient at the start; Tibshirani et al. 2012).  On the same rows
+    (the next penalty of a path) it is that gradient; on other rows (the same choice on the
+    next subgroup or end of follow-up) a near one, which only screens: the KKT check at
+    convergence reads the exact gradient and brings back any column the screen missed."""
 
     beta: np.ndarray
     gradient: np.ndarray | None
-    labels: tuple           # _labels: the rows the gradient is over, and the adjustment set
+    covariates: str         # the adjustment set's label
     fixed: np.ndarray       # the columns held at zero
     penalised: np.ndarray   # the L1 columns, on which the gradient is exact at zero
 
-    def gradient_at(self, labels, fixed, lam1):
-        """The gradient at ``beta`` for a solve with these ``labels`` holding ``fixed`` at
-        zero with L1 strengths ``lam1``, or None where it is not that gradient."""
-        same = (self.gradient is not None and labels == self.labels
+    def gradient_at(self, covariates, fixed, lam1):
+        """The gradient to screen a solve from ``beta`` with on this adjustment set, holding
+        ``fixed`` at zero with L1 strengths ``lam1``, or None where it has none."""
+        same = (self.gradient is not None and covariates == self.covariates
                 and np.array_equal(fixed, self.fixed) and not np.any((lam1 > 0) & ~self.penalised))
         return self.gradient if same else None
-
-
-def _labels(spec):
-    """What a gradient is over: the rows (subgroup, follow-up end) and the adjustment set."""
-    return spec["subgroup"], spec["follow_up"], spec["covariates"]
 
 
 def _of_interest(names, of_interest, cut_points):

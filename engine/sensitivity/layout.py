@@ -11,6 +11,9 @@ which the Cox likelihood does not read, so cut-point episodes map back to the ro
 """
 from __future__ import annotations
 
+import copy
+import threading
+
 import numpy as np
 import pandas as pd
 
@@ -68,6 +71,22 @@ class Layout:
         self.aliased = {}   # (rows, unpenalised columns) -> their collinearity check
         self._rows = None   # the latest rows(): (key, n, events, weights)
         self._set = None    # the key whose weights the Problem holds
+        self._taken = False
+        self._lock = threading.Lock()
+
+    def own(self) -> Layout:
+        """This layout for one worker thread: itself for the first (a serial grid, a GPU grid:
+        no second copy of anything), then twins on the same sorted rows and columns
+        (``Problem.twin``) with weights and coefficients of their own; the collinearity checks
+        stay shared (the same rows and columns give the same answer on every twin)."""
+        with self._lock:
+            first, self._taken = not self._taken, True
+        if first:
+            return self
+        mine = copy.copy(self)
+        mine.problem = self.problem.twin()
+        mine._rows = mine._set = None
+        return mine
 
     def rows(self, key, mask, follow_up) -> tuple[int, int, np.ndarray]:
         """(n, events, episode weights) of a subgroup censored at ``follow_up``; ``key`` names
@@ -90,6 +109,12 @@ class Layout:
             self.problem.set_weights(self._rows[3])
             self._set = key
 
+    def start_item(self) -> None:
+        """A new work item: its first variant sets the weights afresh, which also clears the
+        backend's memory of earlier steps (the plane step's last direction), so an item's
+        numbers do not depend on which thread fitted what on this layout before."""
+        self._set = None
+
     def weights(self, mask, follow_up) -> np.ndarray:
         """The episode weights of a subgroup censored at ``follow_up``."""
         keep = rows_of(self.cohort, mask, None)[self.parent]
@@ -104,3 +129,44 @@ class Layout:
         cut = self.problem.cut_points
         return np.array([n in kept or any(n.startswith(f"{c}[") and c in kept for c in cut)
                          for n in self.problem.names])
+
+
+class Layouts:
+    """The sorted layouts of a grid in one process: each built once, when a worker first asks
+    for it, and lent to one worker thread at a time (the layout itself to the first, twins of
+    it to the next ones, ``Layout.own``); freed once its last work item is fitted, so a
+    serial grid holds one layout at a time (engine.sensitivity.budget counts so).  ``items``:
+    layout key -> how many work items it has in this process (None: never freed, as in a
+    process or a Dask worker that sees only some of them).  Rebuilt empty after pickling."""
+
+    def __init__(self, items=None):
+        self._items = items
+        self.__setstate__({})
+
+    def lend(self, key, build) -> Layout:
+        """A layout of ``key`` no other thread holds; ``build()`` sorts it the first time."""
+        with self._lock:
+            entry = self._entries.setdefault(key, {"lock": threading.Lock(), "layout": None,
+                                                   "free": [], "left": self._items.get(key)})
+        with entry["lock"]:          # one sort; workers on other layouts do not wait
+            if entry["layout"] is None:
+                entry["layout"] = build()
+            return entry["free"].pop() if entry["free"] else entry["layout"].own()
+
+    def give_back(self, key, layout: Layout) -> None:
+        """``layout`` is free again; after the last item of ``key`` every copy goes."""
+        with self._lock:
+            entry = self._entries[key]
+            if entry["left"] is not None:
+                entry["left"] -= 1
+                if entry["left"] == 0:
+                    del self._entries[key]
+                    return
+            entry["free"].append(layout)
+
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self._items = getattr(self, "_items", None) or {}
+        self._entries, self._lock = {}, threading.Lock()

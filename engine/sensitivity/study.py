@@ -2,14 +2,16 @@
 
 The variants are grouped by layout (stratification design, cut points, ties: what changes the
 sort), each layout is sorted once and its variants are fitted on it in a warm-started chain
-(subgroup by subgroup, the penalties from the strongest down).  Groups, or slices of a group
-when ``n_jobs`` asks for more workers than there are layouts, go to ``parallel`` as
-``engine.cross_validate``'s folds do (serially, processes, Dask).  A variant that cannot be
-fitted gets a row saying why, and the rest of the grid goes on.
+(subgroup by subgroup, the penalties from the strongest down).  Serially a layout's chain is
+one piece; with workers it is cut by adjustment set and penalty (``_items``), and the pieces go
+to ``parallel`` as ``engine.cross_validate``'s folds do (threads sharing the sorted layout,
+processes, Dask).  A variant that cannot be fitted gets a row saying why, and the rest of the
+grid goes on.
 """
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +20,7 @@ import pandas as pd
 from ..core import parallel as par
 from ..regression.fit import fit
 from ..regression.priors import L1, L2
-from .budget import check_budget, grid_cost
+from .budget import check_budget, grid_cost, grid_workers
 from .evalue import evalue_columns
 from .fitting import VariantFits
 from .grid import AXES, check_axes
@@ -89,8 +91,9 @@ def sensitivity_study(cohort, of_interest, vary: dict, base: dict | None = None,
     base : engine.fit options shared by all variants (ties, penalty, cut_points, unpenalized,
         backend, solver, tol, max_iter, precision, tv_route) and ``covariates`` (the base
         adjustment set); an axis not in ``vary`` takes its value from here
-    parallel, n_jobs : as engine.cross_validate (None/"serial", "processes", "dask", an
-        address or a distributed.Client)
+    parallel, n_jobs : as engine.cross_validate (None/"serial", "threads", "processes",
+        "dask", an address or a distributed.Client); "threads" (CPU backend) shares one sorted
+        layout between the usable cores, the fastest on one machine (bench/sensitivity.py)
     max_memory, max_seconds : refuse before starting (MemoryError, TimeoutError) when the
         estimate (engine.sensitivity.budget) exceeds them
     progress : callable(done, total) per finished group of variants; cancel : Event-like
@@ -109,18 +112,22 @@ def sensitivity_study(cohort, of_interest, vary: dict, base: dict | None = None,
     groups = {}
     for i, spec in enumerate(variants):
         groups.setdefault(tuple(spec[a] for a in LAYOUT_AXES), []).append((i, spec))
-    serial = parallel is None or parallel == "serial"
-    workers = 1 if serial else (n_jobs or 2)
-    cost = grid_cost(cohort, axes, len(variants), len(groups), workers)
+    if parallel == "threads" and base.get("backend", "cpu") != "cpu":
+        raise ValueError("parallel='threads' fits the variants side by side on the CPU's "
+                         f"cores; backend={base['backend']!r} runs them one after another on "
+                         "the device: leave parallel out.")
+    workers = grid_workers(parallel, n_jobs)
+    cost = grid_cost(cohort, axes, len(variants), len(groups), parallel, n_jobs)
     check_budget(cost, max_memory, max_seconds)
-    items = []
-    for key, members in groups.items():
-        chain = sorted(members, key=lambda m: _chain_order(axes, m[1]))
-        slices = 1 if serial else max(1, min(len(chain), -(-workers // len(groups))))
-        items += [(key, [chain[j] for j in part])
-                  for part in np.array_split(np.arange(len(chain)), slices) if part.size]
+    items = [item for key, members in groups.items()
+             for item in _items(key, sorted(members, key=lambda m: _chain_order(axes, m[1])),
+                                -(-workers // len(groups)))]
+    if workers > 1:     # the longest first, so that no worker is left with one at the end
+        items.sort(key=lambda item: -_work(axes, item[1]))
     t1 = time.perf_counter()
-    task = VariantFits(cohort, axes, base, of_interest)
+    local = parallel in (None, "serial", "threads")     # this process fits every item
+    task = VariantFits(cohort, axes, base, of_interest,
+                       items=Counter(key for key, _ in items) if local else None)
     rows = [r for out in par.run(task, items, parallel, n_jobs, progress, cancel) for r in out]
     t2 = time.perf_counter()
     table = pd.DataFrame(rows).sort_values(["variant"], kind="stable", ignore_index=True)
@@ -129,6 +136,37 @@ def sensitivity_study(cohort, of_interest, vary: dict, base: dict | None = None,
                              timings={"prepare": t1 - t0, "fits": t2 - t1,
                                       "total": time.perf_counter() - t0},
                              axes=axes, base=base, of_interest=of_interest, cohort=cohort)
+
+
+def _items(key, chain, workers):
+    """The work items of one layout's warm-start chain: the chain whole for one worker.  For
+    more, the chain's choices of columns and penalty are dealt into up to 4 pieces a worker,
+    each a run of consecutive choices on every row set in chain order, so every variant but
+    a piece's first still starts from the same choice on the previous rows or from the
+    previous penalty (what it starts from serially, but across the pieces' edges); a pool
+    hands the pieces out as workers come free.  A grid of fewer choices than workers is cut
+    where its rows change, or into even slices."""
+    if workers == 1:
+        return [(key, chain)]
+    choice = [(spec["covariates"], spec["penalty"]) for _, spec in chain]
+    choices = list(dict.fromkeys(choice))
+    if len(choices) >= workers:
+        blocks = np.array_split(np.arange(len(choices)), min(len(choices), 4 * workers))
+        piece = {choices[i]: b for b, block in enumerate(blocks) for i in block}
+        return [(key, [m for m, c in zip(chain, choice) if piece[c] == b])
+                for b in range(len(blocks))]
+    rows = [(spec["subgroup"], spec["follow_up"]) for _, spec in chain]
+    cuts = [j for j in range(1, len(chain)) if rows[j] != rows[j - 1]]
+    pieces = np.split(np.arange(len(chain)), cuts)
+    if len(pieces) < workers:
+        pieces = np.array_split(np.arange(len(chain)), min(len(chain), workers))
+    return [(key, [chain[j] for j in part]) for part in pieces]
+
+
+def _work(axes, variants) -> int:
+    """A work item's size for ordering: its variants' adjustment-set columns (a fit's passes
+    over X grow with them)."""
+    return sum(len(axes.value("covariates", spec["covariates"])) for _, spec in variants)
 
 
 def _chain_order(axes, spec):

@@ -5,6 +5,9 @@ interface the solvers use).
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import numpy as np
 
 from .. import modeldata
@@ -35,8 +38,21 @@ class CoxModel(BackendModel):
         self.ties = ties
         self.names = list(cohort.names)
         self.data = modeldata.build(cohort)
+        # what twin() starts from: set_weights replaces a ModelData's weights and flags, never
+        # writes into them, so these arrays stay as built
+        self._built = (backend_class, options, self.data.weights, self.data.flags)
         self.backend = backend_class(self.data, efron=(ties == "efron"), **options)
         self.scale = modeldata.column_range(self.data)
+
+    def twin(self) -> CoxModel:
+        """This model on the same sorted rows and columns (shared, read only) with weights,
+        a linear predictor and scratch of its own, as built whatever weights this one holds
+        now: for threads fitting variants of one layout side by side."""
+        backend_class, options, weights, flags = self._built
+        twin = copy.copy(self)
+        twin.data = dataclasses.replace(self.data, weights=weights, flags=flags)
+        twin.backend = backend_class(twin.data, efron=(self.ties == "efron"), **options)
+        return twin
 
     @property
     def p(self) -> int:

@@ -26,3 +26,13 @@ def test_the_estimate_from_the_shape_is_the_study_s():
     with pytest.raises(MemoryError, match="max_memory"):
         engine.check_budget(shape, max_memory=shape["bytes"] / 2)
     engine.check_budget(shape, max_memory=shape["bytes"], max_seconds=shape["seconds"])
+    # two threads share one layout: half the time, the memory of one fit and two row states
+    threads = engine.grid_cost_of_shape(n, 3, cohort.X.nnz, n_variants=16, n_layouts=4,
+                                        n_cut=3, parallel="threads", n_jobs=2)
+    assert threads == engine.sensitivity_study(cohort, "treat", vary=vary, parallel="threads",
+                                               n_jobs=2).cost
+    assert threads["seconds"] == pytest.approx(shape["seconds"] / 2)
+    assert shape["bytes"] < threads["bytes"] < 1.5 * shape["bytes"]
+    processes = engine.grid_cost_of_shape(n, 3, cohort.X.nnz, n_variants=16, n_layouts=4,
+                                          n_cut=3, parallel="processes", n_jobs=2)
+    assert processes["bytes"] == 2 * shape["bytes"]

@@ -182,6 +182,54 @@ def test_bad_input_names_the_argument():
         one.refit(5)
 
 
+def test_threads_give_the_serial_table_and_share_one_sorted_layout():
+    """Threads fit on twins of one sorted layout (the same X arrays, weights of their own):
+    the table equals the serial one, each variant its own fit."""
+    cohort, site, age = _cohort(seed=6)
+    vary = {"subgroup": {"all": None, "older": age > 0, "younger": age <= 0},
+            "covariates": {"crude": ["treat"], "full": None},
+            "penalty": [None, engine.L1(1.0), engine.L2(3.0)]}
+    serial = engine.sensitivity_study(cohort, "treat", vary=vary, base={"tol": 1e-12})
+    threads = engine.sensitivity_study(cohort, "treat", vary=vary, base={"tol": 1e-12},
+                                       parallel="threads", n_jobs=2)
+    cols = ["variant", "coefficient", "estimate", "se", "n", "events", "error"]
+    pd.testing.assert_frame_equal(threads.table[cols], serial.table[cols], rtol=0, atol=1e-9)
+    _assert_rows_equal_separate_fits(threads)
+    again = engine.sensitivity_study(cohort, "treat", vary=vary, base={"tol": 1e-12},
+                                     parallel="threads", n_jobs=2)
+    pd.testing.assert_frame_equal(again.table[cols], threads.table[cols], rtol=0, atol=0)
+    assert threads.cost["bytes"] < 2 * serial.cost["bytes"]     # one layout, not one a thread
+    with pytest.raises(ValueError, match="parallel='threads' fits the variants side by side"):
+        engine.sensitivity_study(cohort, "treat", vary=vary, parallel="threads",
+                                 base={"backend": "gpu"})
+
+
+@pytest.mark.parametrize("parallel", [None, "threads"])
+def test_a_layout_is_freed_after_its_last_variant(parallel, monkeypatch):
+    """Three strata designs, three layouts: each is built when first needed and let go after
+    its last work item, so no earlier one is alive when the next is sorted (the budget counts
+    one layout, plus each thread's row state)."""
+    import gc
+    import weakref
+
+    from engine.sensitivity import layout as layout_module
+    cohort, site, age = _cohort(seed=6)
+    built, alive_at_build = [], []
+    init = layout_module.Layout.__init__
+
+    def counting_init(self, *args, **kwargs):
+        gc.collect()
+        alive_at_build.append(sum(ref() is not None for ref in built))
+        init(self, *args, **kwargs)
+        built.append(weakref.ref(self))
+
+    monkeypatch.setattr(layout_module.Layout, "__init__", counting_init)
+    vary = {"strata": {"none": None, "site": site, "age": (age > 0).astype(int)},
+            "penalty": [None, engine.L1(1.0)]}
+    engine.sensitivity_study(cohort, "treat", vary=vary, parallel=parallel, n_jobs=1)
+    assert alive_at_build == [0, 0, 0]
+
+
 @pytest.mark.slow
 def test_serial_processes_and_dask_give_the_same_table(dask_client):
     cohort, site, age = _cohort(seed=6)
