@@ -86,15 +86,16 @@ class PlaneStep:
         # taken whole, and the plane is that of the rest d_f and s (step d_z + a d_f + b s)
         zeroed = penalised & (z == 0) & (delta != 0)
         dz = np.where(zeroed, delta, 0.0)
-        uz = self.image(dz) if zeroed.any() else self.xp.zeros_like(u1)
         Dm = np.vstack([dz, delta - dz, s])
-        U = self.xp.stack([uz, u1 - uz, u2])
-        C = np.zeros((3, 3))
+        C, g = np.zeros((3, 3)), np.zeros(3)
         if zeroed.any():
-            C[:, :] = curvature(U)
-        else:       # d_z = 0: the curvature along the two others only
-            C[1:, 1:] = curvature(U[1:])
-        g = self.host(U @ v)
+            uz = self.image(dz)
+            U = self.xp.stack([uz, u1 - uz, u2])
+        else:       # d_z = 0: its row of U would be zeros; the two others only
+            U = self.xp.stack([u1, u2])
+        first = 3 - U.shape[0]
+        C[first:, first:] = curvature(U)
+        g[first:] = self.host(U @ v)
         # the L1 term linearised at the plain step's signs; L2 exact
         Q = C + (Dm * lam2) @ Dm.T
         A = Q[1:, 1:]
@@ -116,7 +117,7 @@ class PlaneStep:
             step = Dm.T @ w
             if abs(b) > _AMPLIFIED:
                 return step, self.image(step)
-            return step, U.T @ self.xp.asarray(w)
+            return step, U.T @ self.xp.asarray(w[first:])
         return delta, u1
 
 
@@ -126,7 +127,9 @@ def direction_curvature(U, D, w, flags, efron, has_start, stop, start, start_ord
     u_a and u_a u_b under D (cox_kernels.coordinate_grad_hess with m columns at once).
     One O(N) pass; Breslow or Efron ties, strata and entry times."""
     m = U.shape[0]
-    u = [U[a] for a in range(m)] + [np.zeros_like(U[0])] * (3 - m)
+    # fewer than three: the first stands in for the missing ones (read from cache, not a new
+    # N-vector of zeros), whose entries of C are dropped; the m x m block does not read them
+    u = [U[a] for a in range(m)] + [U[0]] * (3 - m)
     c = _curvature3(u[0], u[1], u[2], D, w, flags, efron, has_start, stop, start,
                     start_order, bounds)
     C = np.array([[c[0], c[1], c[2]], [c[1], c[3], c[4]], [c[2], c[4], c[5]]])
