@@ -195,8 +195,7 @@ def cost(store: Store, picks: Picks, max_seconds: float) -> dict:
     cuts = [len(v) for v in store.cut_points.values()] + [len(picks.cuts)]
     out = engine.grid_cost_of_shape(
         n, p, int(density * n * p), int(np.prod([len(v) for v in chosen.values()])),
-        int(np.prod([len(chosen[a]) for a in LAYOUT])), max(cuts) + len(picks.follow_up),
-        parallel="threads")
+        int(np.prod([len(chosen[a]) for a in LAYOUT])), max(cuts) + len(picks.follow_up))
     try:
         engine.check_budget(out, memory.allowed_bytes(), max_seconds)
         out["refused"] = ""
@@ -315,9 +314,8 @@ def run(p: Plan, progress=None, cancel=None) -> Outcome:
                                if isinstance(v, tuple) else v)
                            for k, v in vary["penalty"].items()}
     result = engine.sensitivity_study(p.cohort, p.interest, vary, base=p.base,
-                                      parallel="threads", max_memory=p.max_memory,
-                                      max_seconds=p.max_seconds, progress=progress,
-                                      cancel=cancel)
+                                      max_memory=p.max_memory, max_seconds=p.max_seconds,
+                                      progress=progress, cancel=cancel)
     table = result.table
     for label, note in p.notes.items():
         rows = table["strata"] == label
@@ -379,7 +377,7 @@ def script(store: Store, p: Plan) -> str:
         lines += [f"        {label!r}: {c}," for label, c in items.items()]
         lines.append("    },")
     lines += ["}", f"study = engine.sensitivity_study(cohort, {p.interest!r}, vary, "
-                   f"base={p.base!r}, parallel='threads')", "table = study.table"]
+                   f"base={p.base!r})", "table = study.table"]
     if p.controls:
         options = control_options(p)
         penalty = next(iter(p.code["penalty"].values()))
