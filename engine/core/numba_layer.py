@@ -33,9 +33,16 @@ def threadsafe() -> bool:
     return False
 
 
-def parallel_ok() -> bool:
-    """Parallel kernels now: a thread-safe layer, two or more Numba threads, and a core idle
-    (the 1-minute load average below the usable cores less a half)."""
-    if not threadsafe() or numba.get_num_threads() < 2:
+# less work than this (non-zeros or rows a kernel touches) stays on one thread: waking the
+# pool costs more than the work, and small fits (a bootstrap's 150 replicates of 200 rows)
+# asked about the load average at every kernel call
+PARALLEL_WORK = 1 << 16
+
+
+def parallel_ok(work: int, least: int = PARALLEL_WORK) -> bool:
+    """Parallel kernels now for ``work`` items: at least ``least`` of them, a thread-safe
+    layer, two or more Numba threads, and a core idle (the 1-minute load average below the
+    usable cores less a half)."""
+    if work < least or not threadsafe() or numba.get_num_threads() < 2:
         return False
     return core_idle()

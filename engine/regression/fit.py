@@ -88,13 +88,14 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
     t2 = time.perf_counter()
     ll = m.loglik()
 
-    names = pd.Index(m.names, name="covariate")
-    coef = pd.Series(state.beta.copy(), index=names, name="coef")
-    coef[aliased] = np.nan
+    values = state.beta.copy()          # NumPy first: a pandas masked set costs a small fit 25%
+    values[aliased] = np.nan
     runaway = state.frozen if fixed is None else state.frozen & ~np.asarray(fixed, bool)
+    values[runaway] = np.sign(values[runaway]) * np.inf
     diverged = [m.names[j] for j in np.flatnonzero(runaway)]
+    names = pd.Index(m.names, name="covariate")
+    coef = pd.Series(values, index=names, name="coef")
     if diverged:
-        coef[diverged] = np.sign(coef[diverged]) * np.inf
         warnings.warn(f"monotone likelihood: the coefficient(s) of {', '.join(diverged)} diverge "
                       "(a covariate level with no events, or one that predicts every event "
                       "order); reported as +/-inf. Remove or merge the column, or add a penalty.",

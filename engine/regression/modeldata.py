@@ -144,7 +144,7 @@ def _sorted_columns(X, order, binary):
                     -1).astype(np.int64)
     indices, values = np.empty(X.indices.size, index_type), np.empty(int(counts[nonbinary].sum()))
     args = (indptr, X.indices, X.data.astype(np.float64, copy=False), pos, vptr)
-    if numba_layer.parallel_ok():
+    if numba_layer.parallel_ok(X.indices.size):
         _reindex_parallel(*args, _chunks(indptr, 4 * get_num_threads()), indices, values)
     else:
         _reindex_chunk(*args, 0, X.shape[1], indices, values)

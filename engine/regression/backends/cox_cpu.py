@@ -155,7 +155,7 @@ class CoxCpuBackend:
         args = (md.indptr, md.indices, md.values, md.vptr, np.asarray(cols, np.int64), s.D,
                 md.weights, r, md.flags, self.efron, self.has_start, md.stop, self._start,
                 self._start_order, md.strata_bounds, np.asarray(codes, np.int64), int(n_clusters))
-        if numba_layer.parallel_ok() and len(cols) > 1:
+        if len(cols) > 1 and numba_layer.parallel_ok(md.indices.size):
             pieces = np.unique(np.linspace(0, len(cols), min(len(cols), 64) + 1).astype(np.int64))
             return cox_score.cluster_scores_parallel(*args, pieces)
         return cox_score.cluster_scores(*args)

@@ -35,7 +35,7 @@ def column_dots_on(indptr, indices, values, vptr, v, cols):
     """X^T v on the columns ``cols`` only (0 elsewhere): O(nnz of cols).  Columns in parallel
     where Numba may (numba_layer); each column's sum is one thread's, in row order, so both
     kernels give the same numbers."""
-    if numba_layer.parallel_ok():
+    if numba_layer.parallel_ok(indices.size):
         return _column_dots_parallel(indptr, indices, values, vptr, v, cols)
     return _column_dots_serial(indptr, indices, values, vptr, v, cols)
 

@@ -34,7 +34,7 @@ _PARALLEL_ROWS = 1 << 19
 
 
 def _parallel(rows) -> bool:
-    return rows >= _PARALLEL_ROWS and numba_layer.parallel_ok()
+    return numba_layer.parallel_ok(rows, least=_PARALLEL_ROWS)
 
 
 def row_block(indptr, indices, values, vptr, coords, n):

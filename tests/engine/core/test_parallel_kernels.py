@@ -42,7 +42,7 @@ def layout():
 def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     indptr, indices, values, vptr, n, Xs, rng = layout
     coords = np.array([0, 1, 3, 5, 17, 22, 41, 59, 60], np.int64)
-    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: True)      # whatever the load
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: True)  # any load
     monkeypatch.setattr(row_block_parallel, "_PARALLEL_ROWS", 0)       # whatever the size
     before = numba.get_num_threads()
     numba.set_num_threads(threads)
@@ -66,7 +66,7 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     np.testing.assert_allclose(Q, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
     np.testing.assert_array_equal(u, serial.block_image(*reference, x))
     np.testing.assert_allclose(gb, dense.T @ v, rtol=1e-12, atol=1e-12 * np.abs(gb).max())
-    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: False)     # the serial twins
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: False)  # serial
     for a, b in zip(block, row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(Q, row_block_parallel.gram_matrix(*block, coords.size, h))
@@ -84,7 +84,7 @@ def test_a_binary_block_keeps_no_values_and_gives_the_same_numbers(layout, paral
     indptr, indices, values, vptr, n, Xs, rng = layout
     coords = np.array([0, 2, 8, 30, 58], np.int64)
     assert np.all(vptr[coords] < 0)
-    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: parallel)
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: parallel)
     monkeypatch.setattr(row_block_parallel, "_PARALLEL_ROWS", 0)
     rp, rc, rv = row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)
     assert rv.size == 0 and rp[-1] > 0
@@ -136,7 +136,8 @@ def test_block_kernels_equal_their_dense_definitions(layout):
 def test_fits_from_two_threads_at_once_equal_a_lone_fit(parallel, monkeypatch):
     """Two threads fitting together (the app's worker threads): no abort, the same numbers as
     a fit alone, and the same with one Numba thread and with the serial kernels."""
-    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: parallel and numba_layer.threadsafe())
+    monkeypatch.setattr(numba_layer, "parallel_ok",
+                        lambda *work, **least: parallel and numba_layer.threadsafe())
     cohort = engine.simulate(40_000, 50, density=0.03, seed=5)
     penalty = engine.L1(70.0)
     alone = engine.fit(cohort, penalty=penalty, tol=1e-10)
@@ -198,4 +199,4 @@ def test_a_second_thread_runs_only_while_a_core_is_idle(monkeypatch, load, runni
     monkeypatch.setattr(parallel, "_running", lambda: running)
     assert parallel.core_idle() is idle
     if numba_layer.threadsafe() and numba.get_num_threads() >= 2:
-        assert numba_layer.parallel_ok() is idle
+        assert numba_layer.parallel_ok(numba_layer.PARALLEL_WORK) is idle

@@ -16,7 +16,7 @@ def test_sorted_columns_equal_scipy_row_permutation(n, density, parallel, monkey
     """Both builds (parallel over column chunks, and the serial one used where Numba has no
     thread-safe threading layer) give scipy's row permutation, for columns read back from a
     bitmap (density 1/256 and more) and columns sorted (sparser)."""
-    monkeypatch.setattr(numba_layer, "parallel_ok", lambda: parallel)
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: parallel)
     rng = np.random.default_rng(n)
     dense = sp.random(n, 9, density=density, random_state=n).toarray()
     dense = np.where(dense != 0, np.round(dense * 3) + 1.0, 0.0)
@@ -42,7 +42,8 @@ def test_builds_from_several_threads_at_once(monkeypatch):
     (Numba's workqueue layer would) nor mix the threads' outputs."""
     from concurrent.futures import ThreadPoolExecutor
 
-    monkeypatch.setattr(numba_layer, "parallel_ok", numba_layer.threadsafe)   # whatever the load
+    monkeypatch.setattr(numba_layer, "parallel_ok",      # whatever the load and the size
+                        lambda *work, **least: numba_layer.threadsafe())
 
     import engine
     cohorts = [engine.simulate(30_000, 40, seed=s) for s in range(4)]

@@ -112,12 +112,11 @@ def test_device_arrays_keep_cupys_rules(cp):
 
 
 def _segmented_cumsum(values, heads):
-    out = np.empty_like(values)
-    acc = 0.0
-    for i, (v, h) in enumerate(zip(values, heads)):
-        acc = v if h else acc + v
-        out[i] = acc
-    return out
+    """The running sum restarted at every head: the whole cumsum less its value before the
+    segment's head (integers: exact)."""
+    total = np.cumsum(values)
+    head = np.maximum.accumulate(np.where(heads, np.arange(values.size), 0))
+    return total - (total[head] - values[head])
 
 
 @pytest.fixture(scope="module")

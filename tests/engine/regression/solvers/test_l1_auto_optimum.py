@@ -7,7 +7,6 @@ steps were at rounding size (tol=1e-14) |b| of 10-50 drove eta 3e-2 from X beta,
 search took the drift for descent: the fit stopped 0.055 above the optimum, 6e-3 off in the
 coefficients, with a zero wanting to move.
 """
-import warnings
 
 import numpy as np
 import pytest
