@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
 
 import engine
@@ -67,7 +68,7 @@ def fit_shape(store) -> tuple[int, int, float]:
     if store.simulated is not None:
         X = store.simulated.X
         cols = [store.simulated.names.index(c) for c in covs]
-        nnz = int(X[:, cols].nnz) if cols else 0
+        nnz = int(X.getnnz(axis=0)[cols].sum()) if cols else 0   # counts, no copy of X
         return store.n_rows, len(cols), nnz / max(1, store.n_rows * len(cols))
     frame = store.data  # column by column: no copy of the covariates
     numeric = [c for c in covs if pd.api.types.is_numeric_dtype(frame[c])]
@@ -81,7 +82,7 @@ def fit_shape(store) -> tuple[int, int, float]:
     # of its two sides' columns) are dense columns (at most: rows x columns)
     dense = sum(curved.values()) + sum(width[a] * width[b] for a, b in store.interactions)
     n_cols = len(linear) + dense + sum(levels.values())
-    nnz = (sum(int((frame[c] != 0).sum()) for c in linear)
+    nnz = (sum(np.count_nonzero(frame[c].to_numpy(float, na_value=np.nan)) for c in linear)
            + len(frame) * (len(text) + dense))
     return len(frame), n_cols, min(1.0, nnz / max(1, len(frame) * n_cols))
 
