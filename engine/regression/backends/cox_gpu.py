@@ -20,8 +20,8 @@ where:
   sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
   the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
 - quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
-  the small s x s system on the host (the CPU's quadratic_cd_gram); more than 2,000 columns:
-  the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded; then, in
+  the small s x s system on the host (the CPU's diagonal_step.gram_solve); more than 2,000
+  columns: the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded; then, in
   float64, the CPU's plane step (cox_subspace) with its eta-space directions on the device and
   their curvature by segmented scans (cox_gpu_risk_set.direction_curvature).
 - ccd_cycle: the papers' CCD cycle with nothing crossing to the host per coordinate: per
@@ -76,6 +76,7 @@ from .cox_gpu_layout import event_groups, layout
 from .cox_gpu_risk_set import (dense_columns, direction_curvature, information_matrix,
                                risk_set_pass, score_residuals, weighted_gram)
 from .cox_subspace import PlaneStep
+from .diagonal_step import gram_solve
 from .hazard_state import RESHIFT
 from ...core.device import cupy_on_device, cupy_or_error
 from ..modeldata import ModelData
@@ -387,7 +388,7 @@ class CoxGpuBackend:
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):
         """As CoxCpuBackend.quadratic_step: the centred Gram matrix of ``coords`` built on the
-        device, coordinate descent on the s x s system on the host (quadratic_cd_gram); above
+        device, coordinate descent on the s x s system on the host (gram_solve); above
         2,000 columns the column-wise quadratic_cd on the host with v and h downloaded."""
         md = self.md
         coords = np.asarray(coords, np.int64)
@@ -408,8 +409,8 @@ class CoxGpuBackend:
                     Q -= self.cp.outer(xh, xh) / total
                 self._gram = Q.get().astype(np.float64)
             gs = (Xs.T @ v).get().astype(np.float64)
-            delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
-                                                lam2[coords], tol, max_cycles)
+            delta[coords] = gram_solve(self._gram, gs, beta[coords], lam1[coords],
+                                       lam2[coords], tol, max_cycles)
             g[coords] = gs
             u = Xs @ self.cp.asarray(delta[coords], self.dtype)
         if self.plane_step and self.dtype == np.float64 and coords.size:

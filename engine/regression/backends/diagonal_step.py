@@ -33,6 +33,9 @@ DENSE_PAIRS_PER_NNZ = 100.0
 # steps: the plane step's exact curvature makes up for a stale one (10^5 x 1,000, lam = 1: a
 # rebuild at every fresh step took 14 outer steps and 4 builds, one per working set 16 and 2).
 DENSE_REBUILD = 6
+# The smooth coordinates (no L1 term) of a Gram solve move as one block, solved exactly, when
+# there are 2 to BLOCK_MAX of them (its inverse: BLOCK_MAX^3 / 3 flops once a solve).
+BLOCK_MAX = 256
 
 
 class DiagonalStep:
@@ -63,23 +66,23 @@ class DiagonalStep:
             Q = self._dense_gram(coords, h, fresh)
             g = lp.column_dots_on(*self._arrays, v, coords)
             delta = np.zeros(beta.size)
-            delta[coords] = k.quadratic_cd_gram(Q, g[coords], beta[coords], lam1[coords],
-                                                lam2[coords], tol, max_cycles)
+            delta[coords] = gram_solve(Q, g[coords], beta[coords], lam1[coords], lam2[coords],
+                                       tol, max_cycles)
             return delta, g
         if block is None:
             delta, g, self.u = k.quadratic_cd_u(*self._arrays, coords, v, h, beta, lam1, lam2,
                                                 tol, max_cycles)
             return delta, g
         self.u = None
-        rp, rc, rv = block
+        order, s, rp, rc, rv, Z = block
         if fresh or self._gram is None:
-            self._gram = rb.gram_matrix(rp, rc, rv, coords.size, h)
-        gs = rb.block_dots(rp, rc, rv, coords.size, v)
+            self._gram = rb.gram_matrix(rp, rc, rv, s, h, Z)
+        gs = rb.block_dots(rp, rc, rv, s, v, Z)
         delta = np.zeros(beta.size)
         g = np.zeros(beta.size)
-        delta[coords] = k.quadratic_cd_gram(self._gram, gs, beta[coords], lam1[coords],
-                                            lam2[coords], tol, max_cycles)
-        g[coords] = gs
+        delta[order] = gram_solve(self._gram, gs, beta[order], lam1[order], lam2[order], tol,
+                                  max_cycles)
+        g[order] = gs
         return delta, g
 
     def new_weights(self) -> None:
@@ -114,14 +117,15 @@ class DiagonalStep:
             return self.u
         if self._block is None:
             return lp.set_linear_predictor(*self._arrays, delta, self._n)
-        coords = np.frombuffer(self._key, np.int64)
-        rp, rc, rv = self._block
-        return rb.block_image(rp, rc, rv, np.ascontiguousarray(delta[coords]))
+        order, _, rp, rc, rv, Z = self._block
+        return rb.block_image(rp, rc, rv, np.ascontiguousarray(delta[order]), Z)
 
     def _row_block(self, coords):
-        """The chosen columns as CSR arrays (rp, rc, rv), kept while the choice stays, or None
-        when their Gram matrix would cost more than column-wise updates (then ``_dense`` says
-        whether it is built from the columns instead: see DENSE_MIN_ROWS)."""
+        """The chosen columns as a row block (order, s, rp, rc, rv, Z): the s sparse ones as
+        CSR arrays, the dense ones as Z (row_block_parallel), ``order`` the columns in the
+        block's order; kept while the choice stays, or None when their Gram matrix would cost
+        more than column-wise updates (then ``_dense`` says whether it is built from the
+        columns instead: see DENSE_MIN_ROWS)."""
         key = coords.tobytes()
         if self._key != key:
             block = None
@@ -137,10 +141,34 @@ class DiagonalStep:
                 row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
                 pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)
                 if pairs <= GRAM_PAIRS_PER_NNZ:
-                    block = rb.row_block(*self._arrays, coords, self._n)
+                    sparse, dense_cols = rb.split_dense(indptr, coords, self._n)
+                    block = (np.concatenate([sparse, dense_cols]), sparse.size,
+                             *rb.row_block(*self._arrays, sparse, self._n),
+                             rb.dense_block(*self._arrays, dense_cols, self._n))
                 else:
                     dense = many and pairs <= DENSE_PAIRS_PER_NNZ
             self._key, self._block, self._gram, self._dense = key, block, None, dense
             if not dense:
                 self._kept = None
         return self._block
+
+
+def gram_solve(Q, g, beta, lam1, lam2, tol, max_cycles):
+    """The step of diagonal_step_kernels.quadratic_cd_gram over the s columns of the Gram
+    matrix Q, its smooth coordinates (lam1 = 0: unpenalised or L2) moving as one block when
+    there are 2 to BLOCK_MAX of them and their Q + diag(lam2) is positive definite; else
+    (a singular block: nearly aliased columns) one by one."""
+    block = np.flatnonzero(lam1 == 0)
+    block_inv = np.zeros((0, 0))
+    if 2 <= block.size <= BLOCK_MAX:
+        A = Q[np.ix_(block, block)] + np.diag(lam2[block])
+        try:
+            L = np.linalg.cholesky(A)
+        except np.linalg.LinAlgError:
+            block = block[:0]
+        else:
+            L_inv = np.linalg.inv(L)
+            block_inv = L_inv.T @ L_inv
+    else:
+        block = block[:0]
+    return k.quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles, block, block_inv)

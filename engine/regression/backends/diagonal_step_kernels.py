@@ -151,17 +151,6 @@ def row_block(indptr, indices, values, vptr, coords, n):
     return rp, rc, rv
 
 
-@njit(cache=True, nogil=True)
-def block_image(rp, rc, rv, x):
-    """u = X_block x over the rows of the block, each row written once (sequential): the eta
-    change of a step on the chosen columns (rv empty: binary columns, every value 1)."""
-    n = rp.size - 1
-    u = np.zeros(n)
-    for i in range(n):
-        u[i] = row_dot(rp, rc, rv, x, i)
-    return u
-
-
 @njit(inline="always")
 def row_dot(rp, rc, rv, x, i):
     """Row i of the block times x (rv empty: every value 1)."""
@@ -176,20 +165,41 @@ def row_dot(rp, rc, rv, x, i):
 
 
 @njit(cache=True, nogil=True)
-def quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles):
+def quadratic_cd_gram(Q, g, beta, lam1, lam2, tol, max_cycles, block, block_inv):
     """The quadratic_cd model solved through the Gram matrix Q of the chosen columns:
     coordinate descent at O(s) per coordinate instead of O(nnz_j) (glmnet's "covariance
     updates"), worth it when rows hold few of the chosen columns, as in sparse designs.
-    ``g`` is the gradient of l on those columns."""
+    ``g`` is the gradient of l on those columns.
+
+    The positions ``block`` (smooth coordinates: no L1 term) move together, each sweep, by the
+    exact minimiser over them, ``block_inv`` the inverse of their Q + diag(lam2) (block
+    coordinate descent): one by one, correlated unpenalised columns such as a spline basis
+    converge at the Gauss-Seidel rate of their block (0.97 a sweep for ns(bmi, df=4)), and the
+    sweeps stop long before their minimum.  ``block`` empty: plain coordinate descent."""
     s = g.size
     delta = np.zeros(s)
     r = np.zeros(s)          # Q delta
+    alone = np.ones(s, np.bool_)
+    alone[block] = False
+    m = block.size
+    rhs = np.zeros(m)
     full = True
     for _ in range(max_cycles):
         biggest = 0.0
+        if m:
+            for a in range(m):
+                j = block[a]
+                rhs[a] = g[j] - r[j] - lam2[j] * (beta[j] + delta[j])
+            jump = block_inv @ rhs
+            for a in range(m):
+                j = block[a]
+                delta[j] += jump[a]
+                for c in range(s):
+                    r[c] += jump[a] * Q[c, j]
+            biggest = math.sqrt(max(rhs @ jump, 0.0))     # sqrt(jump' A jump), A = Q_BB + lam2
         for j in range(s):
             H = Q[j, j] + lam2[j]
-            if H <= 0.0:
+            if H <= 0.0 or not alone[j]:
                 continue
             b = beta[j] + delta[j]
             if not full and b == 0.0 and lam1[j] > 0.0:

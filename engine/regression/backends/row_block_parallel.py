@@ -1,5 +1,12 @@
 """The working set's row block on both cores: its build, its Gram matrix and its image X x.
 
+The block holds the sparse columns as CSR arrays (rp, rc, rv) and the dense ones (stored in at
+least DENSE_FILL of the rows: a spline basis, age, a continuous exposure) as an n x d row-major
+array Z, their positions after the sparse ones: a dense column's CSR entries cost 12 bytes each
+and make every entry carry a value, and its Gram products with a row's sparse entries are d
+contiguous updates of Q's row instead of scattered pairs.  Z has no columns for a sparse
+working set: then the kernels do what they did before Z.
+
 What the Gram-matrix inner loop of diagonal_step reads (the sparse L1 fit at 10^6 rows spent
 1.2 s of its 2.6 s of kernels in the serial row block build, Gram matrix and image).
 The rows are cut into pieces fixed by n (never by the thread count), so the serial kernels
@@ -14,7 +21,8 @@ the parallel ones give the same numbers, whatever the thread count:
 - the Gram matrix sums only the upper triangle of each row's outer product (half the work),
   per piece, then the pieces in order (the centred X' diag(h) X to rounding);
 - X'v sums per piece, then the pieces in order (X'v to rounding);
-- the image writes each row once: diagonal_step_kernels.block_image exactly.
+- the image writes each row once: diagonal_step_kernels.block_image exactly (Z's part after
+  the CSR part of the row).
 """
 from __future__ import annotations
 
@@ -31,10 +39,20 @@ _GRAM_BYTES = 1 << 25
 # fewer rows stay on one thread: at 10^5 x 1,000 (L1, 13 steps) the parallel kernels made the
 # fit 0.20-0.24 s against 0.18 s serial on 2 cores, at 3 x 10^5 0.50 s against 0.49 s
 _PARALLEL_ROWS = 1 << 19
+# a column stored in at least this fraction of the rows joins Z: 8 bytes a row, no more than
+# its CSR entries would take
+DENSE_FILL = 2 / 3
 
 
 def _parallel(rows) -> bool:
     return numba_layer.parallel_ok(rows, least=_PARALLEL_ROWS)
+
+
+def split_dense(indptr, coords, n):
+    """(sparse, dense): the columns ``coords`` stored in fewer / at least DENSE_FILL of the
+    n rows, each in the order given."""
+    full = (indptr[coords + 1] - indptr[coords]) >= DENSE_FILL * n
+    return coords[~full], coords[full]
 
 
 def row_block(indptr, indices, values, vptr, coords, n):
@@ -47,30 +65,46 @@ def row_block(indptr, indices, values, vptr, coords, n):
     return _row_block_serial(indptr, indices, values, vptr, coords, n, cuts, binary)
 
 
-def gram_matrix(rp, rc, rv, s, h):
-    """Q = X' diag(h) X of the block's columns centred at their h-weighted means (as
-    the serial kernel this replaced): the upper triangle of each row's outer product only
-    (half the work), summed per row piece and then over the pieces in order."""
-    cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * s * s + 1))))
+def dense_block(indptr, indices, values, vptr, coords, n):
+    """Z: the columns ``coords`` as an n x len(coords) row-major array (zeros where not
+    stored)."""
+    return _dense_block(indptr, indices, values, vptr, coords, n)
+
+
+def gram_matrix(rp, rc, rv, s, h, Z=None):
+    """Q = X' diag(h) X of the block's columns (the s sparse ones, then Z's) centred at their
+    h-weighted means (as the serial kernel this replaced): the upper triangle of each row's
+    outer product only (half the work), summed per row piece and then over the pieces in
+    order."""
+    Z = _no_dense(h.size) if Z is None else Z
+    m = s + Z.shape[1]
+    cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * m * m + 1))))
     if _parallel(h.size):
-        return _gram_parallel(rp, rc, rv, s, h, cuts)
-    return _gram_serial(rp, rc, rv, s, h, cuts)
+        return _gram_parallel(rp, rc, rv, s, h, cuts, Z)
+    return _gram_serial(rp, rc, rv, s, h, cuts, Z)
 
 
-def block_dots(rp, rc, rv, s, v):
+def block_dots(rp, rc, rv, s, v, Z=None):
     """X'v over the block's columns (rows read in order, v
     in sequence), summed per row piece, then the pieces in order."""
+    Z = _no_dense(v.size) if Z is None else Z
     cuts = _cuts(v.size, max_pieces=16)
     if _parallel(v.size):
-        return _block_dots_parallel(rp, rc, rv, s, v, cuts)
-    return _block_dots_serial(rp, rc, rv, s, v, cuts)
+        return _block_dots_parallel(rp, rc, rv, s, v, cuts, Z)
+    return _block_dots_serial(rp, rc, rv, s, v, cuts, Z)
 
 
-def block_image(rp, rc, rv, x):
-    """diagonal_step_kernels.block_image, rows in parallel."""
+def block_image(rp, rc, rv, x, Z=None):
+    """diagonal_step_kernels.block_image, rows in parallel; x over the sparse columns, then
+    Z's."""
+    Z = _no_dense(rp.size - 1) if Z is None else Z
     if not _parallel(rp.size - 1):
-        return serial.block_image(rp, rc, rv, x)
-    return _block_image_rows(rp, rc, rv, x)
+        return _block_image_serial(rp, rc, rv, x, Z)
+    return _block_image_rows(rp, rc, rv, x, Z)
+
+
+def _no_dense(n):
+    return np.zeros((n, 0))
 
 
 def _cuts(n, max_pieces=1 << 30):
@@ -152,8 +186,40 @@ def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary):
 
 
 @njit(cache=True, nogil=True)
-def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh):
-    """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row), xh += h x."""
+def _dense_block(indptr, indices, values, vptr, coords, n):
+    Z = np.zeros((n, coords.size))
+    for e in range(coords.size):
+        j = coords[e]
+        lo, v0 = indptr[j], vptr[j]
+        for k in range(lo, indptr[j + 1]):
+            Z[indices[k], e] = values[v0 + k - lo] if v0 >= 0 else 1.0
+    return Z
+
+
+@njit(inline="always")
+def _cross(C, ca, hx, Z, i):
+    """C[ca, e] += h x_ca z_e over Z's columns: one entry's products with row i's Z (C is the
+    s x d block of Q, small enough to stay in cache)."""
+    for e in range(Z.shape[1]):
+        C[ca, e] += hx * Z[i, e]
+
+
+@njit(inline="always")
+def _dense_pairs(Q, xh, s, hi_, Z, i):
+    """Row i's Z part: Q[s + e, s + f] += h z_e z_f for f >= e, xh[s + e] += h z_e."""
+    d = Z.shape[1]
+    for e in range(d):
+        hz = hi_ * Z[i, e]
+        xh[s + e] += hz
+        for f in range(e, d):
+            Q[s + e, s + f] += hz * Z[i, f]
+
+
+@njit(cache=True, nogil=True)
+def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
+    """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row, Z's columns
+    after the s sparse ones), xh += h x."""
+    C = np.zeros((s, Z.shape[1]))
     if rv.size == 0:        # binary columns: x = 1 wherever stored
         for i in range(lo, hi):
             hi_ = h[i]
@@ -162,15 +228,20 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh):
                 xh[ca] += hi_
                 for b in range(a, rp[i + 1]):
                     Q[ca, rc[b]] += hi_
-        return
-    for i in range(lo, hi):
-        hi_ = h[i]
-        for a in range(rp[i], rp[i + 1]):
-            ca = rc[a]
-            hx = hi_ * rv[a]
-            xh[ca] += hx
-            for b in range(a, rp[i + 1]):
-                Q[ca, rc[b]] += hx * rv[b]
+                _cross(C, ca, hi_, Z, i)
+            _dense_pairs(Q, xh, s, hi_, Z, i)
+    else:
+        for i in range(lo, hi):
+            hi_ = h[i]
+            for a in range(rp[i], rp[i + 1]):
+                ca = rc[a]
+                hx = hi_ * rv[a]
+                xh[ca] += hx
+                for b in range(a, rp[i + 1]):
+                    Q[ca, rc[b]] += hx * rv[b]
+                _cross(C, ca, hx, Z, i)
+            _dense_pairs(Q, xh, s, hi_, Z, i)
+    Q[:s, s:] += C
 
 
 @njit(cache=True, nogil=True)
@@ -194,43 +265,43 @@ def _gram_finish(Qs, xhs, h):
 
 
 @njit(cache=True, nogil=True)
-def _gram_serial(rp, rc, rv, s, h, cuts):
-    pieces = cuts.size - 1
-    Qs = np.zeros((pieces, s, s))
-    xhs = np.zeros((pieces, s))
+def _gram_serial(rp, rc, rv, s, h, cuts, Z):
+    pieces, m = cuts.size - 1, s + Z.shape[1]
+    Qs = np.zeros((pieces, m, m))
+    xhs = np.zeros((pieces, m))
     for p in range(pieces):
-        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p])
+        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z)
     return _gram_finish(Qs, xhs, h)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _gram_parallel(rp, rc, rv, s, h, cuts):
-    pieces = cuts.size - 1
-    Qs = np.zeros((pieces, s, s))
-    xhs = np.zeros((pieces, s))
+def _gram_parallel(rp, rc, rv, s, h, cuts, Z):
+    pieces, m = cuts.size - 1, s + Z.shape[1]
+    Qs = np.zeros((pieces, m, m))
+    xhs = np.zeros((pieces, m))
     for p in prange(pieces):
-        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p])
+        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z)
     return _gram_finish(Qs, xhs, h)
 
 
 @njit(cache=True, nogil=True)
-def _block_dots_serial(rp, rc, rv, s, v, cuts):
-    parts = np.zeros((cuts.size - 1, s))
+def _block_dots_serial(rp, rc, rv, s, v, cuts, Z):
+    parts = np.zeros((cuts.size - 1, s + Z.shape[1]))
     for p in range(cuts.size - 1):
-        _dots_piece(rp, rc, rv, v, cuts[p], cuts[p + 1], parts[p])
+        _dots_piece(rp, rc, rv, v, cuts[p], cuts[p + 1], parts[p], s, Z)
     return _sum_rows(parts)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _block_dots_parallel(rp, rc, rv, s, v, cuts):
-    parts = np.zeros((cuts.size - 1, s))
+def _block_dots_parallel(rp, rc, rv, s, v, cuts, Z):
+    parts = np.zeros((cuts.size - 1, s + Z.shape[1]))
     for p in prange(cuts.size - 1):
-        _dots_piece(rp, rc, rv, v, cuts[p], cuts[p + 1], parts[p])
+        _dots_piece(rp, rc, rv, v, cuts[p], cuts[p + 1], parts[p], s, Z)
     return _sum_rows(parts)
 
 
 @njit(cache=True, nogil=True)
-def _dots_piece(rp, rc, rv, v, lo, hi, g):
+def _dots_piece(rp, rc, rv, v, lo, hi, g, s, Z):
     binary = rv.size == 0
     for i in range(lo, hi):
         vi = v[i]
@@ -240,6 +311,8 @@ def _dots_piece(rp, rc, rv, v, lo, hi, g):
         else:
             for a in range(rp[i], rp[i + 1]):
                 g[rc[a]] += rv[a] * vi
+        for e in range(Z.shape[1]):
+            g[s + e] += Z[i, e] * vi
 
 
 @njit(cache=True, nogil=True)
@@ -250,10 +323,29 @@ def _sum_rows(parts):
     return g
 
 
+@njit(inline="always")
+def _row_image(rp, rc, rv, x, Z, i):
+    """Row i of the block times x: its CSR part (diagonal_step_kernels.row_dot), then Z's."""
+    acc = serial.row_dot(rp, rc, rv, x, i)
+    s = x.size - Z.shape[1]
+    for e in range(Z.shape[1]):
+        acc += Z[i, e] * x[s + e]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def _block_image_serial(rp, rc, rv, x, Z):
+    n = rp.size - 1
+    u = np.zeros(n)
+    for i in range(n):
+        u[i] = _row_image(rp, rc, rv, x, Z, i)
+    return u
+
+
 @njit(cache=True, parallel=True, nogil=True)
-def _block_image_rows(rp, rc, rv, x):
+def _block_image_rows(rp, rc, rv, x, Z):
     n = rp.size - 1
     u = np.zeros(n)
     for i in prange(n):
-        u[i] = serial.row_dot(rp, rc, rv, x, i)
+        u[i] = _row_image(rp, rc, rv, x, Z, i)
     return u

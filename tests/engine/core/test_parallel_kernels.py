@@ -64,7 +64,7 @@ def test_block_kernels_equal_the_serial_ones(layout, threads, monkeypatch):
     centred = dense - h @ dense / h.sum()
     expected = centred.T @ (h[:, None] * centred)
     np.testing.assert_allclose(Q, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
-    np.testing.assert_array_equal(u, serial.block_image(*reference, x))
+    np.testing.assert_allclose(u, dense @ x, rtol=1e-12, atol=1e-12 * np.abs(u).max())
     np.testing.assert_allclose(gb, dense.T @ v, rtol=1e-12, atol=1e-12 * np.abs(gb).max())
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: False)  # serial
     for a, b in zip(block, row_block_parallel.row_block(indptr, indices, values, vptr, coords, n)):
@@ -97,7 +97,6 @@ def test_a_binary_block_keeps_no_values_and_gives_the_same_numbers(layout, paral
              row_block_parallel.gram_matrix(rp, rc, ones, coords.size, h)),
             (row_block_parallel.block_image(rp, rc, rv, x),
              row_block_parallel.block_image(rp, rc, ones, x)),
-            (serial.block_image(rp, rc, rv, x), serial.block_image(rp, rc, ones, x)),
             (row_block_parallel.block_dots(rp, rc, rv, coords.size, v),
              row_block_parallel.block_dots(rp, rc, ones, coords.size, v))]:
         np.testing.assert_array_equal(binary, valued)
@@ -130,6 +129,51 @@ def test_block_kernels_equal_their_dense_definitions(layout):
                                rtol=1e-12, atol=1e-9)
     g = linear_predictor.column_dots(indptr, indices, values, vptr, v)
     np.testing.assert_allclose(g, Xs.T @ v, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_dense_columns_join_the_block_as_rows_of_z(layout, parallel, monkeypatch):
+    """The dense columns of a working set (a spline basis, age) as the n x d array Z after the
+    sparse ones: split by their fill, and the Gram matrix, X'v and X x over [sparse, Z] equal
+    their dense definitions; the serial and parallel twins give the same numbers exactly."""
+    indptr, indices, values, vptr, n, Xs, rng = layout
+    Zs = rng.normal(27.0, 4.0, (n, 3)) * (rng.random((n, 3)) < [1.0, 0.9, 0.7])
+    Zs[:, 0] = 1.0                                          # a binary dense column
+    C = sp.hstack([Xs, sp.csc_matrix(Zs)], format="csc")
+    C.sort_indices()
+    binary = np.append(vptr < 0, [True, False, False])
+    vptr = np.full(C.shape[1], -1, np.int64)               # values of the valued columns only
+    runs = []
+    for j in np.flatnonzero(~binary):
+        vptr[j] = sum(r.size for r in runs)
+        runs.append(C.data[C.indptr[j]:C.indptr[j + 1]])
+    arrays = (C.indptr.astype(np.int64), C.indices.astype(np.int64), np.concatenate(runs), vptr)
+    coords = np.array([0, 2, 8, 61, 62, 63, 30], np.int64)
+    sparse, dense = row_block_parallel.split_dense(arrays[0], coords, n)
+    np.testing.assert_array_equal(sparse, [0, 2, 8, 30])
+    np.testing.assert_array_equal(dense, [61, 62, 63])     # stored in 100%, 90%, 70% of rows
+    Z = row_block_parallel.dense_block(*arrays, dense, n)
+    np.testing.assert_array_equal(Z, Zs)
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: parallel)
+    monkeypatch.setattr(row_block_parallel, "_PARALLEL_ROWS", 0)
+    rp, rc, rv = row_block_parallel.row_block(*arrays, sparse, n)
+    assert rv.size == 0                                     # the sparse part stays binary
+    B = np.hstack([Xs[:, sparse].toarray(), Zs])
+    h, x, v = rng.random(n), rng.standard_normal(B.shape[1]), rng.standard_normal(n)
+    Bc = B - h @ B / h.sum()
+    Q = row_block_parallel.gram_matrix(rp, rc, rv, sparse.size, h, Z)
+    np.testing.assert_allclose(Q, Bc.T @ (h[:, None] * Bc), rtol=1e-10,
+                               atol=1e-12 * np.abs(Q).max())
+    u = row_block_parallel.block_image(rp, rc, rv, x, Z)
+    np.testing.assert_allclose(u, B @ x, rtol=1e-12, atol=1e-12 * np.abs(u).max())
+    g = row_block_parallel.block_dots(rp, rc, rv, sparse.size, v, Z)
+    np.testing.assert_allclose(g, B.T @ v, rtol=1e-12, atol=1e-12 * np.abs(g).max())
+    monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: not parallel)
+    np.testing.assert_array_equal(Q, row_block_parallel.gram_matrix(rp, rc, rv, sparse.size,
+                                                                     h, Z))
+    np.testing.assert_array_equal(u, row_block_parallel.block_image(rp, rc, rv, x, Z))
+    np.testing.assert_array_equal(g, row_block_parallel.block_dots(rp, rc, rv, sparse.size,
+                                                                   v, Z))
 
 
 @pytest.mark.parametrize("parallel", [True, False])

@@ -11,25 +11,28 @@ from engine.regression.modeldata import EVENT, GROUP_END, HEAD, _sorted_columns
 
 @pytest.mark.parametrize("parallel", [True, False])
 @pytest.mark.parametrize("n, density", [(1, 0.3), (50, 0.3), (4096, 0.3), (10_001, 0.3),
-                                        (10_001, 0.002), (70_000, 0.01)])
+                                        (10_001, 0.002), (70_000, 0.01), (4096, 0.6),
+                                        (10_001, 0.97)])
 def test_sorted_columns_equal_scipy_row_permutation(n, density, parallel, monkeypatch):
     """Both builds (parallel over column chunks, and the serial one used where Numba has no
     thread-safe threading layer) give scipy's row permutation, for columns read back from a
-    bitmap (density 1/256 and more) and columns sorted (sparser)."""
+    bitmap (density 1/256 and more) and columns sorted (sparser), valued ones among them
+    stored in most rows (a spline basis, age)."""
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: parallel)
     rng = np.random.default_rng(n)
-    dense = sp.random(n, 9, density=density, random_state=n).toarray()
+    p = 20
+    dense = sp.random(n, p, density=density, random_state=n).toarray()
     dense = np.where(dense != 0, np.round(dense * 3) + 1.0, 0.0)
-    dense[:, ::3] = dense[:, ::3] != 0                   # columns 0, 3, 6 are binary
+    dense[:, ::3] = dense[:, ::3] != 0                   # columns 0, 3, 6, ... are binary
     X = sp.csc_matrix(dense)
-    binary = np.array([set(np.unique(X[:, j].data)) <= {1.0} for j in range(9)])
+    binary = np.array([set(np.unique(X[:, j].data)) <= {1.0} for j in range(p)])
     order = rng.permutation(n)
     indptr, indices, values, vptr = _sorted_columns(X, order, binary)
     ref = sp.csr_matrix(X)[order].tocsc()
     ref.sort_indices()
     np.testing.assert_array_equal(indptr, ref.indptr)
     np.testing.assert_array_equal(indices, ref.indices)
-    for j in range(9):
+    for j in range(p):
         seg = ref.data[ref.indptr[j]:ref.indptr[j + 1]]
         if binary[j]:
             assert vptr[j] == -1 and np.all(seg == 1.0)
