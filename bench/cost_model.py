@@ -33,6 +33,7 @@ KERNELS = [
     (diagonal_step_kernels, "quadratic_cd_u", "X passes: inner coordinate descent"),
     (diagonal_step_kernels, "row_counts", "X pass over the working set (Gram or not)"),
     (row_block_parallel, "row_block", "X pass: working set as CSR"),
+    (row_block_parallel, "dense_block", "X pass: its columns stored in most rows, row-major"),
     (row_block_parallel, "gram_matrix", "rows x nnz_row^2"),
     (row_block_parallel, "block_dots", "X pass over the working set"),
     (row_block_parallel, "block_image", "row pass over the working set's block: X d"),
@@ -64,9 +65,9 @@ class Counter:
             setattr(module, name, original)
 
     def _wrap(self, key, kernel):
-        def timed(*args):
+        def timed(*args, **kwargs):
             t0 = time.perf_counter()
-            out = kernel(*args)
+            out = kernel(*args, **kwargs)
             self.seconds[key] += time.perf_counter() - t0
             self.calls[key] += 1
             return out

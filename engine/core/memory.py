@@ -5,9 +5,10 @@ exhaust the server instead of being killed by it.
 DataFrame columns and ``engine.fit`` (with its summary) add, on CPU. Its terms follow the
 layout the fit builds:
 
-- per non-zero covariate value, 120 bytes: the cohort's CSC column (8-byte value, 4-byte row)
+- per non-zero covariate value, 80 bytes: the cohort's CSC column (8-byte value, 4-byte row)
   and its assembly, the sorted copy (ModelData: row position and value) with its scratch
-  buffers, and the sorted blocks (CSC and CSR) the information matrix reads;
+  buffers, and the row block the inner solve and the information matrix read (CSR rows for
+  the sparse columns, a row-major array for those stored in most rows);
 - per row, 200 bytes (Fine-Gray 300: its censoring weights): time, event, order, weights,
   flags, the sort's keys and the backend's per-row state (linear predictor, risk-set sums);
 - per pair of columns, 80 bytes: the p x p information matrix, its work copies and inverse;
@@ -18,18 +19,21 @@ peak <= estimate <= 2.5 x peak on such sizes):
 
 | rows x columns, density, model | measured | estimate |
 |---|---|---|
-| 100,000 x 20, dense, cox | 160 MB | 268 MB |
-| 200,000 x 20, 0.1, cox | 55 MB | 96 MB |
-| 50,000 x 200, 0.05, cox | 51 MB | 81 MB |
-| 5,000 x 400, dense, cox | 136 MB | 262 MB |
-| 500,000 x 2, dense, cox | 136 MB | 228 MB |
-| 20,000 x 50, dense, fine_gray | 76 MB | 134 MB |
-| 200,000 x 5, dense, fine_gray | 117 MB | 188 MB |
-| 2,000 x 1,000, 0.2, cox | 88 MB | 136 MB |
+| 100,000 x 20, dense, cox | 102 MB | 188 MB |
+| 200,000 x 20, 0.1, cox | 58 MB | 80 MB |
+| 50,000 x 200, 0.05, cox | 39 MB | 61 MB |
+| 5,000 x 400, dense, cox | 77 MB | 182 MB |
+| 500,000 x 2, dense, cox | 147 MB | 188 MB |
+| 20,000 x 50, dense, fine_gray | 73 MB | 94 MB |
+| 200,000 x 5, dense, fine_gray | 114 MB | 148 MB |
+| 2,000 x 1,000, 0.2, cox | 60 MB | 120 MB |
+
+(Before dense columns joined the row block as a row-major array, 120 bytes a non-zero: the
+dense Cox fits peaked at 136-160 MB.)
 """
 from __future__ import annotations
 
-BYTES_PER_NONZERO = 120
+BYTES_PER_NONZERO = 80
 BYTES_PER_ROW = {"fine_gray": 300}
 DEFAULT_BYTES_PER_ROW = 200
 BYTES_PER_COLUMN_PAIR = 80

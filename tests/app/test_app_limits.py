@@ -51,7 +51,7 @@ def test_a_fit_bigger_than_the_session_budget_is_refused_with_the_numbers(monkey
     needed = memory.fit_shape(s)
     assert needed[:2] == (20_000, 50) and 0.45 < needed[2] < 0.55
     monkeypatch.setenv("SURVSCAN_SESSION_MEMORY_MB", "30")
-    message = re.escape("this fit needs about 72 MB; the server has 30 MB free for this "
+    message = re.escape("this fit needs about 52 MB; the server has 30 MB free for this "
                         "session; use a subsample, fewer covariates or the command line")
     with pytest.raises(DataLoadError, match=message):
         s.fit_job()

@@ -12,7 +12,7 @@ from . import cox_score
 from .cox_information import information
 from .cox_subspace import PlaneStep, direction_curvature
 from .hazard_state import HazardState
-from .linear_predictor import column_dots_on, set_linear_predictor
+from .linear_predictor import set_linear_predictor
 from ...core import numba_layer
 from ..modeldata import ModelData
 
@@ -139,11 +139,9 @@ class CoxCpuBackend:
         I = sum_k r_k x_k x_k^T - sum over event terms of wbar m m^T (see cox_information).
         """
         md, s = self.md, self.state
-        cols = np.asarray(cols, np.int64)
         ll, r, _ = self.risk_set_pass(1)
-        g = column_dots_on(md.indptr, md.indices, md.values, md.vptr, s.wev - r, cols)[cols]
-        info = information(md, s.D, r, cols, self.efron, self.has_start, self._start,
-                           self._start_order)
+        g, info = information(md, s.D, r, s.wev - r, np.asarray(cols, np.int64), self.efron,
+                              self.has_start, self._start, self._start_order)
         return ll, g, info
 
     def cluster_scores(self, cols, codes: np.ndarray, n_clusters: int) -> np.ndarray:

@@ -6,11 +6,13 @@ standard errors):
 m the risk-set mean of the chosen columns at the event term, r the risk-set terms of
 cox_kernels.risk_set_pass (Breslow or Efron ties, strata, entry times: see cox_kernels).
 
-The first sum is a sparse Gram matrix (engine.weighted_gram: sum of nnz_row^2 / 2 products).
-The second is dense: the scaled means sqrt(wbar) m are written a chunk of event terms at a time
-as the rows of a buffer B, and B'B folded in by one BLAS product per chunk (events x s^2 flops,
-about 1e11 at 5 x 10^4 events and s = 1,000).  The Numba scan stops at each full buffer and
-resumes where it left off, so that the product runs in NumPy's BLAS.
+The columns are read as a row block (row_block_parallel): the sparse ones as CSR rows, the
+dense ones (a spline basis, age) as a row-major array Z.  The first sum is the block's Gram
+matrix at weights r (sum of nnz_row^2 / 2 products; Z's part by BLAS).  The second is dense:
+the scaled means sqrt(wbar) m are written a chunk of event terms at a time as the rows of a
+buffer B, and B'B folded in by one BLAS product per chunk (events x s^2 flops, about 1e11 at
+5 x 10^4 events and s = 1,000).  The Numba scan stops at each full buffer and resumes where it
+left off, so that the product runs in NumPy's BLAS.
 """
 from __future__ import annotations
 
@@ -19,21 +21,23 @@ import math
 import numpy as np
 from numba import njit
 
-from .diagonal_step_kernels import row_block
-from ...core import weighted_gram
+from . import row_block_parallel as rb
 from ..row_flags import EVENT, GROUP_END, HEAD
 
 # Event terms per BLAS product: an 8 MB buffer at s = 1,000.
 CHUNK_BYTES = 8 * 2 ** 20
 
 
-def information(md, D, r, cols, efron, has_start, start, start_order) -> np.ndarray:
-    """I over the columns ``cols`` of ModelData ``md`` at D = w exp(eta - shift) and its r."""
+def information(md, D, r, v, cols, efron, has_start, start, start_order):
+    """(g, I) over the columns ``cols`` of ModelData ``md`` at D = w exp(eta - shift) and its
+    r: the gradient X'v (v = dl/deta) and the information, both read from one row block."""
     cols = np.asarray(cols, np.int64)
     s = cols.size
-    info = weighted_gram.weighted_gram(md.indptr, md.indices, md.values, md.vptr, cols,
-                                       np.ascontiguousarray(r), weighted_gram.CHUNK)
-    rp, rc, rv = row_block(md.indptr, md.indices, md.values, md.vptr, cols, md.n)
+    sparse, dense = rb.split_dense(md.indptr, cols, md.n)
+    rp, rc, rv = rb.row_block(md.indptr, md.indices, md.values, md.vptr, sparse, md.n)
+    Z = rb.dense_block(md.indptr, md.indices, md.values, md.vptr, dense, md.n)
+    r = np.ascontiguousarray(r)
+    info = rb.gram_matrix(rp, rc, rv, sparse.size, r, Z, centre=False)
     chunk = max(64, CHUNK_BYTES // (8 * max(s, 1)))
     buf = np.zeros((chunk + largest_tie(md.flags), s))
     at = np.array([0, 0, -1, 0])         # the scan's place: row, entry pointer, stratum, ties
@@ -41,13 +45,17 @@ def information(md, D, r, cols, efron, has_start, start, start_order) -> np.ndar
     R1, S1, E1 = np.zeros(s), np.zeros(s), np.zeros(s)
     touched = np.zeros(s, np.bool_)
     while at[0] < md.n:
-        nb = event_means(rp, rc, rv, D, md.weights, md.flags, efron, has_start, md.stop, start,
-                         start_order, md.strata_bounds, chunk, buf, at, sums, R1, S1, E1,
-                         touched)
+        nb = event_means(rp, rc, rv, Z, D, md.weights, md.flags, efron, has_start, md.stop,
+                         start, start_order, md.strata_bounds, chunk, buf, at, sums, R1, S1,
+                         E1, touched)
         if nb:
             B = buf[:nb]
             info -= B.T @ B
-    return info
+    g = rb.block_dots(rp, rc, rv, sparse.size, np.ascontiguousarray(v), Z)
+    # the block's order (sparse, then dense) back to the order of ``cols``
+    back = np.argsort(np.concatenate([sparse, dense]), kind="stable")
+    back = back[np.argsort(np.argsort(cols, kind="stable"), kind="stable")]
+    return g[back], info[np.ix_(back, back)]
 
 
 @njit(cache=True, nogil=True)
@@ -63,15 +71,30 @@ def largest_tie(flags):
     return most
 
 
+@njit(inline="always")
+def _add_row(rp, rc, rv, Z, i, f, V):
+    """V += f x_i over the block's columns (CSR part, rv empty: binary; then Z's)."""
+    if rv.size == 0:
+        for k in range(rp[i], rp[i + 1]):
+            V[rc[k]] += f
+    else:
+        for k in range(rp[i], rp[i + 1]):
+            V[rc[k]] += rv[k] * f
+    s = V.size - Z.shape[1]
+    for e in range(Z.shape[1]):
+        V[s + e] += Z[i, e] * f
+
+
 @njit(cache=True, nogil=True)
-def event_means(rp, rc, rv, D, w, flags, efron, has_start, stop, start, start_order, bounds,
+def event_means(rp, rc, rv, Z, D, w, flags, efron, has_start, stop, start, start_order, bounds,
                 chunk, buf, at, sums, R1, S1, E1, touched):
     """Rows sqrt(wbar) m of the event terms into ``buf``, from row ``at[0]`` on, until at least
     ``chunk`` are written or the rows end; returns how many.  The scan's state (``at``,
     ``sums``, R1, S1, E1: the risk-set sums of cox_kernels) is kept for the next call.  The
-    chosen columns as CSR over the sorted rows (rp, rc, rv)."""
+    chosen columns as a row block over the sorted rows: CSR (rp, rc, rv) and Z after it."""
     n = D.size
     s = R1.size
+    s_sparse = s - Z.shape[1]
     i, q, stratum, d = at[0], at[1], at[2], at[3]
     R0, S0, E0, W = sums[0], sums[1], sums[2], sums[3]
     nb = 0
@@ -85,15 +108,15 @@ def event_means(rp, rc, rv, D, w, flags, efron, has_start, stop, start, start_or
             q = bounds[stratum]
         di = D[i]
         R0 += di
-        for k in range(rp[i], rp[i + 1]):
-            R1[rc[k]] += rv[k] * di
+        _add_row(rp, rc, rv, Z, i, di, R1)
         if f & EVENT:
             E0 += di
             W += w[i]
             d += 1
+            _add_row(rp, rc, rv, Z, i, di, E1)
             for k in range(rp[i], rp[i + 1]):
-                E1[rc[k]] += rv[k] * di
                 touched[rc[k]] = True
+            touched[s_sparse:] = True
         if f & GROUP_END:
             if d > 0:
                 if has_start:
@@ -102,8 +125,7 @@ def event_means(rp, rc, rv, D, w, flags, efron, has_start, stop, start, start_or
                     while q < end and start[q] >= t:
                         row = start_order[q]
                         S0 += D[row]
-                        for k in range(rp[row], rp[row + 1]):
-                            S1[rc[k]] += rv[k] * D[row]
+                        _add_row(rp, rc, rv, Z, row, D[row], S1)
                         q += 1
                 terms = d if (efron and d > 1) else 1
                 wt = W / d if (efron and d > 1) else W

@@ -124,33 +124,6 @@ def row_counts(indptr, indices, coords, n):
     return out
 
 
-@njit(cache=True, nogil=True)
-def row_block(indptr, indices, values, vptr, coords, n):
-    """Columns ``coords`` of the CSC arrays as CSR (rp, rc, rv) over the n rows: rc the position
-    in ``coords`` (ascending within a row), rv float64 (1.0 for binary columns).  Two passes over
-    their non-zeros, a counting sort by row: the block the Gram-matrix inner loop reads."""
-    rp = np.zeros(n + 1, np.int64)
-    for c in range(coords.size):
-        j = coords[c]
-        for k in range(indptr[j], indptr[j + 1]):
-            rp[indices[k] + 1] += 1
-    for i in range(n):
-        rp[i + 1] += rp[i]
-    fill = rp[:-1].copy()
-    rc = np.empty(rp[n], np.int64)
-    rv = np.empty(rp[n])
-    for c in range(coords.size):
-        j = coords[c]
-        lo, v0 = indptr[j], vptr[j]
-        for k in range(lo, indptr[j + 1]):
-            i = indices[k]
-            t = fill[i]
-            rc[t] = c
-            rv[t] = values[v0 + k - lo] if v0 >= 0 else 1.0
-            fill[i] = t + 1
-    return rp, rc, rv
-
-
 @njit(inline="always")
 def row_dot(rp, rc, rv, x, i):
     """Row i of the block times x (rv empty: every value 1)."""

@@ -3,9 +3,10 @@
 The block holds the sparse columns as CSR arrays (rp, rc, rv) and the dense ones (stored in at
 least DENSE_FILL of the rows: a spline basis, age, a continuous exposure) as an n x d row-major
 array Z, their positions after the sparse ones: a dense column's CSR entries cost 12 bytes each
-and make every entry carry a value, and its Gram products with a row's sparse entries are d
-contiguous updates of Q's row instead of scattered pairs.  Z has no columns for a sparse
-working set: then the kernels do what they did before Z.
+and make every entry carry a value.  In the Gram matrix a sparse entry's products with its
+row's Z go to a small s x d block (in cache), and Z's own products are BLAS products a few
+thousand rows at a time.  Z has no columns for a sparse working set: then the kernels do what
+they did before Z.
 
 What the Gram-matrix inner loop of diagonal_step reads (the sparse L1 fit at 10^6 rows spent
 1.2 s of its 2.6 s of kernels in the serial row block build, Gram matrix and image).
@@ -13,16 +14,15 @@ The rows are cut into pieces fixed by n (never by the thread count), so the seri
 (used where Numba has no thread-safe threading layer or no core is idle, see numba_layer) and
 the parallel ones give the same numbers, whatever the thread count:
 - the build is a counting sort by row within each piece (its fill pointers stay in cache), the
-  pieces writing disjoint runs of rp, rc, rv: the arrays of diagonal_step_kernels.row_block
-  (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows), with rv empty when every chosen
+  pieces writing disjoint runs of rp, rc, rv: CSR rows, rc the position among the chosen
+  columns (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows), with rv empty when every chosen
   column is binary (OMOP's covariates, the benchmarks' simulated ones): the kernels below then
   read 4 bytes an entry instead of 12, and multiply by no value (the same numbers: x * 1.0 is
   x);
 - the Gram matrix sums only the upper triangle of each row's outer product (half the work),
   per piece, then the pieces in order (the centred X' diag(h) X to rounding);
 - X'v sums per piece, then the pieces in order (X'v to rounding);
-- the image writes each row once: diagonal_step_kernels.block_image exactly (Z's part after
-  the CSR part of the row).
+- the image writes each row once (Z's part after the CSR part of the row).
 """
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ _PARALLEL_ROWS = 1 << 19
 # a column stored in at least this fraction of the rows joins Z: 8 bytes a row, no more than
 # its CSR entries would take
 DENSE_FILL = 2 / 3
+# Z is filled this many bytes of rows at a time (in L2)
+_DENSE_CHUNK_BYTES = 1 << 18
 
 
 def _parallel(rows) -> bool:
@@ -67,21 +69,29 @@ def row_block(indptr, indices, values, vptr, coords, n):
 
 def dense_block(indptr, indices, values, vptr, coords, n):
     """Z: the columns ``coords`` as an n x len(coords) row-major array (zeros where not
-    stored)."""
-    return _dense_block(indptr, indices, values, vptr, coords, n)
+    stored), filled a chunk of rows at a time."""
+    rows = max(64, _DENSE_CHUNK_BYTES // (8 * max(coords.size, 1)))
+    cuts = np.append(np.arange(0, n, rows), n).astype(np.int64)
+    # allocated by NumPy, which asks the kernel for huge pages (10^6 x 20: 45 ms filled,
+    # 127 ms when Numba allocated it, page by page)
+    Z = np.zeros((n, coords.size))
+    fill = _dense_block_parallel if _parallel(n) else _dense_block_serial
+    fill(indptr, indices, values, vptr, coords, cuts, Z)
+    return Z
 
 
-def gram_matrix(rp, rc, rv, s, h, Z=None):
-    """Q = X' diag(h) X of the block's columns (the s sparse ones, then Z's) centred at their
-    h-weighted means (as the serial kernel this replaced): the upper triangle of each row's
-    outer product only (half the work), summed per row piece and then over the pieces in
-    order."""
+def gram_matrix(rp, rc, rv, s, h, Z=None, centre=True):
+    """Q = X' diag(h) X of the block's columns (the s sparse ones, then Z's), centred at their
+    h-weighted means unless ``centre`` is False: the upper triangle of each row's outer
+    product only (half the work), summed per row piece and then over the pieces in order."""
     Z = _no_dense(h.size) if Z is None else Z
     m = s + Z.shape[1]
     cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * m * m + 1))))
-    if _parallel(h.size):
-        return _gram_parallel(rp, rc, rv, s, h, cuts, Z)
-    return _gram_serial(rp, rc, rv, s, h, cuts, Z)
+    pieces = _gram_parallel if _parallel(h.size) else _gram_serial
+    Qs, xhs = pieces(rp, rc, rv, s, h, cuts, Z)
+    if Z.shape[1]:
+        _dense_gram(Qs, xhs, s, h, cuts, Z)
+    return _gram_finish(Qs, xhs, h, centre)
 
 
 def block_dots(rp, rc, rv, s, v, Z=None):
@@ -186,14 +196,38 @@ def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary):
 
 
 @njit(cache=True, nogil=True)
-def _dense_block(indptr, indices, values, vptr, coords, n):
-    Z = np.zeros((n, coords.size))
+def _fill_dense_chunk(indptr, indices, values, vptr, coords, at, b, Z):
+    """Rows of chunk b of Z, every column writing its entries there (at[b, e]: column
+    coords[e]'s first entry in the chunk), so that the chunk's rows stay in cache: column by
+    column over all n rows each value is a write to another cache line (20 columns at 10^6
+    rows: 237 ms)."""
     for e in range(coords.size):
         j = coords[e]
-        lo, v0 = indptr[j], vptr[j]
-        for k in range(lo, indptr[j + 1]):
-            Z[indices[k], e] = values[v0 + k - lo] if v0 >= 0 else 1.0
-    return Z
+        shift = vptr[j] - indptr[j]         # values[k + shift]: entry k's value
+        if vptr[j] < 0:
+            for k in range(at[b, e], at[b + 1, e]):
+                Z[indices[k], e] = 1.0
+        else:
+            for k in range(at[b, e], at[b + 1, e]):
+                Z[indices[k], e] = values[k + shift]
+
+
+@njit(cache=True, nogil=True)
+def _dense_block_serial(indptr, indices, values, vptr, coords, cuts, Z):
+    at = np.empty((cuts.size, coords.size), np.int64)
+    for e in range(coords.size):
+        _piece_starts(indptr, indices, coords, cuts, e, at)
+    for b in range(cuts.size - 1):
+        _fill_dense_chunk(indptr, indices, values, vptr, coords, at, b, Z)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _dense_block_parallel(indptr, indices, values, vptr, coords, cuts, Z):
+    at = np.empty((cuts.size, coords.size), np.int64)
+    for e in prange(coords.size):
+        _piece_starts(indptr, indices, coords, cuts, e, at)
+    for b in prange(cuts.size - 1):
+        _fill_dense_chunk(indptr, indices, values, vptr, coords, at, b, Z)
 
 
 @njit(inline="always")
@@ -204,21 +238,11 @@ def _cross(C, ca, hx, Z, i):
         C[ca, e] += hx * Z[i, e]
 
 
-@njit(inline="always")
-def _dense_pairs(Q, xh, s, hi_, Z, i):
-    """Row i's Z part: Q[s + e, s + f] += h z_e z_f for f >= e, xh[s + e] += h z_e."""
-    d = Z.shape[1]
-    for e in range(d):
-        hz = hi_ * Z[i, e]
-        xh[s + e] += hz
-        for f in range(e, d):
-            Q[s + e, s + f] += hz * Z[i, f]
-
-
 @njit(cache=True, nogil=True)
 def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
-    """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row, Z's columns
-    after the s sparse ones), xh += h x."""
+    """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row), xh += h x,
+    over the s sparse columns, and their products with Z's (after them); Z's own products are
+    _dense_gram's."""
     C = np.zeros((s, Z.shape[1]))
     if rv.size == 0:        # binary columns: x = 1 wherever stored
         for i in range(lo, hi):
@@ -229,7 +253,6 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
                 for b in range(a, rp[i + 1]):
                     Q[ca, rc[b]] += hi_
                 _cross(C, ca, hi_, Z, i)
-            _dense_pairs(Q, xh, s, hi_, Z, i)
     else:
         for i in range(lo, hi):
             hi_ = h[i]
@@ -240,13 +263,13 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
                 for b in range(a, rp[i + 1]):
                     Q[ca, rc[b]] += hx * rv[b]
                 _cross(C, ca, hx, Z, i)
-            _dense_pairs(Q, xh, s, hi_, Z, i)
     Q[:s, s:] += C
 
 
 @njit(cache=True, nogil=True)
-def _gram_finish(Qs, xhs, h):
-    """Sum the pieces in order, centre at the h-weighted means, mirror the upper triangle."""
+def _gram_finish(Qs, xhs, h, centre):
+    """Sum the pieces in order, centre at the h-weighted means (``centre``), mirror the upper
+    triangle."""
     s = Qs.shape[1]
     Q = Qs[0].copy()
     xh = xhs[0].copy()
@@ -258,7 +281,7 @@ def _gram_finish(Qs, xhs, h):
         sum_h += h[i]
     for a in range(s):
         for b in range(a, s):
-            if sum_h > 0:
+            if centre and sum_h > 0:
                 Q[a, b] -= xh[a] * xh[b] / sum_h     # centring: Q of x - mu
             Q[b, a] = Q[a, b]
     return Q
@@ -271,7 +294,7 @@ def _gram_serial(rp, rc, rv, s, h, cuts, Z):
     xhs = np.zeros((pieces, m))
     for p in range(pieces):
         _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z)
-    return _gram_finish(Qs, xhs, h)
+    return Qs, xhs
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -281,7 +304,20 @@ def _gram_parallel(rp, rc, rv, s, h, cuts, Z):
     xhs = np.zeros((pieces, m))
     for p in prange(pieces):
         _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z)
-    return _gram_finish(Qs, xhs, h)
+    return Qs, xhs
+
+
+def _dense_gram(Qs, xhs, s, h, cuts, Z):
+    """Z's own part of each piece, Z' diag(h) Z and Z'h over its rows, by BLAS a few
+    thousand rows at a time (h Z of those rows stays in cache; the loop over each row's
+    d (d + 1) / 2 pairs ran at a pair a nanosecond)."""
+    step = max(64, _DENSE_CHUNK_BYTES // (8 * Z.shape[1]))
+    for p in range(cuts.size - 1):
+        for lo in range(cuts[p], cuts[p + 1], step):
+            rows = slice(lo, min(lo + step, cuts[p + 1]))
+            hz = Z[rows] * h[rows, None]
+            Qs[p, s:, s:] += hz.T @ Z[rows]
+            xhs[p, s:] += h[rows] @ Z[rows]
 
 
 @njit(cache=True, nogil=True)

@@ -74,9 +74,9 @@ def test_the_estimate_bounds_the_measured_peak(n, p, density, model):
 
 def test_the_estimate_follows_the_layout():
     base = engine.fit_memory(10_000, 10, 0.5)
-    assert base == 120 * 50_000 + 200 * 10_000 + 80 * 100 + 8_000_000
+    assert base == 80 * 50_000 + 200 * 10_000 + 80 * 100 + 8_000_000
     assert engine.fit_memory(10_000, 10, 0.5, model="fine_gray") == base + 100 * 10_000
-    assert engine.fit_memory(10_000, 10, 0.5, n_cut_points=1) == base + 120 * 50_000 + 200 * 10_000
+    assert engine.fit_memory(10_000, 10, 0.5, n_cut_points=1) == base + 80 * 50_000 + 200 * 10_000
     for bad in ({"n_rows": -1}, {"density": 1.5}, {"n_cut_points": -2}):
         kwargs = {"n_rows": 10, "n_cols": 2, **bad}
         with pytest.raises(ValueError, match="fit_memory needs"):
