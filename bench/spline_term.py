@@ -1,6 +1,7 @@
 """What a 4-df natural-spline term of one covariate adds to a large sparse L1 Cox fit.
 
-    NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m bench.spline_term [n] [p] [density] [repeats]
+    NUMPY_MADVISE_HUGEPAGE=0 NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+        python -m bench.spline_term [n] [p] [density] [repeats]
 
 Simulates n x p sparse binary covariates (engine.simulate) and one continuous exposure
 (normal, unrelated to the outcome: the fit pays for its columns all the same), then fits,
@@ -13,7 +14,8 @@ Prints the CPU model, the formula build time and each fit's wall and CPU seconds
 timings as JSON, and the added cost as ratios of median CPU seconds: each fit against the plain
 one, and the unpenalised spline against the unpenalised linear exposure (what choosing a spline
 for the exposure costs).  CPU seconds, because the shared machine's load moves wall time; on
-one thread, because idle Numba workers spin and bill CPU seconds of their own.
+one thread, because idle Numba workers spin and bill CPU seconds of their own; without NumPy's
+huge-page requests, which stall now and then on memory compaction (bench.dense_covariates).
 """
 import json
 import platform
