@@ -21,8 +21,8 @@ where:
   the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
 - quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
   the small s x s system on the host (the CPU's diagonal_step.gram_solve); more than 2,000
-  columns: the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded; then, in
-  float64, the CPU's plane step (cox_subspace) with its eta-space directions on the device and
+  columns: the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded;
+  then, in float64, the CPU's plane step (cox_subspace) with its eta-space directions on the device and
   their curvature by segmented scans (cox_gpu_risk_set.direction_curvature).
 - ccd_cycle: the papers' CCD cycle with nothing crossing to the host per coordinate: per
   coordinate the fused kernel leaves (g, h) on the device, ccd_step.cu (the conditional kernel of

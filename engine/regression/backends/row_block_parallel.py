@@ -15,8 +15,8 @@ The rows are cut into pieces fixed by n (never by the thread count), so the seri
 the parallel ones give the same numbers, whatever the thread count:
 - the build is a counting sort by row within each piece (its fill pointers stay in cache), the
   pieces writing disjoint runs of rp, rc, rv: CSR rows, rc the position among the chosen
-  columns (rc as int32: 4 bytes less per entry, 0.36 GB at 10^7 rows), with rv empty when every chosen
-  column is binary (OMOP's covariates, the benchmarks' simulated ones): the kernels below then
+  columns (int32: 4 bytes less per entry, 0.36 GB at 10^7 rows), with rv empty when every
+  chosen column is binary (OMOP's covariates, the benchmarks' simulated ones): the kernels then
   read 4 bytes an entry instead of 12, and multiply by no value (the same numbers: x * 1.0 is
   x);
 - the Gram matrix sums only the upper triangle of each row's outer product (half the work),
@@ -42,7 +42,7 @@ _PARALLEL_ROWS = 1 << 19
 # a column stored in at least this fraction of the rows joins Z: 8 bytes a row, no more than
 # its CSR entries would take
 DENSE_FILL = 2 / 3
-# Z is filled this many bytes of rows at a time (in L2)
+# Z is filled, and its BLAS products taken, this many bytes of rows at a time
 _DENSE_CHUNK_BYTES = 1 << 18
 
 
@@ -58,8 +58,9 @@ def split_dense(indptr, coords, n):
 
 
 def row_block(indptr, indices, values, vptr, coords, n):
-    """diagonal_step_kernels.row_block's arrays (rp, rc, rv), built piece by piece of rows; rv
-    is empty when every chosen column is binary (all its values 1)."""
+    """The columns ``coords`` as CSR rows (rp, rc, rv): rc the position in ``coords``
+    (ascending within a row), rv the values, empty when every chosen column is binary (all its
+    values 1); built piece by piece of rows."""
     cuts = _cuts(n)
     binary = bool(np.all(vptr[coords] < 0))
     if _parallel(n):
@@ -72,8 +73,8 @@ def dense_block(indptr, indices, values, vptr, coords, n):
     stored), filled a chunk of rows at a time."""
     rows = max(64, _DENSE_CHUNK_BYTES // (8 * max(coords.size, 1)))
     cuts = np.append(np.arange(0, n, rows), n).astype(np.int64)
-    # allocated by NumPy, which asks the kernel for huge pages (10^6 x 20: 45 ms filled,
-    # 127 ms when Numba allocated it, page by page)
+    # allocated by NumPy, which asks the kernel for huge pages (10^6 x 20: 45 ms filled where
+    # they are granted, 127 ms when Numba allocated it, page by page)
     Z = np.zeros((n, coords.size))
     fill = _dense_block_parallel if _parallel(n) else _dense_block_serial
     fill(indptr, indices, values, vptr, coords, cuts, Z)
@@ -105,8 +106,8 @@ def block_dots(rp, rc, rv, s, v, Z=None):
 
 
 def block_image(rp, rc, rv, x, Z=None):
-    """diagonal_step_kernels.block_image, rows in parallel; x over the sparse columns, then
-    Z's."""
+    """u = X x over the block's rows, each row written once (in parallel where Numba may); x
+    over the sparse columns, then Z's."""
     Z = _no_dense(rp.size - 1) if Z is None else Z
     if not _parallel(rp.size - 1):
         return _block_image_serial(rp, rc, rv, x, Z)
@@ -198,9 +199,8 @@ def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary):
 @njit(cache=True, nogil=True)
 def _fill_dense_chunk(indptr, indices, values, vptr, coords, at, b, Z):
     """Rows of chunk b of Z, every column writing its entries there (at[b, e]: column
-    coords[e]'s first entry in the chunk), so that the chunk's rows stay in cache: column by
-    column over all n rows each value is a write to another cache line (20 columns at 10^6
-    rows: 237 ms)."""
+    coords[e]'s first entry in the chunk): the chunks are disjoint runs of Z's rows, so
+    threads fill them side by side."""
     for e in range(coords.size):
         j = coords[e]
         shift = vptr[j] - indptr[j]         # values[k + shift]: entry k's value
