@@ -33,11 +33,10 @@ def information(md, D, r, v, cols, efron, has_start, start, start_order):
     r: the gradient X'v (v = dl/deta) and the information, both read from one row block."""
     cols = np.asarray(cols, np.int64)
     s = cols.size
-    sparse, dense = rb.split_dense(md.indptr, cols, md.n)
-    rp, rc, rv = rb.row_block(md.indptr, md.indices, md.values, md.vptr, sparse, md.n)
-    Z = rb.dense_block(md.indptr, md.indices, md.values, md.vptr, dense, md.n)
+    order, n_sparse, rp, rc, rv, Z = rb.split_block(md.indptr, md.indices, md.values, md.vptr,
+                                                     cols, md.n)
     r = np.ascontiguousarray(r)
-    info = rb.gram_matrix(rp, rc, rv, sparse.size, r, Z, centre=False)
+    info = rb.gram_matrix(rp, rc, rv, n_sparse, r, Z, centre=False)
     chunk = max(64, CHUNK_BYTES // (8 * max(s, 1)))
     buf = np.zeros((chunk + largest_tie(md.flags), s))
     at = np.array([0, 0, -1, 0])         # the scan's place: row, entry pointer, stratum, ties
@@ -51,10 +50,10 @@ def information(md, D, r, v, cols, efron, has_start, start, start_order):
         if nb:
             B = buf[:nb]
             info -= B.T @ B
-    g = rb.block_dots(rp, rc, rv, sparse.size, np.ascontiguousarray(v), Z)
+    g = rb.block_dots(rp, rc, rv, n_sparse, np.ascontiguousarray(v), Z)
     # the block's order (sparse, then dense) back to the order of ``cols``
-    back = np.argsort(np.concatenate([sparse, dense]), kind="stable")
-    back = back[np.argsort(np.argsort(cols, kind="stable"), kind="stable")]
+    back = np.argsort(order, kind="stable")[np.argsort(np.argsort(cols, kind="stable"),
+                                                       kind="stable")]
     return g[back], info[np.ix_(back, back)]
 
 

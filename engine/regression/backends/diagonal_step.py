@@ -141,10 +141,7 @@ class DiagonalStep:
                 row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
                 pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)
                 if pairs <= GRAM_PAIRS_PER_NNZ:
-                    sparse, dense_cols = rb.split_dense(indptr, coords, self._n)
-                    block = (np.concatenate([sparse, dense_cols]), sparse.size,
-                             *rb.row_block(*self._arrays, sparse, self._n),
-                             rb.dense_block(*self._arrays, dense_cols, self._n))
+                    block = rb.split_block(*self._arrays, coords, self._n)
                 else:
                     dense = many and pairs <= DENSE_PAIRS_PER_NNZ
             self._key, self._block, self._gram, self._dense = key, block, None, dense

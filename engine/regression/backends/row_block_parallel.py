@@ -57,6 +57,16 @@ def split_dense(indptr, coords, n):
     return coords[~full], coords[full]
 
 
+def split_block(indptr, indices, values, vptr, coords, n):
+    """The columns ``coords`` as a row block (order, s, rp, rc, rv, Z): the s sparse ones as
+    CSR rows (row_block), the dense ones as Z (dense_block), ``order`` the columns in the
+    block's order (sparse, then dense)."""
+    sparse, dense = split_dense(indptr, coords, n)
+    return (np.concatenate([sparse, dense]), sparse.size,
+            *row_block(indptr, indices, values, vptr, sparse, n),
+            dense_block(indptr, indices, values, vptr, dense, n))
+
+
 def row_block(indptr, indices, values, vptr, coords, n):
     """The columns ``coords`` as CSR rows (rp, rc, rv): rc the position in ``coords``
     (ascending within a row), rv the values, empty when every chosen column is binary (all its
