@@ -110,9 +110,9 @@ def parse(argv):
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
                         help="robust, sensitivity: where the fits (and variances) run")
     parser.add_argument("--grid-parallel", choices=("serial", "threads", "processes", "dask"),
-                        default="threads",
                         help="sensitivity: also time the grid with these workers (--n-jobs; "
-                             "threads: the usable cores)")
+                             "threads: the usable cores; default threads on the CPU backend, "
+                             "serial on the GPU one, whose grid runs on the device alone)")
     parser.add_argument("--masks", type=int, default=10,
                         help="sensitivity: subgroups (the grid is masks x 4 sets x 5 penalties)")
     parser.add_argument("--out", default="bench/results")

@@ -18,10 +18,13 @@ from bench.report import machine_info, save
 
 
 def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0,
-        out="bench/results", backend="cpu", parallel="threads", n_jobs=None):
+        out="bench/results", backend="cpu", parallel=None, n_jobs=None):
     """Time the grid serially and a sample of the loop on ``backend`` (both), and the grid
-    again with ``parallel`` ("threads", "processes", "dask") unless serial; write JSON +
-    Markdown; return the record.  The speed-up is the loop's time over the faster grid's."""
+    again with ``parallel`` ("threads", "processes", "dask"; default threads on the CPU
+    backend, none on the GPU one, whose variants run one after another on the device) unless
+    serial; write JSON + Markdown; return the record.  The speed-up is the loop's time over
+    the faster grid's."""
+    parallel = parallel or ("threads" if backend == "cpu" else "serial")
     print(f"simulating N={n:,} P={p:,} density={density}", flush=True)
     cohort = engine.simulate(n, p, density=density, seed=seed)
     rng = np.random.default_rng(seed)

@@ -14,3 +14,13 @@ def test_tiny_grid_report(tmp_path):
     assert record["errors"] == 0 and record["max_abs_diff_sampled"] < 1e-6
     assert record["grid_s"] > 0 and record["loop_s_extrapolated"] > 0
     assert "CPU:" in next(Path(tmp_path).glob("*.md")).read_text()
+
+
+def test_gpu_grid_runs_on_the_device_alone(tmp_path, where):
+    """backend="gpu" times the serial grid only: its variants run one after another on the
+    device, and the CPU's thread grid refuses a GPU backend (the default once stopped the
+    device run's benchmark)."""
+    record = run(400, 6, density=0.3, masks=2, sets=1, penalties=1, loop_sample=2,
+                 out=str(tmp_path), backend="gpu")
+    assert record["backend"] == "gpu" and record["variants"] == 2 and record["errors"] == 0
+    assert "grid_parallel_s" not in record and record["max_abs_diff_sampled"] < 1e-6
