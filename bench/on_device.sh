@@ -7,6 +7,7 @@
 # It installs the carried wheels into a folder beside the image's own packages (no network
 # there), prints the device, runs every gpu-marked test (GPU = CPU to 1e-8) and the CPU-vs-GPU
 # benchmark (bench/gpu.py; "quick": N = 100,000 only), one 10^6 fit's profile (bench/gpu_profile.py),
+# the baseline hazard and predictions after a fit on the device (bench/prediction.py),
 # cross-validation at 10^6 under cProfile, the robust variance at 10^7 and 10^6 rows (bench/robust.py),
 # the sensitivity grid on the device (bench/sensitivity.py), the horseshoe probit sampler at the
 # paper's size (bench/bayes.py run_gpu), the paper's largest
@@ -14,9 +15,10 @@
 # leaves the logs and results in $OUT, with everything also packed into
 # $OUT/device_results.tar.gz (the device tool returns at most 8 files).
 # `bash bench/on_device.sh gwas` runs the GWAS step alone (it needs most of a call's 10 minutes).
-# Each step has its own time limit (TEST_LIMIT, BENCH_LIMIT, PROFILE_LIMIT, CV_LIMIT, ROBUST_LIMIT,
-# SENS_LIMIT, BAYES_LIMIT, GWAS_LIMIT; 0 skips a step other than the tests; the CV, robust-variance and GWAS
-# steps run only when asked: CV_LIMIT=150, ROBUST_LIMIT=100, SENS_LIMIT=150, `gwas`) so that the default call
+# Each step has its own time limit (TEST_LIMIT, BENCH_LIMIT, PROFILE_LIMIT, PRED_LIMIT, CV_LIMIT,
+# ROBUST_LIMIT, SENS_LIMIT, BAYES_LIMIT, GWAS_LIMIT; 0 skips a step other than the tests; the
+# prediction, CV, robust-variance, grid and GWAS steps run only when asked: PRED_LIMIT=60,
+# CV_LIMIT=150, ROBUST_LIMIT=100, SENS_LIMIT=150, `gwas`) so that the default call
 # ends (about 9 minutes at most), and returns its files, inside the
 # device tool's 10 minutes; test modules the image cannot import (the app's, Panel is absent)
 # are reported and passed over rather than stopping the gpu-marked tests of the others; -v names
@@ -39,9 +41,19 @@ sizes=(${BENCH_ARGS:-})          # e.g. BENCH_ARGS="--sizes 1000000 --gpu-strata
 [ "${1:-}" = quick ] && sizes=(--sizes 100000)
 [ "${BENCH_LIMIT:-200}" != 0 ] && timeout "${BENCH_LIMIT:-200}" python3 -m bench gpu \
     --out "$OUT" "${sizes[@]}" 2>&1 | tee "$OUT/bench_gpu.log" | tail -25
-# one 10^6 fit end to end, three times, and where its time goes (target < 1 s)
+# one 10^6 fit end to end, three times, and where its time goes (target < 1 s); PROFILE_N
+# names other sizes (e.g. "1000000 10000000": the 10^7 fit, target < 8 s, without the exact
+# CCD fit that bench gpu times first)
+for n in ${PROFILE_N:-1000000}; do
 [ "${PROFILE_LIMIT:-60}" != 0 ] && timeout "${PROFILE_LIMIT:-60}" \
-    python3 -m bench.gpu_profile 1000000 "$OUT" 2>&1 | head -45
+    python3 -m bench.gpu_profile "$n" "$OUT" 2>&1 | head -45
+done
+# the baseline hazard, Q's sums (predictions' standard errors) and adjusted curves after a
+# 10^6 x 1,000 fit on the device, against the host's code on the same fit; asked for by
+# PRED_LIMIT=60
+[ "${PRED_LIMIT:-0}" != 0 ] && [ "${1:-}" != quick ] && timeout "$PRED_LIMIT" \
+    python3 -m bench.prediction 1000000 --density 0.01 --backend gpu 2>&1 \
+    | tee "$OUT/prediction_gpu.json" | tail -3
 # 10-fold x 10-point cross-validation at 10^6 x 1,000 (target < 60 s); asked for by CV_LIMIT=150
 # (under cProfile: its 30 costliest functions by own time go to cv_profile.txt)
 [ "${CV_LIMIT:-0}" != 0 ] && [ "${1:-}" != quick ] && timeout "${CV_LIMIT}" \

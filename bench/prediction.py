@@ -1,13 +1,17 @@
 """Baseline hazard and covariate-adjusted curves after a fit, at scale (issue 32's target:
 10^6 subjects x 1,000 sparse columns, a 2-level treatment, 100 time points, under 2 s after
-the fit).
+the fit), on the CPU or the GPU backend (issue 34: the baseline's scans on the device).
 
-    OPENBLAS_NUM_THREADS=1 python -m bench.prediction 1000000 --density 0.01
+    OPENBLAS_NUM_THREADS=1 python -m bench.prediction 1000000 --density 0.01 [--backend gpu]
 
 Simulates N x 1,000 binary columns (engine.simulate), fits an L1 Cox model with the treatment
 (x0) unpenalised, then times, best of ``repeats``: the Breslow baseline hazard from the fit's
-sorted rows (res.baseline, its cache dropped each round) and engine.adjusted_curves for x0 = 0 / 1 at
-100 times (point estimates: a penalised fit has no covariance).  Prints JSON with the CPU.
+sorted rows (res.baseline, its cache dropped each round), the risk-weighted sums Q of the
+Tsiatis variance at the 100 times (what predictions with standard errors add: Baseline.q_sums)
+and engine.adjusted_curves for x0 = 0 / 1 at the 100 times (point estimates: a penalised fit
+has no covariance).  With ``--backend gpu`` the same baseline and Q are also computed on the
+host from the same fit (the CPU's code, timed) and their largest relative difference reported.
+Prints JSON with the CPU and the GPU.
 """
 import argparse
 import json
@@ -18,6 +22,7 @@ import numpy as np
 
 import engine
 from bench.report import machine_info
+from engine.regression.baseline import baseline
 
 
 def main(argv=None):
@@ -26,31 +31,47 @@ def main(argv=None):
     ap.add_argument("--p", type=int, default=1000)
     ap.add_argument("--density", type=float, default=0.01)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
     a = ap.parse_args(argv)
-    small = engine.fit(engine.simulate(500, 5, density=0.3, seed=1))       # JIT warm-up
-    engine.adjusted_curves(small, "x0", np.linspace(0.01, 0.1, 5), se=False)
+    small = engine.fit(engine.simulate(500, 5, density=0.3, seed=1), backend=a.backend)
+    engine.adjusted_curves(small, "x0", np.linspace(0.01, 0.1, 5), se=False)   # JIT warm-up
+    small.baseline.q_sums(0, [0.05])
     cohort = engine.simulate(a.n, a.p, density=a.density, seed=0)
     t0 = time.perf_counter()
     res = engine.fit(cohort, penalty=engine.L1(0.05 * engine.lambda_max(cohort)),
-                     unpenalized=["x0"])
+                     unpenalized=["x0"], backend=a.backend)
     fit_s = time.perf_counter() - t0
     times = np.quantile(np.asarray(cohort.time)[np.asarray(cohort.event) > 0],
                         np.linspace(0.01, 0.95, 100))
-    best = {"baseline_s": np.inf, "adjusted_curves_s": np.inf, "total_s": np.inf}
+    best = {"baseline_s": np.inf, "q_sums_s": np.inf, "adjusted_curves_s": np.inf,
+            "total_s": np.inf}
     for _ in range(a.repeats):
         t0 = time.perf_counter()
         res.__dict__.pop("baseline", None)         # FitResult.baseline is computed once
-        res.baseline
+        b = res.baseline
         t1 = time.perf_counter()
-        out = engine.adjusted_curves(res, "x0", times, se=False)
+        Q = b.q_sums(0, times)
         t2 = time.perf_counter()
-        for key, value in (("baseline_s", t1 - t0), ("adjusted_curves_s", t2 - t1),
-                           ("total_s", t2 - t0)):
+        out = engine.adjusted_curves(res, "x0", times, se=False)
+        t3 = time.perf_counter()
+        for key, value in (("baseline_s", t1 - t0), ("q_sums_s", t2 - t1),
+                           ("adjusted_curves_s", t3 - t2), ("total_s", t3 - t0)):
             best[key] = min(best[key], value)
-    print(json.dumps({"n": a.n, "p": a.p, "density": a.density, "nnz": int(cohort.X.nnz),
-                      "events": cohort.n_events, "fit_s": fit_s, **best,
+    host = {}
+    if a.backend == "gpu":
+        t0 = time.perf_counter()
+        h = baseline(cohort, res.problem.model.data, res.coef.to_numpy(float), "breslow")
+        t1 = time.perf_counter()
+        Qh = h.q_sums(0, times)
+        host = {"host_baseline_s": t1 - t0, "host_q_sums_s": time.perf_counter() - t1,
+                "max_rel_diff_hazard": float(np.max(np.abs(b.hazard[0] / h.hazard[0] - 1))),
+                "max_rel_diff_q": float(np.max(np.abs(Q - Qh)) / np.max(np.abs(Qh)))}
+    machine = machine_info()
+    print(json.dumps({"n": a.n, "p": a.p, "density": a.density, "backend": a.backend,
+                      "nnz": int(cohort.X.nnz), "events": cohort.n_events, "fit_s": fit_s,
+                      **best, **host,
                       "difference_at_last": float(out.contrasts["difference"].iloc[-1]),
-                      "load": os.getloadavg()[0], "cpu": machine_info()["cpu"]}))
+                      "load": os.getloadavg()[0], "cpu": machine["cpu"], "gpu": machine["gpu"]}))
 
 
 if __name__ == "__main__":

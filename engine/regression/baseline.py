@@ -21,6 +21,9 @@ agsurv computes it:
 (Breslow: e = 0), V the coefficients' covariance, S1 = sum r_i x_i over the risk set and S1d
 over the events at t_k.  Everything reuses the fit's sorted layout (modeldata: stratum, then
 stop descending): the hazard costs O(N), and Q at T times one sparse product X^T (N x T).
+A fit on the GPU backend (float64) does both on the device, where its sorted rows already are:
+the increments by one segmented scan over Efron's terms (cox_gpu_risk_set.hazard_increments)
+and Q's products by the CSC kernel, so only the per-time pieces come back to the host.
 """
 from __future__ import annotations
 
@@ -50,7 +53,10 @@ class Baseline:
         "expected" (y minus the martingale residual) uses it
     last : (K,) the largest follow-up time of each stratum (curves end there)
     md, X : the fit's sorted layout (modeldata.ModelData) and the cohort's covariates;
-    r, event : w exp((x - c) beta) and the event flag of each sorted row (for Q)
+    r, event, stop, start : w exp((x - c) beta), the event flag, stop and entry time (None
+        without entry times) of each sorted row (for Q); device arrays when ``device`` holds
+        the rows
+    device : the GPU backend whose sorted rows Q is summed over, or None (the host's X)
     """
 
     ties: str
@@ -69,6 +75,9 @@ class Baseline:
     X: object
     r: np.ndarray
     event: np.ndarray
+    stop: np.ndarray
+    start: np.ndarray | None
+    device: object = None
 
     @property
     def offset(self) -> float:
@@ -84,24 +93,30 @@ class Baseline:
         """Q(t) of the module for each time in ``t``: shape (len(t), p)."""
         md, s = self.md, stratum
         a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
-        t = np.atleast_1d(np.asarray(t, float))
-        stop = md.stop[a:b, None]
+        xp = np if self.device is None else self.device.cp
+        t = xp.asarray(np.atleast_1d(np.asarray(t, float)))
+        stop = self.stop[a:b, None]
         r = self.r[a:b, None]
-        cum = np.concatenate(([0.0], np.cumsum(self.varhaz[s])))
-        times = self.times[s]
+        cum = xp.asarray(np.concatenate(([0.0], np.cumsum(self.varhaz[s]))))
+        times = xp.asarray(self.times[s])
 
         def upto(x):
-            return cum[np.searchsorted(times, x, side="right")]
+            return cum[xp.searchsorted(times, x, side="right")]
 
         # C(min(stop, t)) = min(C(stop), C(t)): C is non-decreasing
-        inside = np.minimum(upto(stop), upto(t)[None, :])
-        if md.start is not None:
-            inside = np.maximum(inside - upto(md.start[a:b, None]), 0.0)
+        inside = xp.minimum(upto(stop), upto(t)[None, :])
+        if self.start is not None:
+            inside = xp.maximum(inside - upto(self.start[a:b, None]), 0.0)
         v = r * inside
         if self.ties == "efron":
-            ev = self.event[a:b]
-            k = np.searchsorted(times, md.stop[a:b][ev])
-            v[ev] -= (r[ev, 0] * self.tie_term[s][k])[:, None] * (md.stop[a:b][ev, None] <= t)
+            ev = xp.flatnonzero(self.event[a:b])
+            k = xp.searchsorted(times, stop[ev, 0])
+            tie = xp.asarray(self.tie_term[s])
+            v[ev] -= (r[ev, 0] * tie[k])[:, None] * (stop[ev] <= t[None, :])
+        if self.device is not None:
+            full = xp.zeros((v.shape[1], md.n))
+            full[:, a:b] = v.T
+            return self.device.column_products(full)
         rows = md.order[a:b]
         if a == 0 and b == md.n:
             full = np.empty_like(v)
@@ -125,22 +140,25 @@ class Baseline:
         return out if self.labels is not None else out.drop(columns="stratum")
 
 
-def baseline(cohort, md, beta, ties: str, weights=None) -> Baseline:
+def baseline(cohort, md, beta, ties: str, weights=None, backend=None) -> Baseline:
     """The Breslow (``ties="breslow"``) or Efron baseline hazard of ``cohort`` at ``beta``
     (NaN read as 0), over its sorted layout ``md`` (modeldata.ModelData of the fit), with the
-    cohort's case weights or ``weights`` (caller's row order: a bootstrap replicate's)."""
+    cohort's case weights or ``weights`` (caller's row order: a bootstrap replicate's).
+    ``backend``: the fit's; the GPU's in float64 computes on the device (see the module),
+    with these weights set."""
     beta = np.nan_to_num(np.asarray(beta, float), nan=0.0)
     X = cohort.X
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
     w = w if weights is None else np.asarray(weights, float)
+    w_sorted = w[md.order]              # the cohort's weights (a resampling may have set others)
+    if hasattr(backend, "hazard_increments") and backend.dtype == np.float64:
+        return _on_device(cohort, md, beta, ties, w_sorted, backend)
     center = np.asarray(X.T @ w).ravel() / w.sum()
     eta = np.asarray(X @ beta).ravel()
-    w_sorted = w[md.order]              # the cohort's weights (a resampling may have set others)
     r = w_sorted * np.exp(eta[md.order] - center @ beta)
     event = (np.asarray(cohort.event)[md.order] > 0) & (w_sorted > 0)
     ends_all = (md.flags & GROUP_END) > 0
-    out = {key: [] for key in ("times", "hazard", "varhaz", "tie_term", "death_hazard",
-                               "n_risk", "n_event")}
+    out = {key: [] for key in PIECES}
     last = np.empty(md.strata_bounds.size - 1)
     for s in range(last.size):
         a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
@@ -172,7 +190,35 @@ def baseline(cohort, md, beta, ties: str, weights=None) -> Baseline:
         else:
             dh, dv, e = D / s0, D / s0 ** 2, np.zeros(d.size)
             own = dh
-        for key, value in zip(out, (t, dh, dv, e, own, at_risk, D)):
+        for key, value in zip(PIECES, (t, dh, dv, e, own, at_risk, D)):
             out[key].append(value)
     return Baseline(ties=ties, center=center, beta=beta, labels=cohort.strata_labels,
-                    last=last, md=md, X=X, r=r, event=event, **out)
+                    last=last, md=md, X=X, r=r, event=event, stop=md.stop, start=md.start,
+                    **out)
+
+
+PIECES = ("times", "hazard", "varhaz", "tie_term", "death_hazard", "n_risk", "n_event")
+
+
+def _on_device(cohort, md, beta, ties, w_sorted, backend) -> Baseline:
+    """``baseline`` by the GPU backend's scans over the sorted rows it holds: the centre
+    X^T w, then the increments of every tie group with events in one pass, split by stratum
+    here (each stratum's groups run from its latest time: reversed)."""
+    backend.set_weights(w_sorted)
+    center = backend.column_products(w_sorted[None])[0] / w_sorted.sum()
+    ends, inc, r, event = backend.hazard_increments(beta, float(center @ beta))
+    dh, dv, e, own, D, at_risk = inc
+    bounds = md.strata_bounds
+    cut = np.searchsorted(ends, bounds)
+    out = {key: [] for key in PIECES}
+    for s in range(bounds.size - 1):
+        g = np.arange(cut[s], cut[s + 1])[::-1]
+        for key, value in zip(PIECES, (md.stop[ends[g]], dh[g], dv[g], e[g], own[g],
+                                       at_risk[g], D[g])):
+            out[key].append(value)
+    cp = backend.cp
+    return Baseline(ties=ties, center=center, beta=beta, labels=cohort.strata_labels,
+                    last=md.stop[bounds[:-1]].astype(float), md=md, X=cohort.X, r=r,
+                    event=event, stop=cp.asarray(md.stop),
+                    start=None if md.start is None else cp.asarray(md.start), device=backend,
+                    **out)

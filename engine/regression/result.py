@@ -191,11 +191,12 @@ class FitResult:
     @cached_property
     def baseline(self):
         """The Breslow or Efron (as fitted) baseline hazard's pieces per stratum
-        (engine.regression.baseline.Baseline), computed once from the fit's sorted rows."""
+        (engine.regression.baseline.Baseline), computed once from the fit's sorted rows (on
+        the device for a fit on the GPU backend)."""
         prediction.cox_baseline_checked(self)
         problem = self.problem
         return cox_baseline(problem.cohort, problem.model.data, self.coef.to_numpy(float),
-                            self.spec["ties"])
+                            self.spec["ties"], backend=problem.model.backend)
 
     def baseline_hazard(self, centered: bool = True) -> pd.DataFrame:
         """The baseline hazard as R's ``basehaz``: stratum (stratified fits), time, n_risk,

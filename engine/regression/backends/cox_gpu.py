@@ -73,8 +73,9 @@ import numpy as np
 
 from . import diagonal_step_kernels as k
 from .cox_gpu_layout import event_groups, layout
-from .cox_gpu_risk_set import (dense_columns, direction_curvature, information_matrix,
-                               risk_set_pass, score_residuals, weighted_gram)
+from .cox_gpu_risk_set import (dense_columns, direction_curvature, hazard_increments,
+                               information_matrix, risk_set_pass, score_residuals,
+                               weighted_gram)
 from .cox_subspace import PlaneStep
 from .diagonal_step import gram_solve
 from .hazard_state import RESHIFT
@@ -344,6 +345,27 @@ class CoxGpuBackend:
         info = information_matrix(self.cp, self.scan, self._lay, self._groups, Xs, r, self.D,
                                   self._flags, self._start_order)
         return ll, g.get().astype(np.float64), info.get().astype(np.float64)
+
+    def column_products(self, V) -> np.ndarray:
+        """X^T v for each row v of V (G x n over the sorted rows, host or device): (G, p) on
+        the host, by column_dots.cu (the risk-weighted sums of the baseline's Q)."""
+        V = self.cp.asarray(V, self.dtype)
+        return np.stack([self._column_dots(v) for v in V]) if len(V) else np.zeros((0, self.md.p))
+
+    def hazard_increments(self, beta: np.ndarray, offset: float):
+        """The baseline hazard's pieces at ``beta`` over the current weights (engine.
+        regression.baseline), relative risks centred at ``offset`` (c' beta): the last sorted
+        row of each tie group with events and a (6, groups) host array dH, dV, e, own,
+        n_event, n_risk (cox_gpu_risk_set.hazard_increments rescaled from the device's
+        exp(eta - shift)), and on the device r = w exp(eta - offset) and the event flags of
+        the sorted rows."""
+        self.set_beta(beta)
+        inc = hazard_increments(self.cp, self.scan, self._lay, self._groups, self.D, self._w,
+                                self._flags, self._start_order).get().astype(np.float64)
+        q = np.exp(self.shift - offset)          # r = D q
+        inc[:4] /= np.array([q, q * q, q * q, q])[:, None]
+        event = (self._flags & EVENT) != 0
+        return self._groups.ends.get(), inc, self.D * q, event
 
     def cluster_scores(self, cols, codes: np.ndarray, n_clusters: int):
         """(len(cols), n_clusters) on the device: the cluster sums of the weighted score

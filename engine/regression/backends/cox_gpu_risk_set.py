@@ -65,6 +65,29 @@ def risk_set_pass(xp, scan, lay, groups, eta, D, w, flags, shift, start_order, w
     return ll, r, h
 
 
+def hazard_increments(xp, scan, lay, groups, D, w, flags, start_order):
+    """The baseline hazard's pieces at each tie group with events (engine.regression.baseline,
+    over D = w exp(eta - shift) instead of its r: the caller rescales), one segmented scan
+    over Efron's terms (d terms (l/d, W/d) a group; one (0, W) for Breslow):
+
+        dH = sum wt/den,  dV = sum wt/den^2,  e = sum wt c/den^2,  own = sum wt (1-c)/den,
+        n_event = sum wt
+
+    and the summed weights at risk, the risk-set scan of w read at the groups' ends (less the
+    rows not yet entered).  Returns a (6, groups) array: dH, dV, e, own, n_event, n_risk."""
+    ev, den = _denominators(xp, scan, lay, groups, D, flags, start_order)
+    c, wt = groups.term_c, groups.term_wt
+    terms = xp.stack((wt / den, wt / (den * den), wt * c / (den * den), wt * (1.0 - c) / den,
+                      wt))
+    sums = scan(terms, groups.term_heads, HEAD, False)[:, groups.term_last]
+    at_risk = scan(w[None], lay.flags, HEAD, False)[0][groups.ends]
+    if start_order is not None:
+        entered = scan(w[start_order][None], lay.start_heads, HEAD, False)[0]
+        late = lay.late[groups.ends]
+        at_risk = at_risk - xp.where(late >= 0, entered[late], 0.0)
+    return xp.concatenate((sums, at_risk[None]))
+
+
 def weighted_gram(xp, Xs, w, chunk_bytes=2 ** 28):
     """X^T diag(w) X of the columns of Xs (n x s, CSC, scipy or cupyx), dense s x s, as dense
     products of row chunks of about ``chunk_bytes``.  Not the sparse-sparse product: cuSPARSE's
