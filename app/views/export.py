@@ -11,6 +11,7 @@ import holoviews as hv
 import panel as pn
 import param
 from bokeh.embed import file_html
+from bokeh.models import LayoutDOM
 from bokeh.resources import INLINE
 from panel.viewable import Viewer
 
@@ -26,8 +27,10 @@ from .results import ResultsView, hr_table, is_fine_gray
 
 
 def plot_html(obj, title: str) -> str:
-    """A HoloViews object as one self-contained HTML page (Bokeh JS inlined)."""
-    return file_html(hv.render(obj, backend="bokeh"), INLINE, title)
+    """A HoloViews object or a Bokeh figure as one self-contained HTML page (Bokeh JS
+    inlined)."""
+    model = obj if isinstance(obj, LayoutDOM) else hv.render(obj, backend="bokeh")
+    return file_html(model, INLINE, title)
 
 
 def _text(s: str) -> io.StringIO:

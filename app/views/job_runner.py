@@ -82,11 +82,15 @@ class JobRunner(param.Parameterized):
         self.progress = pn.indicators.Progress(active=False, value=0, max=100, width=360,
                                                bar_color="primary", visible=False)
         self._cancel = threading.Event()
+        self._asked = False  # Cancel was pressed during the running job
 
     def cancel(self, event=None) -> None:
-        """Ask the running job to stop (it stops at its next check)."""
+        """Ask the running job to stop (it stops at its next check).  A job that ends before
+        its next check is cancelled all the same: its result is not kept (the user asked for
+        none, and a page that changed after Cancel would surprise)."""
         if self.running:
             self._cancel.set()
+            self._asked = True
             self.status.object = self.cancelling
 
     def refuse(self, message: str, toast: str | None = None) -> None:
@@ -112,10 +116,13 @@ class JobRunner(param.Parameterized):
             iterations allowed): the bar then just moves
         """
         cancel = self._cancel = threading.Event()
+        self._asked = False
         progress = JobProgress()
         self._start()
         try:
             result = await self._wait(work, cancel, progress, describe, counted, thread)
+            if self._asked:
+                raise engine.Cancelled("cancelled after the job's last check")
             # what keeping the result redraws (Results: a dozen panes and tables, and the tab
             # it opens) goes to the browser as one patch, the document's model graph
             # recomputed once (each change alone was a patch, a browser re-layout and a

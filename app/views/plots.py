@@ -1,4 +1,5 @@
-"""The app's plots: pure functions from tables the engine computed to HoloViews objects.
+"""The app's plots: pure functions from tables the engine computed to HoloViews objects (the
+forest plot: a Bokeh figure).
 
 No numerics here: the curves, bands and counts come from engine results; these functions only
 choose marks, colours and axes.
@@ -11,6 +12,8 @@ import math
 import holoviews as hv
 import numpy as np
 import pandas as pd
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d, Span
+from bokeh.plotting import figure
 from holoviews.plotting.bokeh.element import ElementPlot
 
 # The mouse wheel scrolls the page; a plot zooms by its toolbar (wheel zoom, box zoom) only.
@@ -200,30 +203,43 @@ def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> hv.Overlay:
 
 
 def forest_plot(summary: pd.DataFrame, title: str = "Hazard ratios (95% CI)",
-                ratio: str = "hazard ratio") -> hv.Overlay:
+                ratio: str = "hazard ratio") -> figure:
     """HR (or ``ratio``, e.g. Fine-Gray's subdistribution HR) with CI segments on a log axis and
-    a line at 1."""
+    a line at 1.  A Bokeh figure, not HoloViews: it is drawn after every fit, and HoloViews'
+    rendering of these three marks took 0.3 s of the fit's click-to-result against 0.1 s."""
     df = summary.reset_index()
     df = df[np.isfinite(df["hr"]) & (df["hr"] > 0)].reset_index(drop=True)
     n = len(df)
     ys = np.arange(n)[::-1].astype(float)
-    finite_ci = np.isfinite(df["hr_lower"]) & np.isfinite(df["hr_upper"]) & (df["hr_lower"] > 0)
+    finite_ci = (np.isfinite(df["hr_lower"]) & np.isfinite(df["hr_upper"])
+                 & (df["hr_lower"] > 0)).to_numpy()
     seg = df[finite_ci]
-    segments = hv.Segments((seg["hr_lower"], ys[finite_ci.to_numpy()], seg["hr_upper"],
-                            ys[finite_ci.to_numpy()]),
-                           [ratio, "y", "x1", "y1"]).opts(color="#1f77b4", line_width=2)
-    colors = np.where(df["penalized"].astype(bool), "#ff7f0e", "#1f77b4")  # orange: penalised
-    points = hv.Scatter((df["hr"], ys, colors, df["covariate"]), ratio,
-                        ["y", "color", "covariate"]).opts(size=9, color="color", marker="square",
-                                                          tools=["hover"])
-    ref = hv.VLine(1.0).opts(color="black", line_dash="dashed")
     values = np.concatenate([df["hr"], seg["hr_lower"], seg["hr_upper"]]) if n else np.array([1])
     lo, hi = min(values.min(), 1.0), max(values.max(), 1.0)
-    return (segments * points * ref).opts(
-        title=title, logx=True, width=PLOT_WIDTH, height=max(160, 40 + 28 * n),
-        yticks=[(y, name) for y, name in zip(ys, df["covariate"])], ylim=(-0.7, n - 0.3),
-        xlim=(lo / 1.3, hi * 1.3), show_grid=True, ylabel="", hooks=[left_border],
-        toolbar="above")
+    plot = figure(title=title, x_axis_type="log", x_axis_label=ratio, width=PLOT_WIDTH,
+                  height=max(160, 40 + 28 * n), x_range=Range1d(lo / 1.3, hi * 1.3),
+                  y_range=Range1d(-0.7, n - 0.3), tools="pan,wheel_zoom,box_zoom,save,reset",
+                  active_drag="pan", active_scroll=None, toolbar_location="above",
+                  min_border_left=150)
+    plot.segment("lower", "y", "upper", "y", color="#1f77b4", line_width=2,
+                 source=ColumnDataSource({"lower": seg["hr_lower"].to_numpy(),
+                                          "upper": seg["hr_upper"].to_numpy(),
+                                          "y": ys[finite_ci]}))
+    points = plot.scatter("hr", "y", size=9, marker="square", color="color",
+                          source=ColumnDataSource({
+                              "hr": df["hr"].to_numpy(), "y": ys,
+                              "color": np.where(df["penalized"].astype(bool), "#ff7f0e",
+                                                "#1f77b4"),        # orange: penalised
+                              "covariate": df["covariate"].astype(str).to_numpy()}))
+    plot.add_tools(HoverTool(renderers=[points],
+                             tooltips=[("covariate", "@covariate"), (ratio, "@hr{0.0000}")]))
+    plot.add_layout(Span(location=1.0, dimension="height", line_color="black",
+                         line_dash="dashed"))
+    plot.toolbar.logo = None
+    plot.yaxis.ticker = FixedTicker(ticks=ys.tolist())
+    plot.yaxis.major_label_overrides = {float(y): str(name)
+                                        for y, name in zip(ys, df["covariate"])}
+    return plot
 
 
 def preference_plot(cohort: pd.DataFrame, bins: int = 40) -> hv.Overlay:

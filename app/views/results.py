@@ -217,8 +217,7 @@ class ResultsView(Viewer):
         self.prediction = PredictionView(store=s)
         self.terms = TermsView()
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
-        self.forest = pn.pane.HoloViews(sizing_mode="fixed", linked_axes=False,
-                                        css_classes=["forest-plot"])
+        self.forest = pn.pane.Bokeh(sizing_mode="fixed", css_classes=["forest-plot"])
         self.compare = table(pagination="local", page_size=10)
         self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
         self.across_data = pn.widgets.Checkbox(

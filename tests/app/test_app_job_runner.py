@@ -119,6 +119,33 @@ def test_cancel_stops_the_job_and_says_where(runner, notes):
     assert handed_back(runner)
 
 
+def test_cancel_before_the_result_is_kept_drops_it(runner, notes):
+    """Cancel pressed while the job ends without a further check (its last iteration, say):
+    the result is not kept and the job says cancelled, as the user asked (the browser test of
+    a long fit's Cancel failed when the fit ended just after the click)."""
+    kept, pressed = [], threading.Event()
+
+    def work(cancel, progress):
+        progress(3, 0)
+        pressed.wait(30)        # ends without looking at ``cancel``
+        return "a finished fit"
+
+    async def go():
+        task = asyncio.ensure_future(job(runner, work, done=lambda r, p: kept.append(r) or "",
+                                         cancelled=lambda p: f"Job cancelled at {p.done}."))
+        await until(lambda: "step 3" in runner.status.object)
+        runner.cancel()
+        pressed.set()
+        return await task
+
+    assert asyncio.run(go()) == "cancelled" and kept == []
+    assert runner.status.object == "Job cancelled at 3."
+    assert notes == [("warning", "Job cancelled")] and handed_back(runner)
+    outcome = asyncio.run(job(runner, lambda cancel, progress: 7, done=lambda r, p: kept.append(r)
+                              or "Done."))
+    assert outcome == "done" and kept == [7]       # the next job is not cancelled
+
+
 def test_a_job_waits_for_a_slot_and_shows_its_place(runner, notes, monkeypatch):
     slots = JobSlots(1)
     monkeypatch.setattr(job_runner, "SLOTS", slots)
