@@ -75,7 +75,7 @@ class KeptFit:
     def release(self) -> None:
         """Free what the fit's prepared problem holds (a GPU fit's device memory) once the
         fit is no longer kept; its numbers stay, but it cannot be re-solved."""
-        self.result.problem.release()
+        self.result.release()
 
 
 @dataclass

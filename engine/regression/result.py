@@ -45,7 +45,7 @@ class FitResult:
     diverged : list of names whose likelihood is monotone (infinite estimate)
     spec : dict, the analysis as asked (model, ties, penalty, strata, ...) for provenance
     problem : the prepared Problem the fit came from (profile intervals refit it;
-        ``problem.release()`` frees a kept GPU fit's device memory); beta : the coefficients as
+        ``release()`` frees a kept GPU fit's device memory); beta : the coefficients as
         fitted (diverging ones still finite); penalty : engine.L1 / L2 / None, as fitted;
     formula : the cohort's formula (engine.data.formula.ModelFormula) when it was built from
         one: ``design_matrix(newdata)`` rebuilds the fit's columns from it
@@ -187,6 +187,13 @@ class FitResult:
         penalty kept) reaches the chi-square(1) quantile of ``level``; see engine.profile.
         """
         return profile_confint(self, names, level)
+
+    def release(self) -> None:
+        """Free what the fit holds on a device: its problem's backend and the baseline hazard
+        computed there (which keeps the backend for Q's sums).  The numbers stay; the fit can
+        no longer be re-solved, and a baseline asked for later is computed on the host."""
+        self.__dict__.pop("baseline", None)
+        self.problem.release()
 
     @cached_property
     def baseline(self):

@@ -55,6 +55,10 @@ def test_baseline_and_predictions_equal_cpu(where, rossi, ties):
         a, b = cpu.predict(type=type_), gpu.predict(type=type_)
         _close(b["fit"], a["fit"], type_)
         _close(b["se"], a["se"], f"se of {type_}")
+    gpu.release()            # the device's memory goes, the baseline's backend with it
+    assert gpu.problem.model.backend is None and gpu.baseline.device is None
+    a, b = cpu.predict_survival(newdata, times=times), gpu.predict_survival(newdata, times=times)
+    _close(b["se_cumhaz"], a["se_cumhaz"], "se_cumhaz after release (on the host)")
 
 
 def test_adjusted_curves_equal_cpu(where, rossi):
