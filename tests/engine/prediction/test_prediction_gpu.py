@@ -73,3 +73,19 @@ def test_adjusted_curves_equal_cpu(where, rossi):
         got, want = getattr(b, table), getattr(a, table)
         numeric = want.select_dtypes("number").columns
         _close(got[numeric].to_numpy(float), want[numeric].to_numpy(float), table)
+
+
+def test_zero_weights_and_a_stratum_without_events_equal_cpu(where, rossi):
+    """Rows of weight 0 leave the risk sets and the events (their flags cleared on the device
+    as on the host); a stratum whose rows are all censored has an empty baseline."""
+    data = rossi.assign(w=(np.arange(len(rossi)) % 4).astype(float),
+                        site=np.where(np.arange(len(rossi)) < 40, 2, rossi["race"]))
+    data.loc[data["site"] == 2, "arrest"] = 0
+    cohort = engine.Cohort.from_frame(data, "week", "arrest", covariates=COVARIATES,
+                                      strata="site", weights="w")
+    cpu, gpu = _fits(cohort, "efron")
+    a, b = cpu.baseline_hazard(), gpu.baseline_hazard()
+    assert len(a) == len(b) and "2" not in set(b["stratum"])
+    for column in ("n_risk", "n_event", "hazard", "cumhaz"):
+        _close(b[column], a[column], column)
+    assert gpu.baseline.times[2].size == 0
