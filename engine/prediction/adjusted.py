@@ -20,7 +20,9 @@ third the sampling variance of the standardisation over the cohort's rows (their
 left out, as in Sjolander's stdReg for Cox models it is small).  A difference and an RMST are
 linear in the curves and take the same three terms with their combined weights; a ratio's is
 that of the log curves.  The point estimates cost O(N T) over the fit's sorted rows (no new
-risk-set sums); the standard errors add two sparse products X' (N x T).
+risk-set sums); the standard errors add one pass over the rows for every level at once
+(engine.prediction.standardised_sums: O(N T + nnz T)) and Q's sums (one sparse product over
+the gaps between the times: engine.regression.baseline).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from ..regression.drivers.resampling import bootstrap_counts, subjects
 from ..regression.baseline import baseline
 from ..regression.fine_gray_cif import check_fine_gray, subdistribution_hazard
 from ..regression.predict import checked_times, cox_baseline, covariance
+from .standardised_sums import level_sums
 
 
 @dataclass
@@ -111,21 +114,18 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     K = len(b.times)
     H0 = np.vstack([b.cumulative(b.hazard, s, grid) for s in range(K)])
     H0[grid[None, :] > b.last[:, None]] = np.nan
-    est = []
-    for setting in settings:
-        r = np.exp(lp_rest + setting @ b.beta[columns])
-        if V is None:
-            est.append({"r": r, "theta": averaged_curve(r, w, strata, H0)})
-            continue
-        theta, A, M1, M2 = standardise(r, w, strata, H0)
-        est.append({"r": r, "theta": theta, "A": A, "M1": M1, "M2": M2})
+    risks = [np.exp(lp_rest + setting @ b.beta[columns]) for setting in settings]
     parts = None
-    if V is not None:
+    if V is None:
+        est = [{"r": r, "theta": averaged_curve(r, w, strata, H0)} for r in risks]
+    else:
+        sums = level_sums(cohort.X, w, strata, H0, np.vstack(risks), columns, settings)
         cumV = np.vstack([b.cumulative(b.varhaz, s, grid) for s in range(K)])
         Q = [b.q_sums(s, grid)[:, keep] for s in range(K)]
-        for e, setting in zip(est, settings):
-            B = _b_sums(cohort.X, columns, setting, e["r"], w, strata, H0)[:, keep]
-            e["g"] = B - sum(e["A"][s][:, None] * Q[s] for s in range(K))
+        est = [{"r": r, "theta": sums.theta[l], "A": sums.A[l], "M1": sums.M1[l],
+                "M2": sums.M2[l], "cross": sums.cross[l],
+                "g": sums.B[l][:, keep] - sum(sums.A[l][s][:, None] * Q[s] for s in range(K))}
+               for l, r in enumerate(risks)]
         parts = {"V": V, "cumV": cumV, "w_sq": float(w @ w)}
     z = stats.norm.ppf(0.5 + level / 2)
     at = np.searchsorted(grid, times)
@@ -138,7 +138,7 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     contrasts = []
     ref = est[0]
     for name, e in zip(names[1:], est[1:]):
-        cross = cross_moment(e["r"], ref["r"], w, strata, H0) if parts else None
+        cross = e["cross"] if parts else None
         diff = e["theta"] - ref["theta"]
         ratio = e["theta"] / ref["theta"]
         var = _pointwise_variance([(1.0, e), (-1.0, ref)], parts, cross)
@@ -350,38 +350,6 @@ def averaged_curve(r, w, strata, H0) -> np.ndarray:
 
 
 @njit(cache=True)
-def standardise(r, w, strata, H0):
-    """theta(t) = sum_i w_i S_i(t), A_s(t) = sum_{i in s} w_i r_i S_i(t), and the moments
-    sum_i w_i^2 S_i(t), sum_i w_i^2 S_i(t)^2, with S_i(t) = exp(-r_i H0[s_i, t]) (w sums to 1)."""
-    K, T = H0.shape
-    theta = np.zeros(T)
-    A = np.zeros((K, T))
-    M1 = np.zeros(T)
-    M2 = np.zeros(T)
-    for i in range(r.size):
-        s = strata[i]
-        for k in range(T):
-            S = np.exp(-r[i] * H0[s, k])
-            theta[k] += w[i] * S
-            A[s, k] += w[i] * r[i] * S
-            M1[k] += w[i] * w[i] * S
-            M2[k] += w[i] * w[i] * S * S
-    return theta, A, M1, M2
-
-
-@njit(cache=True)
-def cross_moment(r1, r0, w, strata, H0):
-    """sum_i w_i^2 S_i1(t) S_i0(t): the two levels' curves of one row."""
-    T = H0.shape[1]
-    out = np.zeros(T)
-    for i in range(r1.size):
-        s = strata[i]
-        for k in range(T):
-            out[k] += w[i] * w[i] * np.exp(-(r1[i] + r0[i]) * H0[s, k])
-    return out
-
-
-@njit(cache=True)
 def row_functional(r, w, strata, H0, c):
     """For L_i = sum_l sum_k c[l, k] S_il(t_k) (r: levels x n): sum_i w_i L_i, sum_i w_i^2 L_i
     and sum_i w_i^2 L_i^2."""
@@ -398,21 +366,6 @@ def row_functional(r, w, strata, H0, c):
         out[0] += w[i] * L
         out[1] += w[i] * w[i] * L
         out[2] += w[i] * w[i] * L * L
-    return out
-
-
-def _b_sums(X, columns, setting, r, w, strata, H0, block: int = 8) -> np.ndarray:
-    """(T, p): sum_i w_i r_i S_i(t) H0_{s_i}(t) x_i(a), x_i(a) the row with its treatment
-    columns set to the level; a sparse product per block of times (memory N x block)."""
-    T = H0.shape[1]
-    out = np.empty((T, X.shape[1]))
-    for k0 in range(0, T, block):
-        h = H0[strata, k0:k0 + block]
-        M = (w * r)[:, None] * np.exp(-r[:, None] * h) * h
-        M = np.nan_to_num(M)
-        B = np.asarray(X.T @ M).T
-        B[:, columns] = M.sum(axis=0)[:, None] * setting[None, :]
-        out[k0:k0 + block] = B
     return out
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from ..core.arguments import check_flag
 from .row_flags import GROUP_END
@@ -91,9 +92,57 @@ class Baseline:
 
     def q_sums(self, stratum: int, t) -> np.ndarray:
         """Q(t) of the module for each time in ``t``: shape (len(t), p)."""
+        if self.device is not None:
+            return self._q_sums_on_device(stratum, t)
         md, s = self.md, stratum
         a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
-        xp = np if self.device is None else self.device.cp
+        t = np.atleast_1d(np.asarray(t, float))
+        order = np.argsort(t, kind="stable")
+        ts = t[order]
+        G = ts.size
+        cum = np.concatenate(([0.0], np.cumsum(self.varhaz[s])))
+
+        def upto(x):
+            return cum[np.searchsorted(self.times[s], x, side="right")]
+
+        # Q(t) = sum_i r_i x_i (C(min(stop_i, t)) - C(start_i))_+ minus the Efron terms, as
+        # sums over the rows whose stop (or entry) lies in each gap between the sorted times:
+        #   A = sum_{stop <= t} r C(stop) x,  B = sum_{stop > t} r x,  E = sum_{events, stop <=
+        #   t} r e x, and with entry times L = sum_{start >= t} r x, S = sum_{start < t} r
+        #   C(start) x:  Q(t) = A + C(t) (B - L) - S - E
+        # (a row entered at or after t is in B and in L; C(t) - C(start) <= 0 there).  One
+        # sparse product X' M, M holding each row's weight in its gap's column of each sum.
+        stop, r, rows = self.stop[a:b], self.r[a:b], md.order[a:b]
+        gap = np.searchsorted(ts, stop, side="left")          # stop <= ts[g] iff g >= gap
+        parts = [(rows, gap, r * upto(stop)), (rows, gap, r)]        # A, B
+        ev = np.flatnonzero(self.event[a:b]) if self.ties == "efron" else np.zeros(0, np.int64)
+        k = np.searchsorted(self.times[s], stop[ev])
+        parts.append((rows[ev], gap[ev], r[ev] * self.tie_term[s][k]))           # E
+        if self.start is not None:
+            start = self.start[a:b]
+            entered = np.searchsorted(ts, start, side="right")   # start < ts[g] iff g >= it
+            parts += [(rows, entered, r), (rows, entered, r * upto(start))]     # L, S
+        M = sparse.csc_matrix(
+            (np.concatenate([v for _, _, v in parts]),
+             (np.concatenate([who for who, _, _ in parts]),
+              np.concatenate([at + m * (G + 1) for m, (_, at, _) in enumerate(parts)]))),
+            shape=(md.n, len(parts) * (G + 1)))
+        sums = np.asarray((self.X.T @ M).todense()).T.reshape(len(parts), G + 1, -1)
+        up = np.cumsum(sums, axis=1)[:, :G]                     # gaps 0..g: the rows <= ts[g]
+        down = np.cumsum(sums[:, ::-1], axis=1)[:, ::-1][:, 1:]  # gaps g+1..G: the rows > ts[g]
+        Q = up[0] + upto(ts)[:, None] * down[1] - up[2]
+        if self.start is not None:
+            Q -= upto(ts)[:, None] * down[3] + up[4]
+        out = np.empty_like(Q)
+        out[order] = Q
+        return out
+
+    def _q_sums_on_device(self, stratum: int, t) -> np.ndarray:
+        """``q_sums`` over the device's sorted rows: the module's v (rows x times) built there
+        and X' v by the backend's CSC kernel."""
+        md, s = self.md, stratum
+        a, b = md.strata_bounds[s], md.strata_bounds[s + 1]
+        xp = self.device.cp
         t = xp.asarray(np.atleast_1d(np.asarray(t, float)))
         stop = self.stop[a:b, None]
         r = self.r[a:b, None]
@@ -113,16 +162,9 @@ class Baseline:
             k = xp.searchsorted(times, stop[ev, 0])
             tie = xp.asarray(self.tie_term[s])
             v[ev] -= (r[ev, 0] * tie[k])[:, None] * (stop[ev] <= t[None, :])
-        if self.device is not None:
-            full = xp.zeros((v.shape[1], md.n))
-            full[:, a:b] = v.T
-            return self.device.column_products(full)
-        rows = md.order[a:b]
-        if a == 0 and b == md.n:
-            full = np.empty_like(v)
-            full[rows] = v
-            return np.asarray(self.X.T @ full).T
-        return np.asarray(self.X[rows].T @ v).T
+        full = xp.zeros((v.shape[1], md.n))
+        full[:, a:b] = v.T
+        return self.device.column_products(full)
 
     def table(self, centered: bool = True) -> pd.DataFrame:
         """stratum, time, n_risk, n_event, hazard, cumhaz, survival; one row per event time.

@@ -321,3 +321,34 @@ def test_therneau_grambsch_test1_against_r():
                             ("std_err", ["6.50e-01", "1.98e-02", "5.29e-10"]),
                             ("lower", ["4.72e-03", "2.33e-13", "1.22e-64"])):
         assert [f"{v:.2e}" for v in at_2[column]] == printed, column
+
+
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_q_sums_equal_their_definition_at_any_times(rossi, ties):
+    """Baseline.q_sums (sums over the gaps between the sorted times, one sparse product)
+    equals its definition row by row: Q(t) = sum_i x_i r_i (C(min(stop_i, t)) - C(start_i))_+
+    less, for Efron, r_i e_i x_i over the events at or before t; at unsorted, repeated times,
+    at 0, at an entry time and after the last follow-up."""
+    data = _split_rossi(rossi)
+    cohort = engine.Cohort.from_frame(data, "stop", "arrest", covariates=["fin", "age", "prio"],
+                                      start="start", id="id", strata="race", weights="w")
+    b = engine.fit(cohort, ties=ties).baseline
+    md, X = b.md, cohort.X.toarray()
+    times = np.array([30.0, 3.0, 30.0, 0.0, 200.0, 8.0, 20.0])
+    for s in range(2):
+        lo, hi = md.strata_bounds[s], md.strata_bounds[s + 1]
+        cum = np.concatenate(([0.0], np.cumsum(b.varhaz[s])))
+
+        def C(x):
+            return cum[np.searchsorted(b.times[s], x, side="right")]
+
+        want = np.zeros((times.size, X.shape[1]))
+        for i in range(lo, hi):
+            row, r = md.order[i], b.r[i]
+            for g, t in enumerate(times):
+                v = r * max(min(C(md.stop[i]), C(t)) - C(md.start[i]), 0.0)
+                if ties == "efron" and b.event[i] and md.stop[i] <= t:
+                    k = np.searchsorted(b.times[s], md.stop[i])
+                    v -= r * b.tie_term[s][k]
+                want[g] += v * X[row]
+        np.testing.assert_allclose(b.q_sums(s, times), want, rtol=1e-10, atol=1e-12)
