@@ -12,8 +12,9 @@ errors: the registry-sized cohort with a handful of covariates), then times, bes
 sorted rows (res.baseline, its cache dropped each round), the risk-weighted sums Q of the
 Tsiatis variance at the 100 times (what predictions with standard errors add: Baseline.q_sums)
 and engine.adjusted_curves for x0 = 0 / 1 at the 100 times (point estimates unless ``--se``:
-a penalised fit has no covariance).  With ``--backend gpu`` the same baseline and Q are also computed on the
-host from the same fit (the CPU's code, timed) and their largest relative difference reported.
+a penalised fit has no covariance).  With ``--backend gpu`` the same baseline and Q are also
+computed on the host from the same fit (the CPU's code, timed) and their largest relative
+difference reported.
 Prints JSON with the CPU and the GPU.
 """
 import argparse

@@ -11,6 +11,7 @@ from lifelines import CoxPHFitter
 import engine
 from engine.regression.baseline import baseline
 from r_survival_data import OVARIAN
+from rossi_episodes import rossi_episodes
 
 # R survival tests/ovarian.Rout.save: summary(survfit(coxph(Surv(futime, fustat) ~ age +
 # ecog.ps + strata(rx)))): time, survival, std.err, lower 95% CI (log); the curve at the means
@@ -108,18 +109,6 @@ def test_breslow_hazard_and_curves_against_lifelines(rossi):
                                rtol=1e-12)
 
 
-def _split_rossi(rossi, n=90):
-    """Counting-process episodes of the first ``n`` subjects with weights and strata."""
-    rows = []
-    for i, r in rossi.iloc[:n].iterrows():
-        bounds = [0, *[c for c in (8, 20) if c < r["week"]], r["week"]]
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            rows.append({"id": i, "start": a, "stop": b, "race": r["race"], "fin": r["fin"],
-                         "age": r["age"], "prio": r["prio"],
-                         "arrest": int(r["arrest"] and b == r["week"]), "w": 1 + i % 3})
-    return pd.DataFrame(rows)
-
-
 def _by_definition(data, beta, center, ties, stratum, z, t, V):
     """Cumulative hazard at x = z up to t, and its Tsiatis variance, by the formulas of
     R's agsurv written row by row (one stratum)."""
@@ -152,7 +141,7 @@ def _by_definition(data, beta, center, ties, stratum, z, t, V):
 
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 def test_entry_times_weights_strata_by_definition(rossi, ties):
-    data = _split_rossi(rossi)
+    data = rossi_episodes(rossi)
     cohort = engine.Cohort.from_frame(data, "stop", "arrest", covariates=["fin", "age", "prio"],
                                       start="start", id="id", strata="race", weights="w")
     res = engine.fit(cohort, ties=ties)
@@ -204,7 +193,7 @@ def test_predict_lp_risk_se_by_definition(rossi):
 
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 def test_expected_is_event_minus_martingale_residual(rossi, ties):
-    data = _split_rossi(rossi)
+    data = rossi_episodes(rossi)
     cohort = engine.Cohort.from_frame(data, "stop", "arrest", covariates=["fin", "age", "prio"],
                                       start="start", id="id", strata="race", weights="w")
     res = engine.fit(cohort, ties=ties)
@@ -329,7 +318,7 @@ def test_q_sums_equal_their_definition_at_any_times(rossi, ties):
     equals its definition row by row: Q(t) = sum_i x_i r_i (C(min(stop_i, t)) - C(start_i))_+
     less, for Efron, r_i e_i x_i over the events at or before t; at unsorted, repeated times,
     at 0, at an entry time and after the last follow-up."""
-    data = _split_rossi(rossi)
+    data = rossi_episodes(rossi)
     cohort = engine.Cohort.from_frame(data, "stop", "arrest", covariates=["fin", "age", "prio"],
                                       start="start", id="id", strata="race", weights="w")
     b = engine.fit(cohort, ties=ties).baseline

@@ -8,19 +8,9 @@ import pandas as pd
 import pytest
 
 import engine
+from rossi_episodes import rossi_episodes
 
 COVARIATES = ["fin", "age", "prio"]
-
-
-def _episodes(rossi, n=120):
-    rows = []
-    for i, r in rossi.iloc[:n].iterrows():
-        bounds = [0, *[c for c in (8, 20) if c < r["week"]], r["week"]]
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            rows.append({"id": i, "start": a, "stop": b, "race": r["race"], "fin": r["fin"],
-                         "age": r["age"], "prio": r["prio"],
-                         "arrest": int(r["arrest"] and b == r["week"]), "w": 1 + i % 3})
-    return pd.DataFrame(rows)
 
 
 def _fits(cohort, ties):
@@ -33,8 +23,9 @@ def _close(got, want, what):
 
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 def test_baseline_and_predictions_equal_cpu(where, rossi, ties):
-    cohort = engine.Cohort.from_frame(_episodes(rossi), "stop", "arrest", covariates=COVARIATES,
-                                      start="start", id="id", strata="race", weights="w")
+    cohort = engine.Cohort.from_frame(rossi_episodes(rossi, 120), "stop", "arrest",
+                                      covariates=COVARIATES, start="start", id="id",
+                                      strata="race", weights="w")
     cpu, gpu = _fits(cohort, ties)
     assert gpu.baseline.device is not None and cpu.baseline.device is None
     for centered in (True, False):
