@@ -16,7 +16,7 @@ import engine
 from app.store import Store
 from app.views.describe import DescribeView
 from app.views.export import ExportView
-from app.views.results import ResultsView
+from app.views.results import CURVES, ResultsView
 
 NAMES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
@@ -130,6 +130,7 @@ def test_results_draw_no_kaplan_meier_above_the_incidence():
     store = Store()
     store.load_sample("bmtcrr")
     results = ResultsView(store=store)
+    results.open_section(CURVES)
     results.group.value = "D"
     assert results.cif_section.visible and not results.km_section.visible
     assert results.cif_message.object.startswith(

@@ -10,6 +10,7 @@ pytest.importorskip("holoviews")
 
 from app import main  # noqa: E402
 from app.samples import SAMPLES  # noqa: E402
+from app.views import results  # noqa: E402
 
 
 @pytest.fixture
@@ -27,6 +28,7 @@ def test_app_renders_with_rossi_by_default(app):
     assert app.store.source["name"] == "rossi"
     assert len(app.data.preview.value) == 200 or len(app.data.preview.value) == 432
     app.tabs.active = main.TABS.index("Results")   # drawn when shown
+    app.results.open_section(results.CURVES)
     assert app.results.group.value == "fin"
     assert app.results.km.object is not None
 
@@ -34,6 +36,7 @@ def test_app_renders_with_rossi_by_default(app):
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_every_sample_loads_validates_and_plots(app, name):
     app.tabs.active = main.TABS.index("Results")
+    app.results.open_section(results.CURVES)
     app.data.sample.value = name
     app.data._open_sample()
     report = app.store.validation_report()

@@ -223,6 +223,7 @@ def test_cumulative_incidence_section_for_competing_risks(app):
     app.data.sample.value = "bmtcrr"
     app.data._open_sample()
     app.tabs.active = main.TABS.index("Results")
+    app.results.open_section(results.CURVES)
     section = app.results.cif_section
     assert section.visible and app.results.cif.object is not None, app.results.cif_message.object
     curves = results.cif_curves(app.store, "Source", 2)
