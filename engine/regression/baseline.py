@@ -20,7 +20,8 @@ agsurv computes it:
 
 (Breslow: e = 0), V the coefficients' covariance, S1 = sum r_i x_i over the risk set and S1d
 over the events at t_k.  Everything reuses the fit's sorted layout (modeldata: stratum, then
-stop descending): the hazard costs O(N), and Q at T times one sparse product X^T (N x T).
+stop descending): the hazard costs O(N), and Q at T times one sparse product X' M, M holding
+each row's weights in the gap between the times where its stop (or entry) falls.
 A fit on the GPU backend (float64) does both on the device, where its sorted rows already are:
 the increments by one segmented scan over Efron's terms (cox_gpu_risk_set.hazard_increments)
 and Q's products by the CSC kernel, so only the per-time pieces come back to the host.
@@ -35,6 +36,9 @@ from scipy import sparse
 
 from ..core.arguments import check_flag
 from .row_flags import GROUP_END
+
+# the per-stratum pieces of a Baseline, in the order both builders compute them
+PIECES = ("times", "hazard", "varhaz", "tie_term", "death_hazard", "n_risk", "n_event")
 
 
 @dataclass
@@ -237,9 +241,6 @@ def baseline(cohort, md, beta, ties: str, weights=None, backend=None) -> Baselin
     return Baseline(ties=ties, center=center, beta=beta, labels=cohort.strata_labels,
                     last=last, md=md, X=X, r=r, event=event, stop=md.stop, start=md.start,
                     **out)
-
-
-PIECES = ("times", "hazard", "varhaz", "tie_term", "death_hazard", "n_risk", "n_event")
 
 
 def _on_device(cohort, md, beta, ties, w_sorted, backend) -> Baseline:
