@@ -70,13 +70,15 @@ def level_sums(X, w, strata, H0, r, columns, settings) -> LevelSums:
                 M1[lvl] += w2 @ S
                 M2[lvl] += w2 @ (S * S)
                 if first is None:
-                    first = S
-                cross[lvl] += w2 @ (S * first)
+                    first = S                      # the reference: its cross moment is M2
+                else:
+                    cross[lvl] += w2 @ (S * first)
                 M = S * h
                 M *= wr[:, None]
                 M[:, late] = 0.0
                 msum[lvl] += M.sum(axis=0)
                 add_rows(Xr.indptr, Xr.indices, Xr.data, lo, M, Bt[lvl])
+    cross[0] = M2[0]
     for lvl in range(L):
         Bt[lvl][columns] = np.asarray(settings[lvl], float)[:, None] * msum[lvl][None, :]
     return LevelSums(theta, A, M1, M2, cross, Bt.transpose(0, 2, 1))
