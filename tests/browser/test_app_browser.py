@@ -43,6 +43,24 @@ def tab(pg, name):
                 raise
 
 
+def press_until(pg, button, outcome, tries=3):
+    """Press the button named ``button`` until ``outcome`` (a locator) is visible.  Under load
+    the server's re-layout after the previous input can move the button between Playwright's
+    stability check and its click, which then lands beside it (seen in fresh-clone CI runs:
+    the DuckDB pane just drawn, its text area just sent); a user presses again, and so does
+    this, at most ``tries`` times.  For buttons whose second press does no harm."""
+    from playwright.sync_api import expect
+
+    for attempt in range(tries):
+        pg.get_by_role("button", name=button, exact=True).click()
+        try:
+            expect(outcome).to_be_visible(timeout=20_000)
+            return
+        except AssertionError:
+            if attempt == tries - 1:
+                raise
+
+
 def field(pg, label):
     """The visible input group (label + control) whose label starts with ``label``: the other
     tabs are built too, and may hold a field of the same name."""

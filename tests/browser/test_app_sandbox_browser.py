@@ -9,7 +9,7 @@ import re
 
 import pytest
 from test_app_browser import (
-    MAX_UPLOAD_MB, field, open_app, open_sample, shot, tab,
+    MAX_UPLOAD_MB, field, open_app, open_sample, press_until, shot, tab,
 )
 
 pytestmark = pytest.mark.browser
@@ -17,29 +17,28 @@ pytestmark = pytest.mark.browser
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
 
 
-def run_query(pg, sql):
+def run_query(pg, sql, outcome):
+    """Type ``sql`` in the DuckDB box and press Run query until the page says ``outcome``
+    (a pattern)."""
     tab(pg, "Data")
     tab(pg, "DuckDB")
     box = field(pg, "SQL").locator("textarea")
     box.fill(sql)
     box.blur()  # the text area sends its value on change
-    pg.get_by_role("button", name="Run query").click()
+    press_until(pg, "Run query", pg.get_by_text(re.compile(outcome)).first)
 
 
 def test_query_box_refusals_are_notifications_and_the_data_stay(page):
     from playwright.sync_api import expect
 
     pg = page
-    run_query(pg, "SELECT * FROM read_text('/etc/hostname')")
-    expect(pg.get_by_text(re.compile(r"DuckDB: refused: the query box reads only")).first
-           ).to_be_visible()
-    run_query(pg, "COPY (SELECT 1) TO '/tmp/survscan_browser.csv'")
-    expect(pg.get_by_text(re.compile(r"only a read-only SELECT .* this is a COPY statement"))
-           .first).to_be_visible()
+    run_query(pg, "SELECT * FROM read_text('/etc/hostname')",
+              r"DuckDB: refused: the query box reads only")
+    run_query(pg, "COPY (SELECT 1) TO '/tmp/survscan_browser.csv'",
+              r"only a read-only SELECT .* this is a COPY statement")
     shot(pg, "query_refused")
     expect(pg.get_by_text("sample: rossi —")).to_be_visible()  # the data stayed
-    run_query(pg, "SELECT * FROM rossi WHERE age > 30")
-    expect(pg.get_by_text(re.compile(r"Query returned \d+ rows")).first).to_be_visible()
+    run_query(pg, "SELECT * FROM rossi WHERE age > 30", r"Query returned \d+ rows")
 
 
 def test_upload_limit_empty_file_and_hostile_names(page):
