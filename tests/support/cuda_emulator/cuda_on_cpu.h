@@ -17,9 +17,11 @@
 // gives results that depend on the order, which the tests compare.
 // What it cannot check: races within a warp-synchronous idiom, memory-model effects, timings.
 //
-// A fiber starts on its own stack through makecontext/swapcontext; after that every switch is
-// _setjmp/_longjmp, which saves no signal mask (no system call), so a barrier costs a few
-// hundred nanoseconds per thread.
+// A fiber starts on its own stack through makecontext/swapcontext once per process (both save
+// the signal mask: a system call each); after that every switch is _setjmp/_longjmp, which
+// saves none, so a barrier costs a few hundred nanoseconds per thread.  A fiber that finishes
+// a block's kernel parks and runs the next block's from there (starting a fiber per thread and
+// block cost three system calls each: a third of an emulated run's time was the kernel's).
 #pragma once
 
 #include <math.h>
@@ -28,6 +30,7 @@
 #include <ucontext.h>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <dlfcn.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -68,6 +71,15 @@ constexpr size_t STACK_BYTES = 256 * 1024;
 inline void* fake_stack = nullptr;
 inline const void* main_bottom = nullptr;
 inline size_t main_size = 0;
+// AddressSanitizer's _longjmp first unpoisons the frames a jump abandons, asking the kernel for
+// the signal stack each time (a sigaltstack system call per switch: a third of a sanitised
+// run's time).  A switch between fibers abandons no frame (each side resumes where it stopped),
+// so here the switches call glibc's own _longjmp.
+inline void (*const jump)(jmp_buf, int) = [] {
+    void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    auto own = libc ? reinterpret_cast<void (*)(jmp_buf, int)>(dlsym(libc, "_longjmp")) : nullptr;
+    return own ? own : &_longjmp;
+}();
 inline void to_fiber(Fiber& f)
 {
     __sanitizer_start_switch_fiber(&fake_stack, f.stack.data(), f.stack.size());
@@ -76,20 +88,33 @@ inline void to_scheduler() { __sanitizer_start_switch_fiber(nullptr, main_bottom
 inline void arrived_in_fiber() { __sanitizer_finish_switch_fiber(nullptr, &main_bottom, &main_size); }
 inline void arrived_in_scheduler() { __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr); }
 #else
+inline void (*const jump)(jmp_buf, int) = &_longjmp;
 inline void to_fiber(Fiber&) {}
 inline void to_scheduler() {}
 inline void arrived_in_fiber() {}
 inline void arrived_in_scheduler() {}
 #endif
 
+// Park the current fiber: back to the scheduler until resume() picks it up again.
+inline void park()
+{
+    if (_setjmp(current->resume) == 0) {
+        to_scheduler();
+        jump(scheduler, 1);
+    }
+    arrived_in_fiber();
+}
+
+// A fiber's whole life: the kernel of each block it is given, parked in between.
 inline void fiber_entry()
 {
     arrived_in_fiber();
-    (*body)();
-    current->done = true;
-    ++finished;
-    to_scheduler();
-    _longjmp(scheduler, 1);
+    for (;;) {
+        (*body)();
+        current->done = true;
+        ++finished;
+        park();
+    }
 }
 
 inline unsigned threads_per_block() { return block_dim.x * block_dim.y * block_dim.z; }
@@ -102,16 +127,10 @@ inline void syncthreads()
         ++generation;
         return;
     }
-    while (generation == mine) {
-        if (_setjmp(current->resume) == 0) {
-            to_scheduler();
-            _longjmp(scheduler, 1);
-        }
-        arrived_in_fiber();
-    }
+    while (generation == mine) park();
 }
 
-// Run fiber f until it waits at a barrier or returns.
+// Run fiber f until it waits at a barrier or finishes its block.
 inline void resume(Fiber& f)
 {
     current = &f;
@@ -121,26 +140,28 @@ inline void resume(Fiber& f)
         return;
     }
     to_fiber(f);
-    if (f.started) _longjmp(f.resume, 1);
+    if (f.started) jump(f.resume, 1);
     f.started = true;
     swapcontext(&start_from, &f.context);
 }
 
-// One block: every thread a fiber, resumed round-robin until all have returned.  Returns an
-// error message, or nullptr.
+// One block: every thread a fiber (parked ones reused, new ones made), resumed round-robin
+// until all have finished.  Returns an error message, or nullptr; after an error the fibers are
+// dropped, since some stopped inside the failed kernel.
 inline const char* run_block(const std::function<void()>& kernel)
 {
     const unsigned count = threads_per_block();
-    if (fibers.size() < count) fibers.resize(count);
+    if (fibers.size() < count) fibers.resize(count);   // parked fibers keep their stacks' buffers
     body = &kernel;
     arrived = finished = 0;
     for (unsigned t = 0; t < count; ++t) {
         Fiber& f = fibers[t];
-        if (f.stack.empty()) f.stack.resize(STACK_BYTES);
-        f.started = f.done = false;
+        f.done = false;
         f.idx.x = t % block_dim.x;
         f.idx.y = (t / block_dim.x) % block_dim.y;
         f.idx.z = t / (block_dim.x * block_dim.y);
+        if (f.started) continue;
+        if (f.stack.empty()) f.stack.resize(STACK_BYTES);
         getcontext(&f.context);
         f.context.uc_stack.ss_sp = f.stack.data();
         f.context.uc_stack.ss_size = f.stack.size();
@@ -157,8 +178,10 @@ inline const char* run_block(const std::function<void()>& kernel)
             if (f.done) continue;
             resume(f);
             if (!f.done) running = true;
-            if (finished > 0 && arrived > 0)
+            if (finished > 0 && arrived > 0) {
+                for (Fiber& g : fibers) g.started = false;
                 return "barrier divergence: a thread returned while others wait in __syncthreads()";
+            }
         }
     }
     return nullptr;
