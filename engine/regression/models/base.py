@@ -60,7 +60,14 @@ class BackendModel:
         return self.backend.loglik_gradient() if on is None else on(cols)
 
     def information(self, cols):
-        """Log-likelihood, gradient and observed information over the columns ``cols``."""
+        """Log-likelihood, gradient and observed information over the columns ``cols``.  Over
+        one column the information is that column's curvature, from the fused pass of
+        ``grad_hess`` rather than the backend's row block (a grid variant's one unpenalised
+        exposure, or its alias check: 10^6 rows on the CPU, 5-7 ms instead of 42-46 ms)."""
+        cols = np.asarray(cols, np.int64)
+        if cols.size == 1:
+            g, h = self.backend.grad_hess(int(cols[0]))
+            return self.loglik(), np.array([g], np.float64), np.array([[h]], np.float64)
         return self.backend.information(cols)
 
     def quadratic_step(self, coords, beta, lam1, lam2, tol, max_cycles, fresh=True):

@@ -44,6 +44,12 @@ def test_coordinate_derivatives_equal_the_full_ones(case):
     np.testing.assert_allclose(one[:, 0], g, rtol=1e-10, atol=1e-12 * np.abs(g).max())
     np.testing.assert_allclose(one[:, 1], np.diag(info), rtol=1e-10)
     np.testing.assert_allclose(ll, pr.loglik(), rtol=1e-13)
+    for j in (0, pr.p - 1):     # the one-column information: grad_hess's pass (BackendModel)
+        ll_j, g_j, info_j = pr.model.information([j])
+        assert g_j.shape == (1,) and info_j.shape == (1, 1)
+        np.testing.assert_allclose(ll_j, ll, rtol=1e-13)
+        np.testing.assert_allclose(g_j[0], g[j], rtol=1e-10, atol=1e-12 * np.abs(g).max())
+        np.testing.assert_allclose(info_j[0, 0], info[j, j], rtol=1e-10)
 
 
 def _drop_mask(case, frame, seed=3):
