@@ -56,7 +56,7 @@ def test_first_rossi_analysis(page):
     medians = pg.locator(".median-table")
     expect(medians.locator(".tabulator-cell", has_text="not reached")).to_have_count(2)
     for events in ("66", "48"):
-        expect(medians.locator(f'.tabulator-cell[tabulator-field="events"]',
+        expect(medians.locator('.tabulator-cell[tabulator-field="events"]',
                                has_text=re.compile(rf"^\s*{events}\s*$"))).to_have_count(1)
     expect(pg.locator(".survival-figure img")).to_be_visible()
     with pg.expect_download() as info:
