@@ -44,7 +44,8 @@ def tab(pg, name):
 
 
 def press_until(pg, button, outcome, tries=3):
-    """Press the button named ``button`` until ``outcome`` (a locator) is visible.  Under load
+    """Press the button named ``button`` until ``outcome`` holds: a locator that becomes
+    visible, or a function of a timeout (ms) that raises AssertionError until then.  Under load
     the server's re-layout after the previous input can move the button between Playwright's
     stability check and its click, which then lands beside it (seen in fresh-clone CI runs:
     the DuckDB pane just drawn, its text area just sent); a user presses again, and so does
@@ -52,15 +53,17 @@ def press_until(pg, button, outcome, tries=3):
     whose second press does no harm."""
     from playwright.sync_api import expect
 
+    check = outcome if callable(outcome) else (
+        lambda timeout: expect(outcome).to_be_visible(timeout=timeout))
     for _ in range(tries - 1):
         pg.get_by_role("button", name=button, exact=True).click()
         try:
-            expect(outcome).to_be_visible(timeout=20_000)
+            check(20_000)
             return
         except AssertionError:
             pass
     pg.get_by_role("button", name=button, exact=True).click()
-    expect(outcome).to_be_visible()
+    check(TIMEOUT)
 
 
 def field(pg, label):
@@ -201,8 +204,7 @@ def test_cut_point_gives_two_coefficients(page):
     tab(pg, "Design")
     select(pg, "Covariate with a time-varying effect", "fin")
     type_into(pg, "Cut points", "10")
-    pg.get_by_role("button", name="Add cut points").click()
-    expect(pg.get_by_text("fin[10,inf)").first).to_be_visible()
+    press_until(pg, "Add cut points", pg.get_by_text("fin[10,inf)").first)
     fit(pg, "fin cut at 10")
     tab(pg, "Results")
     expect(row_with(pg, "fin[0,10)")).to_have_count(1)

@@ -13,7 +13,7 @@ import pytest
 import engine
 from engine import datasets
 from test_app_browser import (
-    field, fit, shot, tab,
+    field, fit, press_until, shot, tab,
 )
 
 pytestmark = pytest.mark.browser
@@ -22,11 +22,12 @@ TYPED = "fin * prio + ns(age, df=4) + race + wexp + mar + paro"
 SHOWN = "fin + prio + ns(age, df=4) + race + wexp + mar + paro + fin:prio"
 
 
-def apply_formula(pg, text):
+def apply_formula(pg, text, outcome):
+    """Type ``text`` in the formula box and press Apply formula until ``outcome`` shows."""
     box = pg.locator(".model-formula textarea").first
     box.fill(text)
     box.blur()      # the box sends its value on change
-    pg.get_by_role("button", name="Apply formula").click()
+    press_until(pg, "Apply formula", outcome)
 
 
 def test_spline_and_interaction_give_the_engines_wald_table(page):
@@ -38,10 +39,8 @@ def test_spline_and_interaction_give_the_engines_wald_table(page):
     field(pg, "Its form").locator("select").select_option(label="natural spline, df 4")
     box = pg.locator(".model-formula textarea").first
     expect(box).to_have_value("fin + ns(age, df=4) + race + wexp + mar + paro + prio")
-    apply_formula(pg, "fin + agee")
-    expect(pg.get_by_text(re.compile("Did you mean 'age'")).first).to_be_visible()
-    apply_formula(pg, TYPED)
-    expect(box).to_have_value(SHOWN)
+    apply_formula(pg, "fin + agee", pg.get_by_text(re.compile("Did you mean 'age'")).first)
+    apply_formula(pg, TYPED, lambda timeout: expect(box).to_have_value(SHOWN, timeout=timeout))
     shot(pg, "design_formula")
 
     fit(pg, "age spline")
