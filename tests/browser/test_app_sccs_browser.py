@@ -8,7 +8,7 @@ import re
 
 import pytest
 from test_app_browser import (
-    field, shot, tab, type_into,
+    field, press_until, shot, tab, type_into,
 )
 
 import engine
@@ -27,22 +27,15 @@ def irr_cell(pg, covariate):
 
 def press_fit(pg):
     """Press Fit SCCS until the status line leaves what it said before (the fit started).
-    Under load the server's re-layout after the previous input (the data preview, the design
-    line) can move the button between Playwright's stability check and its click, which then
-    lands beside it (seen once in a fresh-clone CI run); a press while a fit runs is ignored
-    by the page, so pressing again is what a user would do and cannot start a second fit."""
+    A press while a fit runs is ignored by the page, so pressing again (press_until) cannot
+    start a second fit."""
     from playwright.sync_api import expect
 
     status = pg.locator(".sccs-status")
     before = status.inner_text()
-    for _ in range(3):
-        pg.get_by_role("button", name="Fit SCCS").click()
-        try:
-            expect(status).not_to_have_text(before, timeout=15_000)
-            return status
-        except AssertionError:
-            continue
-    raise AssertionError(f"Fit SCCS was pressed three times and the page still says {before!r}")
+    press_until(pg, "Fit SCCS",
+                lambda timeout: expect(status).not_to_have_text(before, timeout=timeout))
+    return status
 
 
 def test_itpdat_mmr_risk_window_and_age_groups(page):
