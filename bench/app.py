@@ -15,7 +15,7 @@ the fresh session (the target: within 1.2x); (5) every tab opened again (the tab
 a page shown again is sent to the browser anew, app/lazy_tab.py); (6) each page's default run
 once (an L1 fit of a simulated 10^5 x 1,000 cohort, rossi's L1 cross-validation, the SCCS,
 Bayesian and GWAS pages' defaults), from the click until the job's "done in ... s" toast
-shows (sent after the page's results), beside the worker's seconds that the toast gives: the
+shows (in one patch with the page's results), beside the worker's seconds that the toast gives: the
 difference is the app's overhead. The load average is recorded before and after; the machine
 is shared, so read the figures with it.
 """
@@ -238,8 +238,8 @@ def report(r: dict, machine: dict, load: tuple) -> str:
         *[f"| {name} | {d['click_to_done_s']:.2f} | {d['worker_s']:.2f} | "
           f"{d['overhead_s']:.2f} |" for name, d in r["default_runs"].items()],
         "",
-        "The clock stops when the job's \"done in ... s\" toast shows (the page's results are "
-        "sent before it); the worker's seconds are the toast's.",
+        "The clock stops when the job's \"done in ... s\" toast shows (it comes in one patch "
+        "with the page's results); the worker's seconds are the toast's.",
     ]
     return "\n".join(lines)
 
