@@ -184,22 +184,28 @@ def specification_curve(table: pd.DataFrame) -> hv.Overlay:
         toolbar="above")
 
 
-def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> hv.Overlay:
+def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> figure:
     """The CV score (mean +/- sd over folds) against lambda on a log axis; the chosen lambda
-    marked by a dashed line."""
+    marked by a dashed line.  A Bokeh figure, as the forest plot: HoloViews' rendering of its
+    four marks took 75-90 ms of every cross-validation's click-to-result against 18 ms."""
     lam, mean, sd = (curve[c].to_numpy(float) for c in ("lambda", "mean", "sd"))
-    score = "CV partial log-likelihood"
-    band = hv.Spread((lam, mean, sd), "lambda", [score, "sd"], label="mean ± sd over folds") \
-        .opts(color=PALETTE[0], alpha=0.2, line_alpha=0)
-    line = hv.Curve((lam, mean), "lambda", score, label="mean").opts(color=PALETTE[0],
-                                                                     line_width=2)
-    points = hv.Scatter((lam, mean), "lambda", score).opts(color=PALETTE[0], size=7)
-    mark = hv.VLine(chosen).opts(color=PALETTE[1], line_dash="dashed", line_width=2)
-    return (band * line * points * mark).opts(
-        title=f"Cross-validated {penalty} strength (dashed: chosen lambda = {chosen:.4g})",
-        logx=True, padding=0.05, width=PLOT_WIDTH, height=340, show_grid=True,
-        legend_position="bottom_left",
-        toolbar="above", hooks=[left_border])
+    source = ColumnDataSource({"lambda": lam, "mean": mean, "lower": mean - sd,
+                               "upper": mean + sd})
+    plot = figure(title=f"Cross-validated {penalty} strength (dashed: chosen lambda = "
+                        f"{chosen:.4g})", x_axis_type="log", x_axis_label="lambda",
+                  y_axis_label="CV partial log-likelihood", width=PLOT_WIDTH, height=340,
+                  tools="pan,wheel_zoom,box_zoom,save,reset", active_drag="pan",
+                  active_scroll=None, toolbar_location="above", min_border_left=150)
+    plot.varea("lambda", "lower", "upper", source=source, fill_color=PALETTE[0],
+               fill_alpha=0.2, legend_label="mean ± sd over folds")
+    plot.line("lambda", "mean", source=source, color=PALETTE[0], line_width=2,
+              legend_label="mean")
+    plot.scatter("lambda", "mean", source=source, color=PALETTE[0], size=7)
+    plot.add_layout(Span(location=chosen, dimension="height", line_color=PALETTE[1],
+                         line_dash="dashed", line_width=2))
+    plot.legend.location = "bottom_left"
+    plot.toolbar.logo = None
+    return plot
 
 
 def forest_plot(summary: pd.DataFrame, title: str = "Hazard ratios (95% CI)",

@@ -229,7 +229,7 @@ class ResultsView(Viewer):
             label="Also line up fits of other data (by covariate name)", value=False)
         self.across_data.param.watch(lambda e: self._on_fits(), "value")
         self.cv_info = markdown(css_classes=["cv-info"], sizing_mode="stretch_width")
-        self.cv = pn.pane.HoloViews()
+        self.cv = pn.pane.Bokeh()
         self.cv_curve = table()
         self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,
                                     self.cv, self.cv_curve, visible=False)

@@ -79,7 +79,7 @@ class SccsResults(Viewer):
         self.pre_table = table(css_classes=["sccs-diagnostic-table"])
         self.tte = pn.pane.HoloViews()
         self.oe = pn.pane.HoloViews()
-        self.cv = pn.pane.HoloViews()
+        self.cv = pn.pane.Bokeh()
 
         def download(label, filename, callback):
             def safe():
