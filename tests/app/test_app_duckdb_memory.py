@@ -1,8 +1,9 @@
 """Issue 30's DuckDB probe: one query took about 1.9 GB at a 1 GB limit, three at once 5.7 GB.
 Each case runs in a fresh process and measures its peak resident memory above the process's own
-baseline: the kernel's high-water mark (VmHWM) reset after the warm-up, which alone once peaked
-at 829 MB in a fresh clone, over any query's peak (ru_maxrss, which cannot be reset, then
-measured nothing); the query budget must hold within 10%."""
+baseline: the kernel's high-water mark of the process's memory (VmHWM), reset after the
+warm-up. Not ru_maxrss: a child started by fork and exec reports its parent's peak there (a
+pytest worker's 829 MB in a fresh-clone run), which hid every query's peak: the budget tests
+passed on nothing. The query budget must hold within 10%."""
 from __future__ import annotations
 
 import json
