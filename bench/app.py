@@ -4,20 +4,19 @@ python -m bench app [--out bench/results] [--repeats 2]
 
 Starts ``python -m app.serve app/main.py`` (bench/serve.py's Server) and drives headless Chromium
 (Playwright, /usr/bin/chromium) through one session, as issue 29's targets are stated:
-(1) the first page ready ("Ready to fit.") and its weight (the transfer sizes of its
-requests, from the browser's Performance entries); (2) rossi: open the sample (after mgus2, so its data
-line is new), press Fit, until Results
-shows the fin row of its hazard ratios and their forest plot (click to drawn; a new fit opens
-that page of Results), beside the worker's own seconds
+(1) the first page ready ("Ready to fit.") and its weight (the transfer sizes of its requests,
+from the browser's Performance entries); (2) rossi: open the sample (after mgus2, so its data
+line is new), press Fit, until Results shows the fin row of its hazard ratios and their forest
+plot (click to drawn; a new fit opens that page of Results), beside the worker's own seconds
 (cohort + engine.fit, from the Fit tab's status line); (3) every tab's first opening, until the
 page's own control shows; (4) step (2) again after every tab has been visited, and the ratio to
 the fresh session (the target: within 1.2x); (5) every tab opened again (the tabs are dynamic:
 a page shown again is sent to the browser anew, app/lazy_tab.py); (6) each page's default run
 once (an L1 fit of a simulated 10^5 x 1,000 cohort, rossi's L1 cross-validation, the SCCS,
 Bayesian and GWAS pages' defaults), from the click until the job's "done in ... s" toast
-shows (in one patch with the page's results), beside the worker's seconds that the toast gives: the
-difference is the app's overhead. The load average is recorded before and after; the machine
-is shared, so read the figures with it.
+shows (in one patch with the page's results), beside the worker's seconds that the toast
+gives: the difference is the app's overhead. The load average is recorded before and after;
+the machine is shared, so read the figures with it.
 """
 
 from __future__ import annotations
