@@ -173,7 +173,7 @@ def main(argv=None):
     if args.command == "sensitivity":
         return sensitivity.run(args.n, args.p, args.density, masks=args.masks, seed=args.seed,
                                out=args.out, backend=args.backend,
-                               parallel=args.grid_parallel, n_jobs=args.n_jobs)
+                               parallel=args.grid_parallel, n_jobs=args.n_jobs, tol=args.tol)
     if args.command == "tv":
         return time_varying.run(args.n, args.p, args.density, args.ratio, args.seed, out=args.out)
     if args.command == "gpu":
