@@ -20,7 +20,8 @@ where:
   sums are CuPy reductions), X^T v by the CSC kernel column_dots.cu, the information matrix and
   the Gram matrix by cuSPARSE products (cupyx.scipy.sparse) and one dense matmul.
 - quadratic_step: the Gram matrix of the chosen columns on the device and coordinate descent on
-  the small s x s system on the host (the CPU's diagonal_step.gram_solve); more than 2,000
+  the small s x s system on the host (the CPU's diagonal_step.gram_solve, after the CPU's secant
+  correction in float64: diagonal_step.Secant); more than 2,000
   columns: the CPU's column-wise quadratic_cd on the host copy of X with v and h downloaded;
   then, in float64, the CPU's plane step (cox_subspace) with its eta-space directions on the device and
   their curvature by segmented scans (cox_gpu_risk_set.direction_curvature).
@@ -77,7 +78,7 @@ from .cox_gpu_risk_set import (dense_columns, direction_curvature, hazard_increm
                                information_matrix, risk_set_pass, score_residuals,
                                weighted_gram)
 from .cox_subspace import PlaneStep
-from .diagonal_step import gram_solve
+from .diagonal_step import Secant, gram_solve
 from .hazard_state import RESHIFT
 from ...core.device import cupy_on_device, cupy_or_error
 from ..modeldata import ModelData
@@ -163,6 +164,7 @@ class CoxGpuBackend:
         self._recentre_flag = cp.zeros(1, np.int32)
         self._flags_built = md.flags.copy()
         self._block_key, self._block, self._gram = None, None, None
+        self._secant = Secant()     # the Gram matrix's correction (diagonal_step.SR1_MIN)
         self._block_cols = np.zeros(0, np.int64)
         self._cycle_state = None
         self.use_graphs = bool(graphs) and not self.has_start
@@ -220,6 +222,7 @@ class CoxGpuBackend:
         self._wev[...] = state["wev"]
         self._groups = state["groups"]
         self.plane.reset()
+        self._secant.reset()
         self._recentre()
 
     def _weight_state(self, w: np.ndarray) -> dict:
@@ -431,6 +434,8 @@ class CoxGpuBackend:
                     Q -= self.cp.outer(xh, xh) / total
                 self._gram = Q.get().astype(np.float64)
             gs = (Xs.T @ v).get().astype(np.float64)
+            if self.dtype == np.float64:
+                self._gram = self._secant.corrected(self._gram, coords, beta, gs)
             delta[coords] = gram_solve(self._gram, gs, beta[coords], lam1[coords],
                                        lam2[coords], tol, max_cycles)
             g[coords] = gs

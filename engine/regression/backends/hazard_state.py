@@ -25,7 +25,7 @@ class HazardState:
     def __init__(self, md: ModelData):
         self.md = md
         self.flags_built = md.flags.copy()     # as built, before any weights cleared an event
-        self.inner = DiagonalStep(md.indptr, md.indices, md.values, md.vptr, md.n)
+        self.inner = DiagonalStep(md.indptr, md.indices, md.values, md.vptr, md.n, secant=True)
         self._mark_events()
         self.set_beta(np.zeros(md.p))
 
