@@ -24,7 +24,7 @@ def run(n, p, density=0.05, masks=10, sets=4, penalties=5, loop_sample=6, seed=0
     backend, none on the GPU one, whose variants run one after another on the device) unless
     serial; write JSON + Markdown; return the record.  The speed-up is the loop's time over
     the faster grid's.  ``tol`` is the solver's, for the grid and the loop alike (at the
-    default 1e-9 they agree to about 1e-7 at 10^6 x 1,000, at 1e-12 to about 1e-8)."""
+    default 1e-9 they agree to about 1e-9 at 10^6 x 1,000)."""
     parallel = parallel or ("threads" if backend == "cpu" else "serial")
     print(f"simulating N={n:,} P={p:,} density={density}", flush=True)
     cohort = engine.simulate(n, p, density=density, seed=seed)

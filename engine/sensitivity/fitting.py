@@ -8,8 +8,8 @@ done here on the weighted rows: unpenalised columns aliased on those rows (engin
 with the same budget as ``Problem.aliased``) are held at zero and reported as NaN, diverging
 ones as +/-inf, and the standard errors come from ``FitResult`` on the same Problem.  So each
 variant's coefficients equal a separate ``engine.fit`` of ``variant.variant_cohort`` to the
-solver's precision (a warm start and a start from zeros stop at different points within
-``tol`` of the same optimum: about 1e-8 at tol = 1e-12, 1e-7 at the default 1e-9).
+solver's precision (a warm start and a start from zeros stop at different points near the
+same optimum: about 1e-9 at the default tol at 10^6 x 1,000).
 """
 from __future__ import annotations
 
