@@ -230,7 +230,7 @@ def _replicates(res, columns, settings, grid, strata, B, seed) -> np.ndarray:
         if not np.any(event & (w > 0)):
             continue
         problem.set_weights(w)
-        beta = problem.solve(lam1, lam2, start, aliased).beta
+        beta = problem.solve(lam1, lam2, start, aliased, precise=False).beta   # a replicate
         beta[aliased] = 0.0
         if fine_gray:
             event_times, jumps, last = subdistribution_hazard(res, beta, w)

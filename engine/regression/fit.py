@@ -66,12 +66,13 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
 
 
 def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None,
-                cancelled: str = "fit cancelled", t0=None) -> FitResult:
+                cancelled: str = "fit cancelled", t0=None, precise: bool = True) -> FitResult:
     """``fit`` on a prepared Problem (which keeps its sorted layout and its case weights): solve
     for ``penalty`` from ``init`` and report.  Unpenalised aliased columns are held at zero
     and reported as NaN; diverging ones as +/-inf, each with a warning naming them.
     ``progress`` and ``cancel`` as ``fit``; a cancelled solve raises
-    engine.Cancelled("<cancelled>, iteration <n>")."""
+    engine.Cancelled("<cancelled>, iteration <n>").  ``precise`` False: the coarser stop of
+    fits that feed a curve (a cross-validation fold, a path, a bootstrap replicate)."""
     t0 = time.perf_counter() if t0 is None else t0
     check_progress(progress)
     m, cohort, o = problem.model, problem.cohort, problem.options
@@ -84,7 +85,7 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
     t1 = time.perf_counter()
     state = problem.solve(lam1, lam2, init, fixed,
                           progress=on_iteration(progress, cancel, problem.options.max_iter,
-                                                cancelled))
+                                                cancelled), precise=precise)
     t2 = time.perf_counter()
     ll = m.loglik()
 

@@ -122,14 +122,15 @@ class Problem:
         return self.model.loglik_gradient()[1]
 
     def solve(self, lam1, lam2, init=None, fixed=None, solver=None, tol=None, max_iter=None,
-              progress=None, gradient=None) -> SolverState:
+              progress=None, gradient=None, precise=True) -> SolverState:
         """Minimise -l + penalty from ``init`` (zeros by default); coordinates in ``fixed``
         stay at their ``init`` values (a profile likelihood).  Solver, tol and max_iter
         default to the problem's options.  ``gradient``: dl/dbeta at ``init`` where it is
         known, e.g. the returned state's ``gradient`` of a solve on the same weights that
         ended at ``init`` (the next penalty of a path), or a near one (that solve's on other
         weights): it only screens the L1 coordinates, sparing the screening pass, and the KKT
-        check at convergence reads the exact gradient.  The model is left at the solution."""
+        check at convergence reads the exact gradient.  ``precise`` False: the coarser stop
+        of fits that feed a curve (solvers.solve).  The model is left at the solution."""
         self._check_live()
         o = self.options
         m = self.model
@@ -144,7 +145,7 @@ class Problem:
         m.set_beta(beta)
         state = SolverState(beta=beta, lam1=lam1, lam2=lam2, frozen=frozen, gradient=gradient)
         solve(m, state, solver or o.solver, tol or o.tol, max_iter or o.max_iter,
-              self.n_events, progress)
+              self.n_events, progress, precise)
         m.set_beta(state.beta)
         return state
 

@@ -71,7 +71,7 @@ class _ReplicateFits(WeightedRefits):
         problem.set_weights(weights)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = fit_problem(problem, self.penalty, init=self.init)
+            res = fit_problem(problem, self.penalty, init=self.init, precise=False)
         return res.coef.to_numpy(), res.converged
 
 

@@ -97,7 +97,7 @@ class _FoldFits(WeightedRefits):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 res = fit_problem(problem, PENALTIES[self.kind](float(lam)), init=init,
-                                  cancel=self.cancel,
+                                  cancel=self.cancel, precise=False,
                                   cancelled=f"cross-validation cancelled at fold {k + 1}, "
                                             f"lambda {i + 1} of {len(lambdas)}")
             beta = res.beta

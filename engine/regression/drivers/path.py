@@ -93,7 +93,8 @@ def path(cohort, model: str = "cox", penalty: str = "l1", grid=None, unpenalized
         if cancel is not None and cancel.is_set():
             raise Cancelled(f"path cancelled after {i} of {len(lambdas)} fits")
         res = fit_problem(problem, PENALTIES[kind](float(lam)), init=beta, cancel=cancel,
-                          cancelled=f"path cancelled at lambda {i + 1} of {len(lambdas)}")
+                          cancelled=f"path cancelled at lambda {i + 1} of {len(lambdas)}",
+                          precise=False)
         beta = res.beta
         coefs.append(res.coef.to_numpy())
         lls.append(res.loglik)

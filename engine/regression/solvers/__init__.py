@@ -26,10 +26,12 @@ _NEWTON_MAX_FREE = 2000
 
 
 def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
-          n_events: int, progress=None) -> SolverState:
+          n_events: int, progress=None, precise: bool = True) -> SolverState:
     """Minimise -l(beta) + penalty from ``state.beta`` with the chosen solver.
     ``state.gradient``, given at the start, spares proximal Newton's screening pass; on return
-    it is dl/dbeta at the solution (exact at least on the L1 coordinates at zero), or None."""
+    it is dl/dbeta at the solution (exact at least on the L1 coordinates at zero), or None.
+    ``precise`` False: proximal Newton's coarser stop, for fits that feed a curve
+    (prox_newton._STEP_COARSE)."""
     if solver in ("ccd", "newton"):
         state.gradient = None       # neither screens nor keeps it
     if solver == "ccd":
@@ -40,21 +42,21 @@ def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
                              "zero; use solver='auto' (proximal Newton, then Newton) or 'ccd'.")
         newton.run(model, state, tol, max_iter, progress)
     elif solver == "prox_newton":
-        prox_newton.run(model, state, tol, max_iter, progress)
+        prox_newton.run(model, state, tol, max_iter, progress, precise)
     elif solver == "auto":
-        _auto(model, state, tol, max_iter, n_events, progress)
+        _auto(model, state, tol, max_iter, n_events, progress, precise)
     else:
         raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
     _mark_monotone(model, state)
     return state
 
 
-def _auto(model, state, tol, max_iter, n_events, progress):
+def _auto(model, state, tol, max_iter, n_events, progress, precise):
     """Proximal Newton over every coordinate, exact Newton on the free ones where that is cheap
     (or where proximal Newton stalled), and an O(N + nnz) KKT check of the zeros; again while
     some zero wants to move."""
     for _round in range(20):
-        prox_newton.run(model, state, tol, max_iter, progress)
+        prox_newton.run(model, state, tol, max_iter, progress, precise)
         free = np.count_nonzero(~state.frozen & ((state.lam1 == 0) | (state.beta != 0)))
         cost = n_events * free * free
         g = state.gradient
