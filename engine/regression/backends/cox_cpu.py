@@ -29,7 +29,7 @@ class CoxCpuBackend:
     def __init__(self, md: ModelData, efron: bool):
         self.md = md
         self.efron = bool(efron)
-        self.state = HazardState(md)
+        self.state = HazardState(md, secant=True)    # diagonal_step.SR1_MIN
         self.has_start = md.start is not None
         # entry times in start order: the kernels' start pointer reads them in sequence
         self._start = md.start[md.start_order] if self.has_start else np.zeros(0)

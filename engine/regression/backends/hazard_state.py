@@ -22,10 +22,10 @@ RESHIFT = 50.0
 class HazardState:
     """eta, D and the shift for one ModelData; ``wev`` = w * event, the gradient's first term."""
 
-    def __init__(self, md: ModelData):
+    def __init__(self, md: ModelData, secant: bool = False):
         self.md = md
         self.flags_built = md.flags.copy()     # as built, before any weights cleared an event
-        self.inner = DiagonalStep(md.indptr, md.indices, md.values, md.vptr, md.n, secant=True)
+        self.inner = DiagonalStep(md.indptr, md.indices, md.values, md.vptr, md.n, secant)
         self._mark_events()
         self.set_beta(np.zeros(md.p))
 
