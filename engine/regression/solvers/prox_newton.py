@@ -72,7 +72,7 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
     # back and forth for good (the L1 propensity model on Eunomia's 133 covariates, a column
     # near separation on a fold's training rows: 11 of its 100 fold fits ran the 1,000 steps
     # of max_iter; its cross-validation 6.4 s -> 1.5-2.0 s)
-    rose = fresh_failed = False
+    rose = retried = False
     last_step = np.inf
     fine = (_STEP if precise else _STEP_COARSE) * np.sqrt(tol)
     coarse = _STEP_COARSE * np.sqrt(tol)
@@ -93,14 +93,14 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
         else:
             beta[:] = old
             model.set_beta(beta)
-            if not fresh_failed:
+            if not retried:
                 # no descent along a model whose curvature was kept or corrected: once more
                 # from a fresh Gram matrix (at an unchanged beta it takes no secant correction)
-                fresh_failed = rose = True
+                retried = rose = True
                 continue
             state.converged = True      # no descent left at machine precision
             return state
-        fresh_failed = False
+        retried = False
         state.n_iter += 1
         state.history.append(f)
         if progress is not None:
