@@ -27,8 +27,10 @@ from tornado.web import GZipContentEncoding
 
 
 class KeptStaticGzip(GZipContentEncoding):
-    """Tornado's gzip transform; a static file's compressed bytes are kept by URL (its version
-    is in the URL) and sent again as they are to the next browser that asks for it."""
+    """Tornado's gzip transform; a static file's compressed bytes are kept by path and sent
+    again as they are to the next browser that asks for it.  The path, not the URL: a file does
+    not change while the server runs, and made-up query strings (``?v=...``) from a visitor
+    must not grow what is kept."""
 
     kept: dict[str, bytes] = {}
 
@@ -36,7 +38,7 @@ class KeptStaticGzip(GZipContentEncoding):
         super().__init__(request)
         static = (request.method == "GET" and request.path.startswith("/static/")
                   and "Range" not in request.headers)
-        self._key = request.uri if static else None
+        self._key = request.path if static else None
         self._replay = False
         self._parts: list[bytes] = []
 
