@@ -3,6 +3,8 @@ see the validation report (the engine's CohortError message, plus simple counts)
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import panel as pn
 import param
 from panel.viewable import Viewer
@@ -14,12 +16,13 @@ from .. import config
 from ..lazy_tab import LazyTabs
 from ..loading import DataLoadError, big_data_way_out, query_duckdb, read_upload
 from ..memory import check_simulation, check_upload
-from ..store import Store, duckdb_source, upload_source
+from ..store import MAX_PREVIEW_ROWS, Store, duckdb_source, upload_source
 from ._common import in_thread, markdown, newest_file, notify, show, table, text_options
 from .bounded_dropper import BoundedFileDropper
 from .recode_view import RecodeView
 
 NONE = "(none)"
+GLANCE_ROWS = 8  # rows of the light HTML preview on the first page
 ROLES = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
          "weights")
 
@@ -103,10 +106,18 @@ class DataView(Viewer):
             inline=True)
         s.param.watch(self._validate, ["data_version", "model", "missing", *ROLES])
         # --- report and preview -----------------------------------------------------------
+        # Tables are made when first needed: a Tabulator costs the server about 30 ms to make
+        # and the browser about 0.4 s to draw (150 re-layouts as it sizes its columns), most
+        # of the first page's work in the browser (issue 29: six users arriving together)
         self.report = markdown(sizing_mode="stretch_width")
-        self.problems = table(height=160)
         self.problems_box = pn.Column(sizing_mode="stretch_width")  # the table only when needed
-        self.preview = table(pagination="local", page_size=8, layout="fit_data_table")
+        self.glance = pn.pane.DataFrame(index=False, escape=True, na_rep="NA",
+                                        sizing_mode="stretch_width",
+                                        css_classes=["data-glance"])
+        self.browse = pn.widgets.Toggle(label=f"Browse and sort the first {MAX_PREVIEW_ROWS} rows",
+                                        width=300)
+        self.browse.param.watch(self._show_preview, "value")
+        self.preview_box = pn.Column(sizing_mode="stretch_width")
         self.recode = RecodeView(store=s)
         self._sync_widgets()
         self._validate()
@@ -248,7 +259,9 @@ class DataView(Viewer):
                     self.w[role].value = value if value in cols else None
         finally:
             self._syncing = False
-        show(self.preview, s.preview())
+        self.glance.object = s.preview(GLANCE_ROWS)
+        if self.preview_box.objects:
+            show(self.preview, s.preview())
         src = s.source
         self.about.object = (f"**{src.get('label', 'no data')}** — {s.n_rows:,} rows, "
                              f"{len(cols):,} columns. {src.get('about', '')}"
@@ -262,8 +275,28 @@ class DataView(Viewer):
             self.report.object = f"**Validation could not run:** {type(exc).__name__}: {exc}"
             return
         self.report.object = report_markdown(r)
-        show(self.problems, r["problems"])
+        if len(r["problems"]):
+            show(self.problems, r["problems"])
         self.problems_box.objects = [self.problems] if len(r["problems"]) else []
+
+    @cached_property
+    def problems(self) -> pn.widgets.Tabulator:
+        """The rows the validation report names (made the first time there are any)."""
+        return table(height=160)
+
+    @cached_property
+    def preview(self) -> pn.widgets.Tabulator:
+        """The first rows, paged and sortable (made when the user asks to browse them)."""
+        return table(pagination="local", page_size=10, layout="fit_data_table",
+                     css_classes=["data-preview"])
+
+    def _show_preview(self, event) -> None:
+        """The Browse toggle swaps the glance at the first rows for the paged table."""
+        with pn.io.hold():
+            if event.new:
+                show(self.preview, self.store.preview())
+            self.preview_box.objects = [self.preview] if event.new else []
+            self.glance.visible = not event.new
 
     def __panel__(self):
         s = self.w
@@ -285,7 +318,9 @@ class DataView(Viewer):
             roles,
             self.recode,
             "### Preview (first rows)",
-            self.preview,
+            self.glance,
+            self.browse,
+            self.preview_box,
             sizing_mode="stretch_width",
         )
 

@@ -1,5 +1,5 @@
-"""The served process sets its long-lived objects aside from the garbage collector once, not
-once per session (the app's script runs for every session)."""
+"""The served process loads HoloViews' Bokeh backend and sets its long-lived objects aside from
+the garbage collector once, not once per session (the app's script runs for every session)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,14 @@ def test_freeze_imports_freezes_once(monkeypatch):
         assert gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
+
+
+def test_holoviews_bokeh_loads_the_backend_once(monkeypatch):
+    import holoviews as hv
+
+    calls = []
+    monkeypatch.setattr(long_lived, "_holoviews_bokeh", False)
+    monkeypatch.setattr(hv, "extension", lambda *backends: calls.append(backends))
+    long_lived.holoviews_bokeh()
+    long_lived.holoviews_bokeh()  # the next session's script
+    assert calls == [("bokeh",)]

@@ -26,7 +26,10 @@ def test_app_renders_with_rossi_by_default(app):
     assert root is not None
     assert app.tabs.get_root() is not None
     assert app.store.source["name"] == "rossi"
-    assert len(app.data.preview.value) == 200 or len(app.data.preview.value) == 432
+    assert len(app.data.glance.object) == 8 and not app.data.preview_box.objects
+    app.data.browse.value = True  # the paged table, made when asked for
+    assert len(app.data.preview.value) == 200 and app.data.preview_box.objects
+    assert not app.data.glance.visible
     app.tabs.active = main.TABS.index("Results")   # drawn when shown
     app.results.open_section(results.CURVES)
     assert app.results.group.value == "fin"

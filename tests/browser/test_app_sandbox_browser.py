@@ -70,6 +70,11 @@ def test_upload_limit_empty_file_and_hostile_names(page):
                                    "buffer": csv}])
     expect(pg.get_by_text(re.compile(r"Opened .*onerror.*: 3 rows")).first).to_be_visible()
     expect(pg.get_by_text(re.compile(r"file: <img src=x onerror")).first).to_be_visible()
+    # the first rows: a light HTML table, then the paged Tabulator when asked for
+    expect(pg.locator(".data-glance th", has_text="onerror")).to_have_count(1)
+    pg.get_by_role("button", name=re.compile(r"Browse and sort the first \d+ rows")).click()
+    expect(pg.locator(".data-preview .tabulator-row")).to_have_count(3)
+    expect(pg.locator(".data-preview .tabulator-col", has_text="onerror")).to_have_count(1)
     shot(pg, "hostile_names")
     assert pg.evaluate("window.__pwned") is None
 

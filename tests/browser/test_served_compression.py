@@ -1,6 +1,6 @@
-"""The served app's HTTP responses, without a browser: the page's scripts come gzipped, the same
-bytes to every visitor (app/serve.py keeps a static file's compressed bytes), and they unpack
-to the file itself."""
+"""The served app's HTTP responses, without a browser: the page asks for the scripts it needs and
+not MathJax's or WebGL's (app/page_weight.py); they come gzipped, the same bytes to every visitor
+(app/serve.py keeps a static file's compressed bytes), and they unpack to the file itself."""
 
 from __future__ import annotations
 
@@ -35,3 +35,12 @@ def test_static_scripts_are_gzipped_once_and_unpack_to_the_file(app_url):
         assert int(again_headers["Content-Length"]) == len(again) == len(first) < len(plain)
         assert again == first
         assert gzip.decompress(again) == plain
+
+
+def test_the_page_asks_for_bokeh_and_its_widgets_but_not_webgl_or_mathjax(app_url):
+    _, page = get(app_url, gzipped=False)
+    scripts = re.findall(r'src="([^"]+\.js)[^"]*"', page.decode())
+    names = {path.rsplit("/", 1)[-1] for path in scripts}
+    assert {"bokeh.min.js", "bokeh-widgets.min.js", "bokeh-tables.min.js",
+            "panel.min.js"} <= names, names
+    assert not any("bokeh-gl" in name or "mathjax" in name for name in names), names
