@@ -206,4 +206,6 @@ if __name__.startswith("bokeh_app_"):
     without_mathjax()
     without_webgl()
     freeze_imports()
-    build_app(autosave=True).template().servable(title="survscan")
+    # the template's roots join the document in one walk of its model graph, not one per root
+    with pn.io.hold(freeze=True):
+        build_app(autosave=True).template().servable(title="survscan")

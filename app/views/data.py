@@ -118,7 +118,12 @@ class DataView(Viewer):
                                         width=300)
         self.browse.param.watch(self._show_preview, "value")
         self.preview_box = pn.Column(sizing_mode="stretch_width")
-        self.recode = RecodeView(store=s)
+        # the recode steps are drawn when their tab is first opened (as the sources above)
+        self.below = LazyTabs({
+            "Preview (first rows)": lambda: pn.Column(self.glance, self.browse, self.preview_box,
+                                                      sizing_mode="stretch_width"),
+            "Recode and filter": lambda: self.recode,
+        }, sizing_mode="stretch_width").tabs
         self._sync_widgets()
         self._validate()
         self._show_source()  # a tab built after an analysis was restored
@@ -280,6 +285,11 @@ class DataView(Viewer):
         self.problems_box.objects = [self.problems] if len(r["problems"]) else []
 
     @cached_property
+    def recode(self) -> RecodeView:
+        """Recode, filter and weight steps (made when their tab is first opened)."""
+        return RecodeView(store=self.store)
+
+    @cached_property
     def problems(self) -> pn.widgets.Tabulator:
         """The rows the validation report names (made the first time there are any)."""
         return table(height=160)
@@ -316,11 +326,7 @@ class DataView(Viewer):
                              sizing_mode="stretch_width")),
             self.about,
             roles,
-            self.recode,
-            "### Preview (first rows)",
-            self.glance,
-            self.browse,
-            self.preview_box,
+            self.below,
             sizing_mode="stretch_width",
         )
 

@@ -23,14 +23,17 @@ class RestoreOffer(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        if self.record is None:  # nothing to offer: an empty slot, not the offer's widgets
+            self.row = pn.Row(visible=False)
+            return
         self.text = markdown(f"**Your last analysis:** {self.record.describe()}"
                              if self.record else "", sizing_mode="stretch_width")
         self.reopen = pn.widgets.Button(label="Reopen it", color="primary", width=120)
         self.reopen.on_click(self._reopen)
         self.dismiss = pn.widgets.Button(label="Dismiss", width=100)
         self.dismiss.on_click(lambda event: self._hide())
-        self.row = pn.Row(self.text, self.reopen, self.dismiss, visible=self.record is not None,
-                          css_classes=["restore-offer"], sizing_mode="stretch_width")
+        self.row = pn.Row(self.text, self.reopen, self.dismiss, css_classes=["restore-offer"],
+                          sizing_mode="stretch_width")
 
     async def _reopen(self, event=None) -> None:
         await self.reopen_now()

@@ -39,6 +39,7 @@ def test_penalty_fraction_path_and_recode(page):
     shot(pg, "fit_penalty_path")
 
     tab(pg, "Data")
+    tab(pg, "Recode and filter")
     field(pg, "Column").locator("select").select_option("age")
     field(pg, "Step").locator("select").select_option(label="Cut into groups")
     type_into(pg, "Cut points", "25, 35")

@@ -37,6 +37,7 @@ def test_weight_by_propensity_score_then_fit(page):
 
     pg = page
     tab(pg, "Data")
+    tab(pg, "Recode and filter")
     field(pg, "Column").locator("select").select_option("fin")
     field(pg, "Step").locator("select").select_option(
         label="Weight by a propensity score (column = 0/1 treatment)")
