@@ -4,6 +4,7 @@ OMOP study), and the finished fits the Results and Export tabs show.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -263,6 +264,22 @@ class StudyJob:
 def comparison(fits: list[KeptFit]) -> pd.DataFrame:
     """One row per kept fit (for the sensitivity comparison)."""
     return pd.DataFrame([f.row() for f in fits])
+
+
+def nested_lr_tests(fits: list[KeptFit]) -> pd.DataFrame:
+    """The likelihood-ratio test (engine.lr_test, as R's anova(small, big)) of every pair of
+    unpenalised fits on the newest fit's data in which one nests the other: the same subjects,
+    model, ties and strata, the smaller fit's covariates among the larger's (a covariate split
+    at cut points counts as nesting it). One row per pair; pairs that are not nested have none."""
+    rows = []
+    for small, big in itertools.permutations(same_data(fits), 2):
+        try:
+            test = engine.lr_test(small.result, big.result)
+        except ValueError:  # not nested, penalised or not of the same subjects: no test
+            continue
+        rows.append({"smaller fit": small.name, "larger fit": big.name,
+                     "LR statistic": test.statistic, "df": test.df, "p": test.p})
+    return pd.DataFrame(rows)
 
 
 def same_data(fits: list[KeptFit]) -> list[KeptFit]:

@@ -23,7 +23,7 @@ from panel.viewable import Viewer
 import engine
 
 from .. import describing
-from ..jobs import coefficient_comparison, comparison
+from ..jobs import coefficient_comparison, comparison, nested_lr_tests
 from ..lazy_tab import LazyTabs
 from ..store import Store
 from ._common import markdown, notify, show, table, while_filled, while_set, while_visible
@@ -225,6 +225,8 @@ class ResultsView(Viewer):
         self.forest = pn.pane.Bokeh(sizing_mode="fixed", css_classes=["forest-plot"])
         self.compare = table(pagination="local", page_size=10)
         self.compare_hr = table(pagination="local", page_size=15, css_classes=["compare-hr-table"])
+        self.lr_tests = table(pagination="local", page_size=10, css_classes=["lr-tests"])
+        self.lr_note = markdown(sizing_mode="stretch_width")
         self.across_data = pn.widgets.Checkbox(
             label="Also line up fits of other data (by covariate name)", value=False)
         self.across_data.param.watch(lambda e: self._on_fits(), "value")
@@ -239,7 +241,7 @@ class ResultsView(Viewer):
             "cv": while_visible(self.cv_section), "hr_title": while_visible(self.hr_title),
             "shr_title": while_visible(self.shr_title), "hr": while_filled(self.hr),
             "forest": while_set(self.forest), "compare": while_filled(self.compare),
-            "compare_hr": while_filled(self.compare_hr)}
+            "compare_hr": while_filled(self.compare_hr), "lr": while_filled(self.lr_tests)}
         s.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
@@ -297,7 +299,8 @@ class ResultsView(Viewer):
             ("How well it predicts", self.prediction),
             ("Kept fits", pn.Column(
                 "### Comparison of kept fits", p["compare"],
-                "#### Hazard ratios side by side", self.across_data, p["compare_hr"])),
+                "#### Hazard ratios side by side", self.across_data, p["compare_hr"],
+                "#### Likelihood-ratio tests of nested fits", self.lr_note, p["lr"])),
         ]
 
     # ------------------------------------------------------------------------------------
@@ -440,6 +443,14 @@ class ResultsView(Viewer):
         side = (coefficient_comparison(s.fits, across_data=self.across_data.value).reset_index()
                 if s.fits else pd.DataFrame())
         show(self.compare_hr, side, 4)
+        tests = nested_lr_tests(s.fits)
+        show(self.lr_tests, tests, 4)
+        self.lr_note.object = (
+            "Each pair of kept fits of these data in which the larger nests the smaller (the "
+            "same subjects, model, ties and strata; more covariates, or one split at cut points; "
+            "no penalty), as R's `anova(small, big)`." if len(tests) else
+            "None yet: keep two unpenalised fits of these data, one with more covariates or "
+            "cut points than the other, and their likelihood-ratio test is shown here.")
 
     def _draw_fit(self, *events) -> None:
         fit = self.store.get_fit(self.fit_select.value)

@@ -217,6 +217,12 @@ def test_cut_point_gives_two_coefficients(page):
     expect(compare.locator(".tabulator-col", has_text="no cut")).to_have_count(1)
     expect(compare.locator(".tabulator-col", has_text="fin cut at 10")).to_have_count(1)
     expect(row_with(pg, "fin[10,inf)", table=".compare-hr-table")).to_have_count(1)
+    # the cut-point fit nests the plain one: their likelihood-ratio test, 1 df
+    lr = pg.locator(".lr-tests .tabulator-row")
+    expect(lr).to_have_count(1)
+    expect(lr.locator('[tabulator-field="smaller fit"]')).to_have_text("no cut")
+    expect(lr.locator('[tabulator-field="larger fit"]')).to_have_text("fin cut at 10")
+    expect(lr.locator('[tabulator-field="df"]')).to_have_text("1")
     shot(pg, "results_comparison")
 
 
