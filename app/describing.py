@@ -209,9 +209,13 @@ def weights_of(choice: str, p: float = 0.0, q: float = 0.0) -> tuple:
     return WEIGHTS[choice] if WEIGHTS[choice] is not None else (float(p), float(q), None)
 
 
-def survival_by(groups: Groups):
-    """engine.kaplan_meier by the group keys (one curve when no group column)."""
-    return engine.kaplan_meier(cohort_of(groups), by=labels_of(groups))
+CONF_TYPES = {"log (R's default)": "log", "log-log": "log-log", "plain": "plain"}
+
+
+def survival_by(groups: Groups, conf_type: str = "log"):
+    """engine.kaplan_meier by the group keys (one curve when no group column); its bands and
+    tables take the limits of ``conf_type`` (R's conf.type)."""
+    return engine.kaplan_meier(cohort_of(groups), by=labels_of(groups), conf_type=conf_type)
 
 
 def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = None):
@@ -224,11 +228,11 @@ def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = No
                                weighting=weighting)
 
 
-def km_caption(options) -> str:
+def km_caption(options, conf_type: str = "log") -> str:
     """What the Kaplan-Meier figure shows, in words (a figure legend for the paper)."""
     parts = ["Kaplan-Meier survival by group"]
     if "CI bands" in options:
-        parts.append("shaded: pointwise 95% CI (log-log)")
+        parts.append(f"shaded: pointwise 95% CI ({conf_type})")
     if "Censor marks" in options:
         parts.append("ticks: censored")
     if "Median lines" in options:
@@ -269,8 +273,9 @@ def p_text(p: float) -> str:
 
 
 def median_table(km, groups: Groups) -> pd.DataFrame:
-    """Per group: n, events, median survival and its 95% CI (R's print(survfit))."""
-    med = km.median
+    """Per group: n, events, median survival and its 95% CI (R's print(survfit)), with the
+    curve's own confidence limits (``km.conf_type``)."""
+    med = km.quantile([0.5], conf_type=km.conf_type).set_index("group")
     table = km.table
     rows = []
     for label in med.index:
@@ -298,8 +303,9 @@ def _count(value):
 
 
 def survival_at(km, groups: Groups, times) -> pd.DataFrame:
-    """Survival at chosen times with 95% CI (R's summary(survfit, times=))."""
-    at = km.at(times)
+    """Survival at chosen times with 95% CI (R's summary(survfit, times=)), with the curve's
+    own confidence limits (``km.conf_type``)."""
+    at = km.at(times, conf_type=km.conf_type)
     out = at.assign(group=at["group"].map(groups.shown))
     return out[["group", "time", "at_risk", "events", "survival", "lower", "upper"]].rename(
         columns={"at_risk": "at risk", "lower": "lower 95%", "upper": "upper 95%"})

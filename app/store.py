@@ -115,6 +115,11 @@ class Store(param.Parameterized):
                                  "(default), or drop them (complete-case analysis, counted in "
                                  "every result).")
 
+    conf_type = param.Selector(objects=["log", "log-log", "plain"], default="log",
+                               doc="The pointwise confidence limits of every Kaplan-Meier band "
+                                   "and table (Describe and Results), as R's survfit conf.type "
+                                   "(default log).")
+
     # --- design and options ------------------------------------------------------------
     cut_points = param.Dict(default={}, doc="covariate -> sorted cut times")
     forms = param.Dict(default={}, doc="covariate -> its form other than linear "

@@ -54,6 +54,9 @@ class DescribeView(Viewer):
         self.cause = pn.widgets.Select(label="Cause", width=120, visible=False)
         self.options = pn.widgets.CheckButtonGroup(options=list(PLOT_OPTIONS),
                                                    value=list(DEFAULT_OPTIONS))
+        self.conf_type = pn.widgets.Select.from_param(
+            self.store.param.conf_type, label="Confidence limits (bands and tables)",
+            options=d.CONF_TYPES, width=260)
         self.test_text = markdown(css_classes=["survival-test"], sizing_mode="stretch_width")
         self.message = markdown(css_classes=["survival-message"], sizing_mode="stretch_width")
         self.caption = markdown(css_classes=["survival-caption"], sizing_mode="stretch_width")
@@ -92,6 +95,7 @@ class DescribeView(Viewer):
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
                        self.cause, self.options, self.times, self.tau):
             widget.param.watch(self._draw_survival, "value")
+        self.store.param.watch(self._draw_survival, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
                                                "event_codes", "id", "weights", "treatment"])
         self._on_data()
@@ -223,6 +227,7 @@ class DescribeView(Viewer):
         self.weights.visible = not self._competing()
         self.km_section.visible = not self._competing()
         self.options.visible = not self._competing()     # the curve options are Kaplan-Meier's
+        self.conf_type.visible = not self._competing()
         self.frames = {k: v for k, v in self.frames.items() if k == "table_one"}
         try:
             groups = d.groups_of(s, self._by(), strata)
@@ -248,7 +253,7 @@ class DescribeView(Viewer):
         s = self.store
         rho, gamma, weighting = d.weights_of(self.weights.value, self.fh_p.value or 0.0,
                                              self.fh_q.value or 0.0)
-        km = d.survival_by(groups)
+        km = d.survival_by(groups, s.conf_type)
         test = d.logrank(groups, rho, gamma, weighting)
         words = d.logrank_words(test, d.logrank_name(self.weights.value, rho, gamma),
                              strata is not None)
@@ -269,7 +274,7 @@ class DescribeView(Viewer):
             kmunicate="KMunicate table" in options,
             title=f"Kaplan-Meier{' by ' + groups.column if groups.column else ''}")
         self.figure.object = svg_markup(self._fig)
-        self.caption.object = d.km_caption(options)
+        self.caption.object = d.km_caption(options, s.conf_type)
         med = d.median_table(km, groups)
         self.frames["medians"] = med
         show(self.medians, d.median_display(med))
@@ -377,7 +382,7 @@ class DescribeView(Viewer):
             "### Survival by group",
             self.outcome,
             pn.Row(self.weights, self.fh_p, self.fh_q, self.strata, self.cause),
-            self.options,
+            pn.Row(self.options, self.conf_type),
             self.test_text, self.message,
             self.figure, self.caption,
             pn.Row(self.png, self.svg, self.tables_csv),

@@ -68,7 +68,7 @@ def km_result(store: Store, group: str | None):
     cohort = engine.Cohort.from_frame(
         frame, time="time", event="event", covariates=[],
         start="start" if "start" in frame else None, id="id" if "id" in frame else None)
-    return engine.kaplan_meier(cohort, by=labels.to_numpy())
+    return engine.kaplan_meier(cohort, by=labels.to_numpy(), conf_type=store.conf_type)
 
 
 def at_risk_table(km, ticks: list[float]) -> pd.DataFrame:
@@ -192,6 +192,9 @@ class ResultsView(Viewer):
         self.full = pn.widgets.Button(label="Whole follow-up", width=150)
         self.full.on_click(self._full)
         self.ci = pn.widgets.Checkbox(label="CI bands", value=True)
+        self.conf_type = pn.widgets.Select.from_param(   # the Describe tab's choice too
+            s.param.conf_type, label="Confidence limits", options=describing.CONF_TYPES,
+            width=200)
         # the curves and the counts under them as two panes whose time axes Panel links: the
         # two as one HoloViews Layout (a Bokeh GridPlot) lost its axes and text when the page
         # around it was laid out again (Results after the first fit showed a blank plot)
@@ -246,6 +249,7 @@ class ResultsView(Viewer):
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
         self.ci.param.watch(self._draw_km, "value")
+        s.param.watch(self._draw_km, ["conf_type"])
         self.fit_select.param.watch(self._draw_fit, "value")
         s.param.watch(lambda *e: self.screen.run(self._on_data),
                       ["data_version", "treatment", "time", "start", "event", "event_codes",
@@ -291,7 +295,7 @@ class ResultsView(Viewer):
         return [
             ("Hazard ratios", pn.Column(p["hr_title"], p["shr_title"], self.fit_tests, p["hr"],
                                         p["forest"], p["cv"])),  # sHR titles for Fine-Gray
-            (CURVES, pn.Column(pn.Row(self.group, self.ci),
+            (CURVES, pn.Column(pn.Row(self.group, self.ci, self.conf_type),
                                           p["km"], p["cif"])),  # KM hidden for competing risks
             ("Splines and interactions", self.terms),
             ("Proportional hazards", self.ph),

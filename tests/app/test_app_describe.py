@@ -260,3 +260,37 @@ def test_hazard_ratio_by_subgroup_against_lifelines(rossi_view):
     assert {"forest_subgroups.png", "forest_subgroups.svg", "subgroups.csv"} <= set(
         view.report_files())
 
+
+
+def test_one_confidence_transform_for_bands_and_tables_in_describe_and_results(rossi_view):
+    """R's default log limits, or log-log (lifelines' band), chosen once for the Describe
+    tab's bands, median and survival-at tables and the Results tab's curves."""
+    from scipy.stats import norm
+
+    from app.views import results
+
+    store, view = rossi_view
+    view.times.value = "10, 30"
+    rossi = store.data
+
+    def limits_at(kmf, t):
+        return kmf.confidence_interval_survival_function_.loc[:t].iloc[-1].to_numpy()
+
+    for conf_type in ("log", "log-log"):
+        store.conf_type = conf_type
+        assert f"pointwise 95% CI ({conf_type})" in view.caption.object
+        assert results.km_result(store, "fin").conf_type == conf_type
+        for level, part in view.at_table.value.groupby("group"):
+            rows = rossi[rossi["fin"] == int(level[-1])]
+            kmf = KaplanMeierFitter().fit(rows["week"], rows["arrest"])
+            events = kmf.event_table
+            var = (events["observed"] / (events["at_risk"]
+                                        * (events["at_risk"] - events["observed"]))).cumsum()
+            for _, row in part.iterrows():
+                if conf_type == "log":  # exp(log S -+ z se), Greenwood's se of log S, by hand
+                    se = np.sqrt(var.loc[:row["time"]].iloc[-1])
+                    expected = row["survival"] * np.exp(-norm.ppf(0.975) * se)
+                else:                   # lifelines' exponential Greenwood band
+                    expected = limits_at(kmf, row["time"])[0]
+                np.testing.assert_allclose(row["lower 95%"], expected, rtol=1e-9)
+    assert view.conf_type.value == "log-log"  # the widget shows the store's choice

@@ -50,18 +50,32 @@ def test_at_risk_counts_match_direct_counts(rossi):
 
 
 def test_km_curve_is_the_engines_and_matches_lifelines(rossi):
+    """The curve is lifelines'; its band R's default log limits (Greenwood's variance of log S,
+    by hand), or lifelines' log-log band when the user picks log-log."""
     from lifelines import KaplanMeierFitter
+    from scipy.stats import norm
 
     s = Store()
     s.load_sample("rossi")
+    assert s.conf_type == "log"  # R's survfit default
     table = results.fit_km(s, "fin")
+    s.conf_type = "log-log"
+    loglog = results.fit_km(s, "fin")
     for level, g in table.groupby("group"):
         arm = rossi[rossi["fin"] == int(level.split("= ")[1])]
         kmf = KaplanMeierFitter().fit(arm["week"], arm["arrest"])
-        expected = kmf.survival_function_at_times(g["time"]).to_numpy()
+        times = g["time"].to_numpy()
+        expected = kmf.survival_function_at_times(times).to_numpy()
         np.testing.assert_allclose(g["survival"].to_numpy(), expected, rtol=1e-12)
-        band = kmf.confidence_interval_.loc[g["time"].to_numpy()]
-        np.testing.assert_allclose(g["lower"].to_numpy(), band.iloc[:, 0], rtol=1e-9)
+        events = kmf.event_table
+        d, n = events["observed"], events["at_risk"]
+        greenwood = (d / (n * (n - d))).cumsum().loc[times].to_numpy()
+        np.testing.assert_allclose(g["lower"].to_numpy(),
+                                   expected * np.exp(-norm.ppf(0.975) * np.sqrt(greenwood)),
+                                   rtol=1e-9)
+        band = kmf.confidence_interval_.loc[times]
+        lower = loglog[loglog["group"] == level]["lower"].to_numpy()
+        np.testing.assert_allclose(lower, band.iloc[:, 0], rtol=1e-9)
 
 
 def test_km_plot_has_bands_ticks_and_aligned_table():

@@ -59,6 +59,11 @@ def test_first_rossi_analysis(page):
         expect(medians.locator('.tabulator-cell[tabulator-field="events"]',
                                has_text=re.compile(rf"^\s*{events}\s*$"))).to_have_count(1)
     expect(pg.locator(".survival-figure img")).to_be_visible()
+    # one confidence transform for the bands and tables: R's log by default, log-log chosen
+    caption = pg.locator(".survival-caption")
+    expect(caption).to_contain_text("pointwise 95% CI (log)")
+    select(pg, "Confidence limits (bands and tables)", "log-log")
+    expect(caption).to_contain_text("pointwise 95% CI (log-log)")
     with pg.expect_download() as info:
         pg.get_by_role("button", name="Figure (PNG)").click()
     assert Path(info.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
