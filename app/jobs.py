@@ -10,6 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 import engine
@@ -186,6 +187,48 @@ class PathJob:
             cohort = self.make_cohort()
             res = engine.path(cohort, progress=progress, cancel=cancel, **self.options)
         return PathRun(self.name, res, self.key)
+
+
+@dataclass
+class BootstrapRun:
+    """A finished bootstrap of the design: engine.bootstrap's result and the analysis it
+    resampled (``spec``, so a page can tell whether it still describes the current design)."""
+
+    name: str
+    result: object          # engine.BootstrapResult
+    spec: dict
+    warnings: list = field(default_factory=list)
+
+    def table(self) -> pd.DataFrame:
+        """Per covariate: the hazard ratio, its model-based 95% CI (the fit's) and the
+        bootstrap percentile 95% CI, and how often a replicate kept it non-zero."""
+        fit, boot = self.result.fit.summary, self.result.summary
+        out = pd.DataFrame({
+            "covariate": boot.index, "HR": fit["hr"].to_numpy(),
+            "model-based lower": fit["hr_lower"].to_numpy(),
+            "model-based upper": fit["hr_upper"].to_numpy(),
+            "bootstrap lower": np.exp(boot["lower"].to_numpy()),
+            "bootstrap upper": np.exp(boot["upper"].to_numpy()),
+            "non-zero fraction": boot["nonzero_fraction"].to_numpy()})
+        return out
+
+
+@dataclass
+class BootstrapJob:
+    """A snapshot for engine.bootstrap of the current design (the fit's options);
+    ``run`` works in any thread."""
+
+    name: str
+    spec: dict
+    make_cohort: object     # callable() -> engine.Cohort
+    options: dict           # keyword arguments of engine.bootstrap
+
+    def run(self, cancel: threading.Event | None = None, progress=None) -> BootstrapRun:
+        """The bootstrap; engine.Cancelled between replicates when ``cancel`` is set."""
+        with collected() as caught:
+            cohort = self.make_cohort()
+            res = engine.bootstrap(cohort, progress=progress, cancel=cancel, **self.options)
+        return BootstrapRun(self.name, res, self.spec, list(dict.fromkeys(caught)))
 
 
 @dataclass

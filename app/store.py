@@ -27,7 +27,7 @@ import engine
 
 from .caught_warnings import collected
 from .choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
-from .jobs import CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
+from .jobs import BootstrapJob, CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
 from .loading import DataLoadError, data_path, query_duckdb, read_upload
 from .memory import check_fit
 from .model_terms import check_form, formula_text, read_formula, rhs_text
@@ -170,6 +170,10 @@ class Store(param.Parameterized):
     cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
     study = param.Parameter(default=None, doc="The last StudyRun of the OMOP tab.")
     path = param.Parameter(default=None, doc="The last PathRun (the Fit tab's path plot).")
+    bootstrap = param.Parameter(default=None, doc="The last BootstrapRun (the Fit tab's "
+                                                  "bootstrap intervals).")
+    bootstrap_replicates = param.Integer(default=200, bounds=(20, 10_000),
+                                         doc="Replicates of the Fit tab's bootstrap.")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -819,6 +823,23 @@ class Store(param.Parameterized):
         name = name or f"{self.next_fit_name()} (CV {self.penalty})"
         return CrossValidationJob(name, self.spec(), factory, options,
                                   frame=self.upload_frame())
+
+    def bootstrap_job(self) -> BootstrapJob:
+        """Snapshot for engine.bootstrap of the design as a fit would take it (model, ties,
+        penalty, cut points): percentile intervals from resampled subjects."""
+        lam = self.chosen_lambda()
+        if self.penalty != "none" and lam is None:
+            raise DataLoadError("the penalty's lambda is a fraction of lambda_max, which is not "
+                                "known yet for this design: fit once (or draw the path), then "
+                                "bootstrap")
+        factory = self.make_cohort_factory()
+        check_fit(self)
+        options = {**self.fit_options(), "replicates": int(self.bootstrap_replicates),
+                   "seed": 0}
+        if lam is not None:
+            options["penalty"] = (engine.L1 if self.penalty == "L1" else engine.L2)(lam)
+        return BootstrapJob(f"bootstrap of {int(self.bootstrap_replicates)} replicates",
+                            self.spec(), factory, options)
 
     def upload_frame(self) -> pd.DataFrame | None:
         """The data when they are an upload (a kept fit holds them for the analysis file)."""

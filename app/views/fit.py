@@ -16,6 +16,7 @@ from ..jobs import comparison
 from ..loading import DataLoadError
 from ..store import Store
 from ._common import markdown, notify, show, table
+from .bootstrap_view import BootstrapView
 from .job_runner import JobRunner
 from .path_view import PathView, penalty_words
 
@@ -45,7 +46,10 @@ class FitView(Viewer):
         self.path_button = pn.widgets.Button(label="Draw the path", width=160)
         self.path_button.on_click(self._on_path)
         self.path_view = PathView(store=self.store)
-        self.runner = JobRunner(self.status, [self.fit_button, self.cv_button, self.path_button],
+        self.bootstrap_view = BootstrapView(store=self.store)
+        self.bootstrap_view.button.on_click(self._on_bootstrap)
+        self.runner = JobRunner(self.status, [self.fit_button, self.cv_button, self.path_button,
+                                              self.bootstrap_view.button],
                                 cancelling="Cancelling after the current iteration ...")
         # after the app's own watcher (precedence 1), which opens Results for a new fit: this
         # page has then left the browser, and the table's new rows reach no browser model
@@ -94,6 +98,9 @@ class FitView(Viewer):
 
     async def _on_path(self, event=None) -> None:
         await self.run_path()
+
+    async def _on_bootstrap(self, event=None) -> None:
+        await self.run_bootstrap()
 
     def _new_job(self, make_job, failed: str, cannot: str):
         """The job for the typed name (or None, with the reason shown): a kept name is refused,
@@ -193,6 +200,26 @@ class FitView(Viewer):
             notice=f"The {job.name}", failed="The path failed", done=keep,
             cancelled=lambda p: f"The {job.name} was cancelled after {p.done} fit(s).")
 
+    async def run_bootstrap(self) -> None:
+        """engine.bootstrap in a new thread with replicate progress and Cancel."""
+        job = self._new_job(lambda name: self.store.bootstrap_job(), "The bootstrap failed",
+                            "Cannot bootstrap")
+        if job is None:
+            return
+        total = job.options["replicates"]
+
+        def keep(run, p) -> str:
+            self.store.bootstrap = run
+            for message in run.warnings:
+                notify("warning", message, duration=0)
+            return f"The {job.name}: {total} refits in {p.elapsed:.2f} s (table below)."
+
+        await self._run(
+            job, lambda p: (f"Computing the **{job.name}** … replicate {p.done} of "
+                            f"{p.total or total}, elapsed {p.elapsed:.1f} s"),
+            notice=f"The {job.name}", failed="The bootstrap failed", done=keep,
+            cancelled=lambda p: f"The {job.name} was cancelled after {p.done} replicate(s).")
+
     def __panel__(self):
         return pn.Column(
             "## Fit",
@@ -203,6 +230,8 @@ class FitView(Viewer):
             "### Cross-validate the L1/L2 strength (the penalty chosen in Design)",
             pn.Row(self.cv_folds, self.cv_grid, self.cv_button, self.path_button),
             self.path_view,
+            "### Bootstrap intervals (the design as it is now)",
+            self.bootstrap_view,
             "### Kept fits (compare them in Results)",
             self.fits_table,
             pn.Row(self.remove_select, self.remove_button),

@@ -10,7 +10,7 @@ import pytest
 
 import engine
 from test_app_browser import (
-    field, fit, shot, tab, type_into,
+    field, fit, row_with, shot, tab, type_into,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -37,6 +37,12 @@ def test_penalty_fraction_path_and_recode(page):
     expect(pg.get_by_text(re.compile(r"The L1 path: 10 fits in"))).to_be_visible()
     expect(pg.locator(".bk-Canvas, canvas").first).to_be_visible()
     shot(pg, "fit_penalty_path")
+    # bootstrap intervals of the same penalised design, beside the model-based ones
+    type_into(pg, "Bootstrap replicates", "30")
+    pg.get_by_role("button", name="Bootstrap intervals").click()
+    expect(pg.get_by_text(re.compile(r"bootstrap of 30 replicates of this design"))).to_be_visible()
+    expect(row_with(pg, "fin", table=".bootstrap-table")).to_have_count(1)
+    shot(pg, "fit_bootstrap")
 
     tab(pg, "Data")
     tab(pg, "Recode and filter")
