@@ -203,14 +203,13 @@ class BootstrapRun:
         """Per covariate: the hazard ratio, its model-based 95% CI (the fit's) and the
         bootstrap percentile 95% CI, and how often a replicate kept it non-zero."""
         fit, boot = self.result.fit.summary, self.result.summary
-        out = pd.DataFrame({
+        return pd.DataFrame({
             "covariate": boot.index, "HR": fit["hr"].to_numpy(),
             "model-based lower": fit["hr_lower"].to_numpy(),
             "model-based upper": fit["hr_upper"].to_numpy(),
             "bootstrap lower": np.exp(boot["lower"].to_numpy()),
             "bootstrap upper": np.exp(boot["upper"].to_numpy()),
             "non-zero fraction": boot["nonzero_fraction"].to_numpy()})
-        return out
 
 
 @dataclass

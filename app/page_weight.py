@@ -7,8 +7,8 @@ labels and titles still adds it where a plot asks for it.
 
 Bokeh's WebGL bundle (bokeh-gl, 194 kB of script that every new browser parses and runs) is sent
 with every page too, whether or not a plot asks for WebGL. The app's figures draw on a canvas
-(``output_backend`` is never "webgl"; tests/app/test_page_weight.py checks every figure the app
-makes), so the bundle is left out of the pages this server sends.
+(``output_backend`` is never "webgl": tests/app/test_page_weight.py reads the app's sources
+for any request of it), so the bundle is left out of the pages this server sends.
 """
 
 from __future__ import annotations

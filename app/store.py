@@ -705,10 +705,12 @@ class Store(param.Parameterized):
                 "cause": int(self.cause), "cut_points": o["cut_points"],
                 "backend": self.backend}
 
-    def penalty_object(self):
+    def penalty_object(self, lam: float | None = None):
+        """engine.L1/L2 at ``lam`` (default the strength set), or None without a penalty."""
         if self.penalty == "none":
             return None
-        return (engine.L1 if self.penalty == "L1" else engine.L2)(float(self.strength))
+        return (engine.L1 if self.penalty == "L1" else engine.L2)(
+            float(self.strength if lam is None else lam))
 
     def fit_options(self) -> dict:
         """Keyword arguments of engine.fit (besides the cohort and progress)."""
@@ -837,7 +839,7 @@ class Store(param.Parameterized):
         options = {**self.fit_options(), "replicates": int(self.bootstrap_replicates),
                    "seed": 0}
         if lam is not None:
-            options["penalty"] = (engine.L1 if self.penalty == "L1" else engine.L2)(lam)
+            options["penalty"] = self.penalty_object(lam)
         return BootstrapJob(f"bootstrap of {int(self.bootstrap_replicates)} replicates",
                             self.spec(), factory, options)
 

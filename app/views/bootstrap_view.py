@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
 from ..store import Store
-from ._common import markdown, show, table
+from ._common import markdown, show, table, while_filled
 
 
 class BootstrapView(Viewer):
@@ -23,7 +24,7 @@ class BootstrapView(Viewer):
         self.button = pn.widgets.Button(label="Bootstrap intervals", width=180)
         self.info = markdown(sizing_mode="stretch_width", css_classes=["bootstrap-info"])
         self.table = table(css_classes=["bootstrap-table"])
-        self.body = pn.Column(self.table, visible=False, sizing_mode="stretch_width")
+        self.body = while_filled(self.table)  # in the browser only while it has rows
         self.store.param.watch(self._draw, ["bootstrap", "data_version", "time", "start",
                                             "event", "event_codes", "covariates", "strata",
                                             "id", "weights", "cut_points", "model", "ties",
@@ -34,8 +35,8 @@ class BootstrapView(Viewer):
     def _draw(self, *events) -> None:
         run = self.store.bootstrap
         fresh = run is not None and run.spec == self.store.spec()
-        self.body.visible = fresh
         if not fresh:
+            self.table.value = pd.DataFrame()
             self.info.object = ("**Bootstrap intervals** refit the design on subjects drawn "
                                 "with replacement (seed 0) and give percentile 95% intervals "
                                 "of each hazard ratio beside the model-based ones.")

@@ -40,9 +40,9 @@ def test_bootstrap_intervals_are_the_engines_and_follow_the_design(app):
                                rtol=1e-12)
     fit = engine.fit(cohort, ties="efron").summary
     np.testing.assert_allclose(shown["model-based lower"], fit["hr_lower"], rtol=1e-9)
-    assert view.body.visible and "40 replicates" in view.info.object
+    assert view.body.objects and "40 replicates" in view.info.object
     s.covariates = [c for c in s.covariates if c != "prio"]  # another design: not its table
-    assert not view.body.visible
+    assert not view.body.objects and view.table.value.empty
 
 
 def test_a_fraction_of_an_unknown_lambda_max_is_a_message(app):
