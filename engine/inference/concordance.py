@@ -23,14 +23,21 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
+from ..data.episodes import split_at_cut_points
 from .ph_test import check_cox_fit, fitted_cohort
 
 
 def concordance(res, cohort=None) -> pd.Series:
     """concordance, se (R's infinitesimal-jackknife standard error), concordant, discordant,
-    tied (weighted pair counts) of the Cox fit ``res`` of ``cohort``."""
+    tied (weighted pair counts) of the Cox fit ``res`` of ``cohort``.  A fit with cut points
+    (a time-varying effect) is counted on its episodes, each (start, stop] row with its own
+    linear predictor, as R's concordance of a coxph fitted to survSplit data."""
+    cuts = res.spec.get("cut_points")
+    if cuts and cohort is not None:   # the caller's cohort, split as the fit split it
+        cohort = split_at_cut_points(cohort, cuts, res.problem.cohort.source["route"]
+                                     if getattr(res, "problem", None) is not None else "auto")
     cohort = fitted_cohort(res, cohort)
-    keep, beta, _ = check_cox_fit(res, cohort)
+    keep, beta, _ = check_cox_fit(res, cohort, episodes=bool(cuts))
     eta = cohort.X[:, keep] @ beta
     rank = np.unique(eta, return_inverse=True)[1].astype(np.int64)
     stop = np.asarray(cohort.time, dtype=np.float64)

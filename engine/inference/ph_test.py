@@ -116,21 +116,24 @@ def fitted_cohort(res, cohort=None):
     return problem.cohort
 
 
-def check_cox_fit(res, cohort):
+def check_cox_fit(res, cohort, episodes: bool = False):
     """Check that ``res`` is an unpenalised Cox fit of ``cohort`` (same covariates and rows,
     the same log-likelihood at its coefficients); return the columns with a finite estimate
-    (aliased NaN ones left out), their coefficients and the ties method."""
+    (aliased NaN ones left out), their coefficients and the ties method.  ``episodes``: a fit
+    with cut points is checked on the episodes it was fitted on (``cohort`` split at them)."""
     if not isinstance(cohort, Cohort):
         raise TypeError("this check needs the engine.Cohort that was fitted as its second "
                         f"argument, got {type(cohort).__name__}.")
     spec = res.spec
-    if spec.get("model") != "cox" or spec.get("cut_points") or spec.get("penalty") != "none":
-        raise ValueError("ph_test, residuals, global_tests and concordance take unpenalised "
-                         "Cox fits without cut points (as R's coxph); this fit is "
+    cut = bool(spec.get("cut_points")) and not episodes
+    if spec.get("model") != "cox" or cut or spec.get("penalty") != "none":
+        raise ValueError("ph_test, residuals and information take unpenalised Cox fits "
+                         "without cut points (as R's coxph), and concordance unpenalised Cox "
+                         "fits with or without them; this fit is "
                          f"model={spec.get('model')!r}, "
                          f"penalty={spec.get('penalty')!r}, "
                          f"cut_points={spec.get('cut_points')!r}.")
-    if list(res.coef.index) != list(cohort.names) or res.n != cohort.n:
+    if list(res.coef.index) != list(cohort.names) or (res.n != cohort.n and not episodes):
         raise ValueError("the cohort is not the one fitted: its covariates or rows differ "
                          "from the fit's. Pass the cohort given to engine.fit.")
     coef = res.coef.to_numpy(float)

@@ -210,6 +210,8 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin[0,10)")).to_have_count(1)
     expect(row_with(pg, "fin[10,inf)")).to_have_count(1)
     expect(row_with(pg, "fin")).to_have_count(0)
+    # the time-varying fit's concordance, counted on its episodes
+    expect(pg.locator(".fit-tests")).to_contain_text("Concordance (Harrell's C) = 0.6")
     # both fits side by side in the comparison tables
     tab(pg, "Kept fits")
     compare = pg.locator(".compare-hr-table")

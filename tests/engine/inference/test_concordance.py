@@ -52,3 +52,28 @@ def test_strata_weights_and_entry_times_by_definition(rossi):
                             split["race"].to_numpy(), eta)
     np.testing.assert_allclose(mine[["concordant", "discordant", "tied"]], counts, rtol=1e-12)
     assert mine["concordance"] == pytest.approx((counts[0] + counts[2] / 2) / counts.sum())
+
+
+def test_a_cut_point_fit_is_counted_on_its_episodes_by_definition(rossi):
+    """fin split at week 20: each episode (start, stop] carries fin[0,20) or fin[20,inf), and
+    its own linear predictor; the pairs are those of the episodes split here by hand."""
+    data = rossi.iloc[:150]
+    cohort = engine.Cohort.from_frame(data, "week", "arrest", covariates=NAMES)
+    res = engine.fit(cohort, ties="breslow", cut_points={"fin": [20.0]})
+    rows = []
+    for _, r in data.iterrows():
+        bounds = [0, 20, r["week"]] if r["week"] > 20 else [0, r["week"]]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            rows.append({"start": a, "stop": b, "early": r["fin"] * (a < 20),
+                         "late": r["fin"] * (a >= 20), "age": r["age"], "prio": r["prio"],
+                         "arrest": int(r["arrest"] and b == r["week"])})
+    split = pd.DataFrame(rows)
+    beta = res.coef[["fin[0,20)", "fin[20,inf)", "age", "prio"]].to_numpy()
+    eta = split[["early", "late", "age", "prio"]].to_numpy(float) @ beta
+    counts = _by_definition(split["start"].to_numpy(float), split["stop"].to_numpy(float),
+                            split["arrest"].to_numpy() == 1, np.ones(len(split)),
+                            np.zeros(len(split)), eta)
+    for mine in (engine.concordance(res), engine.concordance(res, cohort)):
+        np.testing.assert_allclose(mine[["concordant", "discordant", "tied"]], counts,
+                                   rtol=1e-12)
+        assert mine["concordance"] == pytest.approx((counts[0] + counts[2] / 2) / counts.sum())
