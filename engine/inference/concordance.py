@@ -34,8 +34,9 @@ def concordance(res, cohort=None) -> pd.Series:
     linear predictor, as R's concordance of a coxph fitted to survSplit data."""
     cuts = res.spec.get("cut_points")
     if cuts and cohort is not None:   # the caller's cohort, split as the fit split it
-        cohort = split_at_cut_points(cohort, cuts, res.problem.cohort.source["route"]
-                                     if getattr(res, "problem", None) is not None else "auto")
+        fitted = getattr(res, "problem", None)
+        route = fitted.cohort.source["route"] if fitted is not None else "auto"
+        cohort = split_at_cut_points(cohort, cuts, route)
     cohort = fitted_cohort(res, cohort)
     keep, beta, _ = check_cox_fit(res, cohort, episodes=bool(cuts))
     eta = cohort.X[:, keep] @ beta
