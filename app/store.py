@@ -836,10 +836,8 @@ class Store(param.Parameterized):
                                 "bootstrap")
         factory = self.make_cohort_factory()
         check_fit(self)
-        options = {**self.fit_options(), "replicates": int(self.bootstrap_replicates),
-                   "seed": 0}
-        if lam is not None:
-            options["penalty"] = self.penalty_object(lam)
+        options = {**self.fit_options(), "penalty": self.penalty_object(lam),
+                   "replicates": int(self.bootstrap_replicates), "seed": 0}
         return BootstrapJob(f"bootstrap of {int(self.bootstrap_replicates)} replicates",
                             self.spec(), factory, options)
 

@@ -95,7 +95,7 @@ class DescribeView(Viewer):
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
                        self.cause, self.options, self.times, self.tau):
             widget.param.watch(self._draw_survival, "value")
-        self.store.param.watch(self._draw_survival, ["conf_type"])
+        self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
                                                "event_codes", "id", "weights", "treatment"])
         self._on_data()
@@ -129,6 +129,14 @@ class DescribeView(Viewer):
                 self._on_data()
             finally:
                 self.lazy = lazy
+
+    def _on_conf_type(self, *events) -> None:
+        """The shared confidence limits changed (here or on Results): the curves and their
+        tables now if the tab is shown, else when it is next shown."""
+        if self.lazy:
+            self._stale = True
+        else:
+            self._draw_survival()
 
     def _on_data(self, *events) -> None:
         if self.lazy:
