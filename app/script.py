@@ -86,14 +86,15 @@ def python_script(spec: dict) -> str:
 
 
 def after_fit_lines(spec: dict) -> list[str]:
-    """What the Results tab draws of an unpenalised Cox fit of one row per subject without
-    cut points: the PH check and, by a linear treatment without strata (a stratum's curve ends
-    at its last follow-up), the adjusted curves at the event times."""
+    """What the Results tab draws of an unpenalised Cox fit: the PH check and, for one row
+    per subject without cut points and a linear treatment without strata (a stratum's curve
+    ends at its last follow-up), the adjusted curves at the event times."""
     roles, design, opts = spec["roles"], spec["design"], spec["options"]
-    if (opts["model"] != "cox" or opts["penalty"] != "none" or design["cut_points"]
-            or roles.get("start")):
+    if opts["model"] != "cox" or opts["penalty"] != "none":
         return []
     lines = ["", "print(engine.ph_test(res).table)            # R's cox.zph (the PH check)"]
+    if design["cut_points"] or roles.get("start"):
+        return lines
     treatment = roles.get("treatment")
     if (treatment and treatment in roles["covariates"] and not roles["strata"]
             and treatment not in (design.get("forms") or {})):

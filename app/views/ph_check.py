@@ -1,5 +1,6 @@
 """The proportional-hazards check of a kept Cox fit, shown inside Results: R's cox.zph table
-(per covariate and global chi-square, df, p), beta(t) plots (scaled Schoenfeld residuals with
+(per covariate and global chi-square, df, p; a cut-point fit's intervals one term each),
+beta(t) plots (scaled Schoenfeld residuals with
 a smooth and its band) and, where PH fails, one click that adds a cut point at t to the
 design (the time-varying coefficient feature) with the advice to refit.
 
@@ -53,6 +54,12 @@ def ph_figure(fit, numbers: dict) -> dict:
     figure = beta_t_figure(ordered, resid, res.coef, zph,
                            time_label=fit.spec["roles"].get("time") or "time")
     return {"figure": figure, "svg": svg_markup(figure, tight=False)}
+
+
+def covariate_of(term: str, cut_points: dict) -> str:
+    """The covariate a cox.zph term is of: ``fin`` for an interval of a cut-point fit's
+    ``fin[20,inf)`` (more cut points are added to ``fin``), else the term itself."""
+    return next((name for name in cut_points if term.startswith(f"{name}[")), term)
 
 
 class PhCheck(Viewer):
@@ -142,20 +149,24 @@ class PhCheck(Viewer):
         self.zph = zph
         failing = [t for t in zph.index if t != "GLOBAL" and zph.loc[t, "p"] < ALPHA]
         glob = zph.loc["GLOBAL"]
+        cuts = fit.spec["design"].get("cut_points") or {}
         self.info.object = (
             f"**Global test: chi-square = {glob['chisq']:.2f} on {int(glob['df'])} df, p = "
             f"{glob['p']:.4g}** (R's cox.zph, Kaplan-Meier time transform). "
             + (f"PH is doubtful (p < {ALPHA}) for: {', '.join(failing)}." if failing else
-               f"No covariate has p < {ALPHA}."))
+               f"No covariate has p < {ALPHA}.")
+            + (" Each interval of a coefficient with cut points is a term of its own, tested "
+               "on the fit's (start, stop] episodes (R's cox.zph of a survSplit fit)."
+               if cuts else ""))
         shown = zph.reset_index()
         shown["PH"] = ["doubtful" if p < ALPHA else "ok" for p in shown["p"]]
         show(self.table, shown, 4)
-        order = numbers["order"]
-        offered = [t for t in order if t in self.store.covariates]
+        order = [covariate_of(t, cuts) for t in numbers["order"]]
+        offered = list(dict.fromkeys(t for t in order if t in self.store.covariates))
         self.covariate.options = offered
         if offered:
-            self.covariate.value = (failing[0] if failing and failing[0] in offered
-                                    else offered[0])
+            first = covariate_of(failing[0], cuts) if failing else None
+            self.covariate.value = first if first in offered else offered[0]
             grid = smooth.loc[smooth["covariate"] == smooth["covariate"].iloc[0], "time"]
             self.cut.value = float(f"{grid.iloc[len(grid) // 2]:.3g}")   # mid follow-up
         self.action.visible = bool(offered)

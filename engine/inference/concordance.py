@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from ..data.episodes import split_at_cut_points
-from .ph_test import check_cox_fit, fitted_cohort
+from .ph_test import cox_fit_rows
 
 
 def concordance(res, cohort=None) -> pd.Series:
@@ -32,13 +31,7 @@ def concordance(res, cohort=None) -> pd.Series:
     tied (weighted pair counts) of the Cox fit ``res`` of ``cohort``.  A fit with cut points
     (a time-varying effect) is counted on its episodes, each (start, stop] row with its own
     linear predictor, as R's concordance of a coxph fitted to survSplit data."""
-    cuts = res.spec.get("cut_points")
-    if cuts and cohort is not None:   # the caller's cohort, split as the fit split it
-        fitted = getattr(res, "problem", None)
-        route = fitted.cohort.source["route"] if fitted is not None else "auto"
-        cohort = split_at_cut_points(cohort, cuts, route)
-    cohort = fitted_cohort(res, cohort)
-    keep, beta, _ = check_cox_fit(res, cohort, episodes=bool(cuts))
+    cohort, keep, beta, _ = cox_fit_rows(res, cohort)
     eta = cohort.X[:, keep] @ beta
     rank = np.unique(eta, return_inverse=True)[1].astype(np.int64)
     stop = np.asarray(cohort.time, dtype=np.float64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ph_test import fitted_cohort, information, scaled_schoenfeld
+from .ph_test import information, scaled_schoenfeld
 
 BAND = 2.0      # R's plot.cox.zph draws +/- 2 standard errors
 
@@ -32,10 +32,9 @@ def ph_smooth(res, cohort=None, df: int = 4, points: int = 40,
         raise ValueError(f"df must be an integer >= 2, got {df!r}")
     if not (isinstance(points, int) and points >= 2):
         raise ValueError(f"points must be an integer >= 2, got {points!r}")
-    cohort = fitted_cohort(res, cohort)
     resid = scaled_schoenfeld(res, cohort, transform=transform)
-    covariance = np.linalg.inv(information(res, cohort).to_numpy())
-    names = list(information(res, cohort).index)
+    info = information(res, cohort)
+    covariance, names = np.linalg.inv(info.to_numpy()), list(info.index)
     g, time = resid["g"].to_numpy(float), resid["time"].to_numpy(float)
     grid = np.linspace(g.min(), g.max(), points)
     order = np.argsort(g, kind="stable")

@@ -13,6 +13,12 @@ zph2.c).  With the default transform "km", g(t) = 1 - S(t-), S the pooled, unwei
 Kaplan-Meier.  A text covariate's indicator columns form one term (R's terms=TRUE).  Scaled
 Schoenfeld residuals are beta + d V^-1 r_i, r_i the Schoenfeld residual at event i, V = I_beta
 and d the number of events (per stratum where covariates are constant in some strata).
+
+A fit with cut points (a coefficient that changes at given times) is checked on its (start,
+stop] episodes as R's survSplit lays them out, each interval's coefficient a term of its own,
+as R's cox.zph of a coxph fitted to survSplit data: the Kaplan-Meier of the episodes is the
+subjects' (each subject's episodes follow one another), and the interval strata of the
+"strata" route, which drop the entry times, are not used.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from scipy import stats
 from scipy.stats import rankdata
 
 from ..data.cohort import Cohort
+from ..data.episodes import split_at_cut_points
 from ..core.statistical_result import TestResult
 from ..regression.fit import loglik
 from ..data.risk_set import RiskSets, event_time_terms, risk_set_sums
@@ -35,13 +42,12 @@ def ph_test(res, cohort: Cohort | None = None, transform: str = "km") -> TestRes
 
     Parameters
     ----------
-    res : engine.FitResult of ``engine.fit(cohort, model="cox", ...)`` (unpenalised, without
-        cut points); its ties (Breslow or Efron) and strata are used
+    res : engine.FitResult of ``engine.fit(cohort, model="cox", ...)`` (unpenalised, with or
+        without cut points); its ties (Breslow or Efron) and strata are used
     cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
     transform : "km" (R's default) | "identity" | "rank" | "log"
     """
-    cohort = fitted_cohort(res, cohort)
-    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
+    z = _Zph(*cox_fit_rows(res, cohort), transform)
     p = len(z.names)
     rows, chisq, df = [], [], []
     for term, columns in z.terms.items():
@@ -67,9 +73,10 @@ def scaled_schoenfeld(res, cohort: Cohort | None = None, transform: str = "km") 
     """Scaled Schoenfeld residuals, one row per event (time order within strata): row (its
     position in the cohort), time, g (the transformed time), stratum (when stratified) and one
     column per coefficient, whose smooth against g estimates beta_j(t) (R's cox.zph(...)$y
-    with terms=FALSE)."""
-    cohort = fitted_cohort(res, cohort)
-    z = _Zph(cohort, *check_cox_fit(res, cohort), transform)
+    with terms=FALSE).  A fit with cut points: one row per event of its episodes, ``row`` the
+    episode's position among them."""
+    cohort, *fitted = cox_fit_rows(res, cohort)
+    z = _Zph(cohort, *fitted, transform)
     p = len(z.names)
     vmean = z.imat[:p, :p] / np.where(z.weight == 0, 1.0, z.weight)
     scaled = np.full_like(z.schoenfeld, np.nan)
@@ -92,8 +99,7 @@ def information(res, cohort=None) -> pd.DataFrame:
     """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
     Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
     coxph ``var``.  The same risk-set moments as the PH test's beta block."""
-    cohort = fitted_cohort(res, cohort)
-    keep, beta, ties = check_cox_fit(res, cohort)
+    cohort, keep, beta, ties = cox_fit_rows(res, cohort)
     return information_at(cohort, beta, ties, keep)
 
 
@@ -104,6 +110,31 @@ def information_at(cohort, beta, ties="breslow", columns=None) -> pd.DataFrame:
     z = _Zph(cohort, keep, np.asarray(beta, dtype=float), ties, "identity")
     p = len(z.names)
     return pd.DataFrame(z.imat[:p, :p], index=z.names, columns=z.names)
+
+
+def cox_fit_rows(res, cohort=None):
+    """The rows a diagnostic of the Cox fit ``res`` runs on and the fit checked against them:
+    (rows, the columns with a finite estimate, their coefficients, ties).  The rows are the
+    cohort fitted or, for a fit with cut points, its (start, stop] episodes split anew as R's
+    survSplit (the same partial likelihood whatever route the fit took, with the entry times
+    of every episode); ``cohort`` is then the caller's, before the cut points."""
+    cuts = res.spec.get("cut_points")
+    if not cuts:
+        cohort = fitted_cohort(res, cohort)
+        return (cohort, *check_cox_fit(res, cohort))
+    if cohort is None:
+        cohort = getattr(getattr(res, "problem", None), "subjects", None)
+    if cohort is None:
+        raise TypeError("this FitResult keeps no data: pass the engine.Cohort that was fitted.")
+    if not isinstance(cohort, Cohort):
+        raise TypeError("this check needs the engine.Cohort that was fitted as its second "
+                        f"argument, got {type(cohort).__name__}.")
+    if not set(cuts) <= set(cohort.names):
+        raise ValueError(f"the fit has cut points for {sorted(cuts)}, which are not all "
+                         "covariates of this cohort: pass the cohort given to engine.fit "
+                         "(before the cut points), not its episodes.")
+    episodes = split_at_cut_points(cohort, cuts, "counting")
+    return (episodes, *check_cox_fit(res, episodes, episodes=True))
 
 
 def fitted_cohort(res, cohort=None):
@@ -127,8 +158,8 @@ def check_cox_fit(res, cohort, episodes: bool = False):
     spec = res.spec
     cut = bool(spec.get("cut_points")) and not episodes
     if spec.get("model") != "cox" or cut or spec.get("penalty") != "none":
-        raise ValueError("ph_test, residuals and information take unpenalised Cox fits "
-                         "without cut points (as R's coxph), and concordance unpenalised Cox "
+        raise ValueError("residuals take unpenalised Cox fits without cut points (as R's "
+                         "coxph), and ph_test, information and concordance unpenalised Cox "
                          "fits with or without them; this fit is "
                          f"model={spec.get('model')!r}, "
                          f"penalty={spec.get('penalty')!r}, "

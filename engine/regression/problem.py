@@ -39,6 +39,8 @@ class Problem:
     ----------
     model : the likelihood object (models/): names, p, scale and the backend's kernels
     cohort : the cohort after cut points (its episodes)
+    subjects : the caller's cohort, before cut points (the PH check splits it anew as R's
+        survSplit: (start, stop] episodes whatever route the fit took)
     options : FitOptions
     unpenalized : names always left out of the penalty (the model's own, e.g. the intercept,
         and the caller's, expanded over cut-point intervals)
@@ -82,6 +84,7 @@ class Problem:
         if options.model == "fine_gray":
             n_events = model.n_events
         problem = cls(model, cohort, options, unpenalized, cut_points, n_rows, n_events)
+        problem.subjects = caller
         problem.clusters = cluster_codes(caller, cohort, options.cluster)
         return problem
 

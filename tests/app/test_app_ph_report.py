@@ -75,7 +75,14 @@ def test_ph_check_table_plot_and_cut_point():
     assert "refit in the Fit tab" in ph.info.object
     store.keep(store.fit_job().run())      # the refit has age before and after 20
     assert any(name.startswith("age") and "20" in name for name in results.hr.value["covariate"])
-    assert "not available" in results.ph.info.object      # cox.zph needs a fit without cuts
+    # cox.zph of the cut-point fit: age before and after 20 are terms of their own (as R's
+    # cox.zph of the survSplit fit, tests/engine/inference/test_ph_test_cut_points.py)
+    zph = ph.table.value.set_index("term")
+    expected = engine.ph_test(store.fits[-1].result).table
+    assert {"age[0,20)", "age[20,inf)"} <= set(zph.index)
+    np.testing.assert_allclose(zph["chisq"], expected["chisq"], rtol=1e-12)
+    assert "a term of its own" in ph.info.object
+    assert "age" in ph.covariate.options          # more cut points go to age itself
 
 
 def test_fine_gray_results_are_subdistribution_hazard_ratios():

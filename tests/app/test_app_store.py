@@ -194,8 +194,8 @@ def test_spec_is_json_and_script_reproduces_the_fit(store):
 
 
 def test_script_draws_what_results_draws(store):
-    """The script's PH check and adjusted curves are the engine's on the kept fit; designs
-    the Results tab cannot check (penalised, cut points, (start, stop] rows) get no lines."""
+    """The script's PH check and adjusted curves are the engine's on the kept fit; a
+    cut-point design gets the PH check (of its episodes) without adjusted curves."""
     kept = store.fit_job().run()
     ns = run_script(store.python_script())
     rossi = store.data
@@ -204,7 +204,11 @@ def test_script_draws_what_results_draws(store):
         kept.result, "fin", times=times).contrasts, rtol=1e-10)
     assert "engine.ph_test(res)" in store.python_script()
     store.cut_points = {"fin": [10.0]}
-    assert "ph_test" not in store.python_script()
+    kept = store.fit_job().run()
+    text = store.python_script()
+    assert "ph_test" in text and "adjusted_curves" not in text
+    pd.testing.assert_frame_equal(engine.ph_test(run_script(text)["res"]).table,
+                                  engine.ph_test(kept.result).table, rtol=1e-8)
     store.cut_points = {}
     store.forms = {"age": "ns4"}
     assert "ph_test" in store.python_script() and "adjusted_curves" in store.python_script()

@@ -13,14 +13,18 @@ import os
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from served_app import (  # noqa: F401  (re-exported for the other browser modules)
     MAX_UPLOAD_MB, TIMEOUT, assert_no_traceback, open_app,
 )
 
+import engine
+
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+ROSSI = pd.read_csv(Path(__file__).resolve().parents[2] / "sample_data" / "rossi.csv")
 ROSSI_FIN_EFRON = -0.3794222  # R coxph, Efron ties (sample_data/README.md)
 
 
@@ -212,6 +216,23 @@ def test_cut_point_gives_two_coefficients(page):
     expect(row_with(pg, "fin")).to_have_count(0)
     # the time-varying fit's concordance, counted on its episodes
     expect(pg.locator(".fit-tests")).to_contain_text("Concordance (Harrell's C) = 0.6")
+    # its PH check: fin before and after week 10 are terms of their own (R's cox.zph of the
+    # survSplit fit; tests/engine/inference/test_ph_test_cut_points.py)
+    tab(pg, "Proportional hazards")
+    expected = engine.ph_test(engine.fit(engine.Cohort.from_frame(
+        ROSSI, "week", "arrest", covariates=["fin", "age", "race", "wexp", "mar", "paro",
+                                              "prio"]), ties="efron",
+        cut_points={"fin": [10]})).table
+    info_ = pg.locator(".ph-info")
+    expect(info_).to_contain_text("a term of its own")
+    chisq = re.search(r"chi-square = ([\d.]+) on 8 df",
+                      info_.locator("p").first.text_content()).group(1)
+    assert float(chisq) == pytest.approx(expected.loc["GLOBAL", "chisq"], abs=0.005)
+    late = pg.locator(".ph-table .tabulator-row", has=pg.locator(
+        '.tabulator-cell[tabulator-field="term"]', has_text="fin[10,inf)"))
+    expect(late.locator('.tabulator-cell[tabulator-field="chisq"]')).to_have_text(
+        f"{expected.loc['fin[10,inf)', 'chisq']:.4f}")
+    shot(pg, "results_ph_cut_points")
     # both fits side by side in the comparison tables
     tab(pg, "Kept fits")
     compare = pg.locator(".compare-hr-table")

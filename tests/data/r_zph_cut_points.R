@@ -1,0 +1,41 @@
+# cox.zph of Cox fits with a time-varying coefficient (survSplit at cut points): the oracle of
+# tests/engine/inference/test_ph_test_cut_points.py.  Run from the repository root with R 4.2.2
+# and survival 3.5-3 (Debian bookworm: apt-get install r-cran-survival):
+#   Rscript tests/data/r_zph_cut_points.R > tests/data/r_zph_cut_points.Rout
+library(survival)
+options(digits = 15)
+cat(R.version.string, "survival", format(packageVersion("survival")), "\n")
+rossi <- read.csv("sample_data/rossi.csv")
+sp <- survSplit(Surv(week, arrest) ~ ., data = rossi, cut = 20, episode = "tgroup")
+sp$fin1 <- sp$fin * (sp$tgroup == 1); sp$fin2 <- sp$fin * (sp$tgroup == 2)
+show <- function(label, z) { cat("##", label, "\n"); print(z$table, digits = 15) }
+f1 <- coxph(Surv(tstart, week, arrest) ~ fin1 + fin2 + age + prio, data = sp, ties = "efron")
+print(coef(f1), digits = 15)
+show("efron km", cox.zph(f1))
+show("efron identity", cox.zph(f1, transform = "identity"))
+z <- cox.zph(f1)
+cat("## y head\n"); print(head(cbind(z$time, z$x, z$y), 4), digits = 15)
+cat("## y colSums\n"); print(colSums(z$y), digits = 15)
+f2 <- coxph(Surv(tstart, week, arrest) ~ fin1 + fin2 + age + prio, data = sp, ties = "breslow")
+show("breslow km", cox.zph(f2))
+f3 <- coxph(Surv(tstart, week, arrest) ~ fin1 + fin2 + age + prio + strata(wexp), data = sp, ties = "efron")
+print(coef(f3), digits = 15)
+show("efron strata km", cox.zph(f3))
+z3 <- cox.zph(f3)
+cat("## strata y colSums\n"); print(colSums(z3$y), digits = 15)
+# age cut at two points
+sp2 <- survSplit(Surv(week, arrest) ~ ., data = rossi, cut = c(10, 30), episode = "tg")
+sp2$age1 <- sp2$age * (sp2$tg == 1); sp2$age2 <- sp2$age * (sp2$tg == 2); sp2$age3 <- sp2$age * (sp2$tg == 3)
+f4 <- coxph(Surv(tstart, week, arrest) ~ fin + age1 + age2 + age3 + prio, data = sp2, ties = "efron")
+print(coef(f4), digits = 15)
+show("age two cuts km", cox.zph(f4))
+# entry times: jasa1, transplant cut at 100
+j <- read.csv("sample_data/jasa1.csv")
+js <- survSplit(Surv(start, stop, event) ~ ., data = j, cut = 100, episode = "tg")
+js$age1 <- js$age * (js$tg == 1); js$age2 <- js$age * (js$tg == 2)
+f5 <- coxph(Surv(start, stop, event) ~ age1 + age2 + transplant + surgery, data = js, ties = "efron")
+print(coef(f5), digits = 15)
+show("jasa1 entry km", cox.zph(f5))
+cat("## concordance of the first fit\n")
+cc <- concordance(f1)
+print(c(cc$concordance, sqrt(cc$var), cc$count[1:3]), digits = 15)
