@@ -37,8 +37,11 @@ def information(md, D, r, v, cols, efron, has_start, start, start_order):
                                                      cols, md.n)
     r = np.ascontiguousarray(r)
     info = rb.gram_matrix(rp, rc, rv, n_sparse, r, Z, centre=False)
-    chunk = max(64, CHUNK_BYTES // (8 * max(s, 1)))
-    buf = np.zeros((chunk + largest_tie(md.flags), s))
+    events, tie = event_rows(md.flags)
+    # no more rows than there are event terms: a small fit (a bootstrap replicate of 200 rows)
+    # spent a quarter of its time allocating an 8 MB buffer per information
+    chunk = max(1, min(events, CHUNK_BYTES // (8 * max(s, 1))))
+    buf = np.zeros((chunk + tie, s))
     at = np.array([0, 0, -1, 0])         # the scan's place: row, entry pointer, stratum, ties
     sums = np.zeros(4)                   # R0, S0, E0, W
     R1, S1, E1 = np.zeros(s), np.zeros(s), np.zeros(s)
@@ -58,16 +61,17 @@ def information(md, D, r, v, cols, efron, has_start, start, start_order):
 
 
 @njit(cache=True, nogil=True)
-def largest_tie(flags):
-    """The most events in one group of tied times (Efron's terms per group)."""
-    most = d = 0
+def event_rows(flags):
+    """The event rows, and the most in one group of tied times (Efron's terms per group)."""
+    events = most = d = 0
     for f in flags:
         if f & EVENT:
             d += 1
+            events += 1
         if f & GROUP_END:
             most = max(most, d)
             d = 0
-    return most
+    return events, most
 
 
 @njit(inline="always")
