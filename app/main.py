@@ -15,37 +15,37 @@ import panel as pn
 import param
 from bokeh.models import CustomJS
 
-from app.autosave import Autosaver
-from app.autosave import load as load_saved
-from app.autosave import owner as autosave_owner
-from app.autosave import set_cookie_script
-from app.bayes_state import BayesState
-from app.lazy_tab import LazyTabs
-from app.long_lived import freeze_imports, holoviews_bokeh
-from app.named_analyses import NamedAnalyses
-from app.page_weight import without_mathjax, without_webgl
-from app.store import Store
-from app.views.analyses import AnalysesView
-from app.views.bayes import BayesView
-from app.views.data import DataView
-from app.views.describe import DescribeView
-from app.views.design import DesignView
-from app.views.export import ExportView
-from app.views.fit import FitView
-from app.views.gwas import GwasView
-from app.views.omop import OmopView
-from app.views.restore import RestoreOffer
-from app.views.results import ResultsView
-from app.views.sccs import SccsView
-from app.views.sensitivity import SensitivityView
-from app.views.timing import TimingView
+from app.analyses.autosave import Autosaver
+from app.analyses.autosave import load as load_saved
+from app.analyses.autosave import owner as autosave_owner
+from app.analyses.autosave import set_cookie_script
+from app.bayes.state import BayesState
+from app.shell.lazy_tab import LazyTabs
+from app.shell.long_lived import freeze_imports, holoviews_bokeh
+from app.analyses.named import NamedAnalyses
+from app.shell.page_weight import without_mathjax, without_webgl
+from app.data.store import Store
+from app.analyses.view import AnalysesView
+from app.bayes.view import BayesView
+from app.data.view import DataView
+from app.describe.view import DescribeView
+from app.survival.design import DesignView
+from app.export.view import ExportView
+from app.survival.fit import FitView
+from app.gwas.view import GwasView
+from app.omop.view import OmopView
+from app.analyses.restore import RestoreOffer
+from app.survival.results import ResultsView
+from app.sccs.view import SccsView
+from app.sensitivity.view import SensitivityView
+from app.timing.view import TimingView
 
 pn.extension("tabulator", "filedropper", notifications=True)
 holoviews_bokeh()
 
 TABS = ("Data", "Design", "Describe", "Fit", "Results", "Sensitivity", "OMOP study", "SCCS",
         "Bayesian", "GWAS", "Timing", "Export")
-# tab -> its view, which redraws only while shown (app/views/on_screen.py)
+# tab -> its view, which redraws only while shown (app/shell/on_screen.py)
 DRAWN_WHEN_SHOWN = {"Describe": "describe", "Results": "results", "Export": "export"}
 LOGO = Path(__file__).resolve().parent.parent / "assets" / "survscan.svg"
 
@@ -79,7 +79,8 @@ class App(param.Parameterized):
                 "ties", "penalty", "strength", "unpenalized", "backend", "solver", "fits", "cv"])
         self.analyses_view = AnalysesView(store=self.store, analyses=self.analyses)
         self.data = DataView(store=self.store)
-        # the first page is built now; every other page when it is first opened (app/lazy_tab.py)
+        # the first page is built now; every other page when it is first opened
+        # (app/shell/lazy_tab.py)
         self.pages = LazyTabs(dict(zip(TABS, (
             lambda: self.data, lambda: self.design, lambda: self.describe, lambda: self.fit,
             lambda: self.results, lambda: self.sensitivity, lambda: self.omop,

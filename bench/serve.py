@@ -293,7 +293,7 @@ def requests_alone(url: str, n: int) -> tuple[list[float], dict]:
 def lone_fit() -> dict:
     """rossi fitted as a fresh session would (the app's store, in this process)."""
     sys.path.insert(0, str(ROOT))
-    from app.store import Store
+    from app.data.store import Store
 
     s = Store()
     s.load_sample("rossi")

@@ -9,8 +9,8 @@ pytest.importorskip("panel")
 pytest.importorskip("holoviews")
 
 from app import main  # noqa: E402
-from app.samples import SAMPLES  # noqa: E402
-from app.views import results  # noqa: E402
+from app.data.samples import SAMPLES  # noqa: E402
+from app.survival import results  # noqa: E402
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_failed_fit_becomes_a_message_and_keeps_data_and_fits(app, monkeypatch):
     def broken(self, cancel=None, progress=None):
         raise ValueError("column 'week' has negative times")
 
-    monkeypatch.setattr("app.jobs.FitJob.run", broken)
+    monkeypatch.setattr("app.data.jobs.FitJob.run", broken)
     asyncio.run(app.fit.run_fit())
     assert app.fit.status.object == "Fit failed (fit 2): column 'week' has negative times"
     assert app.fit.runner.last_outcome == "failed"

@@ -18,8 +18,10 @@ from bokeh.models import LogScale, Scatter, Span  # noqa: E402
 
 import engine  # noqa: E402
 from app import main  # noqa: E402
-from app.store import Store  # noqa: E402
-from app.views import plots, results, timing  # noqa: E402
+from app.data.store import Store  # noqa: E402
+from app.shell import plots  # noqa: E402
+from app.survival import results  # noqa: E402
+from app.timing import view as timing  # noqa: E402
 from engine.regression import peers  # noqa: E402
 
 

@@ -11,7 +11,7 @@ from test_app_browser import (
     shot, tab,
 )
 
-from app.gwas_state import TOY
+from app.gwas.state import TOY
 from engine import gwas
 
 pytestmark = pytest.mark.browser

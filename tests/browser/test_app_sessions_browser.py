@@ -86,7 +86,7 @@ def test_users_at_once_each_get_a_lone_fits_numbers(browser, app_url):
     (six arriving together), not here."""
     from playwright.sync_api import expect
 
-    from app.store import Store
+    from app.data.store import Store
 
     s = Store()
     s.load_sample("rossi")

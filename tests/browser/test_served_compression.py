@@ -1,5 +1,5 @@
 """The served app's HTTP responses, without a browser: the page asks for the scripts it needs and
-not MathJax's or WebGL's (app/page_weight.py); they come gzipped, the same bytes to every visitor
+not MathJax's or WebGL's (app/shell/page_weight.py); they come gzipped, the same bytes to every visitor
 (app/serve.py keeps a static file's compressed bytes), and they unpack to the file itself."""
 
 from __future__ import annotations

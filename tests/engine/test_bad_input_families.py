@@ -14,7 +14,7 @@ def test_bad_input_ends_as_classified(family, name, call, expected):
     kind, kind_type, pattern = expected
     if kind_type == "DataLoadError":                  # the app's, imported where Panel is
         pytest.importorskip("panel")
-        from app.loading import DataLoadError as kind_type
+        from app.data.loading import DataLoadError as kind_type
     if kind == "error":
         with pytest.raises(kind_type, match=pattern):
             call()

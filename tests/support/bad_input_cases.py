@@ -802,13 +802,13 @@ CASES += [
 
 
 def _read_upload(name, content):
-    from app.loading import read_upload
+    from app.data.loading import read_upload
 
     return read_upload(name, content)
 
 
 def _query(sql):
-    from app.loading import query_duckdb
+    from app.data.loading import query_duckdb
 
     return query_duckdb("", sql)
 

@@ -1,0 +1,1 @@
+"""The GWAS page: the multi-trait scan, its state, view and plots."""

@@ -1,0 +1,1 @@
+"""The Timing page: backends and lifelines timed on the loaded data."""

@@ -1,1 +1,0 @@
-"""The app's views: each reads and writes the one Store (app/store.py)."""

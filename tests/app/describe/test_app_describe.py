@@ -1,0 +1,296 @@
+"""The Describe tab without a browser: its numbers against independent oracles (lifelines,
+pandas, R's published cmprsk output) and its figures as valid PNG and SVG files that carry
+the numbers they show."""
+
+import io
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+from lifelines import KaplanMeierFitter
+from lifelines.statistics import logrank_test
+from PIL import Image
+
+from app.describe import describing as d
+from app.data.store import Store
+from app.describe.view import ANY_EVENT, DescribeView
+from app.shell.figures import forest_figure, km_figure, save
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def rossi_view():
+    store = Store()
+    store.load_sample("rossi")
+    return store, DescribeView(store=store)
+
+
+def svg_texts(svg: bytes | str) -> list[str]:
+    root = ET.fromstring(svg if isinstance(svg, bytes) else svg.encode())
+    return ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+
+
+def test_rossi_by_fin_against_lifelines(rossi_view):
+    store, view = rossi_view
+    assert view.group.value == "fin"                       # the treatment by default
+    rossi = store.data
+    a, b = rossi[rossi["fin"] == 0], rossi[rossi["fin"] == 1]
+    oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"])
+    assert view.test_text.object == (f"**Log-rank: chi-square = {oracle.test_statistic:.2f} on 1 "
+                                     f"df, p = {oracle.p_value:.3g}**")
+    assert "chi-square = 3.84" in view.test_text.object and "p = 0.0501" in view.test_text.object
+    meds = view.medians.value
+    assert meds["group"].tolist() == ["fin = 0", "fin = 1"]
+    assert meds["n"].tolist() == [216, 216] and meds["events"].tolist() == [66, 48]
+    assert meds["median"].tolist() == ["not reached", "not reached"]   # S stays above 0.5
+    at = view.at_table.value
+    for level, part in at.groupby("group"):
+        rows = rossi[rossi["fin"] == int(level[-1])]
+        kmf = KaplanMeierFitter().fit(rows["week"], rows["arrest"])
+        np.testing.assert_allclose(part["survival"],
+                                   kmf.survival_function_at_times(part["time"]), rtol=1e-12)
+
+
+def test_weights_strata_and_trend(rossi_view):
+    store, view = rossi_view
+    view.weights.value = "Fleming-Harrington (p, q)"
+    view.fh_p.value, view.fh_q.value = 0.0, 0.0
+    assert "Fleming-Harrington (p = 0, q = 0): chi-square = 3.84" in view.test_text.object
+    view.weights.value = "Peto-Peto (Gehan-Wilcoxon type, rho = 1)"
+    rossi = store.data
+    a, b = rossi[rossi["fin"] == 0], rossi[rossi["fin"] == 1]
+    # lifelines' Fleming-Harrington p=1, q=0 is R's survdiff(rho=1)
+    oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"],
+                          weightings="fleming-harrington", p=1, q=0)
+    assert f"chi-square = {oracle.test_statistic:.2f}" in view.test_text.object
+    view.weights.value = "Gehan-Breslow (generalised Wilcoxon, n(t))"
+    oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"], weightings="wilcoxon")
+    assert (f"Gehan-Breslow: chi-square = {oracle.test_statistic:.2f}"
+            in view.test_text.object)
+    view.weights.value = "Log-rank"
+    view.strata.value = "race"
+    assert view.test_text.object.startswith("**Log-rank (stratified)")
+    view.strata.value = "(none)"
+    view.group.value = "prio"                                  # many values: quartiles
+    assert view.medians.value["group"].str.startswith("prio Q").all()
+    assert "Test for trend" in view.test_text.object and "on 3 df" in view.test_text.object
+
+
+def test_table_one_against_pandas(rossi_view):
+    store, view = rossi_view
+    shown = view.t1_table.value.set_index(["variable", "level"])
+    rossi = store.data
+    for fin in (0, 1):
+        age = rossi.loc[rossi["fin"] == fin, "age"]
+        assert shown.loc[("age", ""), f"fin = {fin}"] == f"{age.mean():.1f} ({age.std():.1f})"
+        race1 = (rossi.loc[rossi["fin"] == fin, "race"] == 1)
+        assert shown.loc[("race", "1"), f"fin = {fin}"] == (f"{race1.sum()} "
+                                                            f"({100 * race1.mean():.1f})")
+    assert shown.loc[("n", ""), "Overall"] == "432"
+    a0, a1 = (rossi.loc[rossi["fin"] == f, "age"] for f in (0, 1))
+    smd = abs(a0.mean() - a1.mean()) / np.sqrt((a0.var() + a1.var()) / 2)   # Austin 2009
+    assert shown.loc[("age", ""), "SMD 0 vs 1"] == f"{smd:.3f}"
+    view.t1_nonnormal.value = ["age"]
+    shown = view.t1_table.value.set_index(["variable", "level"])
+    q1, med, q3 = rossi["age"].quantile([0.25, 0.5, 0.75])
+    assert shown.loc[("age", ""), "Overall"] == f"{med:.1f} [{q1:.1f}, {q3:.1f}]"
+    csv = view._t1_csv().decode()
+    assert csv.splitlines()[0].startswith("variable,level,Missing,Overall")
+
+
+def test_missing_group_values_are_left_out_and_counted():
+    store = Store()
+    df = pd.read_csv("sample_data/rossi.csv")
+    df.loc[[3, 7, 11], "fin"] = np.nan
+    store.load_frame(df, {"kind": "upload", "label": "rossi with gaps"})
+    store.treatment = "fin"
+    view = DescribeView(store=store)
+    view.group.value = "fin"
+    assert "3 row(s) without fin" in view.message.object
+    assert view.medians.value["n"].sum() == 429
+    assert "3 row(s) without a group value are left out" in view.t1_message.object
+
+
+def test_competing_risks_show_incidence_with_grays_test():
+    store = Store()
+    store.load_sample("bmtcrr")
+    view = DescribeView(store=store)
+    assert view.outcome.visible and view.cause.options == {"1": 1, "2": 2}
+    view.group.value = "D"
+    # R: cmprsk::cuminc(bmtcrr$ftime, bmtcrr$Status, bmtcrr$D): 2.8623325, p 0.09067592
+    assert view.test_text.object == ("**Gray's test for cause 1: chi-square = 2.86 on 1 df, "
+                                     "p = 0.0907**")
+    assert not view.km_section.visible                   # no Kaplan-Meier above the CIF
+    texts = svg_texts(view.figure.object)
+    assert "Cumulative incidence of cause 1 (Aalen-Johansen)" in texts
+    assert not any("Kaplan-Meier" in t for t in texts)
+    view.cause.value = 2
+    assert "cause 2: chi-square = 0.45 on 1 df, p = 0.503" in view.test_text.object
+    view.outcome.value = ANY_EVENT
+    assert view.test_text.object.startswith("**Log-rank")
+    assert view.km_section.visible
+
+
+def test_figures_are_valid_png_and_svg_with_their_numbers(rossi_view):
+    _, view = rossi_view
+    png = view._figure("png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG" and image.width > 1000 and image.height > 700
+    texts = svg_texts(view._figure("svg"))
+    assert "Log-rank: chi-square = 3.84 on 1 df, p = 0.0501" in texts
+    assert {"fin = 0", "fin = 1", "216", "Number at risk"} <= set(texts)
+    view.options.value = ["KMunicate table"]
+    texts = svg_texts(view._figure("svg"))
+    assert {"At risk", "Events", "Censored"} <= set(texts)
+    files = view.report_files()
+    assert {"kaplan_meier.png", "kaplan_meier.svg", "table_one.csv", "medians.csv",
+            "logrank.csv", "survival_at.csv", "rmst.csv"} <= set(files)
+
+
+def test_user_text_stays_text_in_the_svg():
+    name = '<img src=x onerror="alert(1)">'
+    table = pd.DataFrame({"time": [1.0, 2.0, 3.0], "group": [name] * 3, "survival": [0.9, 0.8, 0.7],
+                          "lower": [0.8, 0.7, 0.6], "upper": [1.0, 0.9, 0.8],
+                          "censored": [0, 1, 0]})
+    svg = save(km_figure(table, None, time_label=name), "svg")
+    assert b"<img" not in svg and name in svg_texts(svg)
+
+
+def test_forest_figure_names_subdistribution_ratios():
+    summary = pd.DataFrame({"hr": [0.7, 1.3], "hr_lower": [0.5, 1.1], "hr_upper": [0.98, 1.6]},
+                           index=pd.Index(["fin", "prio"], name="covariate"))
+    texts = svg_texts(save(forest_figure(summary, ratio="sHR",
+                                         title="Subdistribution hazard ratios (95% CI)"), "svg"))
+    assert {"fin", "prio", "0.70 (0.50, 0.98)", "sHR (95% CI)"} <= set(texts)
+    assert "Subdistribution hazard ratios (95% CI)" in texts
+
+
+def test_parse_times():
+    assert d.parse_times("52, 26;26") == [26.0, 52.0]
+    with pytest.raises(d.DescribeError, match="'x' is not a number"):
+        d.parse_times("26, x")
+
+
+def test_the_apps_tab_computes_once_shown():
+    """A new session does not wait for Describe's numbers: the tab computes when opened (or
+    when the report folder asks for them)."""
+    import panel as pn
+
+    from app import main
+
+    app = main.build_app()
+    view = app.describe
+    assert view.lazy and view.medians.value.empty and view._fig is None
+    assert "kaplan_meier.svg" in view.report_files()       # asking computes
+    assert view.lazy and len(view.medians.value) == 2      # ... and the tab stays hidden
+    app.store.load_sample("bmtcrr")                       # hidden: waits for the tab
+    assert not view.outcome.visible
+    app.tabs.active = main.TABS.index("Describe")         # shown: follows the data
+    assert not view.lazy and view.outcome.visible
+    app.store.load_sample("rossi")
+    assert not view.outcome.visible
+    app.tabs.active = main.TABS.index("Data")             # left: stops following
+    app.store.load_sample("bmtcrr")
+    assert view.lazy and not view.outcome.visible
+    pn.state.reset()
+
+
+def test_a_choice_the_data_cannot_answer_is_a_message():
+    store = Store()
+    df = pd.DataFrame({"time": np.arange(1.0, 21.0), "status": [1, 1, 0, 0] * 5,
+                       "site": [f"s{k}" for k in range(20)], "arm": ["a", "b"] * 10})
+    store.load_frame(df, {"kind": "upload", "label": "many sites"})
+    store.param.update(time="time", event="status")
+    view = DescribeView(store=store)
+    view.group.value = "arm"
+    assert len(view.medians.value) == 2
+    view.group.value = "site"                 # 20 text levels: refused, nothing stale kept
+    assert view.message.object.startswith("Not available: 'site' has 20 levels")
+    assert view.medians.value.empty and view.figure.object is None
+    assert "Table 1" in view.t1_message.object or not view.t1_table.value.empty
+
+
+def test_kmunicate_counts_events_and_censored_so_far(rossi_view):
+    """KMunicate's rows: events by each time counted from time 0 (lifelines' event table)."""
+    store, view = rossi_view
+    km = d.survival_by(d.groups_of(store, "fin"))
+    groups = d.groups_of(store, "fin")
+    counts = d.risk_counts(km, groups, [0.0, 10.0, 20.0, 52.0], so_far=True)
+    rossi = store.data
+    for fin in (0, 1):
+        part = counts[counts["group"] == f"fin = {fin}"]
+        rows = rossi[rossi["fin"] == fin]
+        kmf = KaplanMeierFitter().fit(rows["week"], rows["arrest"]).event_table
+        for t, events, censored in zip(part["time"], part["events"], part["censored"]):
+            assert events == kmf.loc[kmf.index <= t, "observed"].sum()
+            assert censored == kmf.loc[kmf.index <= t, "censored"].sum()
+
+
+def test_hazard_ratio_by_subgroup_against_lifelines(rossi_view):
+    from lifelines import CoxPHFitter
+
+    store, view = rossi_view
+    view.subgroups.value = ["race", "age"]
+    ratios = view.subgroup_table.value.set_index("row")
+    rossi = store.data
+
+    def lifelines_hr(rows):
+        cph = CoxPHFitter().fit(rows[["week", "arrest", "fin"]], "week", "arrest")
+        return float(np.exp(cph.params_["fin"]))
+
+    assert ratios.loc["All (fin = 1 vs fin = 0)", "hr"] == pytest.approx(lifelines_hr(rossi),
+                                                                         rel=1e-6)
+    for race in (0, 1):
+        assert ratios.loc[f"   race = {race}", "hr"] == pytest.approx(
+            lifelines_hr(rossi[rossi["race"] == race]), rel=1e-6)
+    assert sum(ratios.index.str.startswith("   age Q")) == 4
+    assert ratios.loc["   age Q1 (17, 20]", "n"] == (rossi["age"] <= 20).sum()
+    # the interaction p of race: the Wald p of fin x race in one fit of all rows
+    both = rossi[["week", "arrest", "fin", "race"]].assign(fin_race=rossi["fin"] * rossi["race"])
+    p_race = CoxPHFitter().fit(both, "week", "arrest").summary.loc["fin_race", "p"]
+    assert ratios.loc["race", "p_interaction"] == pytest.approx(p_race, rel=1e-4)
+    assert 0 < ratios.loc["age", "p_interaction"] < 1 and np.isnan(
+        ratios.loc["   race = 0", "p_interaction"])
+    texts = {t.strip() for t in svg_texts(view.subgroup_figure.object)}
+    assert {f"race (interaction p = {p_race:.3g})", "race = 0", "race = 1",
+            "age Q4 (27, 44]"} <= texts
+    assert {"forest_subgroups.png", "forest_subgroups.svg", "subgroups.csv"} <= set(
+        view.report_files())
+
+
+
+def test_one_confidence_transform_for_bands_and_tables_in_describe_and_results(rossi_view):
+    """R's default log limits, or log-log (lifelines' band), chosen once for the Describe
+    tab's bands, median and survival-at tables and the Results tab's curves."""
+    from scipy.stats import norm
+
+    from app.survival import results
+
+    store, view = rossi_view
+    view.times.value = "10, 30"
+    rossi = store.data
+
+    def limits_at(kmf, t):
+        return kmf.confidence_interval_survival_function_.loc[:t].iloc[-1].to_numpy()
+
+    for conf_type in ("log", "log-log"):
+        store.conf_type = conf_type
+        assert f"pointwise 95% CI ({conf_type})" in view.caption.object
+        assert results.km_result(store, "fin").conf_type == conf_type
+        for level, part in view.at_table.value.groupby("group"):
+            rows = rossi[rossi["fin"] == int(level[-1])]
+            kmf = KaplanMeierFitter().fit(rows["week"], rows["arrest"])
+            events = kmf.event_table
+            var = (events["observed"] / (events["at_risk"]
+                                        * (events["at_risk"] - events["observed"]))).cumsum()
+            for _, row in part.iterrows():
+                if conf_type == "log":  # exp(log S -+ z se), Greenwood's se of log S, by hand
+                    se = np.sqrt(var.loc[:row["time"]].iloc[-1])
+                    expected = row["survival"] * np.exp(-norm.ppf(0.975) * se)
+                else:                   # lifelines' exponential Greenwood band
+                    expected = limits_at(kmf, row["time"])[0]
+                np.testing.assert_allclose(row["lower 95%"], expected, rtol=1e-9)
+    assert view.conf_type.value == "log-log"  # the widget shows the store's choice

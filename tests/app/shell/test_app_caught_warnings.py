@@ -1,0 +1,48 @@
+"""Warnings of jobs in overlapping threads reach their own job, and nothing leaks after."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+from app.shell.caught_warnings import collected
+
+
+def test_overlapping_threads_keep_their_own_warnings_and_restore_the_state():
+    filters, show = list(warnings.filters), warnings.showwarning
+    both_in, first_out = threading.Barrier(2), threading.Event()
+    got = {}
+
+    def first():
+        with collected() as caught:
+            both_in.wait()
+            warnings.warn("first job", UserWarning)
+            warnings.warn("first job", UserWarning)  # every time, not once per place
+        got["first"] = caught
+        first_out.set()
+
+    def second():
+        with collected() as caught:
+            both_in.wait()
+            warnings.warn("second job", RuntimeWarning)
+            first_out.wait()  # the first job has left: this one still collects
+            warnings.warn("second job, later", UserWarning)
+        got["second"] = caught
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == {"first": ["first job", "first job"],
+                   "second": ["second job", "second job, later"]}
+    assert warnings.showwarning is show and list(warnings.filters) == filters
+
+
+def test_nested_collectors_hand_back_to_the_outer_one():
+    with collected() as outer:
+        warnings.warn("outer", UserWarning)
+        with collected() as inner:
+            warnings.warn("inner", UserWarning)
+        warnings.warn("outer again", UserWarning)
+    assert (outer, inner) == (["outer", "outer again"], ["inner"])
