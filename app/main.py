@@ -2,8 +2,9 @@
 
 Serve it with ``make run`` (``python -m app.serve app/main.py``: ``panel serve``, compressed).
 ``build_app`` is called once per browser session, so every session has its own Store (data,
-roles, fits); nothing mutable lives at module level. The views (app/views/) read and write that
-store; numerics come from engine/ (lifelines only as a timed peer).
+roles, fits) and page states; nothing mutable lives at module level. Each page is a folder
+(app/<page>/: its state, jobs, script, view and plots) built in the shell (app/shell/); numerics
+come from engine/ (lifelines only as a timed peer).
 """
 
 from __future__ import annotations
@@ -19,25 +20,26 @@ from app.analyses.autosave import Autosaver
 from app.analyses.autosave import load as load_saved
 from app.analyses.autosave import owner as autosave_owner
 from app.analyses.autosave import set_cookie_script
-from app.bayes.state import BayesState
-from app.shell.lazy_tab import LazyTabs
-from app.shell.long_lived import freeze_imports, holoviews_bokeh
 from app.analyses.named import NamedAnalyses
-from app.shell.page_weight import without_mathjax, without_webgl
-from app.data.store import Store
+from app.analyses.restore import RestoreOffer
 from app.analyses.view import AnalysesView
+from app.bayes.state import BayesState
 from app.bayes.view import BayesView
+from app.data.store import Store
 from app.data.view import DataView
 from app.describe.view import DescribeView
-from app.survival.design import DesignView
 from app.export.view import ExportView
-from app.survival.fit import FitView
 from app.gwas.view import GwasView
+from app.omop.state import OmopState
 from app.omop.view import OmopView
-from app.analyses.restore import RestoreOffer
-from app.survival.results import ResultsView
 from app.sccs.view import SccsView
 from app.sensitivity.view import SensitivityView
+from app.shell.lazy_tab import LazyTabs
+from app.shell.long_lived import freeze_imports, holoviews_bokeh
+from app.shell.page_weight import without_mathjax, without_webgl
+from app.survival.design import DesignView
+from app.survival.fit import FitView
+from app.survival.results import ResultsView
 from app.timing.view import TimingView
 
 pn.extension("tabulator", "filedropper", notifications=True)
@@ -67,12 +69,14 @@ class App(param.Parameterized):
         self.store = Store()
         if sample:
             self.store.load_sample(sample)
-        self.analyses = NamedAnalyses(self.store)
+        self.omop_state = OmopState(store=self.store)
+        self.analyses = NamedAnalyses(self.store, self.omop_state)
         if saved is not None and saved.spec == self.store.spec() and not saved.fits:
             saved = None  # nothing to reopen beyond what is open
         self.restore = RestoreOffer(analyses=self.analyses, record=saved)
         if autosave:
-            self.saver = Autosaver(self.store, user, lambda: self.analyses.current)
+            self.saver = Autosaver(self.store, self.omop_state, user,
+                                   lambda: self.analyses.current)
             self.store.param.watch(self.saver.save, [
                 "data_version", "time", "start", "event", "event_codes", "treatment",
                 "covariates", "strata", "id", "weights", "missing", "cut_points", "model", "cause",
@@ -124,7 +128,7 @@ class App(param.Parameterized):
 
     @cached_property
     def omop(self) -> OmopView:
-        return OmopView(store=self.store)
+        return OmopView(state=self.omop_state)
 
     @cached_property
     def sccs(self) -> SccsView:

@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..data.script import AnalysisSpec
+from ..omop.state import SETTINGS as OMOP_SETTINGS
 from ..shell import config
 
 FORMAT = 1
 SUFFIX = ".survscan"
 UPLOAD_KINDS = ("csv", "parquet")
-SETTINGS = ("cv_folds", "cv_grid", "omop_path", "omop_target", "omop_comparator",
-            "omop_outcome", "omop_prior_observation", "omop_risk_window_end", "omop_ps_strata",
-            "omop_match_ratio", "omop_caliper", "omop_common_period", "omop_censor_new_window")
+STORE_SETTINGS = ("cv_folds", "cv_grid")
+# the form settings the file keeps: the Store's, and the OMOP page's as omop_<setting>
+SETTINGS = (*STORE_SETTINGS, *(f"omop_{k}" for k in OMOP_SETTINGS))
 MEMBER = re.compile(r"^(analysis\.json|data/\d+\.parquet|fits/\d+\.csv)$")
 
 
@@ -85,16 +86,19 @@ def fit_kind(spec: dict) -> str:
     return "cv" if "cross_validated" in spec["options"] else "fit"
 
 
-def capture(store, name: str) -> Analysis:
-    """The store's analysis (current data, choices, settings, kept fits) under ``name``."""
+def capture(store, omop, name: str) -> Analysis:
+    """The session's analysis (the store's data, choices, settings and kept fits, the OMOP
+    page's settings and whether it shows a study) under ``name``."""
     spec = store.spec()
     upload = spec["data"].get("kind") in UPLOAD_KINDS
     fits = [SavedFit(f.name, fit_kind(f.spec), f.spec, f.summary, float(f.elapsed),
                      int(f.n_strata), getattr(f, "frame", None)) for f in store.fits]
-    return Analysis(name=name, spec=spec, settings={k: getattr(store, k) for k in SETTINGS},
+    settings = {**{k: getattr(store, k) for k in STORE_SETTINGS},
+                **{f"omop_{k}": getattr(omop, k) for k in OMOP_SETTINGS}}
+    return Analysis(name=name, spec=spec, settings=settings,
                     frame=store.data if upload else None, fits=fits,
                     cv=store.cv.name if store.cv is not None else None,
-                    study=store.study is not None)
+                    study=omop.study is not None)
 
 
 def write(analysis: Analysis, parquet_cache: dict | None = None) -> bytes:

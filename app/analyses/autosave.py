@@ -71,8 +71,8 @@ def set_cookie_script(token: str) -> str:
 class Autosaver:
     """Saves one session's analysis for its user whenever the store changes."""
 
-    def __init__(self, store, user: str | None, name=lambda: "analysis 1"):
-        self.store, self.user, self.name = store, user, name
+    def __init__(self, store, omop, user: str | None, name=lambda: "analysis 1"):
+        self.store, self.omop, self.user, self.name = store, omop, user, name
         self.parquet = {}   # id(upload frame) -> its Parquet bytes, written once
 
     def save(self, *events) -> None:
@@ -86,7 +86,7 @@ class Autosaver:
     def _write(self) -> None:
         path = user_file(self.user)
         path.parent.mkdir(parents=True, exist_ok=True)
-        content = analysis_file.write(analysis_file.capture(self.store, self.name()),
+        content = analysis_file.write(analysis_file.capture(self.store, self.omop, self.name()),
                                       self.parquet)
         temporary = path.with_suffix(".tmp")
         temporary.write_bytes(content)

@@ -2,7 +2,8 @@
 between them, delete one.
 
 An analysis is a snapshot of the store's state (data, roles, design, options, form settings,
-kept fits with their engine results, the cross-validation and the study), held in memory, so
+kept fits with their engine results, the cross-validation) and of the OMOP page's (its settings
+and study), held in memory, so
 switching back shows the very same results without a refit. Saving one as a file is
 analysis_file.py; reopening a file (a refit) is reopen.py, whose staging store joins here with
 ``add``.
@@ -12,33 +13,39 @@ from __future__ import annotations
 
 import param
 
-from .analysis_file import SETTINGS
+from ..omop.state import SETTINGS as OMOP_SETTINGS
+from .analysis_file import STORE_SETTINGS
 
 STATE = ("data", "raw_data", "data_steps", "simulated", "source", "columns", "time", "start",
          "event", "event_codes", "treatment", "covariates", "strata", "id", "weights", "missing",
          "cut_points", "forms", "interactions", "model", "cause", "ties", "penalty", "strength",
          "strength_as", "strength_fraction", "lambda_max", "lambda_max_key", "unpenalized",
          "backend", "solver",
-         *SETTINGS, "fits", "cv", "study", "path")
+         *STORE_SETTINGS, "fits", "cv", "path")
+OMOP_STATE = (*OMOP_SETTINGS, "study")
 
 
-def snapshot(store) -> dict:
-    """The store's state (the values themselves: frames and results are shared, not copied)."""
-    return {k: getattr(store, k) for k in STATE}
+def snapshot(store, omop) -> dict:
+    """The store's and the OMOP page's state (the values themselves: frames and results are
+    shared, not copied)."""
+    return {**{k: getattr(store, k) for k in STATE},
+            "omop": {k: getattr(omop, k) for k in OMOP_STATE}}
 
 
-def put(store, state: dict) -> None:
-    """Give ``store`` the snapshot ``state`` in one update; views redraw once (data_version)."""
+def put(store, omop, state: dict) -> None:
+    """Give ``store`` and ``omop`` the snapshot ``state`` in one update each; views redraw once
+    (data_version)."""
+    omop.param.update(**state["omop"])
     with param.parameterized.batch_call_watchers(store):
-        store.param.update(**state)
+        store.param.update(**{k: v for k, v in state.items() if k != "omop"})
         store.data_version += 1
 
 
 class NamedAnalyses:
     """The named analyses of one session; ``current`` is the one the store shows."""
 
-    def __init__(self, store, current: str = "analysis 1"):
-        self.store, self.current = store, current
+    def __init__(self, store, omop, current: str = "analysis 1"):
+        self.store, self.omop, self.current = store, omop, current
         self.saved: dict[str, dict] = {}
 
     @property
@@ -50,7 +57,7 @@ class NamedAnalyses:
         name = name.strip()
         if not name:
             raise ValueError("type a name for the analysis")
-        self.saved[name] = snapshot(self.store)
+        self.saved[name] = snapshot(self.store, self.omop)
         self.current = name
 
     def switch(self, name: str) -> None:
@@ -59,8 +66,8 @@ class NamedAnalyses:
             return
         if name not in self.saved:
             raise ValueError(f"no analysis named {name!r}")
-        self.saved[self.current] = snapshot(self.store)
-        put(self.store, self.saved[name])
+        self.saved[self.current] = snapshot(self.store, self.omop)
+        put(self.store, self.omop, self.saved[name])
         self.current = name
 
     def delete(self, name: str) -> None:
@@ -70,12 +77,13 @@ class NamedAnalyses:
         if self.saved.pop(name, None) is None:
             raise ValueError(f"no analysis named {name!r}")
 
-    def add(self, name: str, staged, keep_current: bool = True) -> str:
-        """Show the staging store's analysis as ``name`` (made unique with a number), keeping
-        the current one under its name (or, with ``keep_current=False``, replacing it: the
-        reopened autosave takes the place of a fresh session's). Returns the name it got."""
+    def add(self, name: str, staged, staged_omop, keep_current: bool = True) -> str:
+        """Show the staged store's and OMOP state's analysis as ``name`` (made unique with a
+        number), keeping the current one under its name (or, with ``keep_current=False``,
+        replacing it: the reopened autosave takes the place of a fresh session's). Returns the
+        name it got."""
         if keep_current:
-            self.saved[self.current] = snapshot(self.store)
+            self.saved[self.current] = snapshot(self.store, self.omop)
         else:
             self.saved.pop(self.current, None)
         base = name.strip() or "analysis"
@@ -83,7 +91,7 @@ class NamedAnalyses:
         while unique in self.saved:
             unique = f"{base} ({k})"
             k += 1
-        put(self.store, snapshot(staged))
+        put(self.store, self.omop, snapshot(staged, staged_omop))
         self.current = unique
-        self.saved[unique] = snapshot(self.store)
+        self.saved[unique] = snapshot(self.store, self.omop)
         return unique

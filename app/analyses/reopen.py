@@ -1,6 +1,6 @@
 """Reopening a saved analysis (analysis_file.Analysis): its data loaded again, its kept fits
-refitted from their specs, all in a staging Store that a session's store then takes over in one
-update (named_analyses.put).
+refitted from their specs, all in a staging Store and OMOP state that a session's then take over
+in one update (named.put).
 
 Kept fits are refitted, not read back from their saved tables: the views need the engine's
 whole result (standard errors, the PH check, residuals), and a refit of the same data with the
@@ -15,11 +15,12 @@ import json
 
 import pandas as pd
 
-from ..data.jobs import StudyJob
 from ..data.loading import DataLoadError
 from ..data.memory import check_simulation
 from ..data.store import Store
-from .analysis_file import UPLOAD_KINDS, Analysis
+from ..omop.jobs import StudyJob
+from ..omop.state import OmopState
+from .analysis_file import STORE_SETTINGS, UPLOAD_KINDS, Analysis
 
 ROLE_KEYS = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
              "weights")
@@ -69,11 +70,15 @@ def apply_spec(store: Store, spec: dict) -> None:
                            strength_fraction=float(options["strength_fraction"]))
 
 
-def rebuild(analysis: Analysis) -> tuple[Store, list[str]]:
-    """(a staging Store holding the analysis with its fits refitted, the names of refits whose
-    numbers differ from the saved tables). DataLoadError when data cannot be opened again."""
+def rebuild(analysis: Analysis) -> tuple[Store, OmopState, list[str]]:
+    """(a staging Store holding the analysis with its fits refitted, the staging OMOP state with
+    its settings and study, the names of refits whose numbers differ from the saved tables).
+    DataLoadError when data cannot be opened again."""
     staged = Store()
-    staged.param.update(**analysis.settings)
+    staged.param.update(**{k: v for k, v in analysis.settings.items() if k in STORE_SETTINGS})
+    omop = OmopState(store=staged)
+    omop.param.update(**{k.removeprefix("omop_"): v for k, v in analysis.settings.items()
+                         if k.startswith("omop_")})
     workers: dict[str, Store] = {}  # one store per data source: an upload is read once
 
     def worker(data, frame):
@@ -111,8 +116,9 @@ def rebuild(analysis: Analysis) -> tuple[Store, list[str]]:
                         data_steps=current.data_steps, simulated=current.simulated,
                         source=current.source, columns=current.columns)
     apply_spec(staged, analysis.spec)
-    staged.param.update(fits=fits, cv=cv, study=study)
-    return staged, differ
+    staged.param.update(fits=fits, cv=cv)
+    omop.study = study
+    return staged, omop, differ
 
 
 def same_numbers(table: pd.DataFrame, saved: pd.DataFrame) -> bool:

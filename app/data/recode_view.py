@@ -10,9 +10,9 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..shell.plots import love_plot, ps_overlap_plot
 from ..shell.widgets import markdown, notify, text_options
 from .loading import DataLoadError
+from .plots import love_plot, ps_overlap_plot
 from .recode import (ESTIMANDS, OPS, balance_note, describe, level_order, not_numbers,
                       parse_mapping, propensity, reference_step)
 from .store import Store, parse_cut_points

@@ -1,9 +1,10 @@
-"""The state of one browser session: the loaded data, the column roles, the design and options,
-and the kept fits.
+"""The state of one browser session: the loaded data, the column roles, the survival
+workbench's design and options, and the kept fits (the OMOP, SCCS, Bayesian and GWAS pages keep
+their own state in their folders).
 
 Views read and write this store; nothing here imports Panel widgets, so it is tested without a
-browser (tests/app/data/test_app_store.py). Reading files and queries is in loading.py, fit and study
-jobs in jobs.py, the analysis spec and its script in script.py; numerics stay in engine/.
+browser (tests/app/data/test_app_store.py). Reading files and queries is in loading.py, fit jobs
+in jobs.py, the analysis spec and its script in script.py; numerics stay in engine/.
 
 Two kinds of data:
 - a DataFrame (a bundled sample, an uploaded CSV/Parquet file, a DuckDB query result), and
@@ -27,8 +28,8 @@ import engine
 
 from ..shell.caught_warnings import collected
 from ..shell.choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
-from .jobs import BootstrapJob, CrossValidationJob, FitJob, KeptFit, PathJob, StudyJob
-from .loading import DataLoadError, data_path, query_duckdb, read_upload
+from .jobs import BootstrapJob, CrossValidationJob, FitJob, KeptFit, PathJob
+from .loading import DataLoadError, query_duckdb, read_upload
 from .memory import check_fit
 from .model_terms import check_form, formula_text, read_formula, rhs_text
 from .recode import apply_step
@@ -37,7 +38,6 @@ from .script import AnalysisSpec, jsonable
 
 SIMULATED_COLUMNS = ("time", "event", "strata")
 MAX_PREVIEW_ROWS = 200
-CELECOXIB, DICLOFENAC, GI_HAEMORRHAGE = 1118084, 1124300, 192671  # the OHDSI teaching study
 
 
 def upload_source(filename: str) -> dict:
@@ -147,28 +147,11 @@ class Store(param.Parameterized):
     cv_folds = param.Integer(default=10, bounds=(2, None))
     cv_grid = param.Integer(default=10, bounds=(2, None), doc="Points of the lambda grid.")
 
-    # --- OMOP study (engine.cdm.run_study) ---------------------------------------------
-    omop_path = param.String(default="", doc="DuckDB file or Parquet folder of an OMOP CDM; "
-                                             "empty: the bundled Eunomia GiBleed CDM.")
-    omop_target = param.Integer(default=CELECOXIB)
-    omop_comparator = param.Integer(default=DICLOFENAC)
-    omop_outcome = param.Integer(default=GI_HAEMORRHAGE)
-    omop_prior_observation = param.Integer(default=183, bounds=(0, None), doc="days")
-    omop_risk_window_end = param.Integer(default=30, bounds=(0, None), doc="days")
-    omop_ps_strata = param.Integer(default=5, bounds=(1, 20))
-    omop_match_ratio = param.Integer(default=1, bounds=(1, 10))
-    omop_caliper = param.Number(default=0.2, bounds=(0, None), doc="SDs of the logit PS")
-    omop_common_period = param.Boolean(default=False, doc="CohortMethod's restrict to common "
-                                                          "period")
-    omop_censor_new_window = param.Boolean(default=False, doc="CohortMethod's censor at the "
-                                                              "start of a new time at risk")
-
     reset_note = param.String(default="", doc="What the last data change reset, in one line.")
 
     # --- results -----------------------------------------------------------------------
     fits = param.List(default=[], doc="KeptFit records, oldest first.")
     cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
-    study = param.Parameter(default=None, doc="The last StudyRun of the OMOP tab.")
     path = param.Parameter(default=None, doc="The last PathRun (the Fit tab's path plot).")
     bootstrap = param.Parameter(default=None, doc="The last BootstrapRun (the Fit tab's "
                                                   "bootstrap intervals).")
@@ -805,7 +788,7 @@ class Store(param.Parameterized):
         self._drop(fit.name, keep=fit)
 
     # ------------------------------------------------------------------------------------
-    # cross-validation and the OMOP study
+    # cross-validation, the path and the bootstrap
     def cv_job(self, name: str | None = None) -> CrossValidationJob:
         """Snapshot for engine.cross_validate of the current L1/L2 penalty's strength."""
         if self.penalty == "none":
@@ -866,26 +849,6 @@ class Store(param.Parameterized):
         if self.penalty == "none":
             return None
         return self.scaled_strength() if self.strength_as == "fraction" else self.strength
-
-    def study_settings(self) -> dict:
-        return {"database": self.omop_path.strip() or "Eunomia GiBleed",
-                "target": int(self.omop_target), "comparator": int(self.omop_comparator),
-                "outcome": int(self.omop_outcome),
-                "prior_observation": int(self.omop_prior_observation),
-                "risk_window_end": int(self.omop_risk_window_end),
-                "ps_strata": int(self.omop_ps_strata), "match_ratio": int(self.omop_match_ratio),
-                "caliper": float(self.omop_caliper),
-                "restrict_to_common_period": bool(self.omop_common_period),
-                "censor_at_new_risk_window": bool(self.omop_censor_new_window)}
-
-    def study_job(self) -> StudyJob:
-        """Snapshot of the OMOP settings; DataLoadError for settings a study cannot use."""
-        s = self.study_settings()
-        if s["target"] == s["comparator"]:
-            raise DataLoadError("the target and the comparator must be different concepts")
-        if self.omop_path.strip():
-            data_path(self.omop_path, "DuckDB file or Parquet folder")
-        return StudyJob(self.omop_path, s)
 
     def remove_fit(self, name: str) -> None:
         self._drop(name)

@@ -14,12 +14,12 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..data.jobs import STUDY_FIT_NAME
 from ..data.loading import DataLoadError
-from ..data.store import Store
 from ..shell.job_runner import JobRunner
-from ..shell.plots import balance_plot, km_by_arm_plot, preference_plot
 from ..shell.widgets import in_thread, markdown, show, table
+from .jobs import STUDY_FIT_NAME
+from .plots import balance_plot, km_by_arm_plot, preference_plot
+from .state import OmopState
 
 
 
@@ -36,19 +36,19 @@ def hazard_ratio_table(hazard_ratios: pd.DataFrame) -> pd.DataFrame:
 class OmopView(Viewer):
     """Settings, Run study, and the study's tables and plots."""
 
-    store = param.ClassSelector(class_=Store)
+    state = param.ClassSelector(class_=OmopState)
 
     def __init__(self, **params):
         super().__init__(**params)
-        sp = self.store.param
+        sp = self.state.param
         self.path = pn.widgets.TextInput.from_param(
-            sp.omop_path, name="CDM: DuckDB file or Parquet folder (empty: Eunomia GiBleed)",
+            sp.path, name="CDM: DuckDB file or Parquet folder (empty: Eunomia GiBleed)",
             placeholder="empty: the bundled Eunomia GiBleed CDM", width=460)
         self.concepts = {
-            "target": pn.widgets.IntInput.from_param(sp.omop_target, name="Target concept id"),
-            "comparator": pn.widgets.IntInput.from_param(sp.omop_comparator,
+            "target": pn.widgets.IntInput.from_param(sp.target, name="Target concept id"),
+            "comparator": pn.widgets.IntInput.from_param(sp.comparator,
                                                          name="Comparator concept id"),
-            "outcome": pn.widgets.IntInput.from_param(sp.omop_outcome, name="Outcome concept id"),
+            "outcome": pn.widgets.IntInput.from_param(sp.outcome, name="Outcome concept id"),
         }
         for w in self.concepts.values():
             w.width = 200
@@ -57,23 +57,23 @@ class OmopView(Viewer):
         self.lookup_button = pn.widgets.Button(label="Look up concepts", width=160)
         self.lookup_button.on_click(self._on_lookup)
         windows = [
-            pn.widgets.IntInput.from_param(sp.omop_prior_observation,
+            pn.widgets.IntInput.from_param(sp.prior_observation,
                                            name="Prior observation (days)"),
-            pn.widgets.IntInput.from_param(sp.omop_risk_window_end,
+            pn.widgets.IntInput.from_param(sp.risk_window_end,
                                            name="Risk window end (days)"),
-            pn.widgets.IntInput.from_param(sp.omop_ps_strata, name="PS strata"),
-            pn.widgets.IntInput.from_param(sp.omop_match_ratio, name="Match ratio (1:k)"),
-            pn.widgets.FloatInput.from_param(sp.omop_caliper, name="Caliper (SD of logit PS)",
+            pn.widgets.IntInput.from_param(sp.ps_strata, name="PS strata"),
+            pn.widgets.IntInput.from_param(sp.match_ratio, name="Match ratio (1:k)"),
+            pn.widgets.FloatInput.from_param(sp.caliper, name="Caliper (SD of logit PS)",
                                              step=0.05),
         ]
         for w in windows:
             w.width = 170
         self.windows = pn.Row(*windows)
         self.rules = pn.Row(
-            pn.widgets.Checkbox.from_param(sp.omop_common_period,
+            pn.widgets.Checkbox.from_param(sp.common_period,
                                            name="Restrict to the common period (index dates "
                                                 "where both drugs are in use)"),
-            pn.widgets.Checkbox.from_param(sp.omop_censor_new_window,
+            pn.widgets.Checkbox.from_param(sp.censor_new_window,
                                            name="Censor at the start of a new time at risk"))
         self.run_button = pn.widgets.Button(label="Run study", color="primary", width=140)
         self.run_button.on_click(self._on_run)
@@ -100,11 +100,10 @@ class OmopView(Viewer):
             pn.Row(self.km, self.km_matched),
             sizing_mode="stretch_width", visible=False)
         self._named = False  # names are looked up when the tab is first shown (App)
-        self.store.param.watch(self._on_ids, ["omop_path", "omop_target", "omop_comparator",
-                                              "omop_outcome"])
+        self.state.param.watch(self._on_ids, ["path", "target", "comparator", "outcome"])
         self._shown = None  # the StudyRun on the page
-        self.store.param.watch(self._on_study, "study")
-        if self.store.study is not None:  # a tab built after an analysis was restored
+        self.state.param.watch(self._on_study, "study")
+        if self.state.study is not None:  # a tab built after an analysis was restored
             self._on_study()
 
     # ------------------------------------------------------------------------------------
@@ -122,7 +121,7 @@ class OmopView(Viewer):
     async def lookup_names(self) -> None:
         """Concept names of the three ids, by a read-only query in a thread."""
         try:
-            job = self.store.study_job()
+            job = self.state.job()
             names = await in_thread(job.concept_names, name="survscan-concepts")
         except Exception as exc:  # a bad path or a CDM without a vocabulary: a message
             self.names.object = f"Concept names not available: {exc}"
@@ -130,16 +129,16 @@ class OmopView(Viewer):
         self.show_names(names)
 
     def show_names(self, names: dict) -> None:
-        s = self.store
+        s = self.state
         self._named = True
         self.names.object = " · ".join(
             f"**{role}** {names.get(cid, '(not in the concept table)')} ({cid})"
-            for role, cid in (("target", s.omop_target), ("comparator", s.omop_comparator),
-                              ("outcome", s.omop_outcome)))
+            for role, cid in (("target", s.target), ("comparator", s.comparator),
+                              ("outcome", s.outcome)))
 
     def _on_study(self, *events) -> None:
         """The analysis on screen changed (switched to, reopened): show its study, or none."""
-        run = self.store.study
+        run = self.state.study
         if run is self._shown:
             return
         if run is None:
@@ -159,15 +158,14 @@ class OmopView(Viewer):
         if self.runner.running:
             return
         try:
-            job = self.store.study_job()
+            job = self.state.job()
         except DataLoadError as exc:
             self.runner.refuse(f"Study not run: {exc}", f"Cannot run the study: {exc}")
             return
 
         def keep(run, p) -> str:
             self.show(run)
-            self.store.study = run
-            self.store.keep_replacing(run.stratified_fit())
+            self.state.keep(run)
             return (f"Study done in {p.elapsed:.1f} s. The PS-stratified model is kept as the "
                     f"fit **{STUDY_FIT_NAME}** (Results, Export).")
 

@@ -1,6 +1,6 @@
-"""The Sensitivity tab's plots beside the specification curve (plots.py): a forest of each
-axis varied alone, and the negative controls' funnel with the empirical null's 95% region
-(EmpiricalCalibration's plotCalibrationEffect).  Pure functions from engine tables."""
+"""The Sensitivity tab's plots: the specification curve, a forest of each axis varied alone,
+and the negative controls' funnel with the empirical null's 95% region (EmpiricalCalibration's
+plotCalibrationEffect).  Pure functions from engine tables."""
 
 from __future__ import annotations
 
@@ -72,3 +72,29 @@ def funnel_plot(controls: pd.DataFrame, null, estimate: dict | None = None) -> h
               "95% region shaded, uncalibrated p = 0.05 dashed",
         logx=True, width=PLOT_WIDTH, height=380, ylim=(0, top), show_grid=True,
         legend_position="top_right", toolbar="above")
+
+
+def specification_curve(table: pd.DataFrame) -> hv.Overlay:
+    """The hazard ratio of every variant of a sensitivity study, sorted, with its 95% CI (a
+    specification curve; hover names the variant's choices), on a log axis with a line at 1.
+    Failed variants (no estimate) are left out."""
+    t = table[np.isfinite(table["hr"]) & (table["hr"] > 0)].sort_values("hr")
+    rank = np.arange(1, len(t) + 1, dtype=float)
+    axes = [c for c in ("covariates", "subgroup", "ties", "strata", "penalty", "cut_points",
+                        "follow_up") if c in t.columns and t[c].nunique() > 1]
+    choice = t[axes].astype(str).agg("; ".join, axis=1) if axes else pd.Series("", t.index)
+    ci = np.isfinite(t["hr_lower"]) & np.isfinite(t["hr_upper"]) & (t["hr_lower"] > 0)
+    segments = hv.Segments((rank[ci.to_numpy()], t["hr_lower"][ci], rank[ci.to_numpy()],
+                            t["hr_upper"][ci]), ["variant (sorted)", "hazard ratio", "x1", "y1"]
+                           ).opts(color="#1f77b4", alpha=0.6, line_width=2)
+    points = hv.Scatter((rank, t["hr"], choice, t["variant"]), "variant (sorted)",
+                        ["hazard ratio", "choices", "variant"]).opts(
+        size=6, color="#1f77b4", tools=["hover"])
+    values = np.concatenate([t["hr"], t["hr_lower"][ci], t["hr_upper"][ci], [1.0]])
+    shown, total = t["variant"].nunique(), table["variant"].nunique()
+    what = (f"{shown} variants" if len(t) == shown else f"{len(t)} estimates of {shown} variants")
+    what += f" ({total - shown} failed, left out)" if total > shown else ""
+    return (segments * points * hv.HLine(1.0).opts(color="black", line_dash="dashed")).opts(
+        title=f"Specification curve: {what}, 95% CI", logy=True, width=PLOT_WIDTH,
+        height=340, ylim=(values.min() / 1.2, values.max() * 1.2), show_grid=True,
+        toolbar="above")

@@ -26,10 +26,9 @@ from panel.viewable import Viewer
 from ..data.store import Store, parse_cut_points
 from ..shell.figures import save, specification_figure
 from ..shell.job_runner import JobRunner
-from ..shell.plots import specification_curve
 from ..shell.widgets import markdown, notify, show, table, text_options
 from . import grid
-from .plots import axis_forest, funnel_plot
+from .plots import axis_forest, funnel_plot, specification_curve
 
 SHOWN = ["variant", "covariates", "subgroup", "strata", "penalty", "follow_up", "cut_points",
          "ties", "coefficient", "hr", "hr_lower", "hr_upper", "p", "calibrated_p",

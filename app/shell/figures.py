@@ -271,8 +271,8 @@ def beta_t_figure(smooth: pd.DataFrame, residuals: pd.DataFrame, coef: pd.Series
 
 def specification_figure(table: pd.DataFrame, title: str = "") -> Figure:
     """A sensitivity study's specification curve: every variant's hazard ratio, sorted, with
-    its 95% CI, on a log axis with a line at 1 (as plots.specification_curve); failed
-    variants are left out."""
+    its 95% CI, on a log axis with a line at 1 (as sensitivity/plots.py's specification_curve);
+    failed variants are left out."""
     t = table[np.isfinite(table["hr"]) & (table["hr"] > 0)].sort_values("hr")
     rank = np.arange(1, len(t) + 1)
     fig = Figure(figsize=(WIDTH, 3.6), layout="constrained")
@@ -295,7 +295,7 @@ def adjusted_figure(curves: pd.DataFrame, treatment: str, at: float | None = Non
                     time_label: str = "time") -> Figure:
     """Covariate-adjusted survival (or a Fine-Gray fit's cumulative incidence) by treatment
     level from engine.adjusted_curves' curves table, with the bands and a dashed line at the
-    time of the reported difference (as plots.adjusted_plot)."""
+    time of the reported difference (as survival/plots.py's adjusted_plot)."""
     value = "cif" if "cif" in curves.columns else "survival"
     fig = Figure(figsize=(WIDTH, CURVE_HEIGHT), layout="constrained")
     ax = fig.add_subplot()
@@ -322,7 +322,7 @@ def effect_figure(curve: pd.DataFrame, variable: str, reference: float,
                   ratio: str = "hazard ratio") -> Figure:
     """A spline's hazard ratio against its variable from engine.effect_curve (columns
     variable, hr, lower, upper) with its pointwise 95% band, on a log axis with lines at 1 and
-    at the reference (as plots.effect_plot)."""
+    at the reference (as survival/plots.py's effect_plot)."""
     x = curve[variable].to_numpy(float)
     fig = Figure(figsize=(WIDTH * 0.6, 3.4), layout="constrained")
     ax = fig.add_subplot()

@@ -1,5 +1,6 @@
-"""The app's plots: pure functions from tables the engine computed to HoloViews objects (the
-forest plot: a Bokeh figure).
+"""The plots more than one page draws (Kaplan-Meier and cumulative incidence curves, the
+cross-validation curve, the forest plot: a Bokeh figure) and their helpers: pure functions from
+tables the engine computed to HoloViews objects; a page's own plots are in its plots.py.
 
 No numerics here: the curves, bands and counts come from engine results; these functions only
 choose marks, colours and axes.
@@ -27,7 +28,6 @@ MAX_TICKS = 400     # censor ticks per curve (evenly thinned above this)
 PLOT_WIDTH = 900
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
            "#17becf")
-ARMS = (("target", 1), ("comparator", 0))
 IMBALANCE = 0.1  # |standardized difference| above this counts as imbalanced
 
 
@@ -132,60 +132,6 @@ def cif_plot(curves: pd.DataFrame, cause: int, window: tuple[float, float],
         toolbar="above", hooks=[left_border])
 
 
-def adjusted_plot(curves: pd.DataFrame, treatment: str, at: float | None = None,
-                  time_label: str = "time") -> hv.Overlay:
-    """Covariate-adjusted survival (or, from a Fine-Gray fit, cumulative incidence) by
-    treatment level from engine.adjusted_curves' curves table: steps with their band, and a
-    dashed line at the time of the reported difference."""
-    value = "cif" if "cif" in curves.columns else "survival"
-    parts = []
-    for k, (level, g) in enumerate(curves.groupby("level", sort=False)):
-        color = PALETTE[k % len(PALETTE)]
-        g = g.dropna(subset=[value])
-        x = g["time"].to_numpy(float)
-        label = f"{treatment} = {level:g}" if isinstance(level, float) else f"{treatment} = {level}"
-        if g["lower"].notna().any():
-            xs, lower, upper = steps(x, g["lower"].to_numpy(float), g["upper"].to_numpy(float))
-            parts.append(hv.Area((xs, lower, upper), time_label, ["lower", "upper"], label=label)
-                         .opts(color=color, alpha=0.15, line_alpha=0))
-        parts.append(hv.Curve((x, g[value].to_numpy(float)), time_label, value, label=label)
-                     .opts(interpolation="steps-post", color=color, line_width=2))
-    if at is not None:
-        parts.append(hv.VLine(at).opts(color="gray", line_dash="dashed"))
-    what = "cumulative incidence" if value == "cif" else "survival"
-    return hv.Overlay(parts).opts(
-        title=f"Adjusted {what} by {treatment} (g-formula, 95% CI)", ylim=(0, 1.02),
-        width=PLOT_WIDTH, height=340, show_grid=True,
-        legend_position="bottom_left" if value == "survival" else "top_left", ylabel=what,
-        toolbar="above", hooks=[left_border])
-
-
-def specification_curve(table: pd.DataFrame) -> hv.Overlay:
-    """The hazard ratio of every variant of a sensitivity study, sorted, with its 95% CI (a
-    specification curve; hover names the variant's choices), on a log axis with a line at 1.
-    Failed variants (no estimate) are left out."""
-    t = table[np.isfinite(table["hr"]) & (table["hr"] > 0)].sort_values("hr")
-    rank = np.arange(1, len(t) + 1, dtype=float)
-    axes = [c for c in ("covariates", "subgroup", "ties", "strata", "penalty", "cut_points",
-                        "follow_up") if c in t.columns and t[c].nunique() > 1]
-    choice = t[axes].astype(str).agg("; ".join, axis=1) if axes else pd.Series("", t.index)
-    ci = np.isfinite(t["hr_lower"]) & np.isfinite(t["hr_upper"]) & (t["hr_lower"] > 0)
-    segments = hv.Segments((rank[ci.to_numpy()], t["hr_lower"][ci], rank[ci.to_numpy()],
-                            t["hr_upper"][ci]), ["variant (sorted)", "hazard ratio", "x1", "y1"]
-                           ).opts(color="#1f77b4", alpha=0.6, line_width=2)
-    points = hv.Scatter((rank, t["hr"], choice, t["variant"]), "variant (sorted)",
-                        ["hazard ratio", "choices", "variant"]).opts(
-        size=6, color="#1f77b4", tools=["hover"])
-    values = np.concatenate([t["hr"], t["hr_lower"][ci], t["hr_upper"][ci], [1.0]])
-    shown, total = t["variant"].nunique(), table["variant"].nunique()
-    what = (f"{shown} variants" if len(t) == shown else f"{len(t)} estimates of {shown} variants")
-    what += f" ({total - shown} failed, left out)" if total > shown else ""
-    return (segments * points * hv.HLine(1.0).opts(color="black", line_dash="dashed")).opts(
-        title=f"Specification curve: {what}, 95% CI", logy=True, width=PLOT_WIDTH,
-        height=340, ylim=(values.min() / 1.2, values.max() * 1.2), show_grid=True,
-        toolbar="above")
-
-
 def cv_plot(curve: pd.DataFrame, chosen: float, penalty: str) -> figure:
     """The CV score (mean +/- sd over folds) against lambda on a log axis; the chosen lambda
     marked by a dashed line.  A Bokeh figure, as the forest plot: HoloViews' rendering of its
@@ -248,128 +194,6 @@ def forest_plot(summary: pd.DataFrame, title: str = "Hazard ratios (95% CI)",
     plot.yaxis.major_label_overrides = {float(y): str(name)
                                         for y, name in zip(ys, df["covariate"])}
     return plot
-
-
-def preference_plot(cohort: pd.DataFrame, bins: int = 40) -> hv.Overlay:
-    """Preference-score distribution by arm (density histograms, overlaid)."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    parts = []
-    for k, (arm, value) in enumerate(ARMS):
-        density, _ = np.histogram(cohort.loc[cohort["treatment"] == value, "preference"],
-                                  bins=edges, density=True)
-        parts.append(hv.Histogram((edges, density), kdims=["preference score"], vdims=["density"],
-                                  label=arm)
-                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
-    return hv.Overlay(parts).opts(
-        title="Preference score by arm", width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
-        legend_position="top_left", show_grid=True, toolbar="above")
-
-
-def balance_plot(stratified: pd.DataFrame, matched: pd.DataFrame,
-                 weighted: pd.DataFrame | None = None) -> hv.Overlay:
-    """|std diff| before (x) against after (y) adjustment, one point per covariate, for the
-    PS-stratified, matched and (when the study weighted) weighted analyses."""
-    parts = []
-    tables = [("PS stratified", stratified), ("PS matched", matched)]
-    if weighted is not None:
-        tables.append(("PS weighted", weighted))
-    for k, (label, df) in enumerate(tables):
-        before, after = df["std_diff_before"].abs(), df["std_diff_after"].abs()
-        parts.append(hv.Scatter((before, after, df["covariate"]), "|std diff| before",
-                                ["|std diff| after", "covariate"], label=label)
-                     .opts(color=PALETTE[k], size=6, alpha=0.6, tools=["hover"]))
-    top = max(float(np.nanmax(stratified["std_diff_before"].abs())), 2 * IMBALANCE)
-    parts += [hv.VLine(IMBALANCE).opts(color="gray", line_dash="dashed"),
-              hv.HLine(IMBALANCE).opts(color="gray", line_dash="dashed")]
-    return hv.Overlay(parts).opts(
-        title="Covariate balance (dashed: 0.1)", width=PLOT_WIDTH // 2, height=320,
-        xlim=(0, top * 1.05), ylim=(0, top * 1.05), legend_position="top_left",
-        show_grid=True, toolbar="above")
-
-
-def love_plot(balance: pd.DataFrame) -> hv.Overlay:
-    """|difference| between the arms of each propensity-score covariate, before and after
-    weighting (cobalt's love plot, from engine.propensity_weights' balance table):
-    standardised for continuous covariates, proportions for binary ones; dashed at 0.1."""
-    df = balance[balance["type"] != "distance"]
-    ys = np.arange(len(df))[::-1]
-    parts = [hv.Scatter((df[column].abs().to_numpy(), ys, df["covariate"]), "|difference|",
-                        ["row", "covariate"], label=label)
-             .opts(color=PALETTE[k], size=7, tools=["hover"])
-             for k, (label, column) in enumerate((("weighted", "diff_after"),
-                                                  ("unweighted", "diff_before")))]
-    top = max(float(np.nanmax(df["diff_before"].abs())), 2 * IMBALANCE)
-    return hv.Overlay([*parts, hv.VLine(IMBALANCE).opts(color="gray", line_dash="dashed")]).opts(
-        title="Covariate balance (dashed: 0.1)", width=PLOT_WIDTH // 2,
-        height=max(240, 28 * len(df) + 90), xlim=(0, top * 1.05), ylim=(-0.7, len(df) - 0.3),
-        yticks=list(zip(ys, df["covariate"])), ylabel="", show_grid=True,
-        legend_position="bottom_right", toolbar="above")
-
-
-def ps_overlap_plot(ps: np.ndarray, treatment: np.ndarray, bins: int = 40) -> hv.Overlay:
-    """The propensity score's distribution in each arm (density histograms, overlaid): where
-    the arms do not overlap, weights explode or persons are trimmed."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    parts = []
-    for k, (arm, value) in enumerate((("treated", 1), ("control", 0))):
-        density, _ = np.histogram(ps[treatment == value], bins=edges, density=True)
-        parts.append(hv.Histogram((edges, density), kdims=["propensity score"],
-                                  vdims=["density"], label=arm)
-                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
-    return hv.Overlay(parts).opts(
-        title="Propensity score by arm", width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
-        legend_position="top_left", show_grid=True, toolbar="above")
-
-
-def km_by_arm_plot(km: pd.DataFrame, title: str) -> hv.Overlay:
-    """Kaplan-Meier by arm from engine.cdm.kaplan_meier_by_arm's table (95% CI bands)."""
-    parts = []
-    for k, (arm, _) in enumerate(ARMS):
-        g = km[km["arm"] == arm]
-        if g.empty:
-            continue
-        x = g["time"].to_numpy(float)
-        xs, lower, upper = steps(x, g["lower"].to_numpy(float), g["upper"].to_numpy(float))
-        parts.append(hv.Area((xs, lower, upper), "days", ["lower", "upper"], label=arm)
-                     .opts(color=PALETTE[k], alpha=0.15, line_alpha=0))
-        parts.append(hv.Curve((x, g["survival"].to_numpy(float)), "days", "survival",
-                              label=arm)
-                     .opts(interpolation="steps-post", color=PALETTE[k], line_width=2))
-    return hv.Overlay(parts).opts(title=title, width=PLOT_WIDTH // 2, height=320,
-                                  show_grid=True, legend_position="bottom_left",
-                                  ylabel="outcome-free survival", toolbar="above")
-
-
-def timing_bars(df: pd.DataFrame) -> hv.Bars:
-    done = df.dropna(subset=["seconds"])
-    return hv.Bars(done, "method", "seconds").opts(
-        invert_axes=True, width=900, height=60 + 32 * max(len(done), 1), logx=False,
-        title="Seconds on the current data (shorter is faster)", color="#1f77b4",
-        show_grid=True, toolbar="above")
-
-
-def scaling_plot(df: pd.DataFrame) -> hv.Overlay:
-    curves = [hv.Curve(g, "N", "seconds", label=m) * hv.Scatter(g, "N", "seconds", label=m)
-              for m, g in df.groupby("method", sort=False)]
-    return hv.Overlay(curves).opts(
-        logx=True, logy=True, width=900, height=380, legend_position="top_left",
-        title="Scaling over N (log-log): naive O(N²) vs scans", show_grid=True, toolbar="above")
-
-
-def effect_plot(curve: pd.DataFrame, variable: str, reference: float,
-                ratio: str = "hazard ratio") -> hv.Overlay:
-    """Hazard ratio against an exposure from engine.effect_curve (columns variable, hr, lower,
-    upper): the curve, its pointwise 95% band, a line at HR 1 and one at the reference."""
-    x = curve[variable].to_numpy(float)
-    band = hv.Area((x, curve["lower"].to_numpy(float), curve["upper"].to_numpy(float)),
-                   variable, ["lower", "upper"]).opts(color=PALETTE[0], alpha=0.2, line_alpha=0)
-    line = hv.Curve((x, curve["hr"].to_numpy(float)), variable, ratio).opts(
-        color=PALETTE[0], line_width=2)
-    return (band * line * hv.HLine(1).opts(color="gray", line_dash="dashed")
-            * hv.VLine(reference).opts(color="gray", line_dash="dotted")).opts(
-        title=f"{ratio.capitalize()} by {variable} (reference {reference:g}, 95% CI)",
-        logy=True, ylabel=ratio,
-        width=PLOT_WIDTH // 2, height=320, show_grid=True, toolbar="above")
 
 
 def plot_html(obj, title: str) -> str:

@@ -15,8 +15,8 @@ import engine
 
 from ..data.store import Store
 from ..shell.figures import adjusted_figure, save
-from ..shell.plots import adjusted_plot
 from ..shell.widgets import markdown, notify, show, table, while_filled, while_visible
+from .plots import adjusted_plot
 
 MAX_TIMES = 120        # time points of the drawn curves (event times, or their quantiles)
 
@@ -65,7 +65,7 @@ class AdjustedView(Viewer):
         self.plot = pn.pane.HoloViews()
         self.figure = pn.Column(self.plot, visible=False)
         self.contrasts = table(css_classes=["adjusted-table"])
-        # the figure and the table join the page once drawn (_common.while_visible)
+        # the figure and the table join the page once drawn (widgets.while_visible)
         self._parts = (while_visible(self.figure), while_filled(self.contrasts))
         self._fit = None
         self.drawn = None          # (engine.adjusted_curves' result, treatment, at) on screen

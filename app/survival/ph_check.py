@@ -82,7 +82,7 @@ class PhCheck(Viewer):
                      "estimates one coefficient before t and one after (the design's cut "
                      "points). Refit in the **Fit** tab after adding it."),
             pn.Row(self.covariate, self.cut, self.add), visible=False)
-        # what has nothing to show yet is left out of the page (_common.while_visible)
+        # what has nothing to show yet is left out of the page (widgets.while_visible)
         self._parts = (while_visible(self.run), while_filled(self.table),
                        while_set(self.figure), while_visible(self.action))
         self.fit = None

@@ -51,7 +51,7 @@ class PredictionView(Viewer):
         self.summary = markdown(sizing_mode="stretch_width", css_classes=["prediction-summary"])
         self.by_time = table(css_classes=["prediction-table"])
         self.calibration = table(css_classes=["calibration-table"])
-        # the tables join the page once computed (_common.while_filled)
+        # the tables join the page once computed (widgets.while_filled)
         self._by_time, self._calibration = while_filled(self.by_time), while_filled(
             self.calibration)
         self._fit = None

@@ -238,7 +238,7 @@ class ResultsView(Viewer):
         self.cv_curve = table()
         self.cv_section = pn.Column("### Cross-validation of the penalty", self.cv_info,
                                     self.cv, self.cv_curve, visible=False)
-        # what has nothing to show is left out of the page, not hidden (_common.while_visible)
+        # what has nothing to show is left out of the page, not hidden (widgets.while_visible)
         self._parts = {
             "km": while_visible(self.km_section), "cif": while_visible(self.cif_section),
             "cv": while_visible(self.cv_section), "hr_title": while_visible(self.hr_title),

@@ -15,8 +15,8 @@ from panel.viewable import Viewer
 import engine
 
 from ..shell.figures import effect_figure, save
-from ..shell.plots import effect_plot
 from ..shell.widgets import markdown, show, table, while_filled
+from .plots import effect_plot
 
 GRID = 101   # values of the exposure at which a curve is drawn
 

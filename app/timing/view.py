@@ -24,8 +24,8 @@ from ..data.store import Store
 from ..shell.caught_warnings import collected
 from ..shell.choices import SOLVERS, available_backends
 from ..shell.job_runner import JobRunner
-from ..shell.plots import scaling_plot, timing_bars
 from ..shell.widgets import markdown, show, table
+from .plots import scaling_plot, timing_bars
 
 LIFELINES_MAX_ROWS = 20_000
 LIFELINES_MAX_COLS = 60

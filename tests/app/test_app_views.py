@@ -21,6 +21,7 @@ from app import main  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.shell import plots  # noqa: E402
 from app.survival import results  # noqa: E402
+from app.timing import plots as timing_plots  # noqa: E402
 from app.timing import view as timing  # noqa: E402
 from engine.regression import peers  # noqa: E402
 
@@ -153,8 +154,8 @@ def test_timings_on_small_and_large_data():
     scaling = timing.run_scaling(lambda n: s.subsample_factory(n), 1_000, s.fit_options(),
                                  threading.Event(), lambda m: None)
     assert set(scaling["N"]) == {250, 500, 1000}
-    hv.render(plots.scaling_plot(scaling))
-    hv.render(plots.timing_bars(df.reset_index()))
+    hv.render(timing_plots.scaling_plot(scaling))
+    hv.render(timing_plots.timing_bars(df.reset_index()))
 
 
 def test_timing_view_runs(app):

@@ -18,16 +18,19 @@ from app.analyses.analysis_file import AnalysisFileError  # noqa: E402
 from app.analyses.named import NamedAnalyses, snapshot  # noqa: E402
 from app.analyses.reopen import rebuild  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.omop.state import OmopState  # noqa: E402
 
 
-def reopened(store: Store, name: str = "mine"):
-    """store -> .survscan bytes -> a staging store with the fits refitted."""
-    content = analysis_file.write(analysis_file.capture(store, name))
+def reopened(store: Store, name: str = "mine", omop: OmopState | None = None):
+    """store (and its OMOP state) -> .survscan bytes -> (a staging store with the fits
+    refitted, the staging OMOP state)."""
+    omop = omop or OmopState(store=store)
+    content = analysis_file.write(analysis_file.capture(store, omop, name))
     analysis = analysis_file.read(content, "mine.survscan")
     assert analysis.name == name
-    staged, differ = rebuild(analysis)
+    staged, staged_omop, differ = rebuild(analysis)
     assert differ == []
-    return staged
+    return staged, staged_omop
 
 
 def assert_same_fits(a: Store, b: Store):
@@ -45,13 +48,14 @@ def test_rossi_with_fits_cut_points_and_cross_validation_reopens_identically():
     s.param.update(cut_points={"fin": [10.0]}, ties="breslow", strata=["race"],
                    covariates=["fin", "age", "wexp", "mar", "paro", "prio"])
     s.keep(s.fit_job("fin cut at 10").run())
-    s.param.update(cut_points={}, penalty="L1", cv_folds=4, cv_grid=5, omop_ps_strata=7)
+    s.param.update(cut_points={}, penalty="L1", cv_folds=4, cv_grid=5)
+    omop = OmopState(store=s, ps_strata=7)
     run, kept = s.cv_job("cv L1").run()
     s.cv = run
     s.keep(kept)
-    again = reopened(s)
+    again, again_omop = reopened(s, omop=omop)
     assert again.spec() == s.spec() and again.source["name"] == "rossi"
-    assert (again.cv_folds, again.cv_grid, again.omop_ps_strata) == (4, 5, 7)
+    assert (again.cv_folds, again.cv_grid, again_omop.ps_strata) == (4, 5, 7)
     assert_same_fits(s, again)
     assert again.cv.name == "cv L1" and again.cv.chosen == run.chosen
     pd.testing.assert_frame_equal(again.cv.result.curve, run.result.curve, check_exact=True)
@@ -63,10 +67,10 @@ def test_uploads_are_saved_with_the_file_even_after_other_data_were_opened(rossi
     s.keep(s.fit_job("on the upload").run())
     s.load_sample("mgus2")
     s.keep(s.fit_job("on mgus2").run())
-    content = analysis_file.write(analysis_file.capture(s, "two data sets"))
+    content = analysis_file.write(analysis_file.capture(s, OmopState(store=s), "two data sets"))
     names = zipfile.ZipFile(io.BytesIO(content)).namelist()
     assert names == ["analysis.json", "fits/0.csv", "data/0.parquet", "fits/1.csv"]
-    again = reopened(s)
+    again, _ = reopened(s)
     assert_same_fits(s, again)
     assert again.fits[0].spec["data"]["label"] == "file: prisoners.csv"
     pd.testing.assert_frame_equal(again.fits[0].frame, s.fits[0].frame)
@@ -81,7 +85,7 @@ def test_a_simulated_cohort_and_a_fine_gray_fit_reopen_identically():
     s.load_sample("bmtcrr")
     s.param.update(model="fine_gray", cause=2)
     s.keep(s.fit_job("death").run())
-    again = reopened(s)
+    again, _ = reopened(s)
     assert_same_fits(s, again)
     assert again.spec() == s.spec() and again.cause == 2
 
@@ -90,9 +94,10 @@ def test_a_changed_table_is_reported_as_a_difference():
     s = Store()
     s.load_sample("rossi")
     s.keep(s.fit_job("a").run())
-    analysis = analysis_file.read(analysis_file.write(analysis_file.capture(s, "x")))
+    analysis = analysis_file.read(analysis_file.write(
+        analysis_file.capture(s, OmopState(store=s), "x")))
     analysis.fits[0].table.loc["fin", "coef"] += 1e-12
-    assert rebuild(analysis)[1] == ["a"]
+    assert rebuild(analysis)[2] == ["a"]
 
 
 def zipped(members: dict) -> bytes:
@@ -106,7 +111,7 @@ def zipped(members: dict) -> bytes:
 def good_record() -> dict:
     s = Store()
     s.load_sample("rossi")
-    content = analysis_file.write(analysis_file.capture(s, "x"))
+    content = analysis_file.write(analysis_file.capture(s, OmopState(store=s), "x"))
     return json.loads(zipfile.ZipFile(io.BytesIO(content)).read("analysis.json"))
 
 
@@ -136,7 +141,7 @@ def test_a_zip_bomb_is_refused_before_unpacking(monkeypatch):
 def test_named_analyses_save_switch_and_delete():
     s = Store()
     s.load_sample("rossi")
-    named = NamedAnalyses(s)
+    named = NamedAnalyses(s, OmopState(store=s))
     s.keep(s.fit_job("rossi fit").run())
     named.save_as("rossi")
     s.load_sample("stanford_heart")
@@ -162,11 +167,12 @@ def test_a_reopened_file_joins_as_a_new_named_analysis():
     s = Store()
     s.load_sample("rossi")
     s.keep(s.fit_job("a").run())
-    staged = reopened(s, "copy")
-    named = NamedAnalyses(s)
-    before = snapshot(s)
-    assert named.add("copy", staged) == "copy"
-    assert named.add("copy", staged) == "copy (2)"
+    staged, staged_omop = reopened(s, "copy")
+    omop = OmopState(store=s)
+    named = NamedAnalyses(s, omop)
+    before = snapshot(s, omop)
+    assert named.add("copy", staged, staged_omop) == "copy"
+    assert named.add("copy", staged, staged_omop) == "copy (2)"
     assert named.saved["analysis 1"]["fits"] is before["fits"]
     assert s.fits is staged.fits and s.spec() == staged.spec()
 
@@ -202,13 +208,12 @@ def test_the_analyses_box_and_its_export_tab_part():
 def test_an_omop_study_is_run_again_with_its_settings():
     s = Store()
     s.load_sample("rossi")
-    s.omop_ps_strata = 4
-    run = s.study_job().run()
-    s.study = run
-    s.keep_replacing(run.stratified_fit())
-    again = reopened(s)
+    omop = OmopState(store=s, ps_strata=4)
+    run = omop.job().run()
+    omop.keep(run)
+    again, again_omop = reopened(s, omop=omop)
     assert_same_fits(s, again)
-    assert again.study.settings == run.settings and again.omop_ps_strata == 4
+    assert again_omop.study.settings == run.settings and again_omop.ps_strata == 4
 
 
 def test_recode_steps_and_a_penalty_scaled_to_lambda_max_reopen_identically():
@@ -219,7 +224,7 @@ def test_recode_steps_and_a_penalty_scaled_to_lambda_max_reopen_identically():
     s.param.update(covariates=["fin", "age_group", "prio", "wexp"], penalty="L1",
                    strength_as="fraction", strength_fraction=0.1)
     s.keep(s.fit_job("scaled").run())
-    again = reopened(s)
+    again, _ = reopened(s)
     assert again.data_steps == s.data_steps and len(again.data) == len(s.data)
     assert (again.strength_as, again.strength_fraction) == ("fraction", 0.1)
     assert_same_fits(s, again)

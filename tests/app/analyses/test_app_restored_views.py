@@ -10,14 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.analyses import analysis_file
 from app import main  # noqa: F401  (the app's Panel and HoloViews extensions)
+from app.analyses import analysis_file
 from app.analyses.named import NamedAnalyses
-from app.data.store import Store, duckdb_source, upload_source
-from app.timing import view as timing
 from app.analyses.view import AnalysesView
+from app.data.store import Store, duckdb_source, upload_source
 from app.data.view import DataView
+from app.omop.state import OmopState
 from app.omop.view import OmopView
+from app.timing import view as timing
 
 
 def shown_hr(view: OmopView) -> pd.Series:
@@ -28,20 +29,21 @@ def shown_hr(view: OmopView) -> pd.Series:
 def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
     s = Store()
     s.load_sample("rossi")
-    named = NamedAnalyses(s)
-    omop, data = OmopView(store=s), DataView(store=s)
+    state = OmopState(store=s)
+    named = NamedAnalyses(s, state)
+    omop, data = OmopView(state=state), DataView(store=s)
     box = AnalysesView(store=s, analyses=named)
     s.load_sample("mgus2")
     named.save_as("mgus")                      # no study in this one
     s.load_sample("rossi")
     asyncio.run(omop.run_study())
     assert omop.runner.last_outcome == "done"
-    expected = s.study.result.hazard_ratios.set_index("analysis")["hr"]
+    expected = state.study.result.hazard_ratios.set_index("analysis")["hr"]
     named.save_as("study")
-    file = analysis_file.write(analysis_file.capture(s, "study"))
+    file = analysis_file.write(analysis_file.capture(s, state, "study"))
 
     named.switch("mgus")
-    assert s.study is None and not omop.results.visible
+    assert state.study is None and not omop.results.visible
     assert omop.status.object == "No study yet: press **Run study**."
     assert data.sample.value == "mgus2" and data.sources.active == 0
 
@@ -53,11 +55,11 @@ def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
 
     named.switch("mgus")
     assert asyncio.run(box.open_bytes("study.survscan", file))  # refits, reruns the study
-    assert named.current == "study (2)" and s.study is not None
+    assert named.current == "study (2)" and state.study is not None
     assert omop.results.visible
     pd.testing.assert_series_equal(shown_hr(omop), expected, check_exact=True)
     assert data.sample.value == "rossi"
-    later = OmopView(store=s)                  # a tab built after the restore shows it too
+    later = OmopView(state=state)                # a tab built after the restore shows it too
     assert later.results.visible
     pd.testing.assert_series_equal(shown_hr(later), expected, check_exact=True)
 
@@ -65,7 +67,7 @@ def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
 def test_data_tab_shows_a_switched_query_and_simulation():
     s = Store()
     s.load_sample("rossi")
-    named = NamedAnalyses(s)
+    named = NamedAnalyses(s, OmopState(store=s))
     data = DataView(store=s)
     sql = "SELECT * FROM rossi WHERE age > 20"
     s.load_frame(s.data.query("age > 20"), duckdb_source("", sql))

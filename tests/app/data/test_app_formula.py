@@ -17,6 +17,7 @@ from app.analyses.named import put, snapshot  # noqa: E402
 from app.analyses import analysis_file  # noqa: E402
 from app.analyses.reopen import apply_spec, rebuild  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.omop.state import OmopState  # noqa: E402
 from app.survival.adjusted import treatment_of  # noqa: E402
 from app.survival.design import DesignView  # noqa: E402
 from app.survival.results import ResultsView  # noqa: E402
@@ -196,12 +197,13 @@ def test_the_spec_reopens_the_design(store):
     apply_spec(other, spec)
     assert other.formula_text() == store.formula_text()
     store.keep(store.fit_job().run())             # an analysis file refits the same numbers
-    staged, differ = rebuild(analysis_file.read(analysis_file.write(
-        analysis_file.capture(store, "splines"))))
+    omop = OmopState(store=store)
+    staged, _, differ = rebuild(analysis_file.read(analysis_file.write(
+        analysis_file.capture(store, omop, "splines"))))
     assert differ == [] and staged.fits[-1].result.formula.rhs == spec["design"]["formula"]
-    saved = snapshot(store)                       # a named analysis keeps the design too
+    saved = snapshot(store, omop)                     # a named analysis keeps the design too
     store.apply_formula("fin + age")
-    put(store, saved)
+    put(store, omop, saved)
     assert store.formula_text() == FORMULA
     other.load_sample("lung")
     assert other.forms == {} and "splines and interactions cleared" in other.reset_note

@@ -108,10 +108,11 @@ def test_uploads_and_simulations_beyond_the_budget_are_refused(monkeypatch):
 def test_a_reopened_analysis_asking_for_a_huge_simulation_is_refused(monkeypatch):
     from app.analyses import analysis_file
     from app.analyses.reopen import rebuild
+    from app.omop.state import OmopState
 
     s = Store()
     s.load_simulated(1_000, 5, seed=1)
-    analysis = analysis_file.capture(s, "x")
+    analysis = analysis_file.capture(s, OmopState(store=s), "x")
     analysis.spec["data"].update(n=10**9, p=10**5)  # a hostile or mistaken file
     with pytest.raises(DataLoadError, match="a simulated cohort of 1,000,000,000 x 100,000"):
         rebuild(analysis)

@@ -12,6 +12,7 @@ pytest.importorskip("panel")
 from app.analyses import analysis_file  # noqa: E402
 from app.analyses.reopen import rebuild  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.omop.state import OmopState  # noqa: E402
 from app.data.view import report_markdown  # noqa: E402
 from app.survival.results import ResultsView  # noqa: E402
 
@@ -64,8 +65,8 @@ def test_the_script_and_the_reopened_analysis_drop_the_same_rows(lung):
     namespace: dict = {}
     exec(compile(text, "<survscan script>", "exec"), namespace)
     pd.testing.assert_series_equal(namespace["res"].coef, kept.result.coef)
-    analysis = analysis_file.read(analysis_file.write(analysis_file.capture(lung, "lung")))
-    staged, differ = rebuild(analysis)
+    analysis = analysis_file.read(analysis_file.write(analysis_file.capture(lung, OmopState(store=lung), "lung")))
+    staged, _, differ = rebuild(analysis)
     assert differ == [] and staged.missing == "drop"
     assert staged.fits[0].n_dropped == 1
 

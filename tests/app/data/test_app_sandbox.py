@@ -12,6 +12,7 @@ from engine import datasets
 
 from app.data.loading import DataLoadError, open_omop, query_duckdb, read_upload
 from app.data.store import Store
+from app.omop.state import OmopState
 
 
 @pytest.fixture
@@ -102,10 +103,10 @@ def test_without_data_directories_no_path_is_opened(monkeypatch, tmp_path):
         query_duckdb(str(tmp_path), "SELECT 1")
     with pytest.raises(DataLoadError, match="refused"):
         query_duckdb("", f"SELECT * FROM glob('{tmp_path}/*')")
-    s = Store()
-    s.omop_path = "/etc"
+    omop = OmopState(store=Store())
+    omop.path = "/etc"
     with pytest.raises(DataLoadError, match="SURVSCAN_DATA_DIRS"):
-        s.study_job()
+        omop.job()
 
 
 def test_the_omop_connection_is_locked_down(data_dir):

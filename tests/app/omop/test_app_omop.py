@@ -14,9 +14,12 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app import main  # noqa: E402
-from app.data.jobs import STUDY_FIT_NAME, comparison  # noqa: E402
+from app.data.jobs import comparison  # noqa: E402
 from app.data.loading import DataLoadError, concept_names, open_omop  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.omop import plots as omop_plots  # noqa: E402
+from app.omop.jobs import STUDY_FIT_NAME  # noqa: E402
+from app.omop.state import OmopState  # noqa: E402
 from app.shell import plots  # noqa: E402
 from app.survival import results  # noqa: E402
 from eunomia_study import CELECOXIB, DICLOFENAC, GI_BLEED, default_study  # noqa: E402
@@ -37,7 +40,7 @@ def study():
 
 
 def test_study_defaults_are_the_teaching_study():
-    s = Store().study_settings()
+    s = OmopState(store=Store()).settings()
     assert s == {"database": "Eunomia GiBleed", "target": CELECOXIB, "comparator": DICLOFENAC,
                  "outcome": GI_BLEED, "prior_observation": 183, "risk_window_end": 30,
                  "ps_strata": 5, "match_ratio": 1, "caliper": 0.2,
@@ -56,14 +59,14 @@ def test_concept_names_from_the_vocabulary():
 
 def test_bad_study_settings_are_messages(tmp_path, monkeypatch):
     monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(tmp_path))
-    s = Store()
-    s.omop_comparator = CELECOXIB
+    s = OmopState(store=Store())
+    s.comparator = CELECOXIB
     with pytest.raises(DataLoadError, match="must be different"):
-        s.study_job()
-    s.omop_comparator = DICLOFENAC
-    s.omop_path = str(tmp_path / "nothing.duckdb")
+        s.job()
+    s.comparator = DICLOFENAC
+    s.path = str(tmp_path / "nothing.duckdb")
     with pytest.raises(DataLoadError, match="no DuckDB file"):
-        s.study_job()
+        s.job()
     with pytest.raises(DataLoadError, match="lacks table"):
         open_omop(str(tmp_path))  # an empty folder: no CDM tables
 
@@ -94,19 +97,19 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
 
 @pytest.mark.slow  # an OMOP study on Eunomia (the module fixture): about 8 s
 def test_study_plots(study):
-    pref = plots.preference_plot(study.cohort[["treatment", "preference"]])
+    pref = omop_plots.preference_plot(study.cohort[["treatment", "preference"]])
     assert [h.label for h in pref.Histogram] == ["target", "comparator"]
-    bal = plots.balance_plot(study.balance_stratified, study.balance_matched,
+    bal = omop_plots.balance_plot(study.balance_stratified, study.balance_matched,
                              study.balance_weighted)
     assert len(bal.Scatter) == 3 and len(bal.VLine) == 1 and len(bal.HLine) == 1
-    km = plots.km_by_arm_plot(study.km, "KM")
+    km = omop_plots.km_by_arm_plot(study.km, "KM")
     assert len(km.Curve) == 2 and len(km.Area) == 2
     for element in (pref, bal, km):
         hv.render(element)
 
 
 def test_study_shows_its_step_and_cancel_keeps_the_page(app, monkeypatch):
-    from app.data.jobs import StudyJob
+    from app.omop.jobs import StudyJob
 
     real = StudyJob.run
 
@@ -134,7 +137,7 @@ def test_study_shows_its_step_and_cancel_keeps_the_page(app, monkeypatch):
     asyncio.run(run_and_cancel())
     assert app.omop.runner.last_outcome == "cancelled", app.omop.status.object
     assert app.omop.status.object.startswith("Study cancelled at ")
-    assert app.store.study is None and app.store.fits == []
+    assert app.omop_state.study is None and app.store.fits == []
     assert not app.omop.run_button.disabled and app.omop.runner.cancel_button.disabled
 
 
@@ -142,7 +145,7 @@ def test_failed_study_is_a_message(app, monkeypatch):
     def broken(self, cancel=None, progress=None):
         raise ValueError("the cohort has persons in only one arm")
 
-    monkeypatch.setattr("app.data.jobs.StudyJob.run", broken)
+    monkeypatch.setattr("app.omop.jobs.StudyJob.run", broken)
     asyncio.run(app.omop.run_study())
     assert app.omop.runner.last_outcome == "failed"
     assert app.omop.status.object == "Study failed: the cohort has persons in only one arm"
@@ -227,6 +230,6 @@ def test_opening_the_tab_looks_up_the_concept_names(app):
     assert "celecoxib" not in app.omop.names.object
     asyncio.run(app.omop.on_show())
     assert app.omop.names.object.startswith("**target** celecoxib (1118084)")
-    app.store.omop_outcome = 42
+    app.omop_state.outcome = 42
     asyncio.run(app.omop.lookup_names())
     assert "(not in the concept table) (42)" in app.omop.names.object

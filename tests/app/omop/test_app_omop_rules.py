@@ -27,7 +27,7 @@ def test_common_period_and_new_window_checkboxes_run_the_engines_rules(app):
 
     common, censor = app.omop.rules
     common.value = censor.value = True
-    assert app.store.study_settings()["restrict_to_common_period"] is True
+    assert app.omop_state.settings()["restrict_to_common_period"] is True
     asyncio.run(app.omop.run_study())
     assert app.omop.runner.last_outcome == "done", app.omop.status.object
     con = open_eunomia()

@@ -12,6 +12,7 @@ pytest.importorskip("panel")
 from app import main  # noqa: E402
 from app.analyses import analysis_file  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.omop.state import OmopState  # noqa: E402
 
 LATER = ("Design", "Describe", "Fit", "Results", "SCCS", "Bayesian", "GWAS", "Timing", "Export")
 
@@ -50,7 +51,7 @@ def test_pages_opened_after_an_analysis_was_reopened_show_its_fits_and_cv(app):
     run, kept = saved.cv_job("cv L2").run()
     saved.cv = run
     saved.keep(kept)
-    content = analysis_file.write(analysis_file.capture(saved, "mine"))
+    content = analysis_file.write(analysis_file.capture(saved, OmopState(store=saved), "mine"))
 
     open_page(app, "SCCS")  # the user is elsewhere; opening the file builds no other page
     assert asyncio.run(app.analyses_view.open_bytes("mine.survscan", content))
