@@ -1,7 +1,8 @@
 """The floors of docs/architecture.md, checked on the source: each engine family imports only
-the families beneath it, no import circle in engine/ or app/, no module reaching for another
-package's private (_) names, the engine free of GUI packages, and ``import engine`` light (the
-app on the engine's public names only: tests/app/test_app_imports.py)."""
+the families beneath it, each app folder only the shell, the data floor and the pages it names,
+no import circle in engine/ or app/, no module reaching for another package's private (_) names,
+the engine free of GUI packages, and ``import engine`` light (the app on the engine's public
+names only: tests/app/test_app_imports.py)."""
 from __future__ import annotations
 
 import ast
@@ -84,6 +85,26 @@ FLOORS = {
 SOLVERS_MAY_IMPORT = {"engine.regression.priors"}
 
 
+# Each folder of app/ and the folders it may import (docs/architecture.md's app floors): the
+# shell knows no page, the data floor only the shell, a page the shell and the data floor, and
+# the few pages built on others name them. app/main.py (the session) may import every folder.
+APP_FLOORS = {
+    "shell": set(),
+    "data": {"shell"},
+    "describe": {"shell", "data"},
+    "survival": {"shell", "data", "describe"},   # Results draws Describe's Kaplan-Meier choices
+    "sensitivity": {"shell", "data"},
+    "omop": {"shell", "data"},
+    "sccs": {"shell", "data"},
+    "bayes": {"shell", "data"},
+    "gwas": {"shell", "data"},
+    "timing": {"shell", "data"},
+    "export": {"shell", "data", "describe", "survival"},
+    "analyses": {"shell", "data", "omop"},       # an analysis holds the OMOP page's state
+}
+APP_TOP = {"app", "app.main", "app.serve"}
+
+
 def _family(module: str) -> str | None:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 and parts[0] == "engine" else None
@@ -104,6 +125,26 @@ def test_every_family_imports_only_the_floors_beneath_it():
                 bad.append(f"{name} imports the engine package itself")
             elif other not in (None, family) and other not in FLOORS[family]:
                 bad.append(f"{name} -> {target}: {family} may not import {other}")
+    assert not bad, bad
+
+
+def test_every_app_folder_imports_only_the_floors_beneath_it():
+    """A page folder imports the shell, the data floor and the pages APP_FLOORS names, never
+    another page; every module lives in a folder with a floor (or is the session's top)."""
+    bad = []
+    for name, targets in _edges().items():
+        if not name.startswith("app") or name in APP_TOP:
+            continue
+        folder = name.split(".")[1]
+        if folder not in APP_FLOORS:
+            bad.append(f"{name}: app/{folder}/ has no floor in APP_FLOORS")
+            continue
+        for target in targets:
+            other = target.split(".")[1] if target.startswith("app.") else None
+            if target in APP_TOP - {"app"}:
+                bad.append(f"{name} imports {target}, the top of the app")
+            elif other not in (None, folder) and other not in APP_FLOORS[folder]:
+                bad.append(f"{name} -> {target}: app/{folder}/ may not import app/{other}/")
     assert not bad, bad
 
 
