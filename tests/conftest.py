@@ -2,7 +2,7 @@
 the GPU/emulator fixture and a few data fixtures.  The markers (gpu, slow, browser) are declared
 once, in pyproject.toml.
 
-Tests mirror the code: tests/engine/<family>/, tests/app/, tests/browser/ (Chromium),
+Tests mirror the code: tests/engine/<family>/, tests/app/<folder>/, tests/browser/ (Chromium),
 tests/bench/; tests/support/ holds the oracles, the model contract and the CUDA emulator,
 importable by name (``import oracles``) from any test."""
 
