@@ -3,10 +3,9 @@ between them, delete one.
 
 An analysis is a snapshot of the store's state (data, roles, design, options, form settings,
 kept fits with their engine results, the cross-validation) and of the OMOP page's (its settings
-and study), held in memory, so
-switching back shows the very same results without a refit. Saving one as a file is
-analysis_file.py; reopening a file (a refit) is reopen.py, whose staging store joins here with
-``add``.
+and study), held in memory, so switching back shows the very same results without a refit.
+Saving one as a file is analysis_file.py; reopening a file (a refit) is reopen.py, whose staging
+store and OMOP state join here with ``add``.
 """
 
 from __future__ import annotations
