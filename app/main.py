@@ -2,9 +2,9 @@
 
 Serve it with ``make run`` (``python -m app.serve app/main.py``: ``panel serve``, compressed).
 ``build_app`` is called once per browser session, so every session has its own Store (data,
-roles, fits) and page states; nothing mutable lives at module level. Each page is a folder
-(app/<page>/: its state, jobs, script, view and plots) built in the shell (app/shell/); numerics
-come from engine/ (lifelines only as a timed peer).
+roles, design), survival Workbench (kept fits) and page states; nothing mutable lives at module
+level. Each page is a folder (app/<page>/: its state, jobs, script, view and plots) built in the
+shell (app/shell/); numerics come from engine/ (lifelines only as a timed peer).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from app.shell.page_weight import without_mathjax, without_webgl
 from app.survival.design import DesignView
 from app.survival.fit import FitView
 from app.survival.results import ResultsView
+from app.survival.state import Workbench
 from app.timing.view import TimingView
 
 pn.extension("tabulator", "filedropper", notifications=True)
@@ -69,18 +70,20 @@ class App(param.Parameterized):
         self.store = Store()
         if sample:
             self.store.load_sample(sample)
-        self.omop_state = OmopState(store=self.store)
-        self.analyses = NamedAnalyses(self.store, self.omop_state)
+        self.workbench = Workbench(store=self.store)
+        self.omop_state = OmopState(workbench=self.workbench)
+        self.analyses = NamedAnalyses(self.store, self.workbench, self.omop_state)
         if saved is not None and saved.spec == self.store.spec() and not saved.fits:
             saved = None  # nothing to reopen beyond what is open
         self.restore = RestoreOffer(analyses=self.analyses, record=saved)
         if autosave:
-            self.saver = Autosaver(self.store, self.omop_state, user,
+            self.saver = Autosaver(self.store, self.workbench, self.omop_state, user,
                                    lambda: self.analyses.current)
             self.store.param.watch(self.saver.save, [
                 "data_version", "time", "start", "event", "event_codes", "treatment",
                 "covariates", "strata", "id", "weights", "missing", "cut_points", "model", "cause",
-                "ties", "penalty", "strength", "unpenalized", "backend", "solver", "fits", "cv"])
+                "ties", "penalty", "strength", "unpenalized", "backend", "solver"])
+            self.workbench.param.watch(self.saver.save, ["fits", "cv"])
         self.analyses_view = AnalysesView(store=self.store, analyses=self.analyses)
         self.data = DataView(store=self.store)
         # the first page is built now; every other page when it is first opened
@@ -98,10 +101,11 @@ class App(param.Parameterized):
         # after every other watcher of the fits (precedence 1): Results draws the new fit while
         # its page is off screen, then the page is sent to the browser once, as drawn (opened
         # first, its stale page was sent and then patched into the new one)
-        self.store.param.watch(self._after_fit, ["fits"], precedence=1)
+        self.workbench.param.watch(self._after_fit, ["fits"], precedence=1)
         self.tabs.param.watch(self._on_tab, ["active"])
-        self.store.param.watch(self._describe, ["data_version", "fits", "time", "event",
-                                                "covariates", "strata", "cut_points"])
+        self.store.param.watch(self._describe, ["data_version", "time", "event", "covariates",
+                                                "strata", "cut_points"])
+        self.workbench.param.watch(self._describe, ["fits"])
         self._describe()
 
     # the views behind the lazily built pages: each made on first use (its page opened, or
@@ -116,11 +120,11 @@ class App(param.Parameterized):
 
     @cached_property
     def fit(self) -> FitView:
-        return FitView(store=self.store)
+        return FitView(store=self.store, workbench=self.workbench)
 
     @cached_property
     def results(self) -> ResultsView:
-        return ResultsView(store=self.store, lazy=True)
+        return ResultsView(store=self.store, workbench=self.workbench, lazy=True)
 
     @cached_property
     def sensitivity(self) -> SensitivityView:
@@ -140,8 +144,8 @@ class App(param.Parameterized):
 
     @cached_property
     def export(self) -> ExportView:
-        return ExportView(store=self.store, results=self.results, describe=self.describe,
-                          lazy=True)
+        return ExportView(store=self.store, workbench=self.workbench, results=self.results,
+                          describe=self.describe, lazy=True)
 
     @cached_property
     def bayes(self) -> BayesView:
@@ -181,7 +185,7 @@ class App(param.Parameterized):
             f"**Covariates:** {len(s.covariates)}  ",
             f"**Strata:** {', '.join(s.strata) or 'none'}  ",
             f"**Cut points:** {', '.join(s.cut_points) or 'none'}  ",
-            f"**Kept fits:** {len(s.fits)}",
+            f"**Kept fits:** {len(self.workbench.fits)}",
             "",
             "Steps: **Data** → **Design** → **Describe** (Table 1, Kaplan-Meier, log-rank) → "
             "**Fit** → **Results**; **Sensitivity** fits a grid of variants of the analysis; "

@@ -294,10 +294,11 @@ def lone_fit() -> dict:
     """rossi fitted as a fresh session would (the app's store, in this process)."""
     sys.path.insert(0, str(ROOT))
     from app.data.store import Store
+    from app.survival.state import Workbench
 
     s = Store()
     s.load_sample("rossi")
-    summary = s.fit_job("lone").run().summary
+    summary = Workbench(store=s).fit_job("lone").run().summary
     return {name: f"{value:.6f}" for name, value in summary["coef"].items()}
 
 

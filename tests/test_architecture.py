@@ -94,13 +94,13 @@ APP_FLOORS = {
     "describe": {"shell", "data"},
     "survival": {"shell", "data", "describe"},   # Results draws Describe's Kaplan-Meier choices
     "sensitivity": {"shell", "data"},
-    "omop": {"shell", "data"},
+    "omop": {"shell", "data", "survival"},       # the study's fit is kept in the workbench
     "sccs": {"shell", "data"},
     "bayes": {"shell", "data"},
     "gwas": {"shell", "data"},
     "timing": {"shell", "data"},
     "export": {"shell", "data", "describe", "survival"},
-    "analyses": {"shell", "data", "omop"},       # an analysis holds the OMOP page's state
+    "analyses": {"shell", "data", "survival", "omop"},  # an analysis holds their states
 }
 APP_TOP = {"app", "app.main", "app.serve"}
 

@@ -86,18 +86,19 @@ def fit_kind(spec: dict) -> str:
     return "cv" if "cross_validated" in spec["options"] else "fit"
 
 
-def capture(store, omop, name: str) -> Analysis:
-    """The session's analysis (the store's data, choices, settings and kept fits, the OMOP
-    page's settings and whether it shows a study) under ``name``."""
+def capture(store, workbench, omop, name: str) -> Analysis:
+    """The session's analysis (the store's data, choices and settings, the workbench's kept
+    fits and cross-validation, the OMOP page's settings and whether it shows a study) under
+    ``name``."""
     spec = store.spec()
     upload = spec["data"].get("kind") in UPLOAD_KINDS
     fits = [SavedFit(f.name, fit_kind(f.spec), f.spec, f.summary, float(f.elapsed),
-                     int(f.n_strata), getattr(f, "frame", None)) for f in store.fits]
+                     int(f.n_strata), getattr(f, "frame", None)) for f in workbench.fits]
     settings = {**{k: getattr(store, k) for k in STORE_SETTINGS},
                 **{f"omop_{k}": getattr(omop, k) for k in OMOP_SETTINGS}}
     return Analysis(name=name, spec=spec, settings=settings,
                     frame=store.data if upload else None, fits=fits,
-                    cv=store.cv.name if store.cv is not None else None,
+                    cv=workbench.cv.name if workbench.cv is not None else None,
                     study=omop.study is not None)
 
 

@@ -69,10 +69,12 @@ def set_cookie_script(token: str) -> str:
 
 
 class Autosaver:
-    """Saves one session's analysis for its user whenever the store changes."""
+    """Saves one session's analysis for its user whenever the store or the workbench
+    changes."""
 
-    def __init__(self, store, omop, user: str | None, name=lambda: "analysis 1"):
-        self.store, self.omop, self.user, self.name = store, omop, user, name
+    def __init__(self, store, workbench, omop, user: str | None, name=lambda: "analysis 1"):
+        self.store, self.workbench, self.omop = store, workbench, omop
+        self.user, self.name = user, name
         self.parquet = {}   # id(upload frame) -> its Parquet bytes, written once
 
     def save(self, *events) -> None:
@@ -86,8 +88,9 @@ class Autosaver:
     def _write(self) -> None:
         path = user_file(self.user)
         path.parent.mkdir(parents=True, exist_ok=True)
-        content = analysis_file.write(analysis_file.capture(self.store, self.omop, self.name()),
-                                      self.parquet)
+        content = analysis_file.write(
+            analysis_file.capture(self.store, self.workbench, self.omop, self.name()),
+            self.parquet)
         temporary = path.with_suffix(".tmp")
         temporary.write_bytes(content)
         temporary.replace(path)

@@ -1,6 +1,6 @@
 """Reopening a saved analysis (analysis_file.Analysis): its data loaded again, its kept fits
-refitted from their specs, all in a staging Store and OMOP state that a session's then take over
-in one update (named.put).
+refitted from their specs, all in a staging Store, Workbench and OMOP state that a session's then
+take over in one update (named.put).
 
 Kept fits are refitted, not read back from their saved tables: the views need the engine's
 whole result (standard errors, the PH check, residuals), and a refit of the same data with the
@@ -20,6 +20,7 @@ from ..data.memory import check_simulation
 from ..data.store import Store
 from ..omop.jobs import StudyJob
 from ..omop.state import OmopState
+from ..survival.state import Workbench
 from .analysis_file import STORE_SETTINGS, UPLOAD_KINDS, Analysis
 
 ROLE_KEYS = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
@@ -70,22 +71,23 @@ def apply_spec(store: Store, spec: dict) -> None:
                            strength_fraction=float(options["strength_fraction"]))
 
 
-def rebuild(analysis: Analysis) -> tuple[Store, OmopState, list[str]]:
-    """(a staging Store holding the analysis with its fits refitted, the staging OMOP state with
-    its settings and study, the names of refits whose numbers differ from the saved tables).
-    DataLoadError when data cannot be opened again."""
+def rebuild(analysis: Analysis) -> tuple[Store, Workbench, OmopState, list[str]]:
+    """(a staging Store holding the analysis, its Workbench with the fits refitted, the staging
+    OMOP state with its settings and study, the names of refits whose numbers differ from the
+    saved tables). DataLoadError when data cannot be opened again."""
     staged = Store()
     staged.param.update(**{k: v for k, v in analysis.settings.items() if k in STORE_SETTINGS})
-    omop = OmopState(store=staged)
+    bench = Workbench(store=staged)
+    omop = OmopState(workbench=bench)
     omop.param.update(**{k.removeprefix("omop_"): v for k, v in analysis.settings.items()
                          if k.startswith("omop_")})
-    workers: dict[str, Store] = {}  # one store per data source: an upload is read once
+    workers: dict[str, Workbench] = {}  # one per data source: an upload is read once
 
     def worker(data, frame):
         key = json.dumps(data, sort_keys=True) + str(id(frame))
         if key not in workers:
-            workers[key] = Store()
-            load_source(workers[key], data, frame)
+            workers[key] = Workbench(store=Store())
+            load_source(workers[key].store, data, frame)
         return workers[key]
 
     fits, differ, cv, study = [], [], None, None
@@ -97,10 +99,10 @@ def rebuild(analysis: Analysis) -> tuple[Store, OmopState, list[str]]:
             kept = study.stratified_fit()
         else:
             work = worker(saved.spec["data"], saved.frame)
-            apply_spec(work, saved.spec)
+            apply_spec(work.store, saved.spec)
             if saved.kind == "cv":
                 done = saved.spec["options"]["cross_validated"]
-                work.param.update(cv_folds=int(done["folds"]), cv_grid=int(done["grid"]))
+                work.store.param.update(cv_folds=int(done["folds"]), cv_grid=int(done["grid"]))
                 run, kept = work.cv_job(saved.name).run()
                 if saved.name == analysis.cv:
                     cv = run
@@ -110,15 +112,15 @@ def rebuild(analysis: Analysis) -> tuple[Store, OmopState, list[str]]:
         if not same_numbers(kept.summary, saved.table):
             differ.append(saved.name)
         fits.append(kept)
-    current = worker(analysis.spec["data"], analysis.frame)
+    current = worker(analysis.spec["data"], analysis.frame).store
     apply_spec(current, analysis.spec)
     staged.param.update(data=current.data, raw_data=current.raw_data,
                         data_steps=current.data_steps, simulated=current.simulated,
                         source=current.source, columns=current.columns)
     apply_spec(staged, analysis.spec)
-    staged.param.update(fits=fits, cv=cv)
+    bench.param.update(fits=fits, cv=cv)
     omop.study = study
-    return staged, omop, differ
+    return staged, bench, omop, differ
 
 
 def same_numbers(table: pd.DataFrame, saved: pd.DataFrame) -> bool:

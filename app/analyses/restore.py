@@ -42,8 +42,8 @@ class RestoreOffer(Viewer):
         """Rebuild the saved analysis (data, roles, refitted fits) and show it."""
         self.row.loading = True
         try:
-            staged, omop, differ = await in_thread(_rebuild_in_slot, self.record,
-                                                   name="survscan-reopen")
+            staged, bench, omop, differ = await in_thread(_rebuild_in_slot, self.record,
+                                                          name="survscan-reopen")
         except (DataLoadError, ValueError) as exc:
             notify("error", f"Cannot reopen the last analysis: {exc}", duration=0)
             return False
@@ -54,11 +54,11 @@ class RestoreOffer(Viewer):
             self.row.loading = False
             self._hide()
         with pn.io.hold(freeze=True):  # the reopened analysis reaches the page as one patch
-            self.analyses.add(self.record.name, staged, omop, keep_current=False)
+            self.analyses.add(self.record.name, staged, bench, omop, keep_current=False)
         for name in differ:
             notify("warning", f"{name}: the refit differs from the saved numbers", duration=0)
         notify("success", f"Reopened {staged.source.get('label')} with "
-                          f"{len(staged.fits)} kept fit(s)", duration=3000)
+                          f"{len(bench.fits)} kept fit(s)", duration=3000)
         return True
 
     def _hide(self) -> None:

@@ -78,7 +78,8 @@ class AnalysesView(Viewer):
         """The current analysis as .survscan bytes (a download never shows a traceback)."""
         try:
             return io.BytesIO(analysis_file.write(analysis_file.capture(
-                self.store, self.analyses.omop, self.analyses.current)))
+                self.store, self.analyses.workbench, self.analyses.omop,
+                self.analyses.current)))
         except Exception as exc:
             notify("error", f"The analysis file could not be written: {exc}", duration=0)
             return io.BytesIO(b"")
@@ -96,8 +97,8 @@ class AnalysesView(Viewer):
         new named analysis (the current one stays under its name)."""
         self.opener.loading = True
         try:
-            staged, omop, differ, name = await in_thread(_read_and_rebuild, filename, data,
-                                                         name="survscan-open-analysis")
+            staged, bench, omop, differ, name = await in_thread(
+                _read_and_rebuild, filename, data, name="survscan-open-analysis")
         except (DataLoadError, ValueError) as exc:
             notify("error", f"Cannot open {filename}: {exc}", duration=0)
             return False
@@ -108,12 +109,12 @@ class AnalysesView(Viewer):
         finally:
             self.opener.loading = False
         with pn.io.hold(freeze=True):  # the opened analysis reaches the page as one patch
-            shown = self.analyses.add(name, staged, omop)
+            shown = self.analyses.add(name, staged, bench, omop)
             self._refresh()
         for fit in differ:
             notify("warning", f"{fit}: the refit differs from the saved numbers", duration=0)
         notify("success", f"Opened {shown}: {staged.source.get('label')}, "
-                          f"{len(staged.fits)} kept fit(s) refitted", duration=4000)
+                          f"{len(bench.fits)} kept fit(s) refitted", duration=4000)
         return True
 
     def __panel__(self):
@@ -140,5 +141,5 @@ class AnalysesView(Viewer):
 def _read_and_rebuild(filename, data):
     analysis = analysis_file.read(data, filename)
     with SLOTS.slot():
-        staged, omop, differ = rebuild(analysis)
-    return staged, omop, differ, analysis.name
+        staged, bench, omop, differ = rebuild(analysis)
+    return staged, bench, omop, differ, analysis.name

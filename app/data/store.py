@@ -1,10 +1,11 @@
-"""The state of one browser session: the loaded data, the column roles, the survival
-workbench's design and options, and the kept fits (the OMOP, SCCS, Bayesian and GWAS pages keep
-their own state in their folders).
+"""The state of one browser session: the loaded data, the column roles and, until they move into
+the survival page's state, the workbench's design and options (its kept fits and the jobs that
+fit them are app/survival/state.py's Workbench; the OMOP, SCCS, Bayesian and GWAS pages keep
+their own state in their folders too).
 
 Views read and write this store; nothing here imports Panel widgets, so it is tested without a
-browser (tests/app/data/test_app_store.py). Reading files and queries is in loading.py, fit jobs
-in jobs.py, the analysis spec and its script in script.py; numerics stay in engine/.
+browser (tests/app/data/test_app_store.py). Reading files and queries is in loading.py, the
+analysis spec and its script in script.py; numerics stay in engine/.
 
 Two kinds of data:
 - a DataFrame (a bundled sample, an uploaded CSV/Parquet file, a DuckDB query result), and
@@ -28,9 +29,7 @@ import engine
 
 from ..shell.caught_warnings import collected
 from ..shell.choices import BACKENDS, PENALTIES, SOLVERS, SURVIVAL_MODELS, TIES
-from .jobs import BootstrapJob, CrossValidationJob, FitJob, KeptFit, PathJob
 from .loading import DataLoadError, query_duckdb, read_upload
-from .memory import check_fit
 from .model_terms import check_form, formula_text, read_formula, rhs_text
 from .recode import apply_step
 from .samples import ROLE_GUESSES, SAMPLES
@@ -86,7 +85,7 @@ def parse_cut_points(text: str, what: str = "cut point") -> list[float]:
 
 
 class Store(param.Parameterized):
-    """Data, roles, design, options and kept fits of one browser session."""
+    """Data, roles, design and options of one browser session."""
 
     # --- data --------------------------------------------------------------------------
     data = param.DataFrame(default=None, allow_None=True, doc="Loaded data (frame mode).")
@@ -148,15 +147,6 @@ class Store(param.Parameterized):
     cv_grid = param.Integer(default=10, bounds=(2, None), doc="Points of the lambda grid.")
 
     reset_note = param.String(default="", doc="What the last data change reset, in one line.")
-
-    # --- results -----------------------------------------------------------------------
-    fits = param.List(default=[], doc="KeptFit records, oldest first.")
-    cv = param.Parameter(default=None, doc="The last CrossValidationRun (Results draws it).")
-    path = param.Parameter(default=None, doc="The last PathRun (the Fit tab's path plot).")
-    bootstrap = param.Parameter(default=None, doc="The last BootstrapRun (the Fit tab's "
-                                                  "bootstrap intervals).")
-    bootstrap_replicates = param.Integer(default=200, bounds=(20, 10_000),
-                                         doc="Replicates of the Fit tab's bootstrap.")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -627,7 +617,7 @@ class Store(param.Parameterized):
         return pd.DataFrame(rows, columns=["column", "role", "problem"])
 
     # ------------------------------------------------------------------------------------
-    # the analysis spec, fitting and export
+    # the analysis spec, the fit options and export
     # the penalty on the scale of lambda_max (engine.lambda_max)
     @param.depends("strength", watch=True)
     def _strength_typed(self) -> None:
@@ -749,123 +739,15 @@ class Store(param.Parameterized):
     def spec_json(self) -> str:
         return self.analysis_spec().to_json()
 
-    def next_fit_name(self) -> str:
-        taken = {f.name for f in self.fits}
-        k = len(self.fits) + 1
-        while f"fit {k}" in taken:
-            k += 1
-        return f"fit {k}"
-
-    def fit_job(self, name: str | None = None, **overrides) -> FitJob:
-        """Snapshot the data, roles and options into a job that a worker thread can run."""
-        if self.cut_points:
-            unknown = [k for k in self.cut_points if k not in self.covariates]
-            if unknown:
-                raise DataLoadError(f"cut points are set for {unknown}, which are not covariates")
-        curved = sorted((set(self.cut_points) | set(self.fit_options()["unpenalized"]))
-                        & set(self.forms))
-        if curved:
-            raise DataLoadError(f"cut points and the unpenalized list take linear terms; "
-                                f"{curved} have another form (Design tab)")
-        factory = self.make_cohort_factory()
-        check_fit(self)
-        options = {**self.fit_options(), **overrides}
-        spec = self.spec()
-        spec["options"].update({k: v for k, v in overrides.items() if isinstance(v, str)})
-        scale = None
-        if (self.penalty != "none" and self.strength_as == "fraction"
-                and self.known_lambda_max() is None and "penalty" not in overrides):
-            scale = {"fraction": float(self.strength_fraction), "key": self.penalty_key(),
-                     "kwargs": self.lambda_max_kwargs()}
-        return FitJob(name or self.next_fit_name(), spec, factory, options,
-                      frame=self.upload_frame(), scale=scale)
-
-    def keep(self, fit: KeptFit) -> None:
-        self.fits = [*self.fits, fit]
-
-    def keep_replacing(self, fit: KeptFit) -> None:
-        """Keep ``fit``, dropping an earlier fit of the same name (a rerun study)."""
-        self._drop(fit.name, keep=fit)
-
-    # ------------------------------------------------------------------------------------
-    # cross-validation, the path and the bootstrap
-    def cv_job(self, name: str | None = None) -> CrossValidationJob:
-        """Snapshot for engine.cross_validate of the current L1/L2 penalty's strength."""
-        if self.penalty == "none":
-            raise DataLoadError("choose an L1 or L2 penalty in the Design tab; "
-                                "cross-validation chooses its strength")
-        if self.model != "cox":
-            raise DataLoadError("cross-validation of the penalty is for the Cox model")
-        if self.cut_points:
-            raise DataLoadError("cross-validation does not take cut points; clear them in "
-                                "the Design tab")
-        factory = self.make_cohort_factory()
-        check_fit(self)
-        options = {"model": "cox", "penalty": self.penalty.lower(), "folds": int(self.cv_folds),
-                   "grid": int(self.cv_grid), "seed": 0, "ties": self.effective_ties,
-                   "unpenalized": list(self.fit_options()["unpenalized"]),
-                   "backend": self.backend}
-        name = name or f"{self.next_fit_name()} (CV {self.penalty})"
-        return CrossValidationJob(name, self.spec(), factory, options,
-                                  frame=self.upload_frame())
-
-    def bootstrap_job(self) -> BootstrapJob:
-        """Snapshot for engine.bootstrap of the design as a fit would take it (model, ties,
-        penalty, cut points): percentile intervals from resampled subjects."""
-        lam = self.chosen_lambda()
-        if self.penalty != "none" and lam is None:
-            raise DataLoadError("the penalty's lambda is a fraction of lambda_max, which is not "
-                                "known yet for this design: fit once (or draw the path), then "
-                                "bootstrap")
-        factory = self.make_cohort_factory()
-        check_fit(self)
-        options = {**self.fit_options(), "penalty": self.penalty_object(lam),
-                   "replicates": int(self.bootstrap_replicates), "seed": 0}
-        return BootstrapJob(f"bootstrap of {int(self.bootstrap_replicates)} replicates",
-                            self.spec(), factory, options)
-
-    def upload_frame(self) -> pd.DataFrame | None:
-        """The data when they are an upload (a kept fit holds them for the analysis file)."""
-        return self.data if self.source.get("kind") in ("csv", "parquet") else None
-
-    def path_job(self) -> PathJob:
-        """Snapshot for engine.path of the current L1/L2 penalty over ``cv_grid`` strengths."""
-        if self.penalty == "none":
-            raise DataLoadError("choose an L1 or L2 penalty in the Design tab; the path shows "
-                                "the fits along its strength")
-        if self.model != "cox":
-            raise DataLoadError("the regularisation path is drawn for the Cox model")
-        if self.cut_points:
-            raise DataLoadError("the path does not take cut points; clear them in the Design "
-                                "tab")
-        options = {"model": "cox", "penalty": self.penalty.lower(), "grid": int(self.cv_grid),
-                   "unpenalized": list(self.fit_options()["unpenalized"]),
-                   "ties": self.effective_ties, "backend": self.backend}
-        return PathJob(f"{self.penalty} path", self.make_cohort_factory(), options,
-                       self.penalty_key())
-
     def chosen_lambda(self) -> float | None:
         """The lambda a fit would use now (None in fraction mode while lambda_max is unknown)."""
         if self.penalty == "none":
             return None
         return self.scaled_strength() if self.strength_as == "fraction" else self.strength
 
-    def remove_fit(self, name: str) -> None:
-        self._drop(name)
-
-    def _drop(self, name: str, keep: KeptFit | None = None) -> None:
-        """Forget the fits called ``name`` (keeping ``keep`` in their place, if given) and free
-        what their problems hold (GPU memory), unless ``keep`` still uses that result."""
-        gone = [f for f in self.fits if f.name == name]
-        self.fits = [*(f for f in self.fits if f.name != name), *([keep] if keep else [])]
-        for fit in gone:
-            if keep is None or fit.result is not keep.result:
-                fit.release()
-
-    def get_fit(self, name: str | None) -> KeptFit | None:
-        if not self.fits:
-            return None
-        return next((f for f in self.fits if f.name == name), self.fits[-1])
+    def upload_frame(self) -> pd.DataFrame | None:
+        """The data when they are an upload (a kept fit holds them for the analysis file)."""
+        return self.data if self.source.get("kind") in ("csv", "parquet") else None
 
     def python_script(self) -> str:
         """A Python script that reproduces the analysis with the engine's public API."""

@@ -11,14 +11,15 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from ..data.jobs import coefficient_comparison, comparison
 from ..data.store import Store
 from ..describe.view import DescribeView
 from ..shell.figures import DPI, forest_figure, save
 from ..shell.on_screen import OnScreen
 from ..shell.plots import forest_plot, plot_html
 from ..shell.widgets import markdown, notify
+from ..survival.jobs import coefficient_comparison, comparison
 from ..survival.results import ResultsView, hr_table, is_fine_gray
+from ..survival.state import Workbench
 from .report import report_zip
 
 
@@ -28,6 +29,7 @@ def _text(s: str) -> io.StringIO:
 
 class ExportView(Viewer):
     store = param.ClassSelector(class_=Store)
+    workbench = param.ClassSelector(class_=Workbench)
     results = param.ClassSelector(class_=ResultsView)
     describe = param.ClassSelector(class_=DescribeView)
     lazy = param.Boolean(default=False, doc="Write the script only while shown (the app's "
@@ -59,8 +61,9 @@ class ExportView(Viewer):
         self.script = markdown(sizing_mode="stretch_width")
         # the script (Markdown with highlighting) is rewritten on every change of the analysis:
         # only while the tab is shown, else once when it is next shown
+        self.workbench.param.watch(lambda *e: self.screen.run(self._refresh), ["fits"])
         self.store.param.watch(lambda *e: self.screen.run(self._refresh),
-                               ["fits", "data_version", "time", "event", "covariates", "strata",
+                               ["data_version", "time", "event", "covariates", "strata",
                                 "cut_points", "ties", "penalty", "strength", "solver",
                                 "backend", "start", "id", "weights", "event_codes",
                                 "unpenalized", "forms", "interactions"])
@@ -85,7 +88,7 @@ class ExportView(Viewer):
         return wrapped
 
     def _fit(self):
-        fit = self.store.get_fit(self.results.fit_select.value if self.results else None)
+        fit = self.workbench.get_fit(self.results.fit_select.value if self.results else None)
         if fit is None:
             raise ValueError("no fit yet: press Fit in the Fit tab first")
         return fit
@@ -105,7 +108,7 @@ class ExportView(Viewer):
         terms, adjusted curves and prediction metrics (those drawn), the comparison of fits,
         the spec and the script, as one ZIP."""
         files = dict(self.describe.report_files()) if self.describe is not None else {}
-        if self.store.fits:
+        if self.workbench.fits:
             fit = self._fit()
             files["hazard_ratios.csv"] = hr_table(fit.summary, is_fine_gray(fit)).to_csv(
                 index=False).encode()
@@ -126,10 +129,10 @@ class ExportView(Viewer):
         return report_zip(files, self.store.source.get("label", "none"), DPI)
 
     def comparison_text(self):
-        if not self.store.fits:
+        if not self.workbench.fits:
             raise ValueError("no fit yet")
-        comp = comparison(self.store.fits)
-        side = coefficient_comparison(self.store.fits).T.add_prefix("HR ")
+        comp = comparison(self.workbench.fits)
+        side = coefficient_comparison(self.workbench.fits).T.add_prefix("HR ")
         return _text(comp.join(side, on="fit").to_csv(index=False))
 
     def risk_text(self):

@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..data.jobs import KeptFit
+from ..survival.jobs import KeptFit
 from ..data.loading import concept_names, open_omop
 from ..shell.caught_warnings import collected
 

@@ -2,8 +2,8 @@
 and CohortMethod's rules) and the last study run, one per session beside the Store.
 
 Its settings and study are part of an analysis (saved by name, in the analysis file, reopened);
-the study's PS-stratified outcome model is kept as a fit in the Store, so it joins the Results
-comparison and the exports. No Panel widgets and no numerics here.
+the study's PS-stratified outcome model is kept as a fit in the survival workbench, so it joins
+the Results comparison and the exports. No Panel widgets and no numerics here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import param
 
 from ..data.loading import DataLoadError, data_path
-from ..data.store import Store
+from ..survival.state import Workbench
 from .jobs import StudyJob, StudyRun
 
 CELECOXIB, DICLOFENAC, GI_HAEMORRHAGE = 1118084, 1124300, 192671  # the OHDSI teaching study
@@ -23,7 +23,8 @@ SETTINGS = ("path", "target", "comparator", "outcome", "prior_observation", "ris
 class OmopState(param.Parameterized):
     """The settings of the OMOP study and its last run, for one session."""
 
-    store = param.ClassSelector(class_=Store, doc="Where the study's stratified fit is kept.")
+    workbench = param.ClassSelector(class_=Workbench,
+                                    doc="Where the study's stratified fit is kept.")
     path = param.String(default="", doc="DuckDB file or Parquet folder of an OMOP CDM; empty: "
                                         "the bundled Eunomia GiBleed CDM.")
     target = param.Integer(default=CELECOXIB)
@@ -63,4 +64,4 @@ class OmopState(param.Parameterized):
     def keep(self, run: StudyRun) -> None:
         """Show ``run`` and keep its PS-stratified model as a fit (replacing the last study's)."""
         self.study = run
-        self.store.keep_replacing(run.stratified_fit())
+        self.workbench.keep_replacing(run.stratified_fit())

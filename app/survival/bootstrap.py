@@ -10,30 +10,33 @@ from panel.viewable import Viewer
 
 from ..data.store import Store
 from ..shell.widgets import markdown, show, table, while_filled
+from .state import Workbench
 
 
 class BootstrapView(Viewer):
     """The last bootstrap, shown while the design is the one it resampled."""
 
     store = param.ClassSelector(class_=Store)
+    workbench = param.ClassSelector(class_=Workbench)
 
     def __init__(self, **params):
         super().__init__(**params)
         self.replicates = pn.widgets.IntInput.from_param(
-            self.store.param.bootstrap_replicates, label="Bootstrap replicates", width=160)
+            self.workbench.param.bootstrap_replicates, label="Bootstrap replicates", width=160)
         self.button = pn.widgets.Button(label="Bootstrap intervals", width=180)
         self.info = markdown(sizing_mode="stretch_width", css_classes=["bootstrap-info"])
         self.table = table(css_classes=["bootstrap-table"])
         self.body = while_filled(self.table)  # in the browser only while it has rows
-        self.store.param.watch(self._draw, ["bootstrap", "data_version", "time", "start",
-                                            "event", "event_codes", "covariates", "strata",
-                                            "id", "weights", "cut_points", "model", "ties",
-                                            "cause", "penalty", "strength", "unpenalized",
-                                            "forms", "interactions"])
+        self.workbench.param.watch(self._draw, ["bootstrap"])
+        self.store.param.watch(self._draw, ["data_version", "time", "start", "event",
+                                            "event_codes", "covariates", "strata", "id",
+                                            "weights", "cut_points", "model", "ties", "cause",
+                                            "penalty", "strength", "unpenalized", "forms",
+                                            "interactions"])
         self._draw()
 
     def _draw(self, *events) -> None:
-        run = self.store.bootstrap
+        run = self.workbench.bootstrap
         fresh = run is not None and run.spec == self.store.spec()
         if not fresh:
             self.table.value = pd.DataFrame()

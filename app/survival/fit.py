@@ -12,19 +12,21 @@ from panel.viewable import Viewer
 
 import engine
 
-from ..data.jobs import comparison
 from ..data.loading import DataLoadError
 from ..data.store import Store
 from ..shell.job_runner import JobRunner
 from ..shell.widgets import markdown, notify, show, table
 from .bootstrap import BootstrapView
+from .jobs import comparison
 from .path import PathView, penalty_words
+from .state import Workbench
 
 
 class FitView(Viewer):
     """The Fit and Cancel buttons, a progress indicator, and the list of kept fits."""
 
     store = param.ClassSelector(class_=Store)
+    workbench = param.ClassSelector(class_=Workbench)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -45,8 +47,8 @@ class FitView(Viewer):
         self.cv_button.on_click(self._on_cv)
         self.path_button = pn.widgets.Button(label="Draw the path", width=160)
         self.path_button.on_click(self._on_path)
-        self.path_view = PathView(store=self.store)
-        self.bootstrap_view = BootstrapView(store=self.store)
+        self.path_view = PathView(store=self.store, workbench=self.workbench)
+        self.bootstrap_view = BootstrapView(store=self.store, workbench=self.workbench)
         self.bootstrap_view.button.on_click(self._on_bootstrap)
         self.runner = JobRunner(self.status, [self.fit_button, self.cv_button, self.path_button,
                                               self.bootstrap_view.button],
@@ -54,7 +56,7 @@ class FitView(Viewer):
         # after the app's own watcher (precedence 1), which opens Results for a new fit: this
         # page has then left the browser, and the table's new rows reach no browser model
         # until the page is shown again (0.2 s of a 10^5 x 1,000 fit's click-to-result)
-        self.store.param.watch(self._refresh_fits, ["fits"], precedence=2)
+        self.workbench.param.watch(self._refresh_fits, ["fits"], precedence=2)
         self.store.param.watch(self._refresh_summary, ["data_version", "time", "event",
                                                        "covariates", "strata", "cut_points",
                                                        "ties", "penalty", "strength", "solver",
@@ -79,16 +81,16 @@ class FitView(Viewer):
             f"solver {opts['solver']}, backend {opts['backend']}")
 
     def _refresh_fits(self, *events) -> None:
-        df = comparison(self.store.fits)
+        df = comparison(self.workbench.fits)
         show(self.fits_table, df, 4)
-        names = [f.name for f in self.store.fits]
+        names = [f.name for f in self.workbench.fits]
         self.remove_select.options = names
         self.remove_select.value = names[-1] if names else None
-        self.name_input.placeholder = self.store.next_fit_name()
+        self.name_input.placeholder = self.workbench.next_fit_name()
 
     def _remove(self, event=None) -> None:
         if self.remove_select.value:
-            self.store.remove_fit(self.remove_select.value)
+            self.workbench.remove_fit(self.remove_select.value)
 
     async def _on_fit(self, event=None) -> None:
         await self.run_fit()
@@ -108,7 +110,7 @@ class FitView(Viewer):
         if self.runner.running:
             return None
         name = self.name_input.value.strip() or None
-        if name and any(f.name == name for f in self.store.fits):
+        if name and any(f.name == name for f in self.workbench.fits):
             notify("error", f"A fit named {name!r} is already kept; choose another name.")
             return None
         try:
@@ -127,7 +129,8 @@ class FitView(Viewer):
 
     async def run_cv(self) -> None:
         """engine.cross_validate in a new thread with fold progress and Cancel; keep the refit."""
-        job = self._new_job(self.store.cv_job, "Cross-validation failed", "Cannot cross-validate")
+        job = self._new_job(self.workbench.cv_job, "Cross-validation failed",
+                            "Cannot cross-validate")
         if job is None:
             return
         key = self.store.penalty_key()
@@ -139,11 +142,11 @@ class FitView(Viewer):
 
         def keep(result, p) -> str:
             run, kept = result
-            self.store.cv = run
+            self.workbench.cv = run
             self.store.note_lambda_max(key, run.result.lambda_max)
             self.store.strength_fraction = run.chosen / run.result.lambda_max
             self.store.strength = run.chosen     # the chosen lambda, exactly, for the next fit
-            self.store.keep(kept)
+            self.workbench.keep(kept)
             for message in kept.warnings:
                 notify("warning", message, duration=0)
             return (f"**{kept.name}**: cross-validated {run.penalty} over {folds} folds in "
@@ -159,7 +162,7 @@ class FitView(Viewer):
 
     async def run_fit(self) -> None:
         """Snapshot the store, fit in a new thread, poll its progress; keep the result."""
-        job = self._new_job(self.store.fit_job, "Fit failed", "Cannot fit")
+        job = self._new_job(self.workbench.fit_job, "Fit failed", "Cannot fit")
         if job is None:
             return
 
@@ -168,7 +171,7 @@ class FitView(Viewer):
             state = "converged" if res.converged else "did NOT converge"
             if job.scale is not None:
                 self.store.note_lambda_max(job.scale["key"], kept.spec["options"]["lambda_max"])
-            self.store.keep(kept)
+            self.workbench.keep(kept)
             for message in kept.warnings:
                 notify("warning", message, duration=0)
             return (f"**{kept.name}**: {state} after {res.n_iter} iterations in "
@@ -183,14 +186,14 @@ class FitView(Viewer):
 
     async def run_path(self) -> None:
         """engine.path in a new thread with progress and Cancel; Fit shows its plot."""
-        job = self._new_job(lambda name: self.store.path_job(), "The path failed",
+        job = self._new_job(lambda name: self.workbench.path_job(), "The path failed",
                             "Cannot draw the path")
         if job is None:
             return
 
         def keep(run, p) -> str:
             self.store.note_lambda_max(run.key, run.result.lambda_max)
-            self.store.path = run
+            self.workbench.path = run
             return (f"The {job.name}: {len(run.result.lambdas)} fits in {p.elapsed:.2f} s; "
                     f"lambda_max {run.result.lambda_max:.4g}.")
 
@@ -202,14 +205,14 @@ class FitView(Viewer):
 
     async def run_bootstrap(self) -> None:
         """engine.bootstrap in a new thread with replicate progress and Cancel."""
-        job = self._new_job(lambda name: self.store.bootstrap_job(), "The bootstrap failed",
-                            "Cannot bootstrap")
+        job = self._new_job(lambda name: self.workbench.bootstrap_job(),
+                            "The bootstrap failed", "Cannot bootstrap")
         if job is None:
             return
         total = job.options["replicates"]
 
         def keep(run, p) -> str:
-            self.store.bootstrap = run
+            self.workbench.bootstrap = run
             for message in run.warnings:
                 notify("warning", message, duration=0)
             return f"The {job.name}: {total} refits in {p.elapsed:.2f} s (table below)."

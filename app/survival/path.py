@@ -10,6 +10,7 @@ from panel.viewable import Viewer
 from ..data.store import Store
 from ..shell.widgets import markdown, show, table
 from .path_plot import path_plot
+from .state import Workbench
 
 
 def penalty_words(s: Store) -> str:
@@ -31,6 +32,7 @@ class PathView(Viewer):
     """The last path of this design: coefficients and deviance ratio against lambda."""
 
     store = param.ClassSelector(class_=Store)
+    workbench = param.ClassSelector(class_=Workbench)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -41,15 +43,16 @@ class PathView(Viewer):
         # a Layout sends Panel's ``design`` to Bokeh's GridPlot, which has none (AttributeError)
         self.body = pn.Column(self.plot, self.table, visible=False,
                               sizing_mode="stretch_width")
+        self.workbench.param.watch(self._draw, ["path"])
         self.store.param.watch(self._draw, [
-            "path", "strength", "strength_fraction", "strength_as", "lambda_max", "penalty",
+            "strength", "strength_fraction", "strength_as", "lambda_max", "penalty",
             "data_version", "time", "start", "event", "event_codes", "covariates", "strata",
             "id", "weights", "cut_points", "model", "ties", "cause", "unpenalized"])
         self._draw()
 
     def _draw(self, *events) -> None:
         s = self.store
-        run = s.path
+        run = self.workbench.path
         fresh = run is not None and run.key == s.penalty_key()
         self.info.object = f"**Penalty:** {penalty_words(s)}." + (
             "" if fresh else " **Draw the path** shows the fits from lambda_max down to "

@@ -22,7 +22,6 @@ from panel.viewable import Viewer
 
 import engine
 
-from ..data.jobs import coefficient_comparison, comparison, nested_lr_tests
 from ..data.store import Store
 from ..describe import describing
 from ..shell.lazy_tab import LazyTabs
@@ -30,8 +29,10 @@ from ..shell.on_screen import OnScreen
 from ..shell.plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 from ..shell.widgets import markdown, notify, show, table, while_filled, while_set, while_visible
 from .adjusted import AdjustedView
+from .jobs import coefficient_comparison, comparison, nested_lr_tests
 from .ph_check import PhCheck
 from .prediction import PredictionView
+from .state import Workbench
 from .terms import TermsView
 
 NO_GROUP = "(all together)"
@@ -173,6 +174,7 @@ class ResultsView(Viewer):
     """The kept fit chosen, above its sections (``sections``: title, layout), one tab each."""
 
     store = param.ClassSelector(class_=Store)
+    workbench = param.ClassSelector(class_=Workbench)
     lazy = param.Boolean(default=False, doc="Draw only while shown (the app's tab: ``show`` "
                                             "and ``hide`` follow the open tab).")
 
@@ -245,7 +247,7 @@ class ResultsView(Viewer):
             "shr_title": while_visible(self.shr_title), "hr": while_filled(self.hr),
             "forest": while_set(self.forest), "compare": while_filled(self.compare),
             "compare_hr": while_filled(self.compare_hr), "lr": while_filled(self.lr_tests)}
-        s.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
+        self.workbench.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
         self.group.param.watch(self._draw_km, "value")
         self.window.param.watch(self._draw_km, "value_throttled")
         self.ci.param.watch(self._draw_km, "value")
@@ -254,7 +256,7 @@ class ResultsView(Viewer):
         s.param.watch(lambda *e: self.screen.run(self._on_data),
                       ["data_version", "treatment", "time", "start", "event", "event_codes",
                        "model"])
-        s.param.watch(lambda *e: self.screen.run(self._on_fits), ["fits"])
+        self.workbench.param.watch(lambda *e: self.screen.run(self._on_fits), ["fits"])
         self.risk_frame = pd.DataFrame()
         self._hold = False
         self.sections = self._sections()
@@ -416,7 +418,7 @@ class ResultsView(Viewer):
             self.cif_message.object = f"Cumulative incidence is not available: {exc}"
 
     def _draw_cv(self, *events) -> None:
-        run = self.store.cv
+        run = self.workbench.cv
         self.cv_section.visible = run is not None
         if run is None:
             self.cv.object = None
@@ -431,8 +433,8 @@ class ResultsView(Viewer):
         show(self.cv_curve, df, 4)
 
     def _on_fits(self, *events) -> None:
-        s = self.store
-        names = [f.name for f in s.fits]
+        bench = self.workbench
+        names = [f.name for f in bench.fits]
         latest = names[-1] if names else None
         before = self.fit_select.value
         if latest != before:
@@ -442,12 +444,12 @@ class ResultsView(Viewer):
         self.fit_select.param.update(options=names, value=latest)
         if before == latest:
             self._draw_fit()
-        comp = comparison(s.fits)
+        comp = comparison(bench.fits)
         show(self.compare, comp, 4)
-        side = (coefficient_comparison(s.fits, across_data=self.across_data.value).reset_index()
-                if s.fits else pd.DataFrame())
+        side = (coefficient_comparison(bench.fits, across_data=self.across_data.value)
+                .reset_index() if bench.fits else pd.DataFrame())
         show(self.compare_hr, side, 4)
-        tests = nested_lr_tests(s.fits)
+        tests = nested_lr_tests(bench.fits)
         show(self.lr_tests, tests, 4)
         self.lr_note.object = (
             "Each pair of kept fits of these data in which the larger nests the smaller (the "
@@ -457,7 +459,7 @@ class ResultsView(Viewer):
             "cut points than the other, and their likelihood-ratio test is shown here.")
 
     def _draw_fit(self, *events) -> None:
-        fit = self.store.get_fit(self.fit_select.value)
+        fit = self.workbench.get_fit(self.fit_select.value)
         if fit is None:
             self.fit_info.object = "No fit yet: press **Fit** in the Fit tab."
             self.fit_tests.object = ""

@@ -61,17 +61,17 @@ def test_every_sample_fits(app, name):
 
 def test_failed_fit_becomes_a_message_and_keeps_data_and_fits(app, monkeypatch):
     asyncio.run(app.fit.run_fit())
-    assert len(app.store.fits) == 1
+    assert len(app.workbench.fits) == 1
 
     def broken(self, cancel=None, progress=None):
         raise ValueError("column 'week' has negative times")
 
-    monkeypatch.setattr("app.data.jobs.FitJob.run", broken)
+    monkeypatch.setattr("app.survival.jobs.FitJob.run", broken)
     asyncio.run(app.fit.run_fit())
     assert app.fit.status.object == "Fit failed (fit 2): column 'week' has negative times"
     assert app.fit.runner.last_outcome == "failed"
     assert not app.fit.fit_button.disabled
-    assert len(app.store.fits) == 1 and app.store.source["name"] == "rossi"
+    assert len(app.workbench.fits) == 1 and app.store.source["name"] == "rossi"
     assert isinstance(app.results.hr.value, pd.DataFrame) and len(app.results.hr.value) == 7
 
 

@@ -116,7 +116,7 @@ def test_large_curves_are_thinned():
 
 def test_forest_plot_log_axis_and_reference_line(app):
     asyncio.run(app.fit.run_fit())
-    summary = app.store.fits[-1].summary
+    summary = app.workbench.fits[-1].summary
     plot = plots.forest_plot(summary)
     assert isinstance(plot.x_scale, LogScale)
     assert [(s.location, s.dimension) for s in plot.center if isinstance(s, Span)] == [
@@ -233,7 +233,7 @@ def test_fit_view_cancel(app):
     asyncio.run(go())
     assert view.runner.last_outcome == "cancelled", view.status.object
     assert "cancelled" in view.status.object
-    assert app.store.fits == [] and not view.fit_button.disabled
+    assert app.workbench.fits == [] and not view.fit_button.disabled
 
 
 def test_cumulative_incidence_section_for_competing_risks(app):

@@ -87,10 +87,12 @@ def test_users_at_once_each_get_a_lone_fits_numbers(browser, app_url):
     from playwright.sync_api import expect
 
     from app.data.store import Store
+    from app.survival.state import Workbench
 
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
-    lone = {k: f"{v:.6f}" for k, v in s.fit_job().run().summary["coef"].items()}
+    lone = {k: f"{v:.6f}" for k, v in bench.fit_job().run().summary["coef"].items()}
     users = 3
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1200})
                 for _ in range(users)]

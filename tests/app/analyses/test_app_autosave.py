@@ -30,7 +30,7 @@ def test_a_new_session_reopens_the_last_analysis_with_its_fits():
     s.load_sample("stanford_heart")
     s.param.update(covariates=["age", "surgery"], penalty="L2", strength=0.5,
                    cut_points={"surgery": [30.0]}, ties="breslow")
-    s.keep(s.fit_job("kept").run())
+    first.workbench.keep(first.workbench.fit_job("kept").run())
     spec = s.spec()
 
     second = main.build_app(autosave=True)
@@ -40,8 +40,9 @@ def test_a_new_session_reopens_the_last_analysis_with_its_fits():
     assert second.store.source["name"] == "rossi"  # nothing changes before Reopen
     assert asyncio.run(offer.reopen_now())
     assert second.store.spec() == spec and not offer.row.visible
-    assert [f.name for f in second.store.fits] == ["kept"]
-    pd.testing.assert_frame_equal(second.store.fits[0].summary, s.fits[0].summary,
+    assert [f.name for f in second.workbench.fits] == ["kept"]
+    pd.testing.assert_frame_equal(second.workbench.fits[0].summary,
+                                  first.workbench.fits[0].summary,
                                   check_exact=True)
     assert second.analyses.names == ["analysis 1"]
 

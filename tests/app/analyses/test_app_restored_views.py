@@ -18,6 +18,7 @@ from app.data.store import Store, duckdb_source, upload_source
 from app.data.view import DataView
 from app.omop.state import OmopState
 from app.omop.view import OmopView
+from app.survival.state import Workbench
 from app.timing import view as timing
 
 
@@ -29,8 +30,9 @@ def shown_hr(view: OmopView) -> pd.Series:
 def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
     s = Store()
     s.load_sample("rossi")
-    state = OmopState(store=s)
-    named = NamedAnalyses(s, state)
+    bench = Workbench(store=s)
+    state = OmopState(workbench=bench)
+    named = NamedAnalyses(s, bench, state)
     omop, data = OmopView(state=state), DataView(store=s)
     box = AnalysesView(store=s, analyses=named)
     s.load_sample("mgus2")
@@ -40,7 +42,7 @@ def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
     assert omop.runner.last_outcome == "done"
     expected = state.study.result.hazard_ratios.set_index("analysis")["hr"]
     named.save_as("study")
-    file = analysis_file.write(analysis_file.capture(s, state, "study"))
+    file = analysis_file.write(analysis_file.capture(s, bench, state, "study"))
 
     named.switch("mgus")
     assert state.study is None and not omop.results.visible
@@ -67,7 +69,8 @@ def test_omop_and_data_tabs_follow_switched_and_reopened_analyses():
 def test_data_tab_shows_a_switched_query_and_simulation():
     s = Store()
     s.load_sample("rossi")
-    named = NamedAnalyses(s, OmopState(store=s))
+    bench = Workbench(store=s)
+    named = NamedAnalyses(s, bench, OmopState(workbench=bench))
     data = DataView(store=s)
     sql = "SELECT * FROM rossi WHERE age > 20"
     s.load_frame(s.data.query("age > 20"), duckdb_source("", sql))

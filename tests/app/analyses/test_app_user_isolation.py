@@ -12,6 +12,7 @@ pytest.importorskip("panel")
 from app.analyses import autosave  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.omop.state import OmopState  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +41,8 @@ def test_alice_smith_and_alice_underscore_smith_each_reopen_their_own():
     for login, sample in (("alice smith", "rossi"), ("alice_smith", "stanford_heart")):
         store = Store()
         store.load_sample(sample)
-        autosave.Autosaver(store, OmopState(store=store), f"user:{login}").save()
+        bench = Workbench(store=store)
+        autosave.Autosaver(store, bench, OmopState(workbench=bench), f"user:{login}").save()
     assert autosave.load("user:alice smith").spec["data"]["name"] == "rossi"
     assert autosave.load("user:alice_smith").spec["data"]["name"] == "stanford_heart"
     assert autosave.load("user:alice") is None
@@ -49,7 +51,8 @@ def test_alice_smith_and_alice_underscore_smith_each_reopen_their_own():
 def test_a_file_of_the_old_naming_is_not_read(state_dir):
     store = Store()
     store.load_sample("rossi")
-    autosave.Autosaver(store, OmopState(store=store), "user:alice smith").save()
+    bench = Workbench(store=store)
+    autosave.Autosaver(store, bench, OmopState(workbench=bench), "user:alice smith").save()
     new = autosave.user_file("user:alice smith")
     old = state_dir / "alice_smith.survscan"
     new.rename(old)                       # as the earlier version wrote it (shared by two)

@@ -12,15 +12,16 @@ import pytest
 pytest.importorskip("panel")
 
 import engine  # noqa: E402
-from app.data.loading import DataLoadError  # noqa: E402
-from app.analyses.named import put, snapshot  # noqa: E402
 from app.analyses import analysis_file  # noqa: E402
+from app.analyses.named import put, snapshot  # noqa: E402
 from app.analyses.reopen import apply_spec, rebuild  # noqa: E402
+from app.data.loading import DataLoadError  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.omop.state import OmopState  # noqa: E402
 from app.survival.adjusted import treatment_of  # noqa: E402
 from app.survival.design import DesignView  # noqa: E402
 from app.survival.results import ResultsView  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 FORMULA = "fin + ns(age, df=4) + race + prio + fin:prio + strata(wexp)"
 
@@ -45,8 +46,9 @@ def spline_results(store):
 
     hv.extension("bokeh")
     store.apply_formula(FORMULA)
-    results = ResultsView(store=store)
-    store.keep(store.fit_job().run())
+    bench = Workbench(store=store)
+    results = ResultsView(store=store, workbench=bench)
+    bench.keep(bench.fit_job().run())
     yield store, results
     pn.state.reset()
 
@@ -118,8 +120,9 @@ def test_a_bad_formula_is_the_message_and_keeps_the_design(store, text, message)
 
 
 def test_a_spline_fit_is_engine_fit_of_the_formula(store):
+    bench = Workbench(store=store)
     store.apply_formula(FORMULA)
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     cohort = engine.Cohort.from_frame(SAMPLE(), time="week", event="arrest", formula=FORMULA)
     res = engine.fit(cohort, ties="efron")
     pd.testing.assert_series_equal(kept.result.coef, res.coef, rtol=0, atol=1e-10)
@@ -131,7 +134,7 @@ def test_a_spline_fit_is_engine_fit_of_the_formula(store):
 
 def test_the_wald_table_and_curves_are_the_engines(spline_results):
     store, results = spline_results
-    res = store.fits[-1].result
+    res = results.workbench.fits[-1].result
     wald = results.terms.wald.value
     assert list(wald["term"]) == ["ns(age, df=4)", "fin:prio"]
     for _, row in wald.iterrows():
@@ -157,8 +160,9 @@ def test_the_wald_table_and_curves_are_the_engines(spline_results):
 def test_a_restricted_cubic_spline_has_its_test_of_linearity(store):
     from app.survival.terms import wald_table
 
+    bench = Workbench(store=store)
     store.apply_formula("fin + rcs(age, 4) + prio")
-    res = store.fit_job().run().result
+    res = bench.fit_job().run().result
     table = wald_table(res).set_index("term")
     nonlinear = engine.wald_test(res, names=res.formula.columns_of("rcs(age, 4)")[1:])
     assert list(table.index) == ["rcs(age, 4)", "rcs(age, 4) nonlinear"]
@@ -170,25 +174,28 @@ def test_a_restricted_cubic_spline_has_its_test_of_linearity(store):
 def test_a_linear_fit_says_where_splines_are_chosen(store):
     import panel as pn
 
-    results = ResultsView(store=store)
-    store.keep(store.fit_job().run())
+    bench = Workbench(store=store)
+    results = ResultsView(store=store, workbench=bench)
+    bench.keep(bench.fit_job().run())
     assert "Linear terms only" in results.terms.info.object
     assert results.terms.wald.value.empty and not results.terms.curves.objects
     pn.state.reset()
 
 
 def test_features_reading_the_covariates_say_what_they_need(store):
+    bench = Workbench(store=store)
     store.param.update(forms={"prio": "rcs3"}, cut_points={"prio": [10.0]})
     with pytest.raises(DataLoadError, match="linear terms"):
-        store.fit_job()
+        bench.fit_job()
     store.param.update(cut_points={}, forms={"age": "ns3"})
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     assert treatment_of(kept) == ("fin", "")       # a linear treatment: adjusted curves drawn
     store.treatment = "age"
-    assert "linear treatment term" in treatment_of(store.fit_job().run())[1]
+    assert "linear treatment term" in treatment_of(bench.fit_job().run())[1]
 
 
 def test_the_spec_reopens_the_design(store):
+    bench = Workbench(store=store)
     store.apply_formula(FORMULA)
     spec = store.spec()
     assert spec["design"]["formula"] == "fin + ns(age, df=4) + race + prio + fin:prio"
@@ -196,14 +203,14 @@ def test_the_spec_reopens_the_design(store):
     other.load_sample("rossi")
     apply_spec(other, spec)
     assert other.formula_text() == store.formula_text()
-    store.keep(store.fit_job().run())             # an analysis file refits the same numbers
-    omop = OmopState(store=store)
-    staged, _, differ = rebuild(analysis_file.read(analysis_file.write(
-        analysis_file.capture(store, omop, "splines"))))
+    bench.keep(bench.fit_job().run())             # an analysis file refits the same numbers
+    omop = OmopState(workbench=bench)
+    _, staged, _, differ = rebuild(analysis_file.read(analysis_file.write(
+        analysis_file.capture(store, bench, omop, "splines"))))
     assert differ == [] and staged.fits[-1].result.formula.rhs == spec["design"]["formula"]
-    saved = snapshot(store, omop)                     # a named analysis keeps the design too
+    saved = snapshot(store, bench, omop)              # a named analysis keeps the design too
     store.apply_formula("fin + age")
-    put(store, omop, saved)
+    put(store, bench, omop, saved)
     assert store.formula_text() == FORMULA
     other.load_sample("lung")
     assert other.forms == {} and "splines and interactions cleared" in other.reset_note
@@ -284,9 +291,10 @@ def test_a_polynomial_and_categorical_fit_is_lifelines_on_hand_built_columns():
     from lifelines import CoxPHFitter
 
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("lung")
     store.apply_formula(LUNG)
-    res = store.fit_job(tol=1e-12).run().result
+    res = bench.fit_job(tol=1e-12).run().result
     df = store.data.dropna(subset=["time", "status", "age", "sex", "ph.ecog"])
     P = orthogonal_polynomial(df["age"].to_numpy(float), 2)
     own = pd.DataFrame({"time": df["time"], "event": df["status"], "sex": df["sex"],
@@ -305,9 +313,10 @@ def test_a_polynomial_gets_its_wald_test_and_curve_a_categorical_its_wald_test()
     from app.survival.terms import effect_curves, wald_table
 
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("lung")
     store.apply_formula(LUNG)
-    res = store.fit_job().run().result
+    res = bench.fit_job().run().result
     table = wald_table(res).set_index("term")
     assert list(table.index) == ["poly(age, 2)", "C(`ph.ecog`)", "poly(age, 2):sex"]
     assert list(table["df"]) == [2, 3, 2]
@@ -327,9 +336,10 @@ def test_a_term_with_a_column_the_cohort_left_out_tests_the_others():
     from app.survival.terms import wald_table
 
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("lung")
     store.apply_formula("age + C(`ph.ecog`) + sex + C(`ph.ecog`):sex")
-    res = store.fit_job().run().result
+    res = bench.fit_job().run().result
     row = wald_table(res).set_index("term").loc["C(`ph.ecog`):sex"]
     kept = ["C(`ph.ecog`)[T.1.0]:sex", "C(`ph.ecog`)[T.2.0]:sex"]
     assert row["df"] == 2 and "C(`ph.ecog`)[T.3.0]:sex" not in res.coef.index

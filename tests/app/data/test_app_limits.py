@@ -15,6 +15,7 @@ from app.data import memory  # noqa: E402
 from app.data.loading import DataLoadError  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.shell.bounded_dropper import BoundedFileDropper  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 
 def chunk(name, k, total, data):
@@ -53,13 +54,14 @@ def test_a_fit_bigger_than_the_session_budget_is_refused_with_the_numbers(monkey
     monkeypatch.setenv("SURVSCAN_SESSION_MEMORY_MB", "30")
     message = re.escape("this fit needs about 52 MB; the server has 30 MB free for this "
                         "session; use a subsample, fewer covariates or the command line")
+    bench = Workbench(store=s)
     with pytest.raises(DataLoadError, match=message):
-        s.fit_job()
+        bench.fit_job()
     s.penalty = "L2"
     with pytest.raises(DataLoadError, match=message):
-        s.cv_job()
+        bench.cv_job()
     s.covariates = ["x0", "x1"]
-    assert s.fit_job().name == "fit 1"  # a smaller fit goes ahead
+    assert bench.fit_job().name == "fit 1"  # a smaller fit goes ahead
 
 
 def test_text_covariates_count_their_levels():
@@ -112,7 +114,8 @@ def test_a_reopened_analysis_asking_for_a_huge_simulation_is_refused(monkeypatch
 
     s = Store()
     s.load_simulated(1_000, 5, seed=1)
-    analysis = analysis_file.capture(s, OmopState(store=s), "x")
+    bench = Workbench(store=s)
+    analysis = analysis_file.capture(s, bench, OmopState(workbench=bench), "x")
     analysis.spec["data"].update(n=10**9, p=10**5)  # a hostile or mistaken file
     with pytest.raises(DataLoadError, match="a simulated cohort of 1,000,000,000 x 100,000"):
         rebuild(analysis)

@@ -12,9 +12,10 @@ pytest.importorskip("panel")
 from app.analyses import analysis_file  # noqa: E402
 from app.analyses.reopen import rebuild  # noqa: E402
 from app.data.store import Store  # noqa: E402
-from app.omop.state import OmopState  # noqa: E402
 from app.data.view import report_markdown  # noqa: E402
+from app.omop.state import OmopState  # noqa: E402
 from app.survival.results import ResultsView  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 # R 4.x, survival: coxph(Surv(time, status) ~ age + sex + ph.ecog, data = lung), printed output
 # ("n= 227, number of events= 164 (1 observation deleted due to missingness)")
@@ -42,11 +43,12 @@ def test_missing_values_are_counted_and_refused_with_the_way_out(lung):
 
 
 def test_complete_case_analysis_drops_and_reports_the_rows(lung):
+    bench = Workbench(store=lung)
     lung.missing = "drop"
     report = lung.validation_report()
     assert report["ok"] and report["n_dropped"] == 1 and report["dropped"] == {"ph.ecog": 1}
     assert "1 row(s) dropped" in report_markdown(report)
-    kept = lung.fit_job("complete cases").run()
+    kept = bench.fit_job("complete cases").run()
     res = kept.result
     assert (res.n, res.n_events) == (227, 164)
     for name, value in R_COEF.items():
@@ -57,27 +59,30 @@ def test_complete_case_analysis_drops_and_reports_the_rows(lung):
 
 
 def test_the_script_and_the_reopened_analysis_drop_the_same_rows(lung):
+    bench = Workbench(store=lung)
     lung.missing = "drop"
-    kept = lung.fit_job("complete cases").run()
-    lung.keep(kept)
+    kept = bench.fit_job("complete cases").run()
+    bench.keep(kept)
     text = lung.python_script()
     assert 'missing="drop"' in text
     namespace: dict = {}
     exec(compile(text, "<survscan script>", "exec"), namespace)
     pd.testing.assert_series_equal(namespace["res"].coef, kept.result.coef)
-    analysis = analysis_file.read(analysis_file.write(analysis_file.capture(lung, OmopState(store=lung), "lung")))
-    staged, _, differ = rebuild(analysis)
+    analysis = analysis_file.read(analysis_file.write(analysis_file.capture(
+        lung, bench, OmopState(workbench=bench), "lung")))
+    staged, staged_bench, _, differ = rebuild(analysis)
     assert differ == [] and staged.missing == "drop"
-    assert staged.fits[0].n_dropped == 1
+    assert staged_bench.fits[0].n_dropped == 1
 
 
 def test_results_say_what_was_dropped_and_line_up_other_data_only_when_asked(lung):
-    view = ResultsView(store=lung)
+    bench = Workbench(store=lung)
+    view = ResultsView(store=lung, workbench=bench)
     lung.load_sample("rossi")
-    lung.keep(lung.fit_job("rossi").run())
+    bench.keep(bench.fit_job("rossi").run())
     lung.load_sample("lung")
     lung.missing = "drop"
-    lung.keep(lung.fit_job("lung").run())
+    bench.keep(bench.fit_job("lung").run())
     assert "1 (ph.ecog 1) row(s) dropped for missing values" in view.fit_info.object
     assert list(view.compare_hr.value.columns) == ["covariate", "lung"]
     view.across_data.value = True
@@ -91,15 +96,16 @@ def test_results_name_the_variance_they_show():
 
     rossi = engine.datasets.load_rossi()
     store = Store()
-    view = ResultsView(store=store)
+    bench = Workbench(store=store)
+    view = ResultsView(store=store, workbench=bench)
     store.load_sample("rossi")
-    store.keep(store.fit_job("plain").run())
+    bench.keep(bench.fit_job("plain").run())
     assert "Standard errors: model-based SE (inverse information)" in view.fit_info.object
     weighted = rossi.assign(w=0.5 + (rossi.index.to_numpy() % 6) / 2.4)   # not all integers
     store.load_upload("weighted.csv", weighted.to_csv(index=False).encode())
     store.weights = "w"
-    kept = store.fit_job("weighted").run()
-    store.keep(kept)
+    kept = bench.fit_job("weighted").run()
+    bench.keep(kept)
     assert kept.result.variance == "robust"
     assert "Standard errors: robust SE (sandwich), each of 432 rows its own cluster" in \
         view.fit_info.object

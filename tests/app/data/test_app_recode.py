@@ -16,11 +16,12 @@ import pytest
 pytest.importorskip("param")
 
 import engine  # noqa: E402
-from app.data.jobs import coefficient_comparison  # noqa: E402
 from app.data.loading import DataLoadError  # noqa: E402
 from app.data.recode import (apply_step, describe, parse_mapping, reference_step,  # noqa: E402
                         step_code)
 from app.data.store import Store  # noqa: E402
+from app.survival.jobs import coefficient_comparison  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 
 def run_code(lines, df):
@@ -88,6 +89,7 @@ def test_bad_steps_are_clear_errors(rossi):
 
 def test_store_steps_are_data_versions_in_the_script_and_undoable():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
     roles = (s.time, s.event, list(s.covariates))
     version = s.data_version
@@ -97,7 +99,7 @@ def test_store_steps_are_data_versions_in_the_script_and_undoable():
     assert s.data_version == version + 3 and (s.time, s.event) == roles[:2]
     assert s.n_rows == int((engine.datasets.load_rossi()["prio"] <= 5).sum())
     s.covariates = ["fin", "prio", "age_group"]
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     assert "age_group[<20]" in kept.result.coef.index
     ns = run_script(s.python_script())
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-10)
@@ -125,25 +127,27 @@ def test_r_style_status_points_at_the_event_codes_box(rossi):
 
 def test_a_stratum_leaves_the_covariates():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
     s.param.update(penalty="L1", strength=1.0, unpenalized=["race", "fin"],
                    cut_points={"race": [10.0]})
     s.strata = ["race"]
     assert "race" not in s.covariates and s.unpenalized == ["fin"] and s.cut_points == {}
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     assert "race" not in kept.result.coef.index and kept.n_strata == 2
 
 
 def test_side_by_side_hrs_only_across_fits_of_the_same_data():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
-    s.keep(s.fit_job("all").run())
+    bench.keep(bench.fit_job("all").run())
     s.apply_data_step({"op": "values", "column": "race", "values": [0]})
     s.covariates = [c for c in s.covariates if c != "race"]
-    s.keep(s.fit_job("race 0").run())
-    side = coefficient_comparison(s.fits)
+    bench.keep(bench.fit_job("race 0").run())
+    side = coefficient_comparison(bench.fits)
     assert list(side.columns) == ["race 0"]
-    both = coefficient_comparison(s.fits, across_data=True)
+    both = coefficient_comparison(bench.fits, across_data=True)
     assert list(both.columns) == ["all", "race 0"] and math.isnan(both.loc["race", "race 0"])
     assert np.isfinite(both.loc["fin"]).all()
 
@@ -192,6 +196,7 @@ def test_weighting_by_a_propensity_score_on_the_data_tab():
     from app.data.recode_view import RecodeView
 
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
     s.covariates = ["fin", "age", "prio"]
     view = RecodeView(store=s)
@@ -203,7 +208,7 @@ def test_weighting_by_a_propensity_score_on_the_data_tab():
     assert "effective sample size" in view.balance.object
     overlap, love = (pane.object for pane in view.ps_plots.objects)
     assert view.ps_plots.visible and len(love.get(0).data) == 3     # one point per covariate
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     rossi = engine.datasets.load_rossi()
     w = engine.propensity_weights(rossi, treatment="fin", covariates=["age", "prio", "race"],
                                   estimand="ATT").weights

@@ -13,6 +13,7 @@ from engine import datasets
 from app.data.loading import DataLoadError, open_omop, query_duckdb, read_upload
 from app.data.store import Store
 from app.omop.state import OmopState
+from app.survival.state import Workbench
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ def test_without_data_directories_no_path_is_opened(monkeypatch, tmp_path):
         query_duckdb(str(tmp_path), "SELECT 1")
     with pytest.raises(DataLoadError, match="refused"):
         query_duckdb("", f"SELECT * FROM glob('{tmp_path}/*')")
-    omop = OmopState(store=Store())
+    omop = OmopState(workbench=Workbench(store=Store()))
     omop.path = "/etc"
     with pytest.raises(DataLoadError, match="SURVSCAN_DATA_DIRS"):
         omop.job()

@@ -13,6 +13,7 @@ import engine  # noqa: E402
 from app.data.loading import read_upload  # noqa: E402
 from app.data.recode import apply_step, describe, step_code  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 UPLOAD = b"time,died,age,sex,dose\n5,1,40,m,1\n7,0,50,f,2\n9,1,60,m,1\n11,0,55,f,3\n" \
          b"13,1,45,m,2\n15,0,65,f,1\n"
@@ -83,7 +84,7 @@ def test_a_cross_validated_lambda_is_not_reused_on_new_data():
     s.load_sample("mgus2")
     assert s.strength_as == "fraction" and s.chosen_lambda() is None  # from mgus2's lambda_max
     assert "penalty back to 0.25 x lambda_max of the new data (was lambda 2.494)" in s.reset_note
-    job = s.fit_job()
+    job = Workbench(store=s).fit_job()
     assert job.scale["fraction"] == 0.25 and job.scale["key"] == s.penalty_key()
 
 

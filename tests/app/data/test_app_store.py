@@ -15,12 +15,13 @@ import pytest
 pytest.importorskip("param")
 
 import engine  # noqa: E402
-from app.data.samples import SAMPLES  # noqa: E402
-from app.shell.choices import available_models, detect_device  # noqa: E402
-from app.data.jobs import coefficient_comparison, comparison  # noqa: E402
 from app.data.loading import DataLoadError, read_upload  # noqa: E402
+from app.data.samples import SAMPLES  # noqa: E402
 from app.data.script import python_script  # noqa: E402
 from app.data.store import Store, parse_cut_points  # noqa: E402
+from app.shell.choices import available_models, detect_device  # noqa: E402
+from app.survival.jobs import coefficient_comparison, comparison  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 ROSSI_FIN_EFRON = -0.3794222
 
@@ -137,24 +138,27 @@ def test_parse_cut_points():
 
 
 def test_fit_job_reproduces_the_engine(store):
-    kept = store.fit_job("a").run()
+    bench = Workbench(store=store)
+    kept = bench.fit_job("a").run()
     assert kept.summary.loc["fin", "coef"] == pytest.approx(ROSSI_FIN_EFRON, abs=1e-6)
     assert kept.summary.loc["fin", "hr"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
     assert kept.row()["treatment HR"] == "fin: 0.6843"
 
 
 def test_cut_points_give_interval_coefficients(store):
+    bench = Workbench(store=store)
     store.cut_points = {"fin": [10.0]}
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     assert {"fin[0,10)", "fin[10,inf)"} <= set(kept.summary.index)
     assert "fin" not in kept.summary.index
     store.covariates = [c for c in store.covariates if c != "fin"]
     with pytest.raises(DataLoadError, match="not covariates"):
-        store.fit_job()
+        bench.fit_job()
 
 
 def test_cancel_from_the_progress_callback():
     s = Store()
+    bench = Workbench(store=s)
     s.load_simulated(5_000, 40, seed=3)
     s.solver = "ccd"
     cancel, seen = threading.Event(), []
@@ -165,29 +169,31 @@ def test_cancel_from_the_progress_callback():
             cancel.set()
 
     with pytest.raises(engine.Cancelled, match="fit cancelled, iteration 2"):
-        s.fit_job().run(cancel, progress)
+        bench.fit_job().run(cancel, progress)
     assert seen == [(1, 1000), (2, 1000)]
 
 
 def test_penalty_unpenalized_and_options(store):
+    bench = Workbench(store=store)
     store.param.update(penalty="L1", strength=5.0, unpenalized=["fin", "not-a-covariate"])
     opts = store.fit_options()
     assert isinstance(opts["penalty"], engine.L1) and opts["penalty"].lam == 5.0
     assert opts["unpenalized"] == ["fin"]
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     assert not kept.summary.loc["fin", "penalized"] and kept.summary.loc["age", "penalized"]
     store.penalty = "none"
     assert store.fit_options()["unpenalized"] == []
 
 
 def test_spec_is_json_and_script_reproduces_the_fit(store):
+    bench = Workbench(store=store)
     store.param.update(strata=["race"], cut_points={"fin": [10.0]}, penalty="L2", strength=2.0,
                        unpenalized=["fin"], ties="breslow")
     store.covariates = [c for c in store.covariates if c != "race"]
     spec = json.loads(store.spec_json())
     assert spec["design"]["cut_points"] == {"fin": [10.0]}
     assert spec["roles"]["strata"] == ["race"]
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     ns = run_script(store.python_script())
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
     assert python_script(spec) == store.python_script()
@@ -196,7 +202,8 @@ def test_spec_is_json_and_script_reproduces_the_fit(store):
 def test_script_draws_what_results_draws(store):
     """The script's PH check and adjusted curves are the engine's on the kept fit; a
     cut-point design gets the PH check (of its episodes) without adjusted curves."""
-    kept = store.fit_job().run()
+    bench = Workbench(store=store)
+    kept = bench.fit_job().run()
     ns = run_script(store.python_script())
     rossi = store.data
     times = np.unique(rossi["week"][rossi["arrest"] > 0])
@@ -204,7 +211,7 @@ def test_script_draws_what_results_draws(store):
         kept.result, "fin", times=times).contrasts, rtol=1e-10)
     assert "engine.ph_test(res)" in store.python_script()
     store.cut_points = {"fin": [10.0]}
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     text = store.python_script()
     assert "ph_test" in text and "adjusted_curves" not in text
     pd.testing.assert_frame_equal(engine.ph_test(run_script(text)["res"]).table,
@@ -223,8 +230,9 @@ def test_script_draws_what_results_draws(store):
      "formula='C(race) + fin + poly(age, 3) + mar + prio + C(race):fin + poly(age, 3):mar'"),
 ])
 def test_script_reproduces_a_fit_with_splines_and_interactions(store, typed, written):
+    bench = Workbench(store=store)
     store.apply_formula(typed)
-    kept = store.fit_job().run()
+    kept = bench.fit_job().run()
     text = store.python_script()
     assert written in text and "strata=['wexp']" in text
     ns = run_script(text)
@@ -234,25 +242,27 @@ def test_script_reproduces_a_fit_with_splines_and_interactions(store, typed, wri
 
 def test_script_with_event_codes_and_start_stop():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("bmtcrr")
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     ns = run_script(s.python_script())
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
     s.load_sample("stanford_heart")
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     ns = run_script(s.python_script())
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
 
 
 def test_simulated_cohort_roles_subset_and_script():
     s = Store()
+    bench = Workbench(store=s)
     s.load_simulated(3_000, 12, density=0.1, n_strata=4, seed=2)
     assert s.columns[:3] == ["time", "event", "strata"] and s.strata == ["strata"]
     assert s.build_cohort() is s.simulated  # no copy when every column is used
     s.covariates = ["x0", "x3", "x5"]
     cohort = s.build_cohort()
     assert cohort.names == ["x0", "x3", "x5"] and cohort.n_strata == 4
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     ns = run_script(s.python_script())
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)
     assert s.column("x3").isin([0.0, 1.0]).all()
@@ -276,25 +286,27 @@ def test_subsample_keeps_whole_subjects():
 
 
 def test_fits_comparison_and_sessions_are_separate(store):
+    bench = Workbench(store=store)
     other = Store()
+    other_bench = Workbench(store=other)
     other.load_sample("rossi")
-    store.keep(store.fit_job("base").run())
+    bench.keep(bench.fit_job("base").run())
     store.cut_points = {"fin": [10.0]}
-    store.keep(store.fit_job("cut").run())
-    assert other.fits == [] and store.get_fit("base").name == "base"
-    comp = comparison(store.fits)
+    bench.keep(bench.fit_job("cut").run())
+    assert other_bench.fits == [] and bench.get_fit("base").name == "base"
+    comp = comparison(bench.fits)
     assert list(comp["fit"]) == ["base", "cut"]
     assert comp.loc[1, "cut points"] == "fin at 10"
     assert list(comp["strata"]) == [1, 1]  # the user's strata, not the cut-point intervals
-    side = coefficient_comparison(store.fits)
+    side = coefficient_comparison(bench.fits)
     assert side.loc["fin", "base"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
     assert np.isnan(side.loc["fin", "cut"]) and not np.isnan(side.loc["fin[0,10)", "cut"])
-    removed = store.get_fit("base").result
-    store.remove_fit("base")
-    assert [f.name for f in store.fits] == ["cut"]
+    removed = bench.get_fit("base").result
+    bench.remove_fit("base")
+    assert [f.name for f in bench.fits] == ["cut"]
     with pytest.raises(RuntimeError, match="released"):  # its problem (GPU memory) is freed
         removed.problem.solve(0.0, 0.0)
-    assert store.next_fit_name() == "fit 2"
+    assert bench.next_fit_name() == "fit 2"
 
 
 def test_detect_device_says_cpu_without_cuda():
@@ -310,13 +322,14 @@ def test_fine_gray_uses_causes_breslow_and_the_script_reproduces_it():
     if "fine_gray" not in available_models():
         pytest.skip("the engine has no Fine-Gray yet")
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("bmtcrr")
     s.param.update(model="fine_gray", cause=1)
     assert s.cause_options() == [1, 2]
     r = s.validation_report()
     assert r["ok"] and r["causes"] == {1: 56, 2: 75}
     assert s.fit_options()["ties"] == "breslow" and s.fit_options()["cause"] == 1
-    kept = s.fit_job().run()
+    kept = bench.fit_job().run()
     assert kept.result.n_events == 56 and kept.row()["model"] == "fine_gray (cause 1)"
     ns = run_script(s.python_script())
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-8)

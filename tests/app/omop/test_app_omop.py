@@ -14,7 +14,6 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app import main  # noqa: E402
-from app.data.jobs import comparison  # noqa: E402
 from app.data.loading import DataLoadError, concept_names, open_omop  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.omop import plots as omop_plots  # noqa: E402
@@ -22,6 +21,8 @@ from app.omop.jobs import STUDY_FIT_NAME  # noqa: E402
 from app.omop.state import OmopState  # noqa: E402
 from app.shell import plots  # noqa: E402
 from app.survival import results  # noqa: E402
+from app.survival.jobs import comparison  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 from eunomia_study import CELECOXIB, DICLOFENAC, GI_BLEED, default_study  # noqa: E402
 
 
@@ -40,7 +41,7 @@ def study():
 
 
 def test_study_defaults_are_the_teaching_study():
-    s = OmopState(store=Store()).settings()
+    s = OmopState(workbench=Workbench(store=Store())).settings()
     assert s == {"database": "Eunomia GiBleed", "target": CELECOXIB, "comparator": DICLOFENAC,
                  "outcome": GI_BLEED, "prior_observation": 183, "risk_window_end": 30,
                  "ps_strata": 5, "match_ratio": 1, "caliper": 0.2,
@@ -59,7 +60,7 @@ def test_concept_names_from_the_vocabulary():
 
 def test_bad_study_settings_are_messages(tmp_path, monkeypatch):
     monkeypatch.setenv("SURVSCAN_DATA_DIRS", str(tmp_path))
-    s = OmopState(store=Store())
+    s = OmopState(workbench=Workbench(store=Store()))
     s.comparator = CELECOXIB
     with pytest.raises(DataLoadError, match="must be different"):
         s.job()
@@ -83,16 +84,16 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     assert "PS weighted (ATO)" in shown.index       # overlap weights, robust SE
     pd.testing.assert_frame_equal(app.omop.attrition.value, study.attrition)
     assert "celecoxib (1118084)" in app.omop.names.object
-    kept = app.store.get_fit(STUDY_FIT_NAME)
+    kept = app.workbench.get_fit(STUDY_FIT_NAME)
     assert kept.name == STUDY_FIT_NAME and kept.n_strata == 5
     assert kept.summary.loc["treatment", "hr"] == pytest.approx(expected.loc[
         "PS stratified (5 strata)", "hr"], rel=1e-12)
     assert app.tabs.active == main.TABS.index("OMOP study")  # the study's kept fit stays put
-    row = comparison(app.store.fits).set_index("fit").loc[STUDY_FIT_NAME]
+    row = comparison(app.workbench.fits).set_index("fit").loc[STUDY_FIT_NAME]
     assert row["strata"] == 5 and row["treatment HR"] == "treatment: 0.9824"
     # a rerun replaces the kept fit rather than adding a second one
     asyncio.run(app.omop.run_study())
-    assert [f.name for f in app.store.fits] == [STUDY_FIT_NAME]
+    assert [f.name for f in app.workbench.fits] == [STUDY_FIT_NAME]
 
 
 @pytest.mark.slow  # an OMOP study on Eunomia (the module fixture): about 8 s
@@ -137,7 +138,7 @@ def test_study_shows_its_step_and_cancel_keeps_the_page(app, monkeypatch):
     asyncio.run(run_and_cancel())
     assert app.omop.runner.last_outcome == "cancelled", app.omop.status.object
     assert app.omop.status.object.startswith("Study cancelled at ")
-    assert app.omop_state.study is None and app.store.fits == []
+    assert app.omop_state.study is None and app.workbench.fits == []
     assert not app.omop.run_button.disabled and app.omop.runner.cancel_button.disabled
 
 
@@ -150,7 +151,7 @@ def test_failed_study_is_a_message(app, monkeypatch):
     assert app.omop.runner.last_outcome == "failed"
     assert app.omop.status.object == "Study failed: the cohort has persons in only one arm"
     assert not app.omop.run_button.disabled and not app.omop.results.visible
-    assert app.store.fits == []
+    assert app.workbench.fits == []
 
 
 # ------------------------------------------------------------------------------------------
@@ -159,18 +160,18 @@ def test_cv_job_needs_a_penalty_and_no_cut_points():
     s = Store()
     s.load_sample("rossi")
     with pytest.raises(DataLoadError, match="L1 or L2"):
-        s.cv_job()
+        Workbench(store=s).cv_job()
     s.penalty = "L1"
     s.cut_points = {"fin": [10.0]}
     with pytest.raises(DataLoadError, match="cut points"):
-        s.cv_job()
+        Workbench(store=s).cv_job()
 
 
 def test_cv_job_equals_engine_cross_validate(rossi):
     s = Store()
     s.load_sample("rossi")
     s.param.update(penalty="L1", cv_folds=3, cv_grid=4, unpenalized=["fin"])
-    run, kept = s.cv_job("cv").run()
+    run, kept = Workbench(store=s).cv_job("cv").run()
     cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest",
                                       covariates=list(s.covariates))
     direct = engine.cross_validate(cohort, penalty="l1", folds=3, grid=4, seed=0,
@@ -185,8 +186,8 @@ def test_cv_in_the_fit_view_draws_the_curve_and_keeps_the_refit(app):
     app.store.param.update(penalty="L2", cv_folds=3, cv_grid=4)
     asyncio.run(app.fit.run_cv())
     assert app.fit.runner.last_outcome == "done", app.fit.status.object
-    run = app.store.cv
-    assert app.store.fits[-1].name == run.name == "fit 1 (CV L2)"
+    run = app.workbench.cv
+    assert app.workbench.fits[-1].name == run.name == "fit 1 (CV L2)"
     assert app.results.cv_section.visible
     assert f"chosen lambda = **{run.chosen:.4g}**" in app.results.cv_info.object
     table = app.results.cv_curve.value
@@ -201,9 +202,9 @@ def test_cv_cancel_and_failure_are_messages(app, monkeypatch):
         raise engine.Cancelled("cancelled")
 
     app.store.penalty = "L1"
-    monkeypatch.setattr("app.data.jobs.CrossValidationJob.run", cancelled)
+    monkeypatch.setattr("app.survival.jobs.CrossValidationJob.run", cancelled)
     asyncio.run(app.fit.run_cv())
-    assert app.fit.runner.last_outcome == "cancelled" and app.store.fits == []
+    assert app.fit.runner.last_outcome == "cancelled" and app.workbench.fits == []
     app.store.penalty = "none"
     asyncio.run(app.fit.run_cv())
     assert app.fit.runner.last_outcome == "failed"

@@ -93,4 +93,4 @@ def test_a_fit_waits_for_a_free_slot_and_shows_its_place(monkeypatch):
     finally:
         release.set()
         pn.state.reset()
-    assert app.fit.runner.last_outcome == "done" and len(app.store.fits) == 1
+    assert app.fit.runner.last_outcome == "done" and len(app.workbench.fits) == 1

@@ -13,6 +13,7 @@ from app import main  # noqa: E402
 from app.analyses import analysis_file  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.omop.state import OmopState  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 LATER = ("Design", "Describe", "Fit", "Results", "SCCS", "Bayesian", "GWAS", "Timing", "Export")
 
@@ -46,16 +47,18 @@ def test_a_new_session_builds_the_data_page_only(app):
 def test_pages_opened_after_an_analysis_was_reopened_show_its_fits_and_cv(app):
     saved = Store()
     saved.load_sample("rossi")
-    saved.keep(saved.fit_job("efron").run())
+    bench = Workbench(store=saved)
+    bench.keep(bench.fit_job("efron").run())
     saved.param.update(penalty="L2", cv_folds=3, cv_grid=4)
-    run, kept = saved.cv_job("cv L2").run()
-    saved.cv = run
-    saved.keep(kept)
-    content = analysis_file.write(analysis_file.capture(saved, OmopState(store=saved), "mine"))
+    run, kept = bench.cv_job("cv L2").run()
+    bench.cv = run
+    bench.keep(kept)
+    content = analysis_file.write(analysis_file.capture(saved, bench,
+                                                        OmopState(workbench=bench), "mine"))
 
     open_page(app, "SCCS")  # the user is elsewhere; opening the file builds no other page
     assert asyncio.run(app.analyses_view.open_bytes("mine.survscan", content))
-    assert app.analyses.current == "mine" and len(app.store.fits) == 2
+    assert app.analyses.current == "mine" and len(app.workbench.fits) == 2
     # a new fit opens Results: it is built now, from the store as it is
     assert app.tabs.active == main.TABS.index("Results") and app.pages.built("Results")
     assert not any(app.pages.built(name) for name in ("Design", "Describe", "Fit", "Export"))
@@ -67,7 +70,7 @@ def test_pages_opened_after_an_analysis_was_reopened_show_its_fits_and_cv(app):
 
     open_page(app, "Fit")
     assert list(app.fit.fits_table.value["fit"]) == ["efron", "cv L2"]
-    assert app.fit.name_input.placeholder == app.store.next_fit_name()
+    assert app.fit.name_input.placeholder == app.workbench.next_fit_name()
     open_page(app, "Export")
     assert "cv L2" in app.export.comparison_text().getvalue()
 

@@ -25,7 +25,7 @@ def app():
 
 def test_bootstrap_intervals_are_the_engines_and_follow_the_design(app):
     s = app.store
-    s.bootstrap_replicates = 40
+    app.workbench.bootstrap_replicates = 40
     app.tabs.active = main.TABS.index("Fit")
     asyncio.run(app.fit.run_bootstrap())
     assert app.fit.runner.last_outcome == "done", app.fit.status.object
@@ -52,4 +52,4 @@ def test_a_fraction_of_an_unknown_lambda_max_is_a_message(app):
     asyncio.run(app.fit.run_bootstrap())
     assert "Cannot bootstrap" in app.fit.status.object or \
         "bootstrap failed" in app.fit.status.object.lower()
-    assert "lambda_max" in app.fit.status.object and s.bootstrap is None
+    assert "lambda_max" in app.fit.status.object and app.workbench.bootstrap is None

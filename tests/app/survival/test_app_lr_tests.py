@@ -10,7 +10,7 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app import main  # noqa: E402
-from app.data.jobs import nested_lr_tests  # noqa: E402
+from app.survival.jobs import nested_lr_tests  # noqa: E402
 
 
 @pytest.fixture
@@ -21,20 +21,20 @@ def app():
     pn.state.reset()
 
 
-def keep(store, name, **roles):
-    store.param.update(**roles)
-    store.keep(store.fit_job(name).run())
+def keep(app, name, **roles):
+    app.store.param.update(**roles)
+    app.workbench.keep(app.workbench.fit_job(name).run())
 
 
 def test_nested_pairs_are_engine_lr_tests_and_the_rest_have_none(app):
     s = app.store
     every = list(s.covariates)
-    keep(s, "no prio", covariates=[c for c in every if c != "prio"])
-    keep(s, "all", covariates=every)
-    keep(s, "fin cut at 10", cut_points={"fin": [10.0]})
-    keep(s, "no age", cut_points={}, covariates=[c for c in every if c != "age"])
-    fits = {f.name: f.result for f in s.fits}
-    table = nested_lr_tests(s.fits)
+    keep(app, "no prio", covariates=[c for c in every if c != "prio"])
+    keep(app, "all", covariates=every)
+    keep(app, "fin cut at 10", cut_points={"fin": [10.0]})
+    keep(app, "no age", cut_points={}, covariates=[c for c in every if c != "age"])
+    fits = {f.name: f.result for f in app.workbench.fits}
+    table = nested_lr_tests(app.workbench.fits)
     pairs = list(zip(table["smaller fit"], table["larger fit"]))
     # "no age" and "no prio" nest neither each other; "all" nests both; the cut-point fit all
     assert sorted(pairs) == sorted([("no prio", "all"), ("no prio", "fin cut at 10"),
@@ -52,10 +52,10 @@ def test_nested_pairs_are_engine_lr_tests_and_the_rest_have_none(app):
 
 def test_penalised_fits_and_one_fit_get_no_test(app):
     s = app.store
-    keep(s, "plain")
-    assert nested_lr_tests(s.fits).empty
+    keep(app, "plain")
+    assert nested_lr_tests(app.workbench.fits).empty
     s.param.update(penalty="L2")
-    keep(s, "ridge", covariates=[c for c in s.covariates if c != "prio"])
-    assert nested_lr_tests(s.fits).empty
+    keep(app, "ridge", covariates=[c for c in s.covariates if c != "prio"])
+    assert nested_lr_tests(app.workbench.fits).empty
     app.tabs.active = main.TABS.index("Results")
     assert "None yet" in app.results.lr_note.object and app.results.lr_tests.value.empty

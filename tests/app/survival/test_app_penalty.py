@@ -15,8 +15,9 @@ pytest.importorskip("panel")
 
 import engine  # noqa: E402
 from app import main  # noqa: E402
-from app.data.jobs import CrossValidationJob  # noqa: E402
 from app.data.store import Store  # noqa: E402
+from app.survival.jobs import CrossValidationJob  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 COVS = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
@@ -43,6 +44,7 @@ def run_script(text: str) -> dict:
 
 def test_fraction_of_lambda_max_is_the_fitted_lambda_and_the_script_reproduces_it():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
     s.param.update(penalty="L1", ties="breslow", unpenalized=["fin"])
     assert s.strength_as == "fraction" and s.strength_fraction == 0.05
@@ -50,7 +52,7 @@ def test_fraction_of_lambda_max_is_the_fitted_lambda_and_the_script_reproduces_i
     lam = float(f"{0.05 * top:.4g}")
     script_before = s.python_script()          # lambda_max not known yet: the script computes it
     assert "engine.lambda_max(cohort" in script_before
-    job = s.fit_job()
+    job = bench.fit_job()
     kept = job.run()
     assert kept.spec["options"]["strength"] == lam
     assert kept.spec["options"]["lambda_max"] == pytest.approx(top, rel=1e-12)
@@ -62,19 +64,20 @@ def test_fraction_of_lambda_max_is_the_fitted_lambda_and_the_script_reproduces_i
     assert s.strength == lam and s.known_lambda_max() == top
     assert f"engine.L1({lam!r})" in s.python_script()
     s.strength_fraction = 0.5                   # a new fraction: the known scale applies at once
-    assert s.strength == float(f"{0.5 * top:.4g}") and s.fit_job().scale is None
+    assert s.strength == float(f"{0.5 * top:.4g}") and bench.fit_job().scale is None
     s.covariates = COVS[:-1]                    # another design: lambda_max unknown again
-    assert s.known_lambda_max() is None and s.fit_job().scale is not None
+    assert s.known_lambda_max() is None and bench.fit_job().scale is not None
 
 
 def test_a_typed_lambda_wins_until_a_fraction_is_typed():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
     s.param.update(penalty="L2", strength=3.0)
-    assert s.strength_as == "lambda" and s.fit_job().scale is None
+    assert s.strength_as == "lambda" and bench.fit_job().scale is None
     assert s.fit_options()["penalty"].lam == 3.0
     s.strength_fraction = 0.1
-    assert s.strength_as == "fraction" and s.fit_job().scale is not None
+    assert s.strength_as == "fraction" and bench.fit_job().scale is not None
 
 
 def test_fit_tab_shows_lambda_max_and_draws_the_path(app):
@@ -89,7 +92,7 @@ def test_fit_tab_shows_lambda_max_and_draws_the_path(app):
     asyncio.run(app.fit.run_path())
     assert app.fit.runner.last_outcome == "done", app.fit.status.object
     path = engine.path(rossi_cohort(), grid=6)
-    pd.testing.assert_frame_equal(s.path.result.coef, path.coef, rtol=1e-8, atol=1e-10)
+    pd.testing.assert_frame_equal(app.workbench.path.result.coef, path.coef, rtol=1e-8, atol=1e-10)
     view = app.fit.path_view
     assert view.body.visible and len(view.table.value) == 6
     s.strength_fraction = 0.2                  # the mark moves with the strength
@@ -117,11 +120,12 @@ def test_cv_progress_names_fold_and_grid_point_and_cancel_acts_at_once(app, monk
     assert statuses == [(1, 12)]
     assert app.fit.runner.last_outcome == "cancelled", app.fit.status.object
     assert "cancelled at fold 1 of 3, lambda 2 of 4" in app.fit.status.object
-    assert s.fits == [] and s.cv is None and not app.fit.cv_button.disabled
+    assert app.workbench.fits == [] and app.workbench.cv is None and not app.fit.cv_button.disabled
 
 
 def test_switching_to_fraction_applies_the_known_scale_and_cv_specs_keep_their_lambda():
     s = Store()
+    bench = Workbench(store=s)
     s.load_sample("rossi")
     s.param.update(covariates=COVS, penalty="L1", ties="breslow", cv_folds=3, cv_grid=3)
     top = engine.lambda_max(rossi_cohort())
@@ -130,7 +134,7 @@ def test_switching_to_fraction_applies_the_known_scale_and_cv_specs_keep_their_l
     assert s.strength_as == "lambda" and s.fit_options()["penalty"].lam == 7.0
     s.strength_as = "fraction"
     assert s.fit_options()["penalty"].lam == float(f"{0.05 * top:.4g}")
-    run, kept = s.cv_job().run()
+    run, kept = bench.cv_job().run()
     assert kept.spec["options"]["strength_as"] == "lambda"
     assert kept.spec["options"]["lambda_max"] == pytest.approx(top, rel=1e-12)
     from app.data.script import python_script

@@ -17,6 +17,7 @@ from app.data.store import Store
 from app.describe.view import DescribeView
 from app.export.view import ExportView
 from app.survival.results import CURVES, ResultsView
+from app.survival.state import Workbench
 
 NAMES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
@@ -29,10 +30,11 @@ def fitted():
 
     hv.extension("bokeh")
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("rossi")
-    results = ResultsView(store=store)
+    results = ResultsView(store=store, workbench=bench)
     describe = DescribeView(store=store)
-    store.keep(store.fit_job().run())
+    bench.keep(bench.fit_job().run())
     yield store, results, describe
     pn.state.reset()
 
@@ -50,12 +52,13 @@ def test_fit_summary_has_global_tests_and_concordance(fitted):
 
 def test_ph_check_table_plot_and_cut_point():
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("rossi")
-    results = ResultsView(store=store)
-    store.keep(store.fit_job().run())
+    results = ResultsView(store=store, workbench=bench)
+    bench.keep(bench.fit_job().run())
     ph = results.ph
     zph = ph.table.value.set_index("term")
-    fit = store.fits[-1].result
+    fit = bench.fits[-1].result
     expected = engine.ph_test(fit).table  # = R's cox.zph (tests/engine/inference/test_ph_test.py)
     np.testing.assert_allclose(zph["chisq"], expected["chisq"], rtol=1e-12)
     assert zph.loc["age", "PH"] == "doubtful" and zph.loc["fin", "PH"] == "ok"
@@ -73,12 +76,12 @@ def test_ph_check_table_plot_and_cut_point():
     ph._add_cut()
     assert store.cut_points == {"age": [20.0]}
     assert "refit in the Fit tab" in ph.info.object
-    store.keep(store.fit_job().run())      # the refit has age before and after 20
+    bench.keep(bench.fit_job().run())      # the refit has age before and after 20
     assert any(name.startswith("age") and "20" in name for name in results.hr.value["covariate"])
     # cox.zph of the cut-point fit: age before and after 20 are terms of their own (as R's
     # cox.zph of the survSplit fit, tests/engine/inference/test_ph_test_cut_points.py)
     zph = ph.table.value.set_index("term")
-    expected = engine.ph_test(store.fits[-1].result).table
+    expected = engine.ph_test(bench.fits[-1].result).table
     assert {"age[0,20)", "age[20,inf)"} <= set(zph.index)
     np.testing.assert_allclose(zph["chisq"], expected["chisq"], rtol=1e-12)
     assert "a term of its own" in ph.info.object
@@ -89,10 +92,11 @@ def test_fine_gray_results_are_subdistribution_hazard_ratios():
     import panel as pn
 
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("bmtcrr")
     store.model = "fine_gray"
-    results = ResultsView(store=store)
-    store.keep(store.fit_job().run())
+    results = ResultsView(store=store, workbench=bench)
+    bench.keep(bench.fit_job().run())
     assert results.shr_title.visible and not results.hr_title.visible
     assert {"sHR", "sHR_lower", "sHR_upper"} <= set(results.hr.value.columns)
     assert "hr" not in results.hr.value.columns
@@ -104,7 +108,8 @@ def test_fine_gray_results_are_subdistribution_hazard_ratios():
 
 def test_report_folder(fitted):
     store, results, describe = fitted
-    export = ExportView(store=store, results=results, describe=describe)
+    export = ExportView(store=store, workbench=results.workbench, results=results,
+                        describe=describe)
     archive = zipfile.ZipFile(io.BytesIO(export.report_bytes()))
     names = set(archive.namelist())
     assert {"README.txt", "table_one.csv", "kaplan_meier.png", "kaplan_meier.svg",
@@ -136,7 +141,7 @@ def test_results_draw_no_kaplan_meier_above_the_incidence():
     hv.extension("bokeh")
     store = Store()
     store.load_sample("bmtcrr")
-    results = ResultsView(store=store)
+    results = ResultsView(store=store, workbench=Workbench(store=store))
     results.open_section(CURVES)
     results.group.value = "D"
     assert results.cif_section.visible and not results.km_section.visible

@@ -17,6 +17,7 @@ import engine  # noqa: E402
 from app.data.store import Store  # noqa: E402
 from app.survival.adjusted import curve_times  # noqa: E402
 from app.survival.results import ResultsView  # noqa: E402
+from app.survival.state import Workbench  # noqa: E402
 
 
 @pytest.fixture
@@ -26,9 +27,10 @@ def rossi_results():
 
     hv.extension("bokeh")
     store = Store()
+    bench = Workbench(store=store)
     store.load_sample("rossi")
-    results = ResultsView(store=store)
-    store.keep(store.fit_job().run())
+    results = ResultsView(store=store, workbench=bench)
+    bench.keep(bench.fit_job().run())
     yield store, results
     pn.state.reset()
 
@@ -39,7 +41,7 @@ def test_adjusted_curves_are_the_engines(rossi_results):
     assert store.treatment == "fin" and not view.draw.disabled
     view.at.value = 20.0
     view._draw()
-    res = store.fits[-1].result
+    res = results.workbench.fits[-1].result
     want = engine.adjusted_curves(res, "fin", times=np.unique(np.append(curve_times(res), 20.0)))
     shown = view.contrasts.value
     assert len(shown) == 1 and shown["time"].iloc[0] == 20.0
@@ -59,15 +61,16 @@ def test_adjusted_curves_are_the_engines(rossi_results):
 def test_without_a_treatment_or_with_start_stop_rows_it_says_why(rossi_results):
     store, results = rossi_results
     store.treatment = None
-    store.keep(store.fit_job().run())
+    results.workbench.keep(results.workbench.fit_job().run())
     assert results.adjusted.draw.disabled and "Treatment" in results.adjusted.info.object
     heart = Store()
+    bench = Workbench(store=heart)
     heart.load_sample("stanford_heart")
-    view = ResultsView(store=heart)
+    view = ResultsView(store=heart, workbench=bench)
     heart.treatment = "transplant"
     if "transplant" not in heart.covariates:
         heart.covariates = [*heart.covariates, "transplant"]
-    heart.keep(heart.fit_job().run())
+    bench.keep(bench.fit_job().run())
     view.adjusted._draw()                     # the engine's CohortError, as a notification
     assert not view.adjusted.figure.visible and view.adjusted.contrasts.value.empty
 
@@ -76,7 +79,7 @@ def test_metrics_on_the_page_are_the_engines(rossi_results):
     store, view = rossi_results
     p = view.prediction
     assert not p.compute.disabled
-    res = store.fits[-1].result
+    res = view.workbench.fits[-1].result
     event_times = np.asarray(res.problem.cohort.time)[np.asarray(res.problem.cohort.event) > 0]
     assert p.times.value == ", ".join(
         f"{v:g}" for v in np.unique(np.quantile(event_times, [0.25, 0.5, 0.75])))
@@ -95,9 +98,10 @@ def test_bad_times_and_start_stop_fits_are_messages(rossi_results):
     p._compute()                                   # a notification, the page unchanged
     assert p.by_time.value.empty and p.summary.object == ""
     heart = Store()
+    bench = Workbench(store=heart)
     heart.load_sample("stanford_heart")
-    other = ResultsView(store=heart)
-    heart.keep(heart.fit_job().run())
+    other = ResultsView(store=heart, workbench=bench)
+    bench.keep(bench.fit_job().run())
     assert other.prediction.compute.disabled
     assert "(start, stop] rows" in other.prediction.info.object
 
@@ -114,7 +118,7 @@ def test_drawn_sections_go_into_the_report_folder(rossi_results):
     results.prediction.times.value = "10, 30, 50"
     results.prediction._compute()
     files = {**results.adjusted.files(), **results.prediction.files()}
-    res = store.fits[-1].result
+    res = results.workbench.fits[-1].result
     want = engine.adjusted_curves(res, "fin", times=np.unique(np.append(curve_times(res), 20.0)))
     pd.testing.assert_frame_equal(pd.read_csv(io.BytesIO(files["adjusted_curves.csv"])),
                                   want.curves.reset_index(drop=True), check_dtype=False,
@@ -127,5 +131,5 @@ def test_drawn_sections_go_into_the_report_folder(rossi_results):
     np.testing.assert_allclose(by_time.to_numpy(float), perf.by_time.to_numpy(float), rtol=1e-10)
     summary = pd.read_csv(io.BytesIO(files["prediction_summary.csv"]))
     assert summary["uno_c"].iloc[0] == pytest.approx(perf.summary["uno_c"], rel=1e-12)
-    store.keep(store.fit_job().run())               # another fit shown: its sections are new
+    results.workbench.keep(results.workbench.fit_job().run())  # another fit: new sections
     assert results.adjusted.files() == {} and results.prediction.files() == {}
