@@ -34,9 +34,9 @@ from ..shell import config
 FORMAT = 1
 SUFFIX = ".survscan"
 UPLOAD_KINDS = ("csv", "parquet")
-STORE_SETTINGS = ("cv_folds", "cv_grid")
-# the form settings the file keeps: the Store's, and the OMOP page's as omop_<setting>
-SETTINGS = (*STORE_SETTINGS, *(f"omop_{k}" for k in OMOP_SETTINGS))
+WORKBENCH_SETTINGS = ("cv_folds", "cv_grid")
+# the form settings the file keeps: the workbench's, and the OMOP page's as omop_<setting>
+SETTINGS = (*WORKBENCH_SETTINGS, *(f"omop_{k}" for k in OMOP_SETTINGS))
 MEMBER = re.compile(r"^(analysis\.json|data/\d+\.parquet|fits/\d+\.csv)$")
 
 
@@ -94,7 +94,7 @@ def capture(store, workbench, omop, name: str) -> Analysis:
     upload = spec["data"].get("kind") in UPLOAD_KINDS
     fits = [SavedFit(f.name, fit_kind(f.spec), f.spec, f.summary, float(f.elapsed),
                      int(f.n_strata), getattr(f, "frame", None)) for f in workbench.fits]
-    settings = {**{k: getattr(store, k) for k in STORE_SETTINGS},
+    settings = {**{k: getattr(workbench, k) for k in WORKBENCH_SETTINGS},
                 **{f"omop_{k}": getattr(omop, k) for k in OMOP_SETTINGS}}
     return Analysis(name=name, spec=spec, settings=settings,
                     frame=store.data if upload else None, fits=fits,

@@ -14,15 +14,14 @@ from __future__ import annotations
 import param
 
 from ..omop.state import SETTINGS as OMOP_SETTINGS
-from .analysis_file import STORE_SETTINGS
+from .analysis_file import WORKBENCH_SETTINGS
 
 STATE = ("data", "raw_data", "data_steps", "simulated", "source", "columns", "time", "start",
          "event", "event_codes", "treatment", "covariates", "strata", "id", "weights", "missing",
          "cut_points", "forms", "interactions", "model", "cause", "ties", "penalty", "strength",
          "strength_as", "strength_fraction", "lambda_max", "lambda_max_key", "unpenalized",
-         "backend", "solver",
-         *STORE_SETTINGS)
-WORKBENCH_STATE = ("fits", "cv", "path")
+         "backend", "solver")
+WORKBENCH_STATE = ("fits", "cv", "path", *WORKBENCH_SETTINGS)
 OMOP_STATE = (*OMOP_SETTINGS, "study")
 
 

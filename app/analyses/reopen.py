@@ -21,7 +21,7 @@ from ..data.store import Store
 from ..omop.jobs import StudyJob
 from ..omop.state import OmopState
 from ..survival.state import Workbench
-from .analysis_file import STORE_SETTINGS, UPLOAD_KINDS, Analysis
+from .analysis_file import UPLOAD_KINDS, WORKBENCH_SETTINGS, Analysis
 
 ROLE_KEYS = ("time", "start", "event", "event_codes", "treatment", "covariates", "strata", "id",
              "weights")
@@ -76,8 +76,8 @@ def rebuild(analysis: Analysis) -> tuple[Store, Workbench, OmopState, list[str]]
     OMOP state with its settings and study, the names of refits whose numbers differ from the
     saved tables). DataLoadError when data cannot be opened again."""
     staged = Store()
-    staged.param.update(**{k: v for k, v in analysis.settings.items() if k in STORE_SETTINGS})
     bench = Workbench(store=staged)
+    bench.param.update(**{k: v for k, v in analysis.settings.items() if k in WORKBENCH_SETTINGS})
     omop = OmopState(workbench=bench)
     omop.param.update(**{k.removeprefix("omop_"): v for k, v in analysis.settings.items()
                          if k.startswith("omop_")})
@@ -102,7 +102,7 @@ def rebuild(analysis: Analysis) -> tuple[Store, Workbench, OmopState, list[str]]
             apply_spec(work.store, saved.spec)
             if saved.kind == "cv":
                 done = saved.spec["options"]["cross_validated"]
-                work.store.param.update(cv_folds=int(done["folds"]), cv_grid=int(done["grid"]))
+                work.param.update(cv_folds=int(done["folds"]), cv_grid=int(done["grid"]))
                 run, kept = work.cv_job(saved.name).run()
                 if saved.name == analysis.cv:
                     cv = run

@@ -142,10 +142,6 @@ class Store(param.Parameterized):
     backend = param.Selector(objects=list(BACKENDS), default="cpu")
     solver = param.Selector(objects=list(SOLVERS), default="auto")
 
-    # --- cross-validation of the penalty strength -----------------------------------------
-    cv_folds = param.Integer(default=10, bounds=(2, None))
-    cv_grid = param.Integer(default=10, bounds=(2, None), doc="Points of the lambda grid.")
-
     reset_note = param.String(default="", doc="What the last data change reset, in one line.")
 
     def __init__(self, **params):

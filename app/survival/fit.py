@@ -39,9 +39,9 @@ class FitView(Viewer):
         self.remove_select = pn.widgets.Select(label="Kept fit", width=220)
         self.remove_button = pn.widgets.Button(label="Remove fit", width=120)
         self.remove_button.on_click(self._remove)
-        self.cv_folds = pn.widgets.IntInput.from_param(self.store.param.cv_folds, name="CV folds",
-                                                       width=110)
-        self.cv_grid = pn.widgets.IntInput.from_param(self.store.param.cv_grid,
+        self.cv_folds = pn.widgets.IntInput.from_param(self.workbench.param.cv_folds,
+                                                       name="CV folds", width=110)
+        self.cv_grid = pn.widgets.IntInput.from_param(self.workbench.param.cv_grid,
                                                       name="Lambda grid points", width=140)
         self.cv_button = pn.widgets.Button(label="Cross-validate penalty", width=200)
         self.cv_button.on_click(self._on_cv)

@@ -1,5 +1,6 @@
 """The survival workbench's state: its kept fits, its last cross-validation, path and bootstrap,
-and the jobs that make them, one per session beside the Store.
+their settings (folds, grid points, replicates) and the jobs that make them, one per session
+beside the Store.
 
 The jobs snapshot the Store's data, roles, design and options (the design and options move here
 next, issue 29); the OMOP page keeps its study's stratified fit here too, so it joins the Results
@@ -27,6 +28,10 @@ class Workbench(param.Parameterized):
                                                   "bootstrap intervals).")
     bootstrap_replicates = param.Integer(default=200, bounds=(20, 10_000),
                                          doc="Replicates of the Fit tab's bootstrap.")
+    cv_folds = param.Integer(default=10, bounds=(2, None),
+                             doc="Folds of the cross-validation of the penalty strength.")
+    cv_grid = param.Integer(default=10, bounds=(2, None),
+                            doc="Points of the lambda grid (cross-validation and the path).")
 
     def next_fit_name(self) -> str:
         taken = {f.name for f in self.fits}
@@ -82,8 +87,8 @@ class Workbench(param.Parameterized):
                                 "the Design tab")
         factory = s.make_cohort_factory()
         check_fit(s)
-        options = {"model": "cox", "penalty": s.penalty.lower(), "folds": int(s.cv_folds),
-                   "grid": int(s.cv_grid), "seed": 0, "ties": s.effective_ties,
+        options = {"model": "cox", "penalty": s.penalty.lower(), "folds": int(self.cv_folds),
+                   "grid": int(self.cv_grid), "seed": 0, "ties": s.effective_ties,
                    "unpenalized": list(s.fit_options()["unpenalized"]),
                    "backend": s.backend}
         name = name or f"{self.next_fit_name()} (CV {s.penalty})"
@@ -117,7 +122,7 @@ class Workbench(param.Parameterized):
         if s.cut_points:
             raise DataLoadError("the path does not take cut points; clear them in the Design "
                                 "tab")
-        options = {"model": "cox", "penalty": s.penalty.lower(), "grid": int(s.cv_grid),
+        options = {"model": "cox", "penalty": s.penalty.lower(), "grid": int(self.cv_grid),
                    "unpenalized": list(s.fit_options()["unpenalized"]),
                    "ties": s.effective_ties, "backend": s.backend}
         return PathJob(f"{s.penalty} path", s.make_cohort_factory(), options,

@@ -50,14 +50,15 @@ def test_rossi_with_fits_cut_points_and_cross_validation_reopens_identically():
     s.param.update(cut_points={"fin": [10.0]}, ties="breslow", strata=["race"],
                    covariates=["fin", "age", "wexp", "mar", "paro", "prio"])
     bench.keep(bench.fit_job("fin cut at 10").run())
-    s.param.update(cut_points={}, penalty="L1", cv_folds=4, cv_grid=5)
+    s.param.update(cut_points={}, penalty="L1")
+    bench.param.update(cv_folds=4, cv_grid=5)
     omop = OmopState(workbench=bench, ps_strata=7)
     run, kept = bench.cv_job("cv L1").run()
     bench.cv = run
     bench.keep(kept)
     again, again_bench, again_omop = reopened(bench, omop=omop)
     assert again.spec() == s.spec() and again.source["name"] == "rossi"
-    assert (again.cv_folds, again.cv_grid, again_omop.ps_strata) == (4, 5, 7)
+    assert (again_bench.cv_folds, again_bench.cv_grid, again_omop.ps_strata) == (4, 5, 7)
     assert_same_fits(bench, again_bench)
     assert again_bench.cv.name == "cv L1" and again_bench.cv.chosen == run.chosen
     pd.testing.assert_frame_equal(again_bench.cv.result.curve, run.result.curve,

@@ -170,8 +170,8 @@ def test_cv_job_needs_a_penalty_and_no_cut_points():
 def test_cv_job_equals_engine_cross_validate(rossi):
     s = Store()
     s.load_sample("rossi")
-    s.param.update(penalty="L1", cv_folds=3, cv_grid=4, unpenalized=["fin"])
-    run, kept = Workbench(store=s).cv_job("cv").run()
+    s.param.update(penalty="L1", unpenalized=["fin"])
+    run, kept = Workbench(store=s, cv_folds=3, cv_grid=4).cv_job("cv").run()
     cohort = engine.Cohort.from_frame(rossi, time="week", event="arrest",
                                       covariates=list(s.covariates))
     direct = engine.cross_validate(cohort, penalty="l1", folds=3, grid=4, seed=0,
@@ -183,7 +183,8 @@ def test_cv_job_equals_engine_cross_validate(rossi):
 
 
 def test_cv_in_the_fit_view_draws_the_curve_and_keeps_the_refit(app):
-    app.store.param.update(penalty="L2", cv_folds=3, cv_grid=4)
+    app.store.penalty = "L2"
+    app.workbench.param.update(cv_folds=3, cv_grid=4)
     asyncio.run(app.fit.run_cv())
     assert app.fit.runner.last_outcome == "done", app.fit.status.object
     run = app.workbench.cv

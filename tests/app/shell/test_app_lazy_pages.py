@@ -49,7 +49,8 @@ def test_pages_opened_after_an_analysis_was_reopened_show_its_fits_and_cv(app):
     saved.load_sample("rossi")
     bench = Workbench(store=saved)
     bench.keep(bench.fit_job("efron").run())
-    saved.param.update(penalty="L2", cv_folds=3, cv_grid=4)
+    saved.penalty = "L2"
+    bench.param.update(cv_folds=3, cv_grid=4)
     run, kept = bench.cv_job("cv L2").run()
     bench.cv = run
     bench.keep(kept)

@@ -82,7 +82,8 @@ def test_a_typed_lambda_wins_until_a_fraction_is_typed():
 
 def test_fit_tab_shows_lambda_max_and_draws_the_path(app):
     s = app.store
-    s.param.update(covariates=COVS, penalty="L1", ties="breslow", cv_grid=6)
+    s.param.update(covariates=COVS, penalty="L1", ties="breslow")
+    app.workbench.cv_grid = 6
     asyncio.run(app.fit.run_fit())
     assert app.fit.runner.last_outcome == "done", app.fit.status.object
     top = engine.lambda_max(rossi_cohort())
@@ -104,7 +105,8 @@ def test_fit_tab_shows_lambda_max_and_draws_the_path(app):
 
 def test_cv_progress_names_fold_and_grid_point_and_cancel_acts_at_once(app, monkeypatch):
     s = app.store
-    s.param.update(covariates=COVS, penalty="L1", cv_folds=3, cv_grid=4)
+    s.param.update(covariates=COVS, penalty="L1")
+    app.workbench.param.update(cv_folds=3, cv_grid=4)
     original = CrossValidationJob.run
     statuses = []
 
@@ -127,7 +129,8 @@ def test_switching_to_fraction_applies_the_known_scale_and_cv_specs_keep_their_l
     s = Store()
     bench = Workbench(store=s)
     s.load_sample("rossi")
-    s.param.update(covariates=COVS, penalty="L1", ties="breslow", cv_folds=3, cv_grid=3)
+    s.param.update(covariates=COVS, penalty="L1", ties="breslow")
+    bench.param.update(cv_folds=3, cv_grid=3)
     top = engine.lambda_max(rossi_cohort())
     s.note_lambda_max(s.penalty_key(), top)
     s.strength = 7.0
