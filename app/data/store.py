@@ -1,7 +1,9 @@
-"""The state of one browser session: the loaded data, the column roles and, until they move into
-the survival page's state, the workbench's design and options (its kept fits and the jobs that
-fit them are app/survival/state.py's Workbench; the OMOP, SCCS, Bayesian and GWAS pages keep
-their own state in their folders too).
+"""The state of one browser session: the loaded data, the column roles and the design and options
+a cohort is built from (model, terms and forms, cut points, penalty, ties, backend): Describe,
+Sensitivity, Timing and Bayes build their cohorts here too, and a data change resets the design
+with the roles in one step.  The workbench's kept fits and the jobs that fit them are
+app/survival/state.py's Workbench; the OMOP, SCCS, Bayesian and GWAS pages keep their own state
+in their folders.
 
 Views read and write this store; nothing here imports Panel widgets, so it is tested without a
 browser (tests/app/data/test_app_store.py). Reading files and queries is in loading.py, the
