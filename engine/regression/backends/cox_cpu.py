@@ -141,7 +141,8 @@ class CoxCpuBackend:
         md, s = self.md, self.state
         ll, r, _ = self.risk_set_pass(1)
         g, info = information(md, s.D, r, s.wev - r, np.asarray(cols, np.int64), self.efron,
-                              self.has_start, self._start, self._start_order)
+                              self.has_start, self._start, self._start_order,
+                              s.inner.dense_columns.block)
         return ll, g, info
 
     def cluster_scores(self, cols, codes: np.ndarray, n_clusters: int) -> np.ndarray:

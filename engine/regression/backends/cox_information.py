@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from . import cox_dense_information as dense_information
 from . import row_block_parallel as rb
 from ..row_flags import EVENT, GROUP_END, HEAD
 
@@ -28,13 +29,23 @@ from ..row_flags import EVENT, GROUP_END, HEAD
 CHUNK_BYTES = 8 * 2 ** 20
 
 
-def information(md, D, r, v, cols, efron, has_start, start, start_order):
+def information(md, D, r, v, cols, efron, has_start, start, start_order, dense_of=None):
     """(g, I) over the columns ``cols`` of ModelData ``md`` at D = w exp(eta - shift) and its
-    r: the gradient X'v (v = dl/deta) and the information, both read from one row block."""
+    r: the gradient X'v (v = dl/deta) and the information, both read from one row block (a
+    few dense columns alone: cox_dense_information's fused pass).  ``dense_of(columns)``: the
+    dense columns' Z where the caller keeps it (row_block_parallel.split_block)."""
     cols = np.asarray(cols, np.int64)
     s = cols.size
+    sparse, dense = rb.split_dense(md.indptr, cols, md.n)
+    if sparse.size == 0 and s <= dense_information.FUSED_MAX:
+        Z = (rb.dense_block(md.indptr, md.indices, md.values, md.vptr, cols, md.n)
+             if dense_of is None else dense_of(cols))
+        return dense_information.information(Z, D, np.ascontiguousarray(r),
+                                             np.ascontiguousarray(v), md.weights, md.flags,
+                                             efron, has_start, md.stop, start, start_order,
+                                             md.strata_bounds)
     order, n_sparse, rp, rc, rv, Z = rb.split_block(md.indptr, md.indices, md.values, md.vptr,
-                                                     cols, md.n)
+                                                     cols, md.n, dense_of)
     r = np.ascontiguousarray(r)
     info = rb.gram_matrix(rp, rc, rv, n_sparse, r, Z, centre=False)
     events, tie = event_rows(md.flags)

@@ -18,6 +18,7 @@ import numpy as np
 from . import diagonal_step_kernels as k
 from . import linear_predictor as lp
 from . import row_block_parallel as rb
+from .dense_columns import DenseColumns
 from ...core import weighted_gram
 
 # Gram-matrix inner loop: at most this many columns, and rows holding few of them (the pairs of
@@ -64,11 +65,16 @@ class DiagonalStep:
     ----------
     indptr, indices, values, vptr : the backend's CSC arrays (see modeldata.ModelData)
     n : rows
+    dense_columns : the DenseColumns that keeps the dense columns' Z, shared with the backend's
+        information (a new one by default)
     """
 
-    def __init__(self, indptr, indices, values, vptr, n: int, secant: bool = False):
+    def __init__(self, indptr, indices, values, vptr, n: int, secant: bool = False,
+                 dense_columns: DenseColumns | None = None):
         self._arrays = (indptr, indices, values, vptr)
         self._n = int(n)
+        self.dense_columns = (DenseColumns(*self._arrays, n) if dense_columns is None
+                              else dense_columns)
         self._key = self._block = self._gram = None
         self._dense = False     # the working set's Gram matrix built from its columns
         self._served = 0        # steps it has served since it was built
@@ -165,7 +171,8 @@ class DiagonalStep:
                 row_nnz = k.row_counts(indptr, self._arrays[1], coords, self._n)
                 pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)
                 if pairs <= GRAM_PAIRS_PER_NNZ:
-                    block = rb.split_block(*self._arrays, coords, self._n)
+                    block = rb.split_block(*self._arrays, coords, self._n,
+                                           self.dense_columns.block)
                 else:
                     dense = many and pairs <= DENSE_PAIRS_PER_NNZ
             self._key, self._block, self._gram, self._dense = key, block, None, dense

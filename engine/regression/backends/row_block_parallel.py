@@ -57,14 +57,16 @@ def split_dense(indptr, coords, n):
     return coords[~full], coords[full]
 
 
-def split_block(indptr, indices, values, vptr, coords, n):
+def split_block(indptr, indices, values, vptr, coords, n, dense_of=None):
     """The columns ``coords`` as a row block (order, s, rp, rc, rv, Z): the s sparse ones as
-    CSR rows (row_block), the dense ones as Z (dense_block), ``order`` the columns in the
-    block's order (sparse, then dense)."""
+    CSR rows (row_block), the dense ones as Z (dense_block, or ``dense_of(columns)`` where the
+    caller keeps it: dense_columns.DenseColumns.block), ``order`` the columns in the block's
+    order (sparse, then dense)."""
     sparse, dense = split_dense(indptr, coords, n)
+    Z = (dense_block(indptr, indices, values, vptr, dense, n) if dense_of is None
+         else dense_of(dense))
     return (np.concatenate([sparse, dense]), sparse.size,
-            *row_block(indptr, indices, values, vptr, sparse, n),
-            dense_block(indptr, indices, values, vptr, dense, n))
+            *row_block(indptr, indices, values, vptr, sparse, n), Z)
 
 
 def row_block(indptr, indices, values, vptr, coords, n):

@@ -150,6 +150,41 @@ def test_information_is_the_brute_force_hessian(case, weighted, monkeypatch):
     np.testing.assert_allclose(info, brute, rtol=1e-9, atol=1e-9 * np.abs(brute).max())
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_information_of_a_few_dense_columns_is_the_brute_force_hessian(case, weighted,
+                                                                       monkeypatch):
+    """The dense columns alone (rossi's age and prio, heart's age and year), in a permuted
+    order: cox_dense_information's fused pass, equal to the brute-force Hessian and to the
+    buffered route of cox_information, its gradient to engine.gradient's."""
+    from engine.regression.backends import cox_dense_information, row_block_parallel
+
+    pr = problem(case)
+    cohort = case.cohort(case.frame())
+    md = pr.model.data
+    dense = row_block_parallel.split_dense(md.indptr, np.arange(pr.p), md.n)[1]
+    assert dense.size >= 2
+    cols = dense[::-1]
+    w = np.random.default_rng(3).uniform(0.5, 2.0, md.n) if weighted else np.ones(md.n)
+    if weighted:
+        pr.set_weights(w)
+    beta = away_from_zero(pr.p)
+    pr.set_beta(beta)
+    calls = []
+    fused = cox_dense_information.information
+    monkeypatch.setattr(cox_dense_information, "information",
+                        lambda *args: calls.append(1) or fused(*args))
+    _, g, info = pr.model.information(cols)
+    assert calls
+    brute = _brute_information(cohort, beta, case.options["ties"] == "efron", w)
+    np.testing.assert_allclose(info, brute[np.ix_(cols, cols)], rtol=1e-9,
+                               atol=1e-9 * np.abs(brute).max())
+    np.testing.assert_allclose(g, pr.gradient()[cols], rtol=1e-10, atol=1e-10)
+    monkeypatch.setattr(cox_dense_information, "FUSED_MAX", 0)
+    _, g_buffered, buffered = pr.model.information(cols)
+    np.testing.assert_allclose(info, buffered, rtol=1e-12, atol=1e-12 * np.abs(info).max())
+    np.testing.assert_allclose(g, g_buffered, rtol=1e-12, atol=1e-12)
+
+
 def test_information_over_columns_in_any_order(case):
     """Dense columns (age, prio) read as the row block's Z after the sparse ones: the
     information comes back in the order the columns were asked in."""
