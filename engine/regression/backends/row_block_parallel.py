@@ -4,9 +4,9 @@ The block holds the sparse columns as CSR arrays (rp, rc, rv) and the dense ones
 least DENSE_FILL of the rows: a spline basis, age, a continuous exposure) as an n x d row-major
 array Z, their positions after the sparse ones: a dense column's CSR entries cost 12 bytes each
 and make every entry carry a value.  In the Gram matrix a sparse entry's products with its
-row's Z go to a small s x d block (in cache), and Z's own products are summed in the same
-pass for a few dense columns (OWN_MAX), by BLAS a few thousand rows at a time for more.  Z has
-no columns for a sparse working set: then the kernels do what they did before Z.
+row's Z go to a small s x d block (in cache), and Z's own products are BLAS products a few
+thousand rows at a time.  Z has no columns for a sparse working set: then the kernels do what
+they did before Z.
 
 What the Gram-matrix inner loop of diagonal_step reads (the sparse L1 fit at 10^6 rows spent
 1.2 s of its 2.6 s of kernels in the serial row block build, Gram matrix and image).
@@ -44,12 +44,6 @@ _PARALLEL_ROWS = 1 << 19
 DENSE_FILL = 2 / 3
 # Z is filled, and its BLAS products taken, this many bytes of rows at a time
 _DENSE_CHUNK_BYTES = 1 << 18
-# Up to this many dense columns, the Gram matrix sums Z's own products in its pass over the
-# rows (d^2 a row, beside the cross products that read the same row of Z: one pass over Z less
-# a build; 4 spline columns beside 183 sparse ones at 10^6 rows, Intel Xeon, one thread, the
-# machine loaded: 117-131 ms -> 99-110 ms a build); more go to BLAS a chunk of rows at a time
-# (_dense_gram: 20 columns, 400 products a row, would cost the loop more than the pass).
-OWN_MAX = 8
 
 
 def _parallel(rows) -> bool:
@@ -107,9 +101,8 @@ def gram_matrix(rp, rc, rv, s, h, Z=None, centre=True):
     m = s + Z.shape[1]
     cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * m * m + 1))))
     pieces = _gram_parallel if _parallel(h.size) else _gram_serial
-    own = 0 < Z.shape[1] <= OWN_MAX
-    Qs, xhs = pieces(rp, rc, rv, s, h, cuts, Z, own)
-    if Z.shape[1] > OWN_MAX:
+    Qs, xhs = pieces(rp, rc, rv, s, h, cuts, Z)
+    if Z.shape[1]:
         _dense_gram(Qs, xhs, s, h, cuts, Z)
     return _gram_finish(Qs, xhs, h, centre)
 
@@ -257,31 +250,15 @@ def _cross(C, ca, hx, Z, i):
         C[ca, e] += hx * Z[i, e]
 
 
-@njit(inline="always")
-def _own(G, zh, hi_, Z, i):
-    """G += h z z' and zh += h z over row i of Z: Z's own products, the whole square (the
-    row's update a vector operation; the upper triangle is what is read)."""
-    for e in range(Z.shape[1]):
-        hz = hi_ * Z[i, e]
-        zh[e] += hz
-        for f in range(Z.shape[1]):
-            G[e, f] += hz * Z[i, f]
-
-
 @njit(cache=True, nogil=True)
-def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z, own):
+def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
     """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row), xh += h x,
-    over the s sparse columns, and their products with Z's (after them); Z's own products too
-    where ``own`` (a few dense columns: OWN_MAX), else they are _dense_gram's."""
-    d = Z.shape[1]
-    C = np.zeros((s, d))
-    G = np.zeros((d, d))
-    zh = np.zeros(d)
+    over the s sparse columns, and their products with Z's (after them); Z's own products are
+    _dense_gram's."""
+    C = np.zeros((s, Z.shape[1]))
     if rv.size == 0:        # binary columns: x = 1 wherever stored
         for i in range(lo, hi):
             hi_ = h[i]
-            if own:
-                _own(G, zh, hi_, Z, i)
             for a in range(rp[i], rp[i + 1]):
                 ca = rc[a]
                 xh[ca] += hi_
@@ -291,8 +268,6 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z, own):
     else:
         for i in range(lo, hi):
             hi_ = h[i]
-            if own:
-                _own(G, zh, hi_, Z, i)
             for a in range(rp[i], rp[i + 1]):
                 ca = rc[a]
                 hx = hi_ * rv[a]
@@ -301,8 +276,6 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z, own):
                     Q[ca, rc[b]] += hx * rv[b]
                 _cross(C, ca, hx, Z, i)
     Q[:s, s:] += C
-    Q[s:, s:] += G
-    xh[s:] += zh
 
 
 @njit(cache=True, nogil=True)
@@ -327,22 +300,22 @@ def _gram_finish(Qs, xhs, h, centre):
 
 
 @njit(cache=True, nogil=True)
-def _gram_serial(rp, rc, rv, s, h, cuts, Z, own):
+def _gram_serial(rp, rc, rv, s, h, cuts, Z):
     pieces, m = cuts.size - 1, s + Z.shape[1]
     Qs = np.zeros((pieces, m, m))
     xhs = np.zeros((pieces, m))
     for p in range(pieces):
-        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z, own)
+        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z)
     return Qs, xhs
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _gram_parallel(rp, rc, rv, s, h, cuts, Z, own):
+def _gram_parallel(rp, rc, rv, s, h, cuts, Z):
     pieces, m = cuts.size - 1, s + Z.shape[1]
     Qs = np.zeros((pieces, m, m))
     xhs = np.zeros((pieces, m))
     for p in prange(pieces):
-        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z, own)
+        _gram_piece(rp, rc, rv, h, cuts[p], cuts[p + 1], Qs[p], xhs[p], s, Z)
     return Qs, xhs
 
 
