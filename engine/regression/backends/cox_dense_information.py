@@ -7,7 +7,7 @@ the formula of cox_information, with z_k the row of the columns' row-major array
 risk-set mean of z at the event term.  cox_information writes the scaled means as the rows of
 a buffer and folds them in by BLAS, which pays for many columns; for a few, the scan that
 forms m adds m m' and r_k z_k z_k' as it goes (the collinearity check of an unpenalised
-ns(bmi, df=4) at 10^6 rows: 22 ms against 110 ms).  The d x d sums are kept whole, not as a
+ns(bmi, df=4) at 10^6 rows: 22 ms against 127 ms).  The d x d sums are kept whole, not as a
 triangle, so that each row's update is a vector operation.
 """
 from __future__ import annotations

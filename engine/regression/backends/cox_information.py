@@ -36,7 +36,7 @@ def information(md, D, r, v, cols, efron, has_start, start, start_order, dense_o
     dense columns' Z where the caller keeps it (row_block_parallel.split_block)."""
     cols = np.asarray(cols, np.int64)
     s = cols.size
-    sparse, dense = rb.split_dense(md.indptr, cols, md.n)
+    sparse = rb.split_dense(md.indptr, cols, md.n)[0]
     if sparse.size == 0 and s <= dense_information.FUSED_MAX:
         Z = (rb.dense_block(md.indptr, md.indices, md.values, md.vptr, cols, md.n)
              if dense_of is None else dense_of(cols))
