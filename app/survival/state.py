@@ -2,9 +2,9 @@
 their settings (folds, grid points, replicates) and the jobs that make them, one per session
 beside the Store.
 
-The jobs snapshot the Store's data, roles, design and options (the design and options move here
-next, issue 29); the OMOP page keeps its study's stratified fit here too, so it joins the Results
-comparison and the exports. No Panel widgets and no numerics here.
+The jobs snapshot the Store's data, roles, design and options (the design stays in the Store,
+where every page's cohort is built from it); the OMOP page keeps its study's stratified fit here
+too, so it joins the Results comparison and the exports. No Panel widgets and no numerics here.
 """
 
 from __future__ import annotations
