@@ -7,7 +7,7 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 
-from ..shell.plots import IMBALANCE, PALETTE, PLOT_WIDTH
+from ..shell.plots import IMBALANCE, PALETTE, PLOT_WIDTH, score_by_arm
 
 
 def love_plot(balance: pd.DataFrame) -> hv.Overlay:
@@ -30,15 +30,7 @@ def love_plot(balance: pd.DataFrame) -> hv.Overlay:
 
 
 def ps_overlap_plot(ps: np.ndarray, treatment: np.ndarray, bins: int = 40) -> hv.Overlay:
-    """The propensity score's distribution in each arm (density histograms, overlaid): where
-    the arms do not overlap, weights explode or persons are trimmed."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    parts = []
-    for k, (arm, value) in enumerate((("treated", 1), ("control", 0))):
-        density, _ = np.histogram(ps[treatment == value], bins=edges, density=True)
-        parts.append(hv.Histogram((edges, density), kdims=["propensity score"],
-                                  vdims=["density"], label=arm)
-                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
-    return hv.Overlay(parts).opts(
-        title="Propensity score by arm", width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
-        legend_position="top_left", show_grid=True, toolbar="above")
+    """The propensity score's distribution in each arm: where the arms do not overlap, weights
+    explode or persons are trimmed."""
+    return score_by_arm([("treated", ps[treatment == 1]), ("control", ps[treatment == 0])],
+                        "propensity score", "Propensity score by arm", bins)

@@ -7,24 +7,16 @@ import holoviews as hv
 import numpy as np
 import pandas as pd
 
-from ..shell.plots import IMBALANCE, PALETTE, PLOT_WIDTH, steps
+from ..shell.plots import IMBALANCE, PALETTE, PLOT_WIDTH, score_by_arm, steps
 
 ARMS = (("target", 1), ("comparator", 0))
 
 
 def preference_plot(cohort: pd.DataFrame, bins: int = 40) -> hv.Overlay:
     """Preference-score distribution by arm (density histograms, overlaid)."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    parts = []
-    for k, (arm, value) in enumerate(ARMS):
-        density, _ = np.histogram(cohort.loc[cohort["treatment"] == value, "preference"],
-                                  bins=edges, density=True)
-        parts.append(hv.Histogram((edges, density), kdims=["preference score"], vdims=["density"],
-                                  label=arm)
-                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
-    return hv.Overlay(parts).opts(
-        title="Preference score by arm", width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
-        legend_position="top_left", show_grid=True, toolbar="above")
+    return score_by_arm([(arm, cohort.loc[cohort["treatment"] == value, "preference"])
+                         for arm, value in ARMS], "preference score",
+                        "Preference score by arm", bins)
 
 
 def balance_plot(stratified: pd.DataFrame, matched: pd.DataFrame,

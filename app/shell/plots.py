@@ -55,6 +55,22 @@ def steps(x: np.ndarray, *ys: np.ndarray):
     return (xs, *out)
 
 
+def score_by_arm(arms, xlabel: str, title: str, bins: int = 40) -> hv.Overlay:
+    """A score's distribution in each arm on [0, 1] (density histograms, overlaid): the
+    propensity score of the Data page's weights, the OMOP study's preference score.  ``arms``:
+    (label, values) pairs, coloured in order."""
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    parts = []
+    for k, (arm, values) in enumerate(arms):
+        density, _ = np.histogram(values, bins=edges, density=True)
+        parts.append(hv.Histogram((edges, density), kdims=[xlabel], vdims=["density"],
+                                  label=arm)
+                     .opts(color=PALETTE[k], alpha=0.45, line_alpha=0))
+    return hv.Overlay(parts).opts(
+        title=title, width=PLOT_WIDTH // 2, height=320, xlim=(0, 1),
+        legend_position="top_left", show_grid=True, toolbar="above")
+
+
 def km_plot(table: pd.DataFrame, risk: pd.DataFrame, window: tuple[float, float],
             time_label: str = "time", ci: bool = True) -> hv.Layout:
     """Kaplan-Meier curves with CI bands and censor ticks, over an aligned at-risk table.
