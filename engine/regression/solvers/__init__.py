@@ -54,7 +54,16 @@ def solve(model, state: SolverState, solver: str, tol: float, max_iter: int,
 def _auto(model, state, tol, max_iter, n_events, progress, precise):
     """Proximal Newton over every coordinate, exact Newton on the free ones where that is cheap
     (or where proximal Newton stalled), and an O(N + nnz) KKT check of the zeros; again while
-    some zero wants to move."""
+    some zero wants to move.  A smooth objective (no L1) whose information is cheap goes to
+    Newton at once, as R's coxph: proximal Newton's steps before it bought nothing there (a
+    200-row bootstrap replicate of 3 columns: 4-5 of them, three quarters of its time)."""
+    free = np.count_nonzero(~state.frozen)
+    if (not np.any(state.lam1 > 0) and free <= _NEWTON_MAX_FREE
+            and n_events * free * free <= _NEWTON_CHEAP):
+        newton.run(model, state, tol, max_iter, progress)
+        if state.converged:
+            state.gradient = model.loglik_gradient()[1]
+            return state
     for _round in range(20):
         prox_newton.run(model, state, tol, max_iter, progress, precise)
         free = np.count_nonzero(~state.frozen & ((state.lam1 == 0) | (state.beta != 0)))
