@@ -4,7 +4,8 @@ All reach the same optimum.  ``auto`` (the default) runs proximal Newton (glmnet
 approximation, O(nnz_j) per inner coordinate, one O(N) scan per outer step), adds exact Newton
 steps on the free coordinates where they are cheap (quadratic convergence: exact to the printed
 digits), then checks the optimality (KKT) conditions of every coordinate with one O(N + nnz)
-gradient, and goes round again if a zero wants to move.
+gradient, and goes round again if a zero wants to move.  Without L1, where the information is
+cheap, it is Newton from the start.
 ``ccd`` sweeps every coordinate each cycle exactly as the papers do.
 """
 from __future__ import annotations
