@@ -64,19 +64,18 @@ def where(request):
 
 def pytest_collection_modifyitems(items):
     """The order that keeps both workers of `-n 2 --dist worksteal` busy: xdist hands each
-    worker a contiguous half of the collected tests and steals from the end of a half.
-    Tests marked ``first`` go first: a two-minute test that a worker started near the end kept
-    it busy after the other had run dry.  The browser tests open the second half: its worker
-    runs them one after another beside the first worker's computing tests, where at the end of
-    a half the two workers took them two at once (two served apps and two Chromiums on 2
-    cores, slowing each other)."""
-    first = [item for item in items if item.get_closest_marker("first")]
-    browser = [item for item in items if item.get_closest_marker("browser")
-               and not item.get_closest_marker("first")]
-    rest = [item for item in items if not (item.get_closest_marker("first")
-                                           or item.get_closest_marker("browser"))]
-    cut = max(0, len(items) // 2 - len(first))
-    items[:] = first + rest[:cut] + browser + rest[cut:]
+    worker a contiguous half of the collected tests and steals from the end of a half.  The
+    browser tests open the second half: its worker runs them one after another beside the
+    first worker's computing tests, where at the end of a half the two workers took them two at
+    once (two served apps and two Chromiums on 2 cores, slowing each other).  The long
+    AddressSanitizer run (test_cuda_emulator.py) keeps its place late in the first half: its
+    child process loads the Numba kernels that the tests before it compiled and cached, where
+    run first in a fresh clone it compiled them all again beside both workers (69 s against
+    15 s)."""
+    browser = [item for item in items if item.get_closest_marker("browser")]
+    rest = [item for item in items if not item.get_closest_marker("browser")]
+    cut = len(items) // 2
+    items[:] = rest[:cut] + browser + rest[cut:]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
