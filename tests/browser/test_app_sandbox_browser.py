@@ -91,6 +91,29 @@ def test_the_last_analysis_is_offered_after_a_reload(page, app_url):
     expect(offer.get_by_text(re.compile(r"Your last analysis: sample: mgus2"))).to_be_visible()
     expect(pg.get_by_text("sample: rossi —")).to_be_visible()  # nothing reopened unasked
     shot(pg, "restore_offer")
-    offer.get_by_role("button", name="Reopen it").click()
-    expect(pg.get_by_text("sample: mgus2 —")).to_be_visible()
+    reopen_until(pg, offer, pg.get_by_text("sample: mgus2 —"))
     expect(offer).to_be_hidden()
+
+
+def reopen_until(pg, offer, outcome, tries=3):
+    """Press the offer's "Reopen it" until ``outcome`` is visible, as press_until does for
+    other buttons, where a user presses again: in session 24 a fresh-clone run under load saw
+    the page's websocket close at the click and the reopen never come (and session 25 one more
+    failure of this test in a loaded browser run, its step not recorded).  A press that finds
+    the offer busy reopening, or gone, is skipped and the outcome awaited."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+    from playwright.sync_api import expect
+
+    for _ in range(tries - 1):
+        try:
+            offer.get_by_role("button", name="Reopen it").click(timeout=10_000)
+        except PlaywrightTimeoutError:
+            pass
+        try:
+            expect(outcome).to_be_visible(timeout=20_000)
+            return
+        except AssertionError:
+            pass
+    if offer.get_by_role("button", name="Reopen it").is_visible():
+        offer.get_by_role("button", name="Reopen it").click()
+    expect(outcome).to_be_visible()
