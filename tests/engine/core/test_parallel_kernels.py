@@ -132,32 +132,38 @@ def test_block_kernels_equal_their_dense_definitions(layout):
 
 
 @pytest.mark.parametrize("parallel", [False, True])
-def test_dense_columns_join_the_block_as_rows_of_z(layout, parallel, monkeypatch):
+@pytest.mark.parametrize("d, valued", [(3, False), (3, True), (10, False)])
+def test_dense_columns_join_the_block_as_rows_of_z(layout, parallel, d, valued, monkeypatch):
     """The dense columns of a working set (a spline basis, age) as the n x d array Z after the
     sparse ones: split by their fill, and the Gram matrix, X'v and X x over [sparse, Z] equal
-    their dense definitions; the serial and parallel twins give the same numbers exactly."""
+    their dense definitions; the serial and parallel twins give the same numbers exactly.
+    Binary and valued sparse parts, and a Z narrow enough for its own products in the Gram
+    pass (row_block_parallel.OWN_MAX) or wider (BLAS)."""
     indptr, indices, values, vptr, n, Xs, rng = layout
-    Zs = rng.normal(27.0, 4.0, (n, 3)) * (rng.random((n, 3)) < [1.0, 0.9, 0.7])
+    fill = np.resize([1.0, 0.9, 0.7], d)
+    Zs = rng.normal(27.0, 4.0, (n, d)) * (rng.random((n, d)) < fill)
     Zs[:, 0] = 1.0                                          # a binary dense column
     C = sp.hstack([Xs, sp.csc_matrix(Zs)], format="csc")
     C.sort_indices()
-    binary = np.append(vptr < 0, [True, False, False])
+    binary = np.append(vptr < 0, np.arange(d) == 0)
     vptr = np.full(C.shape[1], -1, np.int64)               # values of the valued columns only
     runs = []
     for j in np.flatnonzero(~binary):
         vptr[j] = sum(r.size for r in runs)
         runs.append(C.data[C.indptr[j]:C.indptr[j + 1]])
     arrays = (C.indptr.astype(np.int64), C.indices.astype(np.int64), np.concatenate(runs), vptr)
-    coords = np.array([0, 2, 8, 61, 62, 63, 30], np.int64)
+    first = 1 if valued else 0                              # odd columns of the layout: valued
+    coords = np.array([first, 2, 8, *range(61, 61 + d), 30], np.int64)
     sparse, dense = row_block_parallel.split_dense(arrays[0], coords, n)
-    np.testing.assert_array_equal(sparse, [0, 2, 8, 30])
-    np.testing.assert_array_equal(dense, [61, 62, 63])     # stored in 100%, 90%, 70% of rows
+    np.testing.assert_array_equal(sparse, [first, 2, 8, 30])
+    np.testing.assert_array_equal(dense, np.arange(61, 61 + d))   # in 100%, 90%, 70% of rows
+    assert (d <= row_block_parallel.OWN_MAX) == (d == 3)
     Z = row_block_parallel.dense_block(*arrays, dense, n)
     np.testing.assert_array_equal(Z, Zs)
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: parallel)
     monkeypatch.setattr(row_block_parallel, "_PARALLEL_ROWS", 0)
     rp, rc, rv = row_block_parallel.row_block(*arrays, sparse, n)
-    assert rv.size == 0                                     # the sparse part stays binary
+    assert (rv.size > 0) == valued                          # a binary sparse part: no values
     B = np.hstack([Xs[:, sparse].toarray(), Zs])
     h, x, v = rng.random(n), rng.standard_normal(B.shape[1]), rng.standard_normal(n)
     Bc = B - h @ B / h.sum()
