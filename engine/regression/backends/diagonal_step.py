@@ -168,8 +168,8 @@ class DiagonalStep:
             if 0 < coords.size <= GRAM_MAX and nnz <= limit * self._n:
                 # decide from the row counts alone (one pass over the indices), so that a block
                 # too dense for the Gram matrix is never built; the columns that would join Z
-                # count in every row, where Z holds them stored or not (and their 4 x 10^6
-                # entries of a spline at 10^6 rows are not read twice a working set)
+                # count in every row, where Z holds them stored or not (a spline basis's
+                # 4 x 10^6 entries at 10^6 rows are not counted again at each working set)
                 sparse, full = rb.split_dense(indptr, coords, self._n)
                 row_nnz = k.row_counts(indptr, self._arrays[1], sparse, self._n) + full.size
                 pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)

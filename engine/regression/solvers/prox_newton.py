@@ -74,7 +74,8 @@ def run(model, state: SolverState, tol: float, max_iter: int, progress=None,
     # of max_iter; its cross-validation 6.4 s -> 1.5-2.0 s).  Not a step within the coarse
     # stop (see _STEP): there the objective is flat to rounding and whether it rose is the
     # rounding's call (a change of summation order in the Gram matrix of a 10^6 x 1,000 fit
-    # made its last step rise by one bit, and build a fourth Gram matrix, 4% of the fit)
+    # made its ninth step rise by 9e-16 relative, and the tenth build a fourth Gram matrix, 4%
+    # of the fit)
     rose = retried = False
     last_step = np.inf
     fine = (_STEP if precise else _STEP_COARSE) * np.sqrt(tol)
