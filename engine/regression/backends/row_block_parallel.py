@@ -44,9 +44,6 @@ _PARALLEL_ROWS = 1 << 19
 DENSE_FILL = 2 / 3
 # Z is filled, and its BLAS products taken, this many bytes of rows at a time
 _DENSE_CHUNK_BYTES = 1 << 18
-# Z's own products are summed in the Gram pass itself up to this many columns (d^2 updates a
-# row, against BLAS's second pass over Z; cox_dense_information.FUSED_MAX likewise)
-OWN_MAX = 8
 
 
 def _parallel(rows) -> bool:
@@ -105,7 +102,7 @@ def gram_matrix(rp, rc, rv, s, h, Z=None, centre=True):
     cuts = _cuts(h.size, max_pieces=max(1, min(16, _GRAM_BYTES // (8 * m * m + 1))))
     pieces = _gram_parallel if _parallel(h.size) else _gram_serial
     Qs, xhs = pieces(rp, rc, rv, s, h, cuts, Z)
-    if Z.shape[1] > OWN_MAX:
+    if Z.shape[1]:
         _dense_gram(Qs, xhs, s, h, cuts, Z)
     return _gram_finish(Qs, xhs, h, centre)
 
@@ -253,33 +250,19 @@ def _cross(C, ca, hx, Z, i):
         C[ca, e] += hx * Z[i, e]
 
 
-@njit(inline="always")
-def _own(G, xz, hz, Z, i):
-    """G += (h z) z' and xz += h z over row i of Z: Z's own products where Z is narrow."""
-    for e in range(hz.size):
-        xz[e] += hz[e]
-        for f in range(hz.size):
-            G[e, f] += hz[e] * Z[i, f]
-
-
 @njit(cache=True, nogil=True)
 def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
     """Rows lo..hi-1: Q[a, b] += h x_a x_b for b >= a (rc ascends within a row), xh += h x,
-    over the s sparse columns, and their products with Z's (after them); Z's own products and
-    Z'h too where Z has at most OWN_MAX columns (else _dense_gram's, by BLAS).  Binary columns
-    form the row's h z once and add it to the rows of C of the row's entries in a loop of their
-    own after its pairs: the numbers of _cross's h * z per entry, a multiply per dense column a
-    row instead of per entry (10^6 rows, 181 sparse columns beside 4 dense ones, Intel Xeon,
-    one thread, loaded: 97 -> 86-91 ms a build, 74 without Z).  Valued columns keep _cross
-    (h x z per entry, as h x is rounded).  Z's own products read the row of Z in cache: 4
-    dense columns, 8-10 ms a build less than BLAS's second pass over Z."""
+    over the s sparse columns, and their products with Z's (after them); Z's own products are
+    _dense_gram's.  Binary columns form the row's h z once and add it to the rows of C of the
+    row's entries in a loop of their own after its pairs: the numbers of _cross's h * z per
+    entry, a multiply per dense column a row instead of per entry (10^6 rows, 181 sparse
+    columns beside 4 dense ones, Intel Xeon, one thread, loaded: 97 -> 86-91 ms a build, 74
+    without Z).  Valued columns keep _cross (h x z per entry, as h x is rounded)."""
     d = Z.shape[1]
-    own = 0 < d <= OWN_MAX
     C = np.zeros((s, d))
-    G = np.zeros((d, d))
-    xz = np.zeros(d)
-    hz = np.empty(d)
     if rv.size == 0:        # binary columns: x = 1 wherever stored
+        hz = np.empty(d)
         for i in range(lo, hi):
             hi_ = h[i]
             for a in range(rp[i], rp[i + 1]):
@@ -295,8 +278,6 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
                 ca = rc[a]
                 for e in range(d):
                     C[ca, e] += hz[e]
-            if own:
-                _own(G, xz, hz, Z, i)
     else:
         for i in range(lo, hi):
             hi_ = h[i]
@@ -307,14 +288,7 @@ def _gram_piece(rp, rc, rv, h, lo, hi, Q, xh, s, Z):
                 for b in range(a, rp[i + 1]):
                     Q[ca, rc[b]] += hx * rv[b]
                 _cross(C, ca, hx, Z, i)
-            if own:
-                for e in range(d):
-                    hz[e] = hi_ * Z[i, e]
-                _own(G, xz, hz, Z, i)
     Q[:s, s:] += C
-    if own:
-        Q[s:, s:] += G
-        xh[s:] += xz
 
 
 @njit(cache=True, nogil=True)

@@ -137,8 +137,8 @@ def test_dense_columns_join_the_block_as_rows_of_z(layout, parallel, d, valued, 
     """The dense columns of a working set (a spline basis, age) as the n x d array Z after the
     sparse ones: split by their fill, and the Gram matrix, X'v and X x over [sparse, Z] equal
     their dense definitions; the serial and parallel twins give the same numbers exactly.
-    Binary and valued sparse parts, and a Z narrow enough for its own products in the Gram
-    pass (row_block_parallel.OWN_MAX) or wider (BLAS)."""
+    Binary and valued sparse parts (the cross products by row or by entry), a Z of 3 and of 10
+    columns."""
     indptr, indices, values, vptr, n, Xs, rng = layout
     fill = np.resize([1.0, 0.9, 0.7], d)
     Zs = rng.normal(27.0, 4.0, (n, d)) * (rng.random((n, d)) < fill)
@@ -157,7 +157,6 @@ def test_dense_columns_join_the_block_as_rows_of_z(layout, parallel, d, valued, 
     sparse, dense = row_block_parallel.split_dense(arrays[0], coords, n)
     np.testing.assert_array_equal(sparse, [first, 2, 8, 30])
     np.testing.assert_array_equal(dense, np.arange(61, 61 + d))   # in 100%, 90%, 70% of rows
-    assert (d <= row_block_parallel.OWN_MAX) == (d == 3)
     Z = row_block_parallel.dense_block(*arrays, dense, n)
     np.testing.assert_array_equal(Z, Zs)
     monkeypatch.setattr(numba_layer, "parallel_ok", lambda *work, **least: parallel)
