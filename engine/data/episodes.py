@@ -53,9 +53,7 @@ def split_at_cut_points(cohort: Cohort, cut_points: dict, route: str = "auto") -
     start0 = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
     stop0 = np.asarray(cohort.time)
     first = np.searchsorted(cuts, start0, side="right")
-    last = np.searchsorted(cuts, stop0, side="left")
-    pieces = last - first + 1
-    row = np.repeat(np.arange(cohort.n), pieces)
+    row, pieces = _pieces(cuts, start0, stop0)
     k = np.arange(row.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
     cut_index = first[row] + k
     start = np.where(k == 0, start0[row], cuts[np.maximum(cut_index - 1, 0)])
@@ -74,6 +72,23 @@ def split_at_cut_points(cohort: Cohort, cut_points: dict, route: str = "auto") -
                   weights=None if cohort.weights is None else np.asarray(cohort.weights)[row],
                   reference_levels=cohort.reference_levels, excluded=dict(cohort.excluded),
                   source=source, competing_risks=cohort.competing_risks)
+
+
+def episode_rows(cohort: Cohort, cut_points: dict) -> np.ndarray:
+    """The caller's row of each episode of split_at_cut_points(cohort, cut_points), in its
+    order: what a per-episode quantity is summed over to give one per row (R's
+    ``collapse``)."""
+    cuts = np.unique(np.concatenate(list(_checked_cuts(cohort, cut_points).values())))
+    start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
+    return _pieces(cuts, start, np.asarray(cohort.time))[0]
+
+
+def _pieces(cuts, start, stop):
+    """(row, pieces): the caller's row of each episode, and each row's count of episodes (one
+    more than the cut points strictly inside its (start, stop])."""
+    pieces = (np.searchsorted(cuts, stop, side="left")
+              - np.searchsorted(cuts, start, side="right") + 1)
+    return np.repeat(np.arange(stop.size), pieces), pieces
 
 
 def interval_names(name: str, cuts) -> list[str]:

@@ -158,9 +158,8 @@ def check_cox_fit(res, cohort, episodes: bool = False):
     spec = res.spec
     cut = bool(spec.get("cut_points")) and not episodes
     if spec.get("model") != "cox" or cut or spec.get("penalty") != "none":
-        raise ValueError("residuals take unpenalised Cox fits without cut points (as R's "
-                         "coxph), and ph_test, information and concordance unpenalised Cox "
-                         "fits with or without them; this fit is "
+        raise ValueError("residuals, ph_test, information and concordance take unpenalised "
+                         "Cox fits (with cut points: checked on their episodes); this fit is "
                          f"model={spec.get('model')!r}, "
                          f"penalty={spec.get('penalty')!r}, "
                          f"cut_points={spec.get('cut_points')!r}.")

@@ -10,47 +10,59 @@ the reduced increments, R's coxmart.c and coxscore2.c),
     deviance    sign(M_i) sqrt(-2 (M_i + delta_i log(delta_i - M_i)))
     score       L_i = delta_i (x_i - xbar(t_i)) - exp(eta_i) sum_t (x_i - xbar(t)) dH_i(t)
     dfbeta      w_i L_i I^-1   (the change in beta when row i is left out, to first order)
+
+A fit with cut points (a coefficient per interval) has them on its (start, stop] episodes, as
+R's coxph of survSplit data, each row's episodes then summed (R's ``collapse``): martingale,
+score and dfbeta add up, and the deviance residual is taken of the row's summed martingale.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .ph_test import check_cox_fit, fitted_cohort, information
+from .ph_test import cox_fit_rows, information
+from ..data.episodes import episode_rows
 from ..data.risk_set import RiskSets, event_time_terms
 
 KINDS = ("martingale", "deviance", "score", "dfbeta")
 
 
 def residuals(res, kind: str = "martingale", cohort=None):
-    """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order.
+    """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order (a
+    fit with cut points: the sum over each row's episodes).
 
     kind : "martingale" | "deviance" (Series) | "score" | "dfbeta" (DataFrame, one column
         per coefficient)
-    cohort : the engine.Cohort that was fitted; default the one the FitResult keeps
+    cohort : the engine.Cohort that was fitted (before its cut points); default the one the
+        FitResult keeps
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    cohort = fitted_cohort(res, cohort)
-    keep, beta, ties = check_cox_fit(res, cohort)
-    names = [cohort.names[j] for j in keep]
-    X = np.asfortranarray(cohort.X[:, keep].toarray())
+    rows, keep, beta, ties = cox_fit_rows(res, cohort)
+    names = [rows.names[j] for j in keep]
+    X = np.asfortranarray(rows.X[:, keep].toarray())
     X -= X.mean(axis=0)
     eta = X @ beta
     eta -= eta.mean()
-    martingale, score = _martingale_and_score(X, eta, cohort, ties == "efron")
+    martingale, by_column = _martingale_and_score(X, eta, rows, ties == "efron")
+    delta = (np.asarray(rows.event) > 0).astype(float)
+    if kind == "dfbeta":        # w_i L_i I^-1
+        w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
+        by_column = (w[:, None] * by_column) @ np.linalg.inv(information(res, cohort).to_numpy())
+    cuts = res.spec.get("cut_points")
+    if cuts:                    # each row's episodes summed
+        subjects = cohort if cohort is not None else res.problem.subjects
+        origin = episode_rows(subjects, cuts)
+        martingale, delta = (np.bincount(origin, x, subjects.n) for x in (martingale, delta))
+        by_column = np.column_stack([np.bincount(origin, by_column[:, a], subjects.n)
+                                     for a in range(by_column.shape[1])])
     if kind == "martingale":
         return pd.Series(martingale, name="martingale")
     if kind == "deviance":
-        delta = (np.asarray(cohort.event) > 0).astype(float)
         with np.errstate(divide="ignore", invalid="ignore"):
             inside = martingale + np.where(delta > 0, delta * np.log(delta - martingale), 0.0)
         return pd.Series(np.sign(martingale) * np.sqrt(-2.0 * inside), name="deviance")
-    if kind == "score":
-        return pd.DataFrame(score, columns=names)
-    w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
-    variance = np.linalg.inv(information(res, cohort).to_numpy())
-    return pd.DataFrame((w[:, None] * score) @ variance, columns=names)
+    return pd.DataFrame(by_column, columns=names)
 
 
 def _martingale_and_score(X, eta, cohort, efron):

@@ -746,7 +746,8 @@ CASES += [
     # inference and prediction metrics after a fit
     ("metrics", "ph_test of a penalised fit", lambda: engine.ph_test(
         engine.fit(COX, penalty=engine.L2(1.0))), (E, ValueError,
-     r"take unpenalised Cox fits without cut points.*penalty='L2\(1\)'")),
+     r"take unpenalised Cox fits \(with cut points: checked on their episodes\).*"
+     r"penalty='L2\(1\)'")),
     ("metrics", "ph_test transform typo", lambda: engine.ph_test(engine.fit(COX),
                                                                  transform="logit"),
      (E, ValueError, r"transform must be one of \('km', 'identity', 'rank', 'log'\)")),

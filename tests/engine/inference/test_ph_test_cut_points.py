@@ -118,5 +118,5 @@ def test_the_episodes_are_not_the_cohort_to_pass():
     res = rossi_fit()
     with pytest.raises(ValueError, match="not the episodes|not its episodes"):
         engine.ph_test(res, res.problem.cohort)
-    with pytest.raises(ValueError, match="residuals take unpenalised Cox fits without cut"):
-        engine.residuals(res)
+    with pytest.raises(ValueError, match="not the episodes|not its episodes"):
+        engine.residuals(res, "martingale", res.problem.cohort)
