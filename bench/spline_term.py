@@ -13,7 +13,9 @@ exposure of interest); all with L1(0.1 lambda_max of the plain cohort).
 Prints the CPU model, the formula build time and each fit's wall and CPU seconds and stage
 timings as JSON, and the added cost as ratios of median CPU seconds: each fit against the plain
 one, and the unpenalised spline against the unpenalised linear exposure (what choosing a spline
-for the exposure costs).  CPU seconds, because the shared machine's load moves wall time; on
+for the exposure costs); and the unpenalised spline's extra CPU over the plain fit paired
+within each repeat (``paired_extra_cpu_s``, its median over the plain fit's median as
+``paired_extra_fraction``: the figure of docs/benchmarks.md, taken over alternating runs).  CPU seconds, because the shared machine's load moves wall time; on
 one thread, because idle Numba workers spin and bill CPU seconds of their own; without NumPy's
 huge-page requests, which stall now and then on memory compaction (bench.dense_covariates).
 """
@@ -80,6 +82,11 @@ def main(n=1_000_000, p=1000, density=0.01, repeats=2):
     out["added_cpu_fraction"] = {k: med[k] / med["plain"] - 1.0 for k in med if k != "plain"}
     out["spline_over_linear_unpenalised"] = (med["spline_unpenalised"]
                                              / med["linear_unpenalised"] - 1.0)
+    # the spline fit less the plain one within each repeat: the two fits a second apart share
+    # the machine's speed of the moment, which the medians of each apart do not
+    extra = [s["cpu_s"] - p["cpu_s"] for p, s in zip(runs["plain"], runs["spline_unpenalised"])]
+    out["paired_extra_cpu_s"] = extra
+    out["paired_extra_fraction"] = float(np.median(extra)) / med["plain"]
     print(json.dumps(out), flush=True)
 
 
