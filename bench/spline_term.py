@@ -15,9 +15,10 @@ timings as JSON, and the added cost as ratios of median CPU seconds: each fit ag
 one, and the unpenalised spline against the unpenalised linear exposure (what choosing a spline
 for the exposure costs); and the unpenalised spline's extra CPU over the plain fit paired
 within each repeat (``paired_extra_cpu_s``, its median over the plain fit's median as
-``paired_extra_fraction``: the figure of docs/benchmarks.md, taken over alternating runs).  CPU seconds, because the shared machine's load moves wall time; on
-one thread, because idle Numba workers spin and bill CPU seconds of their own; without NumPy's
-huge-page requests, which stall now and then on memory compaction (bench.dense_covariates).
+``paired_extra_fraction``: the figure of docs/benchmarks.md, taken over alternating runs).
+CPU seconds, because the shared machine's load moves wall time; on one thread, because idle
+Numba workers spin and bill CPU seconds of their own; without NumPy's huge-page requests,
+which stall now and then on memory compaction (bench.dense_covariates).
 """
 import json
 import platform
