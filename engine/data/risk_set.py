@@ -42,11 +42,11 @@ def event_time_terms(at_event_times, rr, x, slot, size, efron):
     """The terms of each event time's likelihood contribution, flattened: one per time
     (Breslow), or one per tied death k = 1..m with k/m of the deaths' risk left in the risk
     set (Efron).  Returns, per term: its time, share of the dead weight (1 or 1/m), k/m,
-    S0 and the mean of x, shape (E, p)."""
+    S0 and the mean of x, shape (E, p) (p may be 0: the terms without means)."""
     s0_all, d0_all = at_event_times(rr)
     moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
-    s1_all = np.column_stack([m[0] for m in moments])
-    d1_all = np.column_stack([m[1] for m in moments])
+    s1_all = np.column_stack([m[0] for m in moments]) if moments else np.zeros((s0_all.size, 0))
+    d1_all = np.column_stack([m[1] for m in moments]) if moments else np.zeros((d0_all.size, 0))
     m = np.bincount(slot, minlength=size)
     if efron:
         time = np.repeat(np.arange(size), m)

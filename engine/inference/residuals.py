@@ -44,18 +44,21 @@ def residuals(res, kind: str = "martingale", cohort=None):
     X -= X.mean(axis=0)
     eta = X @ beta
     eta -= eta.mean()
-    martingale, by_column = _martingale_and_score(X, eta, rows, ties == "efron")
+    # martingale and deviance residuals need no covariate means (10^6 x 20: 1.6 s, not 5)
+    scored = X if kind in ("score", "dfbeta") else X[:, :0]
+    martingale, by_column = _martingale_and_score(scored, eta, rows, ties == "efron")
     delta = (np.asarray(rows.event) > 0).astype(float)
     if kind == "dfbeta":        # w_i L_i I^-1
         w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
-        by_column = (w[:, None] * by_column) @ np.linalg.inv(information(res, cohort).to_numpy())
+        by_column = (w[:, None] * by_column) @ _inverse_information(res, cohort, keep)
     cuts = res.spec.get("cut_points")
     if cuts:                    # each row's episodes summed
         subjects = cohort if cohort is not None else res.problem.subjects
         origin = episode_rows(subjects, cuts)
         martingale, delta = (np.bincount(origin, x, subjects.n) for x in (martingale, delta))
-        by_column = np.column_stack([np.bincount(origin, by_column[:, a], subjects.n)
-                                     for a in range(by_column.shape[1])])
+        episodes = by_column
+        by_column = _by_column(lambda a: np.bincount(origin, episodes[:, a], subjects.n),
+                               episodes.shape[1], subjects.n)
     if kind == "martingale":
         return pd.Series(martingale, name="martingale")
     if kind == "deviance":
@@ -65,7 +68,21 @@ def residuals(res, kind: str = "martingale", cohort=None):
     return pd.DataFrame(by_column, columns=names)
 
 
+
+def _inverse_information(res, cohort, keep):
+    """I^-1 over the columns ``keep``: the fit's own model-based covariance (R's ``var``, what
+    its dfbeta reads), from the engine's information kernels (10^6 x 20: 0.1 s, against 12.8 s
+    for the PH test's moments); the PH test's where the fit keeps no live data."""
+    problem = getattr(res, "problem", None)
+    if problem is not None and not problem.released:
+        cov = res.cov_model.to_numpy()[np.ix_(keep, keep)]
+        if np.all(np.isfinite(cov)):
+            return cov
+    return np.linalg.inv(information(res, cohort).to_numpy())
+
+
 def _martingale_and_score(X, eta, cohort, efron):
+    """(martingale, score) of every row; the score over X's columns (none: martingale only)."""
     n, p = X.shape
     stop = np.asarray(cohort.time)
     start = np.zeros(n) if cohort.start is None else np.asarray(cohort.start)
@@ -95,12 +112,10 @@ def _martingale_and_score(X, eta, cohort, efron):
         size = t_event.size
         full = np.bincount(when, hazard, size)           # exposure of rows that survive t
         reduced = np.bincount(when, frac * hazard, size)  # of the rows dying at t
-        full_x = np.column_stack([np.bincount(when, xbar[:, a] * hazard, size)
-                                  for a in range(p)])
-        reduced_x = np.column_stack([np.bincount(when, frac * xbar[:, a] * hazard, size)
-                                     for a in range(p)])
-        mean_x = np.column_stack([np.bincount(when, share * xbar[:, a], size)
-                                  for a in range(p)])
+        full_x = _by_column(lambda a: np.bincount(when, xbar[:, a] * hazard, size), p, size)
+        reduced_x = _by_column(lambda a: np.bincount(when, frac * xbar[:, a] * hazard, size),
+                               p, size)
+        mean_x = _by_column(lambda a: np.bincount(when, share * xbar[:, a], size), p, size)
         cum = np.concatenate(([0.0], np.cumsum(full)))
         cum_x = np.vstack([np.zeros(p), np.cumsum(full_x, axis=0)])
         hi = np.searchsorted(t_event, stop[rows], side="right")    # event times <= stop
@@ -115,3 +130,11 @@ def _martingale_and_score(X, eta, cohort, efron):
         part[deaths] += x[deaths] - mean_x[slot]
         score[rows] = part
     return martingale, score
+
+
+def _by_column(column, p, size):
+    """(size, p): column a is column(a)."""
+    out = np.zeros((size, p))
+    for a in range(p):
+        out[:, a] = column(a)
+    return out

@@ -214,8 +214,13 @@ class Problem:
         solved again afterwards."""
         self.model.backend = None
 
+    @property
+    def released(self) -> bool:
+        """Whether ``release`` freed the backend (nothing can be computed on it since)."""
+        return self.model.backend is None
+
     def _check_live(self) -> None:
-        if self.model.backend is None:
+        if self.released:
             raise RuntimeError("this problem was released (Problem.release freed its data); "
                                "prepare it again with Problem.from_cohort")
 

@@ -88,6 +88,16 @@ def test_efron_against_definition(rossi):
                                rtol=1e-10, atol=1e-12)
 
 
+def test_dfbeta_of_a_released_fit(rossi):
+    """A fit whose problem was released (a GPU fit's device memory freed) has no live
+    information of its own: dfbeta reads the PH test's, the same numbers."""
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=NAMES)
+    res = engine.fit(cohort, ties="efron")
+    live = engine.residuals(res, "dfbeta")
+    res.release()
+    np.testing.assert_allclose(engine.residuals(res, "dfbeta"), live, rtol=1e-9, atol=1e-15)
+
+
 def test_information_and_dfbeta(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=NAMES)
     res = engine.fit(cohort, ties="efron")
@@ -98,7 +108,10 @@ def test_information_and_dfbeta(rossi):
     np.testing.assert_allclose(np.sqrt(np.diag(np.linalg.inv(info))), res.se, rtol=1e-8)
     dfbeta = engine.residuals(res, "dfbeta")
     score = engine.residuals(res, "score")
-    np.testing.assert_allclose(dfbeta, score.to_numpy() @ np.linalg.inv(info), rtol=1e-12)
+    # w L I^-1 with the fit's own I^-1 (R's fit$var), equal to the PH test's information's
+    np.testing.assert_allclose(dfbeta, score.to_numpy() @ res.cov_model.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dfbeta, score.to_numpy() @ np.linalg.inv(info), rtol=1e-9,
+                               atol=1e-15)
     # to first order, the change in beta when a row is left out
     for i in (0, 7):
         without = engine.fit(engine.Cohort.from_frame(rossi.drop(index=i), "week", "arrest",
