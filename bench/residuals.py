@@ -6,7 +6,9 @@ same rows (its score and delta_beta residuals take minutes at 10^5).
     NUMPY_MADVISE_HUGEPAGE=0 NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python -m bench.residuals [n] [p]
 
-Prints the CPU model, the fit's seconds and each kind's seconds as JSON, with lifelines'
+Prints the CPU model, the fit's seconds and each kind's seconds and peak memory over what was
+resident before it (bench.adapters.measure: VmHWM), and engine.functional_form's of the first
+covariate (its martingale residuals with R's lowess smooth), as JSON, with lifelines'
 seconds and, for the martingale and deviance residuals, the largest difference from its
 (Efron ties, both; lifelines' own fit, so the difference is both fits' tolerance).  Its score
 and delta_beta residuals differ from survscan's, which equal R's and statsmodels' in
@@ -19,6 +21,7 @@ import time
 import numpy as np
 
 import engine
+from bench.adapters import measure
 from bench.dense_covariates import cohort_frame
 from bench.spline_term import cpu_name
 
@@ -36,10 +39,16 @@ def main(n=1_000_000, p=20):
     out["fit_s"] = time.perf_counter() - t0
     ours = {}
     for kind in KINDS:
-        t0 = time.perf_counter()
-        ours[kind] = np.asarray(engine.residuals(res, kind))
-        out[f"{kind}_s"] = time.perf_counter() - t0
-        print(json.dumps({kind: out[f"{kind}_s"]}), flush=True)
+        table, out[f"{kind}_s"], out[f"{kind}_peak_mb"] = measure(
+            lambda: engine.residuals(res, kind))
+        ours[kind] = np.asarray(table)
+        del table
+        print(json.dumps({kind: [out[f"{kind}_s"], out[f"{kind}_peak_mb"]]}), flush=True)
+    # the functional form of the first covariate (an age): the martingale residuals and R's
+    # lowess smooth of them on every row
+    _, out["functional_form_s"], out["functional_form_peak_mb"] = measure(
+        lambda: engine.functional_form(res, names[0]))
+    print(json.dumps({"functional_form": out["functional_form_s"]}), flush=True)
     if n <= 100_000:
         from lifelines import CoxPHFitter
         data = frame[[*names, "time", "event"]]

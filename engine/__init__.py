@@ -11,7 +11,7 @@ from . import bayes
 from .core import device
 from .core.errors import (Cancelled, CohortError, ConvergenceWarning, DataWarning,
                           MonotoneLikelihoodWarning)
-from .core.memory import fit_memory
+from .core.memory import available_bytes as available_memory, fit_memory
 from .data import datasets
 from .data.cohort import Cohort
 from .data.simulate import simulate
@@ -35,6 +35,7 @@ from .inference.lr_test import lr_test
 from .inference.per_sd import per_sd
 from .inference.ph_smooth import ph_smooth
 from .inference.ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .inference.functional_form import functional_form
 from .inference.residuals import residuals
 from .sccs.data import SccsData
 from .sccs.simulate import simulate_sccs
@@ -87,12 +88,12 @@ __all__ = [
     "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
     "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
     "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
-    "VARIANCES", "adjusted_curves", "autocorrelation", "bayes", "bootstrap", "brier_score",
+    "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes", "bootstrap", "brier_score",
     "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "check_budget", "comparative",
     "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve",
     "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
-    "fit_systematic_error_model", "global_tests", "gradient", "gray_test",
+    "fit_systematic_error_model", "functional_form", "global_tests", "gradient", "gray_test",
     "grid_cost_of_shape", "information",
     "information_at", "integrated_brier_score", "interaction_test", "kaplan_meier",
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",

@@ -2,13 +2,11 @@
 
 A fit or cross-validation is estimated by engine.fit_memory; an upload by its size times how
 much bigger parsing makes it; a simulated cohort by its non-zeros. The work may use what the
-server has free now (MemAvailable of /proc/meminfo), at most the per-session budget
+server has free now (engine.available_memory: MemAvailable of /proc/meminfo), at most the per-session budget
 (config.session_memory_mb). A refusal is a DataLoadError the views show as a notification.
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pandas as pd
@@ -28,21 +26,9 @@ PARSE_FACTOR = {"csv": 4.0, "parquet": 10.0}
 SIMULATION_BYTES = {"nonzero": 40, "row": 64}
 
 
-def available_bytes() -> int:
-    """Memory the server has free now: MemAvailable (Linux), else the free physical pages."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
 def allowed_bytes() -> int:
     """What one session's work may use: the free memory, at most the session budget."""
-    return int(min(available_bytes(), config.session_memory_mb() * 1e6))
+    return int(min(engine.available_memory(), config.session_memory_mb() * 1e6))
 
 
 def check(needed: float, what: str, way_out: str) -> None:

@@ -104,9 +104,9 @@ class ExportView(Viewer):
         return save(forest_figure(fit.summary.head(60), **labels), fmt)
 
     def report_bytes(self) -> bytes:
-        """Describe's tables and figure, the fit's ratios, forest plot, PH check, spline
-        terms, adjusted curves and prediction metrics (those drawn), the comparison of fits,
-        the spec and the script, as one ZIP."""
+        """Describe's tables and figure, the fit's ratios, forest plot, PH check, residuals,
+        spline terms, adjusted curves and prediction metrics (those drawn), the comparison of
+        fits, the spec and the script, as one ZIP."""
         files = dict(self.describe.report_files()) if self.describe is not None else {}
         if self.workbench.fits:
             fit = self._fit()
@@ -115,6 +115,7 @@ class ExportView(Viewer):
             files["forest.png"] = self.forest_figure("png")
             files["forest.svg"] = self.forest_figure("svg")
             files.update(self.results.ph.files())
+            files.update(self.results.residuals.files())
             files.update(self.results.terms.files())
             files.update(self.results.adjusted.files())
             files.update(self.results.prediction.files())

@@ -339,3 +339,36 @@ def effect_figure(curve: pd.DataFrame, variable: str, reference: float,
                  fontsize=10)
     ax.grid(alpha=0.3)
     return fig
+
+
+def residuals_figure(points: pd.DataFrame, smooth: pd.DataFrame, covariate: str,
+                     influence: pd.DataFrame, coefficient: str, note: str = "") -> Figure:
+    """Two panels of a Cox fit's residuals (engine.functional_form, engine.residuals): the
+    martingale residuals against a covariate (dots) with their lowess smooth (line), whose
+    bend shows the covariate's form, and each row's dfbeta / SE on a coefficient by row (the
+    change in the coefficient when the row is left out, in standard errors).  ``points`` (x,
+    martingale) and ``influence`` (row, dfbetas) are the rows to draw, ``smooth`` (x, smooth)
+    the curve in x order; ``note`` goes under the figure."""
+    height = 3.4 + (0.3 if note else 0.0)
+    fig = Figure(figsize=(WIDTH, height))
+    fig.subplots_adjust(left=0.75 / WIDTH, right=1 - 0.15 / WIDTH,
+                        bottom=(0.55 + (0.3 if note else 0.0)) / height, top=1 - 0.35 / height,
+                        wspace=0.35)
+    form, spread = fig.subplots(1, 2)
+    form.plot(points["x"], points["martingale"], linestyle="none", marker=".", markersize=3,
+              color="#999999", alpha=0.6)
+    form.plot(smooth["x"], smooth["smooth"], color=PALETTE[1], linewidth=1.8)
+    form.axhline(0.0, color="#bbbbbb", linewidth=0.8)
+    form.set_title(f"Martingale residuals against {covariate}", fontsize=9, loc="left")
+    form.set_xlabel(covariate, fontsize=8)
+    form.set_ylabel("martingale residual", fontsize=8)
+    spread.vlines(influence["row"], 0.0, influence["dfbetas"], color=PALETTE[0], linewidth=0.8)
+    spread.axhline(0.0, color="#bbbbbb", linewidth=0.8)
+    spread.set_title(f"Influence on {coefficient}", fontsize=9, loc="left")
+    spread.set_xlabel("row", fontsize=8)
+    spread.set_ylabel("dfbeta / SE", fontsize=8)
+    for ax in (form, spread):
+        ax.tick_params(labelsize=8)
+    if note:
+        fig.text(0.75 / WIDTH, 0.08 / height, note, fontsize=7, color="#555555")
+    return fig

@@ -1,7 +1,7 @@
 """Results view: hazard ratios with a forest plot, Kaplan-Meier curves with an at-risk table,
 splines and interactions (Wald tests, hazard-ratio curves), the proportional-hazards check,
-covariate-adjusted curves by treatment, how well the fit predicts, and the comparison of kept
-fits.
+residuals (functional form, influence, outliers), covariate-adjusted curves by treatment, how
+well the fit predicts, and the comparison of kept fits.
 
 The view is a list of sections (``ResultsView.sections``), each one page of its own tabs
 (app/shell/lazy_tab.py: only the open one is in the browser); cumulative incidence (Fine-Gray) and
@@ -32,6 +32,7 @@ from .adjusted import AdjustedView
 from .jobs import coefficient_comparison, comparison, nested_lr_tests
 from .ph_check import PhCheck
 from .prediction import PredictionView
+from .residuals import ResidualsView
 from .state import Workbench
 from .terms import TermsView
 
@@ -223,6 +224,7 @@ class ResultsView(Viewer):
         self.shr_title = pn.pane.Markdown("### Subdistribution hazard ratios (Fine-Gray)",
                                           visible=False)
         self.ph = PhCheck(store=s)
+        self.residuals = ResidualsView(store=s)
         self.adjusted = AdjustedView(store=s)
         self.prediction = PredictionView(store=s)
         self.terms = TermsView()
@@ -301,6 +303,7 @@ class ResultsView(Viewer):
                                           p["km"], p["cif"])),  # KM hidden for competing risks
             ("Splines and interactions", self.terms),
             ("Proportional hazards", self.ph),
+            ("Residuals", self.residuals),
             ("Adjusted curves", self.adjusted),
             ("How well it predicts", self.prediction),
             ("Kept fits", pn.Column(
@@ -466,6 +469,7 @@ class ResultsView(Viewer):
             self.hr.value = pd.DataFrame()
             self.forest.object = None
             self.ph.show_fit(None)
+            self.residuals.show_fit(None)
             self.adjusted.show_fit(None)
             self.prediction.show_fit(None)
             self.terms.show_fit(None)
@@ -485,6 +489,7 @@ class ResultsView(Viewer):
         show(self.hr, df, 6)
         self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray
         self.ph.show_fit(fit)
+        self.residuals.show_fit(fit)
         self.adjusted.show_fit(fit)
         self.prediction.show_fit(fit)
         self.terms.show_fit(fit)

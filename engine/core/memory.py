@@ -33,6 +33,8 @@ dense Cox fits peaked at 136-160 MB.)
 """
 from __future__ import annotations
 
+import os
+
 BYTES_PER_NONZERO = 80
 BYTES_PER_ROW = {"fine_gray": 300}
 DEFAULT_BYTES_PER_ROW = 200
@@ -65,3 +67,15 @@ def fit_memory(n_rows: int, n_cols: int, density: float = 1.0, model: str = "cox
     per_row = BYTES_PER_ROW.get(model, DEFAULT_BYTES_PER_ROW)
     return int(BYTES_PER_NONZERO * nonzeros + per_row * episodes
                + BYTES_PER_COLUMN_PAIR * float(n_cols) ** 2 + OVERHEAD)
+
+
+def available_bytes() -> int:
+    """Memory the machine has free now: MemAvailable (Linux), else the free physical pages."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

@@ -44,9 +44,6 @@ def event_time_terms(at_event_times, rr, x, slot, size, efron):
     set (Efron).  Returns, per term: its time, share of the dead weight (1 or 1/m), k/m,
     S0 and the mean of x, shape (E, p) (p may be 0: the terms without means)."""
     s0_all, d0_all = at_event_times(rr)
-    moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
-    s1_all = np.column_stack([m[0] for m in moments]) if moments else np.zeros((s0_all.size, 0))
-    d1_all = np.column_stack([m[1] for m in moments]) if moments else np.zeros((d0_all.size, 0))
     m = np.bincount(slot, minlength=size)
     if efron:
         time = np.repeat(np.arange(size), m)
@@ -55,5 +52,16 @@ def event_time_terms(at_event_times, rr, x, slot, size, efron):
     else:
         time, frac, share = np.arange(size), np.ones(size), np.ones(size)
     s0 = s0_all[time] - (1 - frac) * d0_all[time]
-    xbar = (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]
-    return time, share, frac, s0, xbar
+    return time, share, frac, s0, event_time_means(at_event_times, rr, x, time, frac, s0)
+
+
+def event_time_means(at_event_times, rr, x, time, frac, s0):
+    """The risk-set means of x's columns at each term of ``event_time_terms`` (its time, k/m
+    and S0), shape (E, p): the part that grows with the columns, so that they can be taken a
+    block at a time."""
+    moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
+    if not moments:
+        return np.zeros((time.size, 0))
+    s1_all = np.column_stack([m[0] for m in moments])
+    d1_all = np.column_stack([m[1] for m in moments])
+    return (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]

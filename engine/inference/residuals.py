@@ -14,20 +14,31 @@ the reduced increments, R's coxmart.c and coxscore2.c),
 A fit with cut points (a coefficient per interval) has them on its (start, stop] episodes, as
 R's coxph of survSplit data, each row's episodes then summed (R's ``collapse``): martingale,
 score and dfbeta add up, and the deviance residual is taken of the row's summed martingale.
+
+Score and dfbeta residuals are an n x p table.  They are formed a block of covariates at a
+time (the dense copies of a block stay within BLOCK_BYTES), for the coefficients asked for
+(``columns``), and refused with the numbers and the way out when the table itself would not
+fit in the free memory, instead of the machine running out halfway.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import blas
 
 from .ph_test import cox_fit_rows, information
+from ..core.memory import available_bytes
 from ..data.episodes import episode_rows
-from ..data.risk_set import RiskSets, event_time_terms
+from ..data.risk_set import RiskSets, event_time_means, event_time_terms
 
 KINDS = ("martingale", "deviance", "score", "dfbeta")
+# The dense working copies of one block of covariates (the block's columns, its risk-set
+# means, exposures and residuals: about WORK_ARRAYS arrays of n x block) stay within this.
+BLOCK_BYTES = 256 * 2 ** 20
+WORK_ARRAYS = 8
 
 
-def residuals(res, kind: str = "martingale", cohort=None):
+def residuals(res, kind: str = "martingale", cohort=None, columns=None):
     """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order (a
     fit with cut points: the sum over each row's episodes).
 
@@ -35,40 +46,86 @@ def residuals(res, kind: str = "martingale", cohort=None):
         per coefficient)
     cohort : the engine.Cohort that was fitted (before its cut points); default the one the
         FitResult keeps
+    columns : names of the coefficients whose score or dfbeta residuals are wanted (default
+        all with an estimate): dfbeta of the exposure alone at 10^6 rows is an 8 MB column,
+        of 1,000 coefficients an 8 GB table
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     rows, keep, beta, ties = cox_fit_rows(res, cohort)
     names = [rows.names[j] for j in keep]
-    design = rows.X[:, keep]
+    # no copy of the design when every column has an estimate (10^6 x 20: 240 MB)
+    design = rows.X if np.array_equal(keep, np.arange(rows.X.shape[1])) else rows.X[:, keep]
     eta = np.asarray(design @ beta)
     eta -= eta.mean()
-    # martingale and deviance residuals need neither the dense covariates nor their means
-    # (bench.residuals 1000000 20: 1.1 s, not 3.7, and no dense n x p array)
-    X = np.zeros((rows.n, 0))
-    if kind in ("score", "dfbeta"):
-        X = np.asfortranarray(design.toarray())
-        X -= X.mean(axis=0)
-    martingale, by_column = _martingale_and_score(X, eta, rows, ties == "efron")
-    delta = (np.asarray(rows.event) > 0).astype(float)
-    if kind == "dfbeta":        # w_i L_i I^-1
-        w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
-        by_column = (w[:, None] * by_column) @ _inverse_information(res, cohort, keep)
+    strata = _strata_terms(eta, rows, ties == "efron")
     cuts = res.spec.get("cut_points")
-    if cuts:                    # each row's episodes summed
-        subjects = cohort if cohort is not None else res.problem.subjects
-        origin = episode_rows(subjects, cuts)
-        martingale, delta = (np.bincount(origin, x, subjects.n) for x in (martingale, delta))
-        episodes = by_column
-        by_column = _by_column(lambda a: np.bincount(origin, episodes[:, a], subjects.n),
-                               episodes.shape[1], subjects.n)
-    if kind == "martingale":
-        return pd.Series(martingale, name="martingale")
-    if kind == "deviance":
+    subjects = (cohort if cohort is not None else res.problem.subjects) if cuts else rows
+    origin = episode_rows(subjects, cuts) if cuts else None
+
+    def per_subject(values):     # each row's episodes summed (a fit with cut points)
+        return values if origin is None else np.bincount(origin, values, subjects.n)
+
+    if kind in ("martingale", "deviance"):
+        martingale = np.asarray(rows.event > 0, float)
+        for t in strata:
+            martingale[t.rows] -= t.risk * t.exposure
+        martingale = per_subject(martingale)
+        if kind == "martingale":
+            return pd.Series(martingale, name="martingale")
+        delta = per_subject(np.asarray(rows.event > 0, float))
         with np.errstate(divide="ignore", invalid="ignore"):
             inside = martingale + np.where(delta > 0, delta * np.log(delta - martingale), 0.0)
         return pd.Series(np.sign(martingale) * np.sqrt(-2.0 * inside), name="deviance")
-    return pd.DataFrame(by_column, columns=names)
+    wanted = _wanted(names, columns)
+    _check_memory(kind, subjects.n, len(wanted), rows.n, len(names))
+    out = np.zeros((subjects.n, len(wanted)), order="F")
+    if kind == "dfbeta":        # w_i L_i I^-1, a block of L at a time, added in place
+        w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
+        inverse = _inverse_information(res, cohort, keep)[:, wanted]
+        for block in _blocks(np.arange(len(names)), rows.n):
+            scores = _score(design, block, strata, rows.n) * w[:, None]
+            summed = _by_column(lambda a: per_subject(scores[:, a]), block.size, subjects.n)
+            out = blas.dgemm(1.0, summed, inverse[block], 1.0, out, overwrite_c=True)
+    else:
+        for at in _blocks(np.arange(len(wanted)), rows.n):
+            scores = _score(design, np.asarray(wanted)[at], strata, rows.n)
+            out[:, at] = _by_column(lambda a: per_subject(scores[:, a]), at.size, subjects.n)
+    return pd.DataFrame(out, columns=[names[j] for j in wanted])
+
+
+def _wanted(names, columns):
+    """Positions in ``names`` of the coefficients asked for (all by default)."""
+    if columns is None:
+        return list(range(len(names)))
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise ValueError(f"columns {unknown} are not coefficients of this fit with an "
+                         f"estimate; choose among {names}")
+    return [names.index(c) for c in columns]
+
+
+def _check_memory(kind, n_out, k, n, p):
+    """MemoryError with the numbers when the n_out x k table and one block's work would not
+    fit in the free memory."""
+    needed = 8 * n_out * k + min(BLOCK_BYTES, 8 * WORK_ARRAYS * n * max(p, 1))
+    free = available_bytes()
+    if needed > free:
+        raise MemoryError(f"{kind} residuals of {k} coefficients over {n_out:,} rows need "
+                          f"about {_size(needed)}, more than the {_size(free)} free: ask for "
+                          "the coefficients you need, columns=[...] (one coefficient's take "
+                          f"{_size(8 * n_out)})")
+
+
+def _size(nbytes):
+    return f"{nbytes / 1e9:.1f} GB" if nbytes >= 1e9 else f"{nbytes / 1e6:.0f} MB"
+
+
+def _blocks(positions, n):
+    """``positions`` cut into blocks whose dense working copies fit in BLOCK_BYTES."""
+    size = max(1, BLOCK_BYTES // (8 * WORK_ARRAYS * max(n, 1)))
+    return [positions[i:i + size] for i in range(0, positions.size, size)]
 
 
 def _inverse_information(res, cohort, keep):
@@ -83,55 +140,78 @@ def _inverse_information(res, cohort, keep):
     return np.linalg.inv(information(res, cohort).to_numpy())
 
 
-def _martingale_and_score(X, eta, cohort, efron):
-    """(martingale, score) of every row; the score over X's columns (none: martingale only)."""
-    n, p = X.shape
-    stop = np.asarray(cohort.time)
-    start = np.zeros(n) if cohort.start is None else np.asarray(cohort.start)
-    event = np.asarray(cohort.event) > 0
-    w = np.ones(n) if cohort.weights is None else np.asarray(cohort.weights)
-    strata = np.zeros(n, np.int64) if cohort.strata is None else cohort.strata
-    risk = np.exp(eta)
-    martingale = event.astype(float)
-    score = np.zeros((n, p))
-    for s in np.unique(strata):
-        rows = np.flatnonzero(strata == s)
-        x, dead = X[rows], event[rows]
-        t_event = np.unique(stop[rows][dead])
-        if t_event.size == 0:
-            continue
-        sets = RiskSets(start[rows], stop[rows], t_event)
-        slot = np.searchsorted(t_event, stop[rows][dead])
-        rr = w[rows] * risk[rows]
+class _Stratum:
+    """One stratum's hazard increments dH(t) = w_dead / S0(t) at its event terms and each
+    row's exposure to them: what every residual of its rows reads whatever the covariates."""
 
-        def at_event_times(values):
-            return sets.sums(values), np.bincount(slot, values[dead], t_event.size)
+    def __init__(self, rows, eta, cohort, efron):
+        stop = np.asarray(cohort.time)[rows]
+        start = np.zeros(rows.size) if cohort.start is None else np.asarray(cohort.start)[rows]
+        w = np.ones(rows.size) if cohort.weights is None else np.asarray(cohort.weights)[rows]
+        dead = np.asarray(cohort.event)[rows] > 0
+        self.rows, self.dead, self.risk = rows, dead, np.exp(eta[rows])
+        self.t_event = np.unique(stop[dead])
+        self.sets = RiskSets(start, stop, self.t_event)
+        self.slot = np.searchsorted(self.t_event, stop[dead])
+        self.rr = w * self.risk
+        self.when, self.share, self.frac, self.s0, _ = event_time_terms(
+            self.at_event_times, self.rr, np.zeros((rows.size, 0)), self.slot,
+            self.t_event.size, efron)
+        size = self.t_event.size
+        dead_w = np.bincount(self.slot, w[dead], minlength=size)
+        self.hazard = dead_w[self.when] * self.share / self.s0     # one increment per term
+        self.full = np.bincount(self.when, self.hazard, size)       # of rows that survive t
+        self.reduced = np.bincount(self.when, self.frac * self.hazard, size)  # dying at t
+        self.hi = np.searchsorted(self.t_event, stop, side="right")     # event times <= stop
+        self.lo = np.searchsorted(self.t_event, start, side="right")    # event times <= start
+        self.deaths = np.flatnonzero(dead)
+        cum = np.concatenate(([0.0], np.cumsum(self.full)))
+        self.exposure = cum[self.hi] - cum[self.lo]
+        self.exposure[self.deaths] -= (self.full - self.reduced)[self.slot]
 
-        when, share, frac, s0, xbar = event_time_terms(at_event_times, rr, x, slot,
-                                                       t_event.size, efron)
-        dead_w = np.bincount(slot, w[rows][dead], minlength=t_event.size)
-        hazard = dead_w[when] * share / s0               # one increment per term
-        size = t_event.size
-        full = np.bincount(when, hazard, size)           # exposure of rows that survive t
-        reduced = np.bincount(when, frac * hazard, size)  # of the rows dying at t
+    def at_event_times(self, values):
+        return self.sets.sums(values), np.bincount(self.slot, values[self.dead],
+                                                   self.t_event.size)
+
+    def score(self, x):
+        """The score residuals of the stratum's rows over the centred columns x."""
+        p, size = x.shape[1], self.t_event.size
+        xbar = event_time_means(self.at_event_times, self.rr, x, self.when, self.frac,
+                                self.s0)
+        when, hazard, frac = self.when, self.hazard, self.frac
         full_x = _by_column(lambda a: np.bincount(when, xbar[:, a] * hazard, size), p, size)
         reduced_x = _by_column(lambda a: np.bincount(when, frac * xbar[:, a] * hazard, size),
                                p, size)
-        mean_x = _by_column(lambda a: np.bincount(when, share * xbar[:, a], size), p, size)
-        cum = np.concatenate(([0.0], np.cumsum(full)))
+        mean_x = _by_column(lambda a: np.bincount(when, self.share * xbar[:, a], size), p,
+                            size)
         cum_x = np.vstack([np.zeros(p), np.cumsum(full_x, axis=0)])
-        hi = np.searchsorted(t_event, stop[rows], side="right")    # event times <= stop
-        lo = np.searchsorted(t_event, start[rows], side="right")   # event times <= start
-        exposure = cum[hi] - cum[lo]
-        exposure_x = cum_x[hi] - cum_x[lo]
-        deaths = np.flatnonzero(dead)
-        exposure[deaths] -= (full - reduced)[slot]
-        exposure_x[deaths] -= (full_x - reduced_x)[slot]
-        martingale[rows] -= risk[rows] * exposure
-        part = -risk[rows][:, None] * (x * exposure[:, None] - exposure_x)
-        part[deaths] += x[deaths] - mean_x[slot]
-        score[rows] = part
-    return martingale, score
+        exposure_x = cum_x[self.hi] - cum_x[self.lo]
+        exposure_x[self.deaths] -= (full_x - reduced_x)[self.slot]
+        part = -self.risk[:, None] * (x * self.exposure[:, None] - exposure_x)
+        part[self.deaths] += x[self.deaths] - mean_x[self.slot]
+        return part
+
+
+def _strata_terms(eta, cohort, efron):
+    """The _Stratum of each stratum with an event."""
+    strata = np.zeros(cohort.n, np.int64) if cohort.strata is None else cohort.strata
+    out = []
+    for s in np.unique(strata):
+        rows = np.flatnonzero(strata == s)
+        if np.any(np.asarray(cohort.event)[rows] > 0):
+            out.append(_Stratum(rows, eta, cohort, efron))
+    return out
+
+
+def _score(design, block, strata, n):
+    """(n, block.size): the score residuals of every row over the design's columns
+    ``block``, centred at their means."""
+    X = np.asfortranarray(design[:, block].toarray())
+    X -= X.mean(axis=0)
+    out = np.zeros((n, block.size))
+    for t in strata:
+        out[t.rows] = t.score(X[t.rows])
+    return out
 
 
 def _by_column(column, p, size):

@@ -233,6 +233,25 @@ def test_cut_point_gives_two_coefficients(page):
     expect(late.locator('.tabulator-cell[tabulator-field="chisq"]')).to_have_text(
         f"{expected.loc['fin[10,inf)', 'chisq']:.4f}")
     shot(pg, "results_ph_cut_points")
+    # its residuals, per subject (the episodes summed, as R's collapse=): the form of age and
+    # the rows that move fin after week 10 most (engine.residuals against R in
+    # tests/engine/inference/test_residuals_cut_points.py)
+    tab(pg, "Residuals")
+    select(pg, "Functional form of", "age")
+    select(pg, "Influence on", "fin[10,inf)")
+    cut_fit = engine.fit(engine.Cohort.from_frame(
+        ROSSI, "week", "arrest", covariates=["fin", "age", "race", "wexp", "mar", "paro",
+                                              "prio"]), ties="efron", cut_points={"fin": [10]})
+    dfbeta = engine.residuals(cut_fit, "dfbeta", columns=["fin[10,inf)"])["fin[10,inf)"]
+    largest = dfbeta.abs().idxmax()
+    pg.get_by_role("button", name="Show residuals").click()
+    first = pg.locator(".residuals-influence .tabulator-row").first
+    expect(first.locator('[tabulator-field="row"]')).to_have_text(str(largest + 1))
+    expect(first.locator('[tabulator-field="dfbeta / SE"]')).to_have_text(
+        f"{dfbeta[largest] / cut_fit.se['fin[10,inf)']:.4f}")
+    expect(pg.locator(".residuals-figure img")).to_be_visible()
+    expect(pg.locator(".residuals-status")).to_contain_text("432 rows")
+    shot(pg, "results_residuals")
     # both fits side by side in the comparison tables
     tab(pg, "Kept fits")
     compare = pg.locator(".compare-hr-table")

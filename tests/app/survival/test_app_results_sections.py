@@ -20,21 +20,6 @@ from app.survival.results import ResultsView  # noqa: E402
 from app.survival.state import Workbench  # noqa: E402
 
 
-@pytest.fixture
-def rossi_results():
-    import holoviews as hv
-    import panel as pn
-
-    hv.extension("bokeh")
-    store = Store()
-    bench = Workbench(store=store)
-    store.load_sample("rossi")
-    results = ResultsView(store=store, workbench=bench)
-    bench.keep(bench.fit_job().run())
-    yield store, results
-    pn.state.reset()
-
-
 def test_adjusted_curves_are_the_engines(rossi_results):
     store, results = rossi_results
     view = results.adjusted

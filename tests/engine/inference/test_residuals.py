@@ -146,3 +146,38 @@ def test_bad_kind(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=NAMES)
     with pytest.raises(ValueError, match="kind"):
         engine.residuals(engine.fit(cohort), "pearson")
+
+
+def test_chosen_columns_and_blocks_give_the_whole_table(rossi, monkeypatch):
+    """Score and dfbeta residuals of chosen coefficients are those columns of the whole
+    table, and a block of one covariate at a time (a wide design at 10^6 rows) gives the
+    same table as one block of all."""
+    from engine.inference import residuals as module
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=NAMES)
+    res = engine.fit(cohort, ties="efron")
+    whole = {kind: engine.residuals(res, kind) for kind in ("score", "dfbeta")}
+    for kind, table in whole.items():
+        chosen = engine.residuals(res, kind, columns=["prio", "fin"])
+        assert list(chosen.columns) == ["prio", "fin"]
+        np.testing.assert_allclose(chosen, table[["prio", "fin"]], rtol=1e-12, atol=1e-15)
+        pd.testing.assert_series_equal(engine.residuals(res, kind, columns="age")["age"],
+                                       table["age"], rtol=1e-12, atol=1e-15)
+    monkeypatch.setattr(module, "BLOCK_BYTES", 8 * module.WORK_ARRAYS * len(rossi))
+    assert [b.size for b in module._blocks(np.arange(4), len(rossi))] == [1, 1, 1, 1]
+    for kind, table in whole.items():
+        np.testing.assert_allclose(engine.residuals(res, kind), table, rtol=1e-12,
+                                   atol=1e-15)
+
+
+def test_unknown_columns_and_a_table_too_big_for_memory(rossi, monkeypatch):
+    from engine.inference import residuals as module
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=NAMES)
+    res = engine.fit(cohort)
+    with pytest.raises(ValueError, match=r"\['race'\] are not coefficients.*'prio'"):
+        engine.residuals(res, "dfbeta", columns=["fin", "race"])
+    monkeypatch.setattr(module, "available_bytes", lambda: 10_000)
+    with pytest.raises(MemoryError, match=r"dfbeta residuals of 4 coefficients over 432 rows "
+                                          r"need about .* MB, more than the 0 MB free.*columns=\[\.\.\.\]"):
+        engine.residuals(res, "dfbeta")
+    # martingale residuals make no table: not refused
+    assert engine.residuals(res).size == len(rossi)

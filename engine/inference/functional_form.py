@@ -1,0 +1,74 @@
+"""The functional form of a covariate in a Cox fit: its martingale residuals against the
+covariate with R's lowess smooth (Therneau, Grambsch and Fleming 1990, "Martingale-based
+residuals for survival models", Biometrika 77:147-160; Therneau and Grambsch 2000, "Modeling
+Survival Data", section 5.2).  A flat smooth says the covariate's form in the fit is right; a
+bend says where (a threshold, a U shape: a spline term, ns(x, df=4), may fit it).  Against a
+covariate left out of the fit, the smooth approximates the form it would enter with.
+
+The smooth is statsmodels' lowess, R's ``lowess`` (Cleveland's algorithm with R's defaults:
+f = 2/3, 3 robustness iterations, delta = 1% of the range, the points within delta of a fitted
+one interpolated), on every row: 10^6 rows in about 3 s.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from statsmodels.nonparametric.smoothers_lowess import lowess
+
+from .ph_test import fitted_cohort
+from .residuals import residuals
+from ..data.cohort import Cohort
+
+
+def functional_form(res, covariate, cohort=None, frac: float = 2 / 3,
+                    iterations: int = 3) -> pd.DataFrame:
+    """Martingale residuals of the Cox fit ``res`` against ``covariate`` with their lowess
+    smooth, one row per row of the cohort in its order (a fit with cut points: per row before
+    the split, its episodes' residuals summed).
+
+    covariate : a covariate name of the cohort, or its values (one per row): a covariate left
+        out of the fit, to see whether and in what form to add it
+    cohort : the engine.Cohort that was fitted (before its cut points); default the one the
+        FitResult keeps
+    frac, iterations : lowess's span (R's f) and robustness iterations (R's iter)
+
+    Returns a DataFrame: x (the covariate), martingale, smooth (lowess at x).
+    """
+    if not 0 < frac <= 1 or int(iterations) != iterations or iterations < 0:
+        raise ValueError(f"frac must be in (0, 1] and iterations a whole number >= 0, got "
+                         f"{frac} and {iterations}")
+    martingale = residuals(res, "martingale", cohort).to_numpy()
+    x = _values(res, covariate, cohort, martingale.size)
+    delta = 0.01 * float(np.ptp(x)) if x.size else 0.0
+    smooth = lowess(martingale, x, frac=frac, it=int(iterations), delta=delta,
+                    return_sorted=False)
+    return pd.DataFrame({"x": x, "martingale": martingale, "smooth": smooth})
+
+
+def _values(res, covariate, cohort, n):
+    """The covariate's values per row: its column of the cohort, or the values given."""
+    if isinstance(covariate, str):
+        rows = cohort
+        if rows is None:
+            problem = getattr(res, "problem", None)
+            rows = (getattr(problem, "subjects", None) if res.spec.get("cut_points")
+                    else fitted_cohort(res))
+        if not isinstance(rows, Cohort) or covariate not in rows.names:
+            names = rows.names if isinstance(rows, Cohort) else []
+            raise ValueError(f"{covariate!r} is not a covariate of the fitted cohort "
+                             f"(its covariates: {names}); pass its values instead, one per "
+                             "row")
+        return rows.X[:, rows.names.index(covariate)].toarray().ravel().astype(float)
+    try:
+        x = np.asarray(covariate, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError("the covariate's values must be numbers, one per row") from None
+    if x.size != n:
+        raise ValueError(f"the covariate has {x.size} values; the fit has {n} rows: give one "
+                         "value per row, in the cohort's order")
+    bad = np.flatnonzero(~np.isfinite(x))
+    if bad.size:
+        raise ValueError(f"the covariate has missing or infinite values in rows "
+                         f"{bad[:5].tolist()}{' ...' if bad.size > 5 else ''}: fill them or "
+                         "leave those rows out of the fit")
+    return x

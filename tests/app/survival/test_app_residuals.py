@@ -1,0 +1,67 @@
+"""The Results page of residuals (app/survival/residuals.py): what it shows is the engine's
+(engine.functional_form and engine.residuals, which tests/engine/inference checks against R),
+the extremes of its tables are the largest rows, a sample of dots keeps every extreme row,
+and a fit it cannot serve (a penalised one) is a message, never a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+pytest.importorskip("panel")
+
+import engine  # noqa: E402
+from app.survival.residuals import TOP, drawn  # noqa: E402
+
+
+def test_the_page_shows_the_engines_residuals(rossi_results):
+    store, results = rossi_results
+    view = results.residuals
+    res = results.workbench.fits[-1].result
+    assert not view.button.disabled and "age" in view.covariate.options
+    assert "fin" not in view.covariate.options          # binary: no form to bend
+    assert view.coefficient.value == "fin"              # the treatment first
+    view.covariate.value = "age"
+    asyncio.run(view.compute())
+    assert view.runner.last_outcome == "done" and view.results.visible
+    form = engine.functional_form(res, "age")
+    np.testing.assert_array_equal(view.shown["form"].to_numpy(), form.to_numpy())
+    dfbeta = engine.residuals(res, "dfbeta", columns=["fin"])["fin"].to_numpy()
+    shown = view.influence.value
+    largest = np.argsort(-np.abs(dfbeta), kind="stable")[:TOP]
+    np.testing.assert_array_equal(shown["row"].to_numpy(), largest + 1)
+    np.testing.assert_allclose(shown["dfbeta"].to_numpy(), dfbeta[largest], rtol=1e-12)
+    np.testing.assert_allclose(shown["dfbeta / SE"].to_numpy(),
+                               dfbeta[largest] / res.se["fin"], rtol=1e-12)
+    deviance = engine.residuals(res, "deviance").to_numpy()
+    worst = np.argsort(-np.abs(deviance), kind="stable")[:TOP]
+    np.testing.assert_allclose(view.outliers.value["deviance"].to_numpy(), deviance[worst],
+                               rtol=1e-12)
+    assert view.figure.object.startswith("<svg") and "Martingale residuals against age" in \
+        view.figure.object
+    files = view.files()
+    assert set(files) == {"residuals.png", "residuals.svg", "functional_form.csv",
+                          "influence.csv", "outliers.csv"}
+    assert files["residuals.png"][:4] == b"\x89PNG"
+    assert files["functional_form.csv"].decode().splitlines()[0] == "age,martingale,smooth"
+
+
+def test_a_sample_of_dots_keeps_every_extreme_row():
+    values = np.random.default_rng(1).normal(size=10_000)
+    rows = drawn(values, 500)
+    assert rows.size <= 500 and np.all(np.diff(rows) > 0)
+    assert set(np.argsort(-np.abs(values))[:TOP]) <= set(rows)
+    np.testing.assert_array_equal(drawn(values[:300], 500), np.arange(300))
+
+
+def test_fits_it_cannot_serve_say_why(rossi_results):
+    store, results = rossi_results
+    view = results.residuals
+    store.penalty = "L2"
+    results.workbench.keep(results.workbench.fit_job().run())
+    assert view.button.disabled and "unpenalised" in view.info.object
+    asyncio.run(view.compute())                  # a click that slipped through: a message
+    assert view.runner.last_outcome == "failed" and not view.results.visible
+    assert "unpenalised" in view.status.object

@@ -1,0 +1,76 @@
+"""engine.functional_form against R: lowess(x, resid(coxph(...))) of rossi, saved by
+tests/data/r_functional_form.R (R 4.2.2, survival 3.5-3), for covariates in the fit, one left
+out, the null model, strata with Breslow ties and a span without robustness iterations."""
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine
+
+R = pd.read_csv(Path(__file__).parents[2] / "data" / "r_functional_form.csv.gz")
+
+
+def r_smooth(case):
+    return R[R["case"] == case]
+
+
+def assert_like_r(form, case, atol=1e-7):
+    """R's lowess returns the points sorted by x (ties keep their order, and get one value);
+    statsmodels' lowess, the same algorithm, agrees with it to about 1e-9."""
+    want = r_smooth(case)
+    got = form.sort_values("x", kind="stable")
+    np.testing.assert_array_equal(got["x"].to_numpy(), want["x"].to_numpy())
+    np.testing.assert_allclose(got["smooth"].to_numpy(), want["smooth"].to_numpy(), rtol=0,
+                               atol=atol)
+
+
+@pytest.fixture
+def efron_fit(rossi):
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin", "age", "prio"])
+    return engine.fit(cohort, ties="efron")
+
+
+def test_covariates_of_the_fit_against_R(efron_fit):
+    for name in ("age", "prio"):
+        form = engine.functional_form(efron_fit, name)
+        np.testing.assert_array_equal(form["martingale"], engine.residuals(efron_fit))
+        assert_like_r(form, f"efron_{name}")
+    assert_like_r(engine.functional_form(efron_fit, "age", frac=0.3, iterations=0),
+                  "efron_age_f0.3_iter0")
+
+
+def test_a_covariate_left_out_and_the_null_model_against_R(rossi):
+    null = engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[]),
+                      ties="efron")
+    assert_like_r(engine.functional_form(null, rossi["age"]), "efron_null_age")
+    stratified = engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest",
+                                                     covariates=["fin", "prio"],
+                                                     strata="wexp"), ties="breslow")
+    assert_like_r(engine.functional_form(stratified, rossi["age"].to_numpy()),
+                  "breslow_strata_age")
+
+
+def test_a_fit_with_cut_points_reads_the_rows_before_the_split(rossi):
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin", "age"])
+    res = engine.fit(cohort, ties="efron", cut_points={"fin": [20.0]})
+    form = engine.functional_form(res, "age")
+    assert len(form) == len(rossi)
+    np.testing.assert_array_equal(form["x"], rossi["age"].to_numpy(float))
+    np.testing.assert_array_equal(form["martingale"], engine.residuals(res))
+
+
+def test_bad_covariates_say_what_to_do(efron_fit, rossi):
+    with pytest.raises(ValueError, match=r"'race' is not a covariate.*pass its values"):
+        engine.functional_form(efron_fit, "race")
+    with pytest.raises(ValueError, match="has 3 values; the fit has 432 rows"):
+        engine.functional_form(efron_fit, [1.0, 2.0, 3.0])
+    age = rossi["age"].to_numpy(float)
+    age[[4, 9]] = np.nan
+    with pytest.raises(ValueError, match=r"missing or infinite values in rows \[4, 9\]"):
+        engine.functional_form(efron_fit, age)
+    with pytest.raises(ValueError, match="must be numbers"):
+        engine.functional_form(efron_fit, ["a"] * len(rossi))
+    with pytest.raises(ValueError, match="frac must be in"):
+        engine.functional_form(efron_fit, "age", frac=0.0)
