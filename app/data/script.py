@@ -80,28 +80,70 @@ def python_script(spec: dict) -> str:
     lines += ["", "res = engine.fit(", "    cohort,", f"    model={opts['model']!r},",
               f"    ties={opts['ties']!r},", f"    penalty={penalty},",
               *(f"    {arg}," for arg in design_arguments(opts, design))]
+    after = after_fit_lines(spec)
     lines += [f"    backend={opts['backend']!r},", f"    solver={opts['solver']!r},", ")",
-              "print(res)", "print(res.summary)", *after_fit_lines(spec), ""]
+              "print(res)", "print(res.summary)", *after, ""]
+    if any("np." in line for line in after):
+        lines.insert(lines.index("import engine"), "import numpy as np")
     return "\n".join(lines)
 
 
 def after_fit_lines(spec: dict) -> list[str]:
-    """What the Results tab draws of an unpenalised Cox fit: the PH check and, for one row
-    per subject without cut points and a linear treatment without strata (a stratum's curve
-    ends at its last follow-up), the adjusted curves at the event times."""
+    """What the Results tab draws of an unpenalised fit: the Wald test of each term with
+    several columns and each spline's hazard-ratio curve; for Cox, the PH check, the
+    residuals (each continuous covariate's functional form, the rows fitted worst, the
+    treatment's dfbeta) and, for one row per subject from time 0, the prediction metrics at
+    the quartiles of the event times and, without cut points and for a linear treatment
+    without strata (a stratum's curve ends at its last follow-up), the adjusted curves at the
+    event times."""
     roles, design, opts = spec["roles"], spec["design"], spec["options"]
-    if opts["model"] != "cox" or opts["penalty"] != "none":
+    if opts["penalty"] != "none":
         return []
-    lines = ["", "print(engine.ph_test(res).table)            # R's cox.zph (the PH check)"]
+    lines = term_lines(design)
+    if opts["model"] != "cox":
+        return lines
+    lines += ["", "print(engine.ph_test(res).table)            # R's cox.zph (the PH check)",
+              "forms = {name: engine.functional_form(res, name)   # martingale residuals, lowess",
+              "         for name, binary in zip(cohort.names, cohort.binary)",
+              "         if not binary and \"(\" not in name}       # continuous, untransformed",
+              "deviance = engine.residuals(res, \"deviance\")",
+              "print(deviance.abs().nlargest(10))           # the rows fitted worst"]
+    treatment = roles.get("treatment")
+    linear = (treatment and treatment in roles["covariates"]
+              and treatment not in (design.get("forms") or {}))
+    if linear:      # its coefficients: one, a level's each, or an interval's each
+        lines += [f"treated = [n for n in res.coef.index if n.split(\"[\")[0] == {treatment!r}]",
+                  "dfbetas = engine.residuals(res, \"dfbeta\", columns=treated) / res.se[treated]",
+                  "print(dfbetas.abs().max(axis=1).nlargest(10))  # the rows that move it most"]
     if design["cut_points"] or roles.get("start"):
         return lines
-    treatment = roles.get("treatment")
-    if (treatment and treatment in roles["covariates"] and not roles["strata"]
-            and treatment not in (design.get("forms") or {})):
+    lines += ["times = [float(f\"{t:g}\") for t in np.unique(np.quantile(",
+              "    cohort.time[cohort.event > 0], [0.25, 0.5, 0.75]))]  # as the app shows them",
+              "performance = engine.predictive_performance(res, times=times)",
+              "print(performance.summary)                  # Uno's C, mean AUC, integrated Brier",
+              "print(engine.calibration_table(res, times[-1]))"]
+    if linear and not roles["strata"]:
         lines += ["times = sorted(set(cohort.time[cohort.event > 0]))   # the event times",
                   f"adjusted = engine.adjusted_curves(res, {treatment!r}, times=times)"
                   "  # the g-formula",
                   "print(adjusted.contrasts)      # the adjusted difference and ratio by time"]
+    return lines
+
+
+def term_lines(design: dict) -> list[str]:
+    """A formula fit's joint Wald tests and the hazard-ratio curve of each spline or
+    polynomial, over the range the fit saw (app/survival/terms.py)."""
+    curved = [c for c, form in (design.get("forms") or {}).items()
+              if form[:-1] in ("ns", "rcs", "poly")]
+    if not (design.get("forms") or design.get("interactions")):
+        return []
+    lines = ["", "for term, columns in res.formula.terms.items():  # joint Wald test of each term",
+             "    kept = [c for c in columns if c in res.coef.index]",
+             "    if kept and (len(columns) > 1 or \":\" in term):",
+             "        print(term, engine.wald_test(res, names=kept))"]
+    if curved:
+        lines += ["hr_curves = {name: engine.effect_curve(res, name, at=np.linspace(",
+                  "    *res.formula.ranges[name], 101)) for name in " + repr(curved) + "}"]
     return lines
 
 

@@ -55,9 +55,11 @@ def subjects(res):
 
 
 def covariate_options(res) -> list[str]:
-    """The fit's covariates whose form can bend: the non-binary ones (all when none is)."""
+    """The fit's covariates whose form can bend: the non-binary ones entered as they are (a
+    spline's basis columns are not a covariate's values), all when none is."""
     cohort = subjects(res)
-    names = [n for n, binary in zip(cohort.names, cohort.binary) if not binary]
+    names = [n for n, binary in zip(cohort.names, cohort.binary)
+             if not binary and "(" not in n]
     return names or list(cohort.names)
 
 

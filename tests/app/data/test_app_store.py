@@ -200,22 +200,43 @@ def test_spec_is_json_and_script_reproduces_the_fit(store):
 
 
 def test_script_draws_what_results_draws(store):
-    """The script's PH check and adjusted curves are the engine's on the kept fit; a
-    cut-point design gets the PH check (of its episodes) without adjusted curves."""
+    """The script's PH check, residuals, prediction metrics and adjusted curves are the
+    engine's on the kept fit, as Results shows them; a cut-point design gets the PH check (of
+    its episodes) and the residuals (per subject) without prediction metrics or adjusted
+    curves."""
+    from app.survival.prediction import default_times
+    from app.survival.residuals import covariate_options
+
     bench = Workbench(store=store)
     kept = bench.fit_job().run()
+    res = kept.result
     ns = run_script(store.python_script())
     rossi = store.data
     times = np.unique(rossi["week"][rossi["arrest"] > 0])
     pd.testing.assert_frame_equal(ns["adjusted"].contrasts, engine.adjusted_curves(
-        kept.result, "fin", times=times).contrasts, rtol=1e-10)
+        res, "fin", times=times).contrasts, rtol=1e-10)
     assert "engine.ph_test(res)" in store.python_script()
+    assert sorted(ns["forms"]) == sorted(covariate_options(res)) == ["age", "prio"]
+    pd.testing.assert_frame_equal(ns["forms"]["age"], engine.functional_form(res, "age"),
+                                  rtol=1e-8)
+    pd.testing.assert_series_equal(ns["deviance"], engine.residuals(res, "deviance"),
+                                   rtol=1e-8)
+    np.testing.assert_allclose(ns["dfbetas"]["fin"], engine.residuals(
+        res, "dfbeta", columns=["fin"])["fin"] / res.se["fin"], rtol=1e-8)
+    shown = [float(t) for t in default_times(res).split(", ")]   # the Results page's box
+    assert ns["performance"].by_time["time"].tolist() == shown
+    pd.testing.assert_series_equal(ns["performance"].summary, engine.predictive_performance(
+        res, times=shown).summary, rtol=1e-8)
     store.cut_points = {"fin": [10.0]}
     kept = bench.fit_job().run()
     text = store.python_script()
     assert "ph_test" in text and "adjusted_curves" not in text
-    pd.testing.assert_frame_equal(engine.ph_test(run_script(text)["res"]).table,
+    assert "predictive_performance" not in text
+    ns = run_script(text)
+    pd.testing.assert_frame_equal(engine.ph_test(ns["res"]).table,
                                   engine.ph_test(kept.result).table, rtol=1e-8)
+    assert list(ns["dfbetas"].columns) == ["fin[0,10)", "fin[10,inf)"]
+    assert len(ns["deviance"]) == len(rossi)
     store.cut_points = {}
     store.forms = {"age": "ns4"}
     assert "ph_test" in store.python_script() and "adjusted_curves" in store.python_script()
@@ -238,6 +259,12 @@ def test_script_reproduces_a_fit_with_splines_and_interactions(store, typed, wri
     ns = run_script(text)
     pd.testing.assert_series_equal(ns["res"].coef, kept.result.coef, rtol=1e-10)
     assert ns["cohort"].formula.text == kept.result.formula.text
+    from app.survival.terms import effect_curves      # what Results draws of each spline
+
+    shown = effect_curves(kept.result)
+    assert sorted(ns["hr_curves"]) == sorted(shown) and shown
+    for name, curve in shown.items():
+        pd.testing.assert_frame_equal(ns["hr_curves"][name], curve, rtol=1e-8)
 
 
 def test_script_with_event_codes_and_start_stop():
