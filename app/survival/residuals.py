@@ -173,7 +173,9 @@ class ResidualsView(Viewer):
             "smooth; a flat smooth says its form in the fit is right, a bend says where (try "
             "a spline, ns(x, df=4), on the Design tab). **Influence**: how far each row moves "
             "a coefficient, in standard errors, when it is left out (dfbeta / SE). "
-            "**Outliers**: the rows the model fits worst (largest deviance residuals).")
+            "**Outliers**: the rows the model fits worst (largest deviance residuals). Rows "
+            "are numbered 1 to n among the rows fitted (rows dropped for a missing value are "
+            "not counted).")
 
     async def _on_click(self, event=None) -> None:
         await self.compute()
