@@ -10,6 +10,7 @@ figures.py.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import panel as pn
 import param
@@ -24,7 +25,9 @@ from ..shell.widgets import (in_thread, markdown, notify, show, table, while_fil
 
 ALPHA = 0.05
 MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more on request
+AUTO_CELLS = 200_000   # ... and rows x coefficients (10^4 x 20: 0.2 s; 10^6 x 20: 57 s)
 MAX_PANELS = 12        # beta(t) panels drawn (the smallest p first)
+MAX_DOTS = 2_000       # scaled Schoenfeld residuals drawn per panel (a sample of the events)
 
 
 def ph_tests(fit) -> dict:
@@ -48,6 +51,9 @@ def ph_figure(fit, numbers: dict) -> dict:
     may draw it."""
     res, zph, smooth, order = fit.result, numbers["zph"], numbers["smooth"], numbers["order"]
     resid = numbers["resid"]
+    if len(resid) > MAX_DOTS:    # the dots of 10^5 events made a figure of 10^6 SVG marks
+        resid = resid.iloc[np.sort(np.random.default_rng(0).choice(len(resid), MAX_DOTS,
+                                                                   replace=False))]
     names = [n for t in order for n in smooth["covariate"].unique()
              if n == t or n.startswith(f"{t}[")][:MAX_PANELS]
     ordered = pd.concat([smooth[smooth["covariate"] == n] for n in names])  # smallest p first
@@ -104,34 +110,51 @@ class PhCheck(Viewer):
             self.info.object = "No fit yet."
             self.run.visible = False
             return
-        if len(fit.result.coef) <= MAX_AUTO:
+        p, n = len(fit.result.coef), fit.result.n
+        if p <= MAX_AUTO and n * p <= AUTO_CELLS:
             self.run.visible = False
-            self._check()
+            self._check(now=True)
         else:
-            self.info.object = (f"{len(fit.result.coef)} coefficients: the check takes a "
-                                "while; press the button to run it.")
+            self.info.object = (f"{n:,} rows x {p} coefficients: the check takes a while; "
+                                "press the button to run it.")
             self.run.visible = True
 
-    def _check(self) -> None:
-        """The check of the selected fit: its numbers at once (milliseconds: they go to the
-        page with the fit's other results, in one patch); the beta(t) figure at once in a
-        script or a test, in a served page in a worker thread after the rest is on the page
-        (the figure alone took 1-2 s of the click-to-result time, app/shell/figures.py's SVG;
-        the table arriving later too re-laid the whole page out in the browser)."""
+    def _check(self, now: bool = False) -> None:
+        """The check of the selected fit.  A small fit's numbers at once (``now``:
+        milliseconds, they go to the page with the fit's other results, in one patch), its
+        beta(t) figure in a worker thread after the rest is on the page (the figure alone took
+        1-2 s of the click-to-result time, app/shell/figures.py's SVG; the table arriving
+        later too re-laid the whole page out in the browser).  A large fit's numbers (10^6
+        rows x 20: about a minute) come from the worker thread too, the page usable meanwhile.
+        In a script or a test, all at once."""
         fit = self.fit
         if fit is None:
             return
-        numbers = ph_tests(fit)
-        self._show(fit, numbers)
-        if "error" in numbers:
-            return
         served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
-        if not served:
-            self._show_figure(ph_figure(fit, numbers))
-            return
+        numbers = ph_tests(fit) if now or not served else None
+        if numbers is not None:
+            self._show(fit, numbers)
+            if "error" in numbers:
+                return
+            if not served:
+                self._show_figure(ph_figure(fit, numbers))
+                return
+        else:
+            self.run.disabled = True
+            self.info.object = "Checking proportional hazards (R's cox.zph) …"
 
         async def later():
-            figure = await in_thread(ph_figure, fit, numbers, name="survscan-ph-check")
+            got = numbers
+            try:
+                if got is None:
+                    got = await in_thread(ph_tests, fit, name="survscan-ph-check")
+                    if self.fit is fit:
+                        self._show(fit, got)
+                if "error" in got:
+                    return
+                figure = await in_thread(ph_figure, fit, got, name="survscan-ph-check")
+            finally:
+                self.run.disabled = False
             if self.fit is fit:                 # still the fit shown
                 self._show_figure(figure)
         pn.state.execute(later)

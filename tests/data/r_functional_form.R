@@ -19,6 +19,10 @@ r <- resid(fit)
 keep("efron_age", rossi$age, r)
 keep("efron_prio", rossi$prio, r)
 keep("efron_age_f0.3_iter0", rossi$age, r, f = 0.3, iter = 0)
+# the covariates full of ties where a smoother may fail: 0/1 (every neighbour of a point the
+# same x) and mostly zero
+keep("efron_fin", rossi$fin, r)
+keep("efron_prio_over_5", pmax(rossi$prio - 5, 0), r)
 # a covariate not in the model: is it worth adding, and in what form?
 keep("efron_null_age", rossi$age,
      resid(coxph(Surv(week, arrest) ~ 1, rossi)))

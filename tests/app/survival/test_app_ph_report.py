@@ -88,6 +88,29 @@ def test_ph_check_table_plot_and_cut_point():
     assert "age" in ph.covariate.options          # more cut points go to age itself
 
 
+def test_a_large_fit_is_checked_on_request_and_draws_a_sample_of_its_dots(monkeypatch):
+    """Past AUTO_CELLS rows x coefficients the check waits for its button (10^6 x 20 took a
+    minute inside the fit's own result patch); beta(t) draws MAX_DOTS residuals per panel."""
+    from app.survival import ph_check
+
+    store = Store()
+    bench = Workbench(store=store)
+    store.load_sample("rossi")
+    results = ResultsView(store=store, workbench=bench)
+    monkeypatch.setattr(ph_check, "AUTO_CELLS", 1_000)        # rossi: 432 x 7
+    monkeypatch.setattr(ph_check, "MAX_DOTS", 50)
+    bench.keep(bench.fit_job().run())
+    ph = results.ph
+    assert ph.run.visible and ph.table.value.empty and "432 rows x 7 coefficients" in \
+        ph.info.object
+    ph.run.clicks += 1                        # outside a served page: the check at once
+    expected = engine.ph_test(bench.fits[-1].result).table
+    np.testing.assert_allclose(ph.table.value.set_index("term")["chisq"], expected["chisq"],
+                               rtol=1e-12)
+    dots = [line for line in ph._fig.axes[0].lines if line.get_marker() == "."]
+    assert len(dots) == 1 and len(dots[0].get_xdata()) == 50
+
+
 def test_fine_gray_results_are_subdistribution_hazard_ratios():
     import panel as pn
 

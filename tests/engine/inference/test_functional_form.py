@@ -1,6 +1,7 @@
 """engine.functional_form against R: lowess(x, resid(coxph(...))) of rossi, saved by
-tests/data/r_functional_form.R (R 4.2.2, survival 3.5-3), for covariates in the fit, one left
-out, the null model, strata with Breslow ties and a span without robustness iterations."""
+tests/data/r_functional_form.R (R 4.2.2, survival 3.5-3), for covariates in the fit, a 0/1
+and a mostly-zero one (where statsmodels' lowess is 0.5 off), one left out, the null model,
+strata with Breslow ties and a span without robustness iterations."""
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,8 @@ def r_smooth(case):
     return R[R["case"] == case]
 
 
-def assert_like_r(form, case, atol=1e-7):
-    """R's lowess returns the points sorted by x (ties keep their order, and get one value);
-    statsmodels' lowess, the same algorithm, agrees with it to about 1e-9."""
+def assert_like_r(form, case, atol=1e-10):
+    """R's lowess returns the points sorted by x (ties keep their order, and get one value)."""
     want = r_smooth(case)
     got = form.sort_values("x", kind="stable")
     np.testing.assert_array_equal(got["x"].to_numpy(), want["x"].to_numpy())
@@ -39,6 +39,13 @@ def test_covariates_of_the_fit_against_R(efron_fit):
         assert_like_r(form, f"efron_{name}")
     assert_like_r(engine.functional_form(efron_fit, "age", frac=0.3, iterations=0),
                   "efron_age_f0.3_iter0")
+    assert_like_r(engine.functional_form(efron_fit, "fin"), "efron_fin")
+
+
+def test_a_mostly_zero_covariate_against_R(efron_fit, rossi):
+    form = engine.functional_form(efron_fit, np.maximum(rossi["prio"].to_numpy() - 5, 0))
+    assert (form["x"] == 0).mean() > 0.8
+    assert_like_r(form, "efron_prio_over_5")
 
 
 def test_a_covariate_left_out_and_the_null_model_against_R(rossi):
@@ -74,3 +81,19 @@ def test_bad_covariates_say_what_to_do(efron_fit, rossi):
         engine.functional_form(efron_fit, ["a"] * len(rossi))
     with pytest.raises(ValueError, match="frac must be in"):
         engine.functional_form(efron_fit, "age", frac=0.0)
+
+
+@pytest.mark.parametrize("x, y, frac, r_smooth_sorted", [
+    # R 4.2.2: lowess(x, y, f = frac)$y, printed with 17 digits (points sorted by x)
+    ([1, 1, 1, 1], [1, 2, 3, 7], 2 / 3, [2.9302524824766505] * 4),   # no spread in x
+    ([1, 2], [3, 5], 2 / 3, [3, 5]),
+    ([5], [2], 2 / 3, [2]),
+    (range(1, 7), [2] * 6, 2 / 3, [2, 2, 2, 2, 2, 2.0000000000000013]),   # a perfect fit
+    ([3, 1, 2, 2, 5, 4], [1, 4, 2, 8, 5, 7], 0.5, [4, 5, 5, 1, 7, 5.0000000000000009]),
+])
+def test_lowess_edge_cases_against_R(x, y, frac, r_smooth_sorted):
+    from engine.inference.lowess import lowess
+
+    smooth = lowess(np.asarray(x, float), np.asarray(y, float), frac)
+    sorted_smooth = smooth[np.argsort(np.asarray(x, float), kind="stable")]
+    np.testing.assert_allclose(sorted_smooth, r_smooth_sorted, rtol=0, atol=1e-13)
