@@ -153,24 +153,6 @@ def is_fine_gray(fit) -> bool:
     return fit.spec["options"].get("model") == "fine_gray"
 
 
-def fit_tests(res) -> str:
-    """The global tests (LR, Wald, score) and the concordance of a fit, where they apply."""
-    parts = []
-    try:
-        tests = engine.global_tests(res)
-        names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald", "score": "Score (log-rank)"}
-        parts.append("; ".join(f"{names[k]} test = {r['statistic']:.2f} on {int(r['df'])} df, "
-                               f"p = {r['p']:.3g}" for k, r in tests.table.iterrows()))
-    except Exception as exc:   # penalised or Fine-Gray fits: say why there are none
-        parts.append(f"Global tests: not available ({exc})")
-    try:
-        c = engine.concordance(res)
-        parts.append(f"Concordance (Harrell's C) = {c['concordance']:.3f}")
-    except Exception as exc:   # e.g. Fine-Gray: say why there is none
-        parts.append(f"Concordance: not available ({exc})")
-    return "  \n".join(parts)
-
-
 class ResultsView(Viewer):
     """The kept fit chosen, above its sections (``sections``: title, layout), one tab each."""
 
@@ -484,7 +466,7 @@ class ResultsView(Viewer):
             + f". Standard errors: {res.variance_note}. "
             "Penalised coefficients have no standard error (shown as NaN).")
         fine_gray = is_fine_gray(fit)
-        self.fit_tests.object = fit_tests(res)
+        self.fit_tests.object = fit.tests()
         df = hr_table(fit.summary, fine_gray)
         show(self.hr, df, 6)
         self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray

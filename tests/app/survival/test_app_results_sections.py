@@ -118,3 +118,23 @@ def test_drawn_sections_go_into_the_report_folder(rossi_results):
     assert summary["uno_c"].iloc[0] == pytest.approx(perf.summary["uno_c"], rel=1e-12)
     results.workbench.keep(results.workbench.fit_job().run())  # another fit: new sections
     assert results.adjusted.files() == {} and results.prediction.files() == {}
+
+
+def test_the_global_tests_and_concordance_come_from_the_worker(monkeypatch):
+    """A new fit's tests are computed by its job's worker thread, not when Results draws it
+    (10^6 rows: 1.2 s that held every session's event loop)."""
+    store = Store()
+    bench = Workbench(store=store)
+    store.load_sample("rossi")
+    results = ResultsView(store=store, workbench=bench)
+    kept = bench.fit_job().run()
+    want = engine.concordance(kept.result)["concordance"]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("computed while drawing")
+
+    monkeypatch.setattr(engine, "concordance", refused)
+    monkeypatch.setattr(engine, "global_tests", refused)
+    bench.keep(kept)
+    text = results.fit_tests.object
+    assert f"Concordance (Harrell's C) = {want:.3f}" in text and "Wald test = " in text
