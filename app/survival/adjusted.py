@@ -15,7 +15,8 @@ import engine
 
 from ..data.store import Store
 from ..shell.figures import adjusted_figure, save
-from ..shell.widgets import markdown, notify, show, table, while_filled, while_visible
+from ..shell.job_runner import JobRunner
+from ..shell.widgets import markdown, show, table, while_filled, while_visible
 from .plots import adjusted_plot
 
 MAX_TIMES = 120        # time points of the drawn curves (event times, or their quantiles)
@@ -58,7 +59,10 @@ class AdjustedView(Viewer):
         self.info = markdown(sizing_mode="stretch_width")
         self.at = pn.widgets.FloatInput(label="Difference at time", width=180, start=0)
         self.draw = pn.widgets.Button(label="Draw adjusted curves", width=200)
-        self.draw.on_click(lambda event: self._draw())
+        self.draw.on_click(self._on_click)
+        self.status = markdown(sizing_mode="stretch_width")
+        # the curves of 10^6 people take 2 s: a worker thread, the server free meanwhile
+        self.runner = JobRunner(self.status, [self.draw])
         # the pane stays visible inside a Column that is shown and hidden: a HoloViews pane
         # made visible after its object was set failed in the served app (Bokeh: "unexpected
         # attribute 'design' to figure")
@@ -75,6 +79,7 @@ class AdjustedView(Viewer):
         self._fit, self.drawn = fit, None
         self.plot.object, self.figure.visible = None, False
         self.contrasts.value = pd.DataFrame()
+        self.status.object = ""
         treatment, why = treatment_of(fit)
         self.draw.disabled = treatment is None
         if treatment is None:
@@ -85,26 +90,38 @@ class AdjustedView(Viewer):
                             "level, averaged over this fit's cohort (direct standardisation, "
                             "the g-formula): the other covariates' distribution held fixed.")
 
-    def _draw(self) -> None:
+    async def _on_click(self, event=None) -> None:
+        await self.compute()
+
+    async def compute(self) -> None:
+        """The adjusted curves of the shown fit by its treatment, by the page's job runner."""
         fit = self._fit
+        if self.runner.running:
+            return
         treatment, why = treatment_of(fit)
         if treatment is None:
-            notify("warning", why)
+            self.runner.refuse(f"Adjusted curves: {why}")
             return
         at = self.at.value
         times = curve_times(fit.result)
         if at is not None:
             times = np.unique(np.append(times, float(at)))
-        try:
-            curves = engine.adjusted_curves(fit.result, treatment, times=times)
-        except (ValueError, TypeError) as exc:        # engine.CohortError is a ValueError
-            notify("error", f"Adjusted curves: {exc}", duration=0)
-            return
-        self.drawn = (curves, treatment, at)
-        self.plot.object = adjusted_plot(curves.curves, treatment, at)
-        self.figure.visible = True
-        c = curves.contrasts
-        show(self.contrasts, c[np.isclose(c["time"], at)] if at is not None else c, 4)
+
+        def done(curves, progress) -> str:
+            if self._fit is not fit:                 # another fit was shown meanwhile
+                return "Adjusted curves of an earlier fit: not shown."
+            self.drawn = (curves, treatment, at)
+            self.plot.object = adjusted_plot(curves.curves, treatment, at)
+            self.figure.visible = True
+            c = curves.contrasts
+            show(self.contrasts, c[np.isclose(c["time"], at)] if at is not None else c, 4)
+            return f"Adjusted curves of **{fit.name}** by {treatment} in {progress.elapsed:.2f} s."
+
+        await self.runner.run(
+            lambda cancel, progress: engine.adjusted_curves(fit.result, treatment, times=times),
+            lambda p: f"Averaging each person's curve … {p.elapsed:.1f} s",
+            notice="Adjusted curves", done=done, cancelled=lambda p: "Cancelled.",
+            thread="survscan-adjusted")
 
     def files(self) -> dict[str, bytes]:
         """The report folder's adjusted curves (CSV, PNG, SVG) and contrasts, once drawn."""
@@ -119,5 +136,6 @@ class AdjustedView(Viewer):
                 "adjusted_curves.svg": save(figure, "svg")}
 
     def __panel__(self):
-        return pn.Column(self.info, pn.Row(self.at, self.draw), *self._parts,
-                         sizing_mode="stretch_width")
+        return pn.Column(self.info, pn.Row(self.at, self.draw),
+                         pn.Row(self.runner.cancel_button, self.runner.progress), self.status,
+                         *self._parts, sizing_mode="stretch_width")

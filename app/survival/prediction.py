@@ -15,7 +15,8 @@ from panel.viewable import Viewer
 import engine
 
 from ..data.store import Store, parse_cut_points
-from ..shell.widgets import markdown, notify, show, table, while_filled
+from ..shell.job_runner import JobRunner
+from ..shell.widgets import markdown, show, table, while_filled
 
 
 def default_times(res) -> str:
@@ -47,7 +48,10 @@ class PredictionView(Viewer):
         self.times = pn.widgets.TextInput(label="At times (comma-separated, increasing)",
                                           width=260)
         self.compute = pn.widgets.Button(label="Compute prediction metrics", width=230)
-        self.compute.on_click(lambda event: self._compute())
+        self.compute.on_click(self._on_click)
+        self.status = markdown(sizing_mode="stretch_width")
+        # 10^6 people take 2 s: a worker thread, the server free meanwhile
+        self.runner = JobRunner(self.status, [self.compute])
         self.summary = markdown(sizing_mode="stretch_width", css_classes=["prediction-summary"])
         self.by_time = table(css_classes=["prediction-table"])
         self.calibration = table(css_classes=["calibration-table"])
@@ -60,7 +64,7 @@ class PredictionView(Viewer):
     def show_fit(self, fit) -> None:
         """The fit shown in Results: clear the last metrics, say whether they can be had."""
         self._fit, self.computed = fit, {}
-        self.summary.object = ""
+        self.summary.object = self.status.object = ""
         self.by_time.value = self.calibration.value = pd.DataFrame()
         why = why_not(fit)
         self.compute.disabled = bool(why)
@@ -73,27 +77,45 @@ class PredictionView(Viewer):
                             "each time, the integrated Brier score between the first and the "
                             "last, and a calibration table at the last time.")
 
-    def _compute(self) -> None:
+    async def _on_click(self, event=None) -> None:
+        await self.run()
+
+    async def run(self) -> None:
+        """The metrics of the shown fit at the box's times, by the page's job runner."""
         fit = self._fit
+        if self.runner.running:
+            return
         why = why_not(fit)
+        if not why:
+            try:
+                times = parse_cut_points(self.times.value, "time")
+            except ValueError as exc:                # DataLoadError names the bad time
+                why = str(exc)
         if why:
-            notify("warning", why)
+            self.runner.refuse(f"Prediction metrics: {why}")
             return
-        try:
-            times = parse_cut_points(self.times.value, "time")
-            perf = engine.predictive_performance(fit.result, times=times)
-            calib = engine.calibration_table(fit.result, times[-1])
-        except ValueError as exc:                # DataLoadError (the times) is one
-            notify("error", f"Prediction metrics: {exc}", duration=0)
-            return
-        s = perf.summary
-        self.summary.object = (f"Uno's C (up to {s['tau']:g}) = **{s['uno_c']:.3f}**; mean "
-                               f"AUC = {s['mean_auc']:.3f}; integrated Brier score = "
-                               f"{s['integrated_brier']:.4f}")
-        show(self.by_time, perf.by_time, 4)
-        show(self.calibration, calib, 4)
-        self.computed = {"prediction_summary": s.to_frame().T,
-                         "prediction_by_time": perf.by_time, "calibration": calib}
+
+        def work(cancel, progress):
+            return (engine.predictive_performance(fit.result, times=times),
+                    engine.calibration_table(fit.result, times[-1]))
+
+        def done(result, progress) -> str:
+            if self._fit is not fit:                 # another fit was shown meanwhile
+                return "Metrics of an earlier fit: not shown."
+            perf, calib = result
+            s = perf.summary
+            self.summary.object = (f"Uno's C (up to {s['tau']:g}) = **{s['uno_c']:.3f}**; "
+                                   f"mean AUC = {s['mean_auc']:.3f}; integrated Brier score = "
+                                   f"{s['integrated_brier']:.4f}")
+            show(self.by_time, perf.by_time, 4)
+            show(self.calibration, calib, 4)
+            self.computed = {"prediction_summary": s.to_frame().T,
+                             "prediction_by_time": perf.by_time, "calibration": calib}
+            return f"Prediction metrics of **{fit.name}** in {progress.elapsed:.2f} s."
+
+        await self.runner.run(work, lambda p: f"Computing the metrics … {p.elapsed:.1f} s",
+                              notice="Prediction metrics", done=done,
+                              cancelled=lambda p: "Cancelled.", thread="survscan-prediction")
 
     def files(self) -> dict[str, bytes]:
         """The report folder's prediction metrics and calibration table (CSV), once computed."""
@@ -101,6 +123,8 @@ class PredictionView(Viewer):
                 for name, frame in self.computed.items()}
 
     def __panel__(self):
-        return pn.Column(self.info, pn.Row(self.times, self.compute), self.summary,
+        return pn.Column(self.info, pn.Row(self.times, self.compute),
+                         pn.Row(self.runner.cancel_button, self.runner.progress), self.status,
+                         self.summary,
                          self._by_time, "#### Calibration at the last time",
                          self._calibration, sizing_mode="stretch_width")

@@ -7,6 +7,8 @@ treatment covariate, of (start, stop] rows, or bad times, is a message, never a 
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,7 +27,8 @@ def test_adjusted_curves_are_the_engines(rossi_results):
     view = results.adjusted
     assert store.treatment == "fin" and not view.draw.disabled
     view.at.value = 20.0
-    view._draw()
+    asyncio.run(view.compute())
+    assert view.runner.last_outcome == "done"
     res = results.workbench.fits[-1].result
     want = engine.adjusted_curves(res, "fin", times=np.unique(np.append(curve_times(res), 20.0)))
     shown = view.contrasts.value
@@ -56,7 +59,9 @@ def test_without_a_treatment_or_with_start_stop_rows_it_says_why(rossi_results):
     if "transplant" not in heart.covariates:
         heart.covariates = [*heart.covariates, "transplant"]
     bench.keep(bench.fit_job().run())
-    view.adjusted._draw()                     # the engine's CohortError, as a notification
+    asyncio.run(view.adjusted.compute())       # the engine's CohortError, as a message
+    assert view.adjusted.runner.last_outcome == "failed" and "entry times" in \
+        view.adjusted.status.object
     assert not view.adjusted.figure.visible and view.adjusted.contrasts.value.empty
 
 
@@ -69,7 +74,7 @@ def test_metrics_on_the_page_are_the_engines(rossi_results):
     assert p.times.value == ", ".join(
         f"{v:g}" for v in np.unique(np.quantile(event_times, [0.25, 0.5, 0.75])))
     p.times.value = "10, 30, 50"
-    p._compute()
+    asyncio.run(p.run())
     want = engine.predictive_performance(res, times=[10.0, 30.0, 50.0])
     pd.testing.assert_frame_equal(p.by_time.value, want.by_time)
     assert f"Uno's C (up to 50) = **{want.summary['uno_c']:.3f}**" in p.summary.object
@@ -80,7 +85,8 @@ def test_bad_times_and_start_stop_fits_are_messages(rossi_results):
     store, view = rossi_results
     p = view.prediction
     p.times.value = "10, soon"
-    p._compute()                                   # a notification, the page unchanged
+    asyncio.run(p.run())                           # a message, the page unchanged
+    assert p.runner.last_outcome == "failed" and "soon" in p.status.object
     assert p.by_time.value.empty and p.summary.object == ""
     heart = Store()
     bench = Workbench(store=heart)
@@ -99,9 +105,9 @@ def test_drawn_sections_go_into_the_report_folder(rossi_results):
     store, results = rossi_results
     assert results.adjusted.files() == {} and results.prediction.files() == {}
     results.adjusted.at.value = 20.0
-    results.adjusted._draw()
+    asyncio.run(results.adjusted.compute())
     results.prediction.times.value = "10, 30, 50"
-    results.prediction._compute()
+    asyncio.run(results.prediction.run())
     files = {**results.adjusted.files(), **results.prediction.files()}
     res = results.workbench.fits[-1].result
     want = engine.adjusted_curves(res, "fin", times=np.unique(np.append(curve_times(res), 20.0)))
