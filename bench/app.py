@@ -11,13 +11,13 @@ plot (click to drawn; a new fit opens that page of Results), beside the worker's
 (cohort + engine.fit, from the Fit tab's status line); (3) every tab's first opening, until the
 page's own control shows; (4) step (2) again after every tab has been visited, and the ratio to
 the fresh session (the target: within 1.2x); (5) every tab opened again (the tabs are dynamic:
-a page shown again is sent to the browser anew, app/shell/lazy_tab.py); (6) each page's default run
-once (rossi's Residuals page, an L1 fit of a simulated 10^5 x 1,000 cohort, rossi's L1
-cross-validation, the SCCS, Bayesian and GWAS pages' defaults, an unpenalised fit of a
-simulated 10^6 x 20 cohort and its Residuals page), from the click until the job's "done in ... s" toast
-shows (in one patch with the page's results), beside the worker's seconds that the toast
-gives: the difference is the app's overhead. The load average is recorded before and after;
-the machine is shared, so read the figures with it.
+a page shown again is sent to the browser anew, app/shell/lazy_tab.py); (6) each page's default
+run once (rossi's Residuals page, an L1 fit of a simulated 10^5 x 1,000 cohort, rossi's L1
+cross-validation, the SCCS, Bayesian and GWAS pages' defaults, an unpenalised fit of a simulated
+10^6 x 20 cohort and its Residuals page), from the click until the job's "done in ... s" toast
+shows (in one patch with the page's results), beside the worker's seconds that the toast gives:
+the difference is the app's overhead. The load average is recorded before and after; the machine
+is shared, so read the figures with it.
 """
 
 from __future__ import annotations

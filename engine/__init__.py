@@ -30,12 +30,12 @@ from .regression.priors import L1, L2
 from .regression.problem import Problem
 from .regression.result import FitResult
 from .inference.concordance import concordance
+from .inference.functional_form import functional_form
 from .inference.global_tests import global_tests
 from .inference.lr_test import lr_test
 from .inference.per_sd import per_sd
 from .inference.ph_smooth import ph_smooth
 from .inference.ph_test import information, information_at, ph_test, scaled_schoenfeld
-from .inference.functional_form import functional_form
 from .inference.residuals import residuals
 from .sccs.data import SccsData
 from .sccs.simulate import simulate_sccs
@@ -88,7 +88,8 @@ __all__ = [
     "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
     "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
     "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
-    "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes", "bootstrap", "brier_score",
+    "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes",
+    "bootstrap", "brier_score",
     "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "check_budget", "comparative",
     "concordance",
     "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve",

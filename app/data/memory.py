@@ -2,8 +2,9 @@
 
 A fit or cross-validation is estimated by engine.fit_memory; an upload by its size times how
 much bigger parsing makes it; a simulated cohort by its non-zeros. The work may use what the
-server has free now (engine.available_memory: MemAvailable of /proc/meminfo), at most the per-session budget
-(config.session_memory_mb). A refusal is a DataLoadError the views show as a notification.
+server has free now (engine.available_memory: MemAvailable of /proc/meminfo), at most the
+per-session budget (config.session_memory_mb). A refusal is a DataLoadError the views show
+as a notification.
 """
 
 from __future__ import annotations

@@ -90,7 +90,8 @@ def fit_tests(res) -> str:
     parts = []
     try:
         tests = engine.global_tests(res)
-        names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald", "score": "Score (log-rank)"}
+        names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald",
+                 "score": "Score (log-rank)"}
         parts.append("; ".join(f"{names[k]} test = {r['statistic']:.2f} on {int(r['df'])} df, "
                                f"p = {r['p']:.3g}" for k, r in tests.table.iterrows()))
     except Exception as exc:   # penalised or Fine-Gray fits: say why there are none
