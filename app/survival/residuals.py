@@ -74,7 +74,8 @@ def drawn(values: np.ndarray, limit: int, seed: int = 0) -> np.ndarray:
     return np.unique(np.concatenate([sample, extreme]))
 
 
-def compute(fit, covariate: str, coefficient: str, cancel=None, progress=None) -> dict:
+def residual_numbers(fit, covariate: str, coefficient: str, cancel=None,
+                     progress=None) -> dict:
     """The numbers and the figure of the page (a worker thread may run it: no widget is
     touched): the functional form, dfbeta / SE on ``coefficient``, the deviance residuals."""
     res = fit.result
@@ -147,7 +148,7 @@ class ResidualsView(Viewer):
         # what has nothing to show yet is left out of the page (widgets.while_visible)
         self._results = while_visible(self.results)
         self._fit = None
-        self.shown: dict | None = None      # compute()'s result on screen
+        self.shown: dict | None = None      # residual_numbers() on screen
 
     def show_fit(self, fit) -> None:
         """The fit shown in Results: clear the last residuals, offer its covariates."""
@@ -192,7 +193,7 @@ class ResidualsView(Viewer):
             return
 
         def work(cancel: threading.Event, progress):
-            return compute(fit, covariate, coefficient, cancel, progress)
+            return residual_numbers(fit, covariate, coefficient, cancel, progress)
 
         def done(result, progress) -> str:
             if self._fit is not fit:                 # another fit was shown meanwhile
