@@ -342,13 +342,15 @@ def effect_figure(curve: pd.DataFrame, variable: str, reference: float,
 
 
 def residuals_figure(points: pd.DataFrame, smooth: pd.DataFrame, covariate: str,
-                     influence: pd.DataFrame, coefficient: str, note: str = "") -> Figure:
+                     influence: pd.DataFrame, coefficient: str, note: str = "",
+                     null: bool = False) -> Figure:
     """Two panels of a Cox fit's residuals (engine.functional_form, engine.residuals): the
     martingale residuals against a covariate (dots) with their lowess smooth (line), whose
     bend shows the covariate's form, and each row's dfbeta / SE on a coefficient by row (the
     change in the coefficient when the row is left out, in standard errors).  ``points`` (x,
     martingale) and ``influence`` (row, dfbetas) are the rows to draw, ``smooth`` (x, smooth)
-    the curve in x order; ``note`` goes under the figure."""
+    the curve in x order; ``note`` goes under the figure; ``null``: the martingale residuals
+    are the model's without covariates."""
     height = 3.4 + (0.3 if note else 0.0)
     fig = Figure(figsize=(WIDTH, height))
     fig.subplots_adjust(left=0.75 / WIDTH, right=1 - 0.15 / WIDTH,
@@ -359,7 +361,8 @@ def residuals_figure(points: pd.DataFrame, smooth: pd.DataFrame, covariate: str,
               color="#999999", alpha=0.6)
     form.plot(smooth["x"], smooth["smooth"], color=PALETTE[1], linewidth=1.8)
     form.axhline(0.0, color="#bbbbbb", linewidth=0.8)
-    form.set_title(f"Martingale residuals against {covariate}", fontsize=9, loc="left")
+    form.set_title(f"Martingale residuals{' (no covariates)' if null else ''} against "
+                   f"{covariate}", fontsize=9, loc="left")
     form.set_xlabel(covariate, fontsize=8)
     form.set_ylabel("martingale residual", fontsize=8)
     spread.vlines(influence["row"], 0.0, influence["dfbetas"], color=PALETTE[0], linewidth=0.8)

@@ -74,10 +74,11 @@ def drawn(values: np.ndarray, limit: int, seed: int = 0) -> np.ndarray:
     return np.unique(np.concatenate([sample, extreme]))
 
 
-def residual_numbers(fit, covariate: str, coefficient: str, cancel=None,
+def residual_numbers(fit, covariate: str, coefficient: str, null: bool = False, cancel=None,
                      progress=None) -> dict:
     """The numbers and the figure of the page (a worker thread may run it: no widget is
-    touched): the functional form, dfbeta / SE on ``coefficient``, the deviance residuals."""
+    touched): the functional form (of the model without covariates: ``null``), dfbeta / SE
+    on ``coefficient``, the deviance residuals."""
     res = fit.result
     rows = subjects(res)
     steps = ("functional form", "influence", "outliers")
@@ -89,12 +90,14 @@ def residual_numbers(fit, covariate: str, coefficient: str, cancel=None,
             progress(k, len(steps), steps[k] if k < len(steps) else "")
 
     step(0)
-    form = engine.functional_form(res, covariate)
+    form = engine.functional_form(res, covariate, null=null)
     step(1)
     dfbeta = engine.residuals(res, "dfbeta", columns=[coefficient])[coefficient].to_numpy()
     dfbetas = dfbeta / float(res.se[coefficient])
     step(2)
     deviance = engine.residuals(res, "deviance").to_numpy()
+    martingale = (engine.residuals(res).to_numpy() if null
+                  else form["martingale"].to_numpy())           # the fit's, for the table
     step(3)
     base = pd.DataFrame({"row": np.arange(1, rows.n + 1), "time": np.asarray(rows.time),
                          "event": np.asarray(rows.event)})
@@ -103,7 +106,7 @@ def residual_numbers(fit, covariate: str, coefficient: str, cancel=None,
     influence = base.assign(**{covariate_of: _column(rows, covariate_of), "dfbeta": dfbeta,
                                "dfbeta / SE": dfbetas})
     influence = influence.iloc[np.argsort(-np.abs(dfbetas), kind="stable")[:TOP]]
-    outliers = base.assign(martingale=form["martingale"].to_numpy(), deviance=deviance)
+    outliers = base.assign(martingale=martingale, deviance=deviance)
     outliers = outliers.iloc[np.argsort(-np.abs(deviance), kind="stable")[:TOP]]
     dots = drawn(form["martingale"].to_numpy(), MAX_DOTS)
     spikes = drawn(dfbetas, MAX_DOTS)
@@ -113,8 +116,8 @@ def residual_numbers(fit, covariate: str, coefficient: str, cancel=None,
             if dots.size < rows.n else "")
     figure = residuals_figure(form.iloc[dots], curve, covariate,
                               pd.DataFrame({"row": spikes + 1, "dfbetas": dfbetas[spikes]}),
-                              coefficient, note)
-    return {"covariate": covariate, "coefficient": coefficient, "form": form,
+                              coefficient, note, null)
+    return {"covariate": covariate, "coefficient": coefficient, "null": null, "form": form,
             "influence": influence, "outliers": outliers, "figure": figure,
             "svg": svg_markup(figure, tight=False)}
 
@@ -133,6 +136,9 @@ class ResidualsView(Viewer):
         super().__init__(**params)
         self.info = markdown(sizing_mode="stretch_width")
         self.covariate = pn.widgets.Select(label="Functional form of", width=220)
+        self.model = pn.widgets.Select(label="Martingale residuals of", width=260,
+                                       options={"this fit": False,
+                                                "the model without covariates": True})
         self.coefficient = pn.widgets.Select(label="Influence on", width=220)
         self.button = pn.widgets.Button(label="Show residuals", width=170)
         self.button.on_click(self._on_click)
@@ -172,7 +178,8 @@ class ResidualsView(Viewer):
         self.info.object = (
             "**Functional form**: the martingale residuals against a covariate with R's lowess "
             "smooth; a flat smooth says its form in the fit is right, a bend says where (try "
-            "a spline, ns(x, df=4), on the Design tab). **Influence**: how far each row moves "
+            "a spline, ns(x, df=4), on the Design tab); those of the model without covariates "
+            "show each covariate's form before any is chosen. **Influence**: how far each row moves "
             "a coefficient, in standard errors, when it is left out (dfbeta / SE). "
             "**Outliers**: the rows the model fits worst (largest deviance residuals). Rows "
             "are numbered 1 to n among the rows fitted (rows dropped for a missing value are "
@@ -184,6 +191,7 @@ class ResidualsView(Viewer):
     async def compute(self) -> None:
         """The residuals of the shown fit for the chosen covariate and coefficient."""
         fit, covariate, coefficient = self._fit, self.covariate.value, self.coefficient.value
+        null = bool(self.model.value)
         if self.runner.running:
             return
         why = why_not(fit) or ("" if covariate and coefficient else
@@ -193,7 +201,7 @@ class ResidualsView(Viewer):
             return
 
         def work(cancel: threading.Event, progress):
-            return residual_numbers(fit, covariate, coefficient, cancel, progress)
+            return residual_numbers(fit, covariate, coefficient, null, cancel, progress)
 
         def done(result, progress) -> str:
             if self._fit is not fit:                 # another fit was shown meanwhile
@@ -221,12 +229,15 @@ class ResidualsView(Viewer):
         r = self.shown
         return {"residuals.png": save(r["figure"], "png", tight=False),
                 "residuals.svg": save(r["figure"], "svg", tight=False),
-                "functional_form.csv": r["form"].rename(columns={"x": r["covariate"]})
+                "functional_form.csv": r["form"].rename(columns={
+                    "x": r["covariate"],
+                    "martingale": "martingale (no covariates)" if r["null"] else "martingale"})
                 .to_csv(index=False).encode(),
                 "influence.csv": r["influence"].to_csv(index=False).encode(),
                 "outliers.csv": r["outliers"].to_csv(index=False).encode()}
 
     def __panel__(self):
-        return pn.Column(self.info, pn.Row(self.covariate, self.coefficient, self.button),
+        return pn.Column(self.info,
+                         pn.Row(self.covariate, self.model, self.coefficient, self.button),
                          pn.Row(self.runner.cancel_button, self.runner.progress), self.status,
                          self._results, sizing_mode="stretch_width")

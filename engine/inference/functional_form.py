@@ -3,7 +3,10 @@ covariate with R's lowess smooth (Therneau, Grambsch and Fleming 1990, "Martinga
 residuals for survival models", Biometrika 77:147-160; Therneau and Grambsch 2000, "Modeling
 Survival Data", section 5.2).  A flat smooth says the covariate's form in the fit is right; a
 bend says where (a threshold, a U shape: a spline term, ns(x, df=4), may fit it).  Against a
-covariate left out of the fit, the smooth approximates the form it would enter with.
+covariate left out of the fit, the smooth approximates the form it would enter with; the
+residuals of the model without covariates (``null=True``, the same strata, entry times,
+weights and ties) show each covariate's form before any is chosen, Therneau and Grambsch's
+first look (survminer's ggcoxfunctional).
 
 The smooth is R's ``lowess`` (engine.inference.lowess: Cleveland's algorithm with R's
 defaults, f = 2/3, 3 robustness iterations, delta = 1% of the range), on every row.
@@ -12,14 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from .lowess import lowess
 from .ph_test import fitted_cohort
 from .residuals import residuals
 from ..data.cohort import Cohort
+from ..regression.fit import fit
 
 
-def functional_form(res, covariate, cohort=None, frac: float = 2 / 3,
+def functional_form(res, covariate, cohort=None, null: bool = False, frac: float = 2 / 3,
                     iterations: int = 3) -> pd.DataFrame:
     """Martingale residuals of the Cox fit ``res`` against ``covariate`` with their lowess
     smooth, one row per row of the cohort in its order (a fit with cut points: per row before
@@ -29,6 +34,7 @@ def functional_form(res, covariate, cohort=None, frac: float = 2 / 3,
         out of the fit, to see whether and in what form to add it
     cohort : the engine.Cohort that was fitted (before its cut points); default the one the
         FitResult keeps
+    null : the residuals of the model without covariates instead of the fit's
     frac, iterations : lowess's span (R's f) and robustness iterations (R's iter)
 
     Returns a DataFrame: x (the covariate), martingale, smooth (lowess at x).
@@ -36,7 +42,14 @@ def functional_form(res, covariate, cohort=None, frac: float = 2 / 3,
     if not 0 < frac <= 1 or int(iterations) != iterations or iterations < 0:
         raise ValueError(f"frac must be in (0, 1] and iterations a whole number >= 0, got "
                          f"{frac} and {iterations}")
-    martingale = residuals(res, "martingale", cohort).to_numpy()
+    if null:
+        rows = _subjects(res, cohort)
+        empty = Cohort.from_arrays(rows.time, rows.event, sp.csc_matrix((rows.n, 0)),
+                                   strata=rows.strata, start=rows.start, id=rows.id,
+                                   weights=rows.weights)
+        martingale = residuals(fit(empty, ties=res.spec["ties"]), "martingale").to_numpy()
+    else:
+        martingale = residuals(res, "martingale", cohort).to_numpy()
     x = _values(res, covariate, cohort, martingale.size)
     smooth = lowess(x, martingale, frac, int(iterations))
     return pd.DataFrame({"x": x, "martingale": martingale, "smooth": smooth})
@@ -45,11 +58,7 @@ def functional_form(res, covariate, cohort=None, frac: float = 2 / 3,
 def _values(res, covariate, cohort, n):
     """The covariate's values per row: its column of the cohort, or the values given."""
     if isinstance(covariate, str):
-        rows = cohort
-        if rows is None:
-            problem = getattr(res, "problem", None)
-            rows = (getattr(problem, "subjects", None) if res.spec.get("cut_points")
-                    else fitted_cohort(res))
+        rows = _subjects(res, cohort)
         if not isinstance(rows, Cohort) or covariate not in rows.names:
             names = rows.names if isinstance(rows, Cohort) else []
             raise ValueError(f"{covariate!r} is not a covariate of the fitted cohort "
@@ -69,3 +78,12 @@ def _values(res, covariate, cohort, n):
                          f"{bad[:5].tolist()}{' ...' if bad.size > 5 else ''}: fill them or "
                          "leave those rows out of the fit")
     return x
+
+
+def _subjects(res, cohort):
+    """The rows the residuals are of: ``cohort``, else the fit's (before its cut points)."""
+    if cohort is not None:
+        return cohort
+    if res.spec.get("cut_points"):
+        return getattr(getattr(res, "problem", None), "subjects", None)
+    return fitted_cohort(res)

@@ -28,4 +28,6 @@ keep("efron_null_age", rossi$age,
      resid(coxph(Surv(week, arrest) ~ 1, rossi)))
 fit <- coxph(Surv(week, arrest) ~ fin + prio + strata(wexp), rossi, ties = "breslow")
 keep("breslow_strata_age", rossi$age, resid(fit))
+keep("breslow_strata_null_age", rossi$age,
+     resid(coxph(Surv(week, arrest) ~ strata(wexp), rossi, ties = "breslow")))
 write.csv(do.call(rbind, out), gzfile("tests/data/r_functional_form.csv.gz"), row.names = FALSE)

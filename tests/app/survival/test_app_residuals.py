@@ -48,6 +48,25 @@ def test_the_page_shows_the_engines_residuals(rossi_results):
     assert files["functional_form.csv"].decode().splitlines()[0] == "age,martingale,smooth"
 
 
+def test_the_model_without_covariates(rossi_results):
+    """The functional form of the model without covariates (Therneau and Grambsch's first
+    look); the outliers' martingale residuals stay the fit's."""
+    store, results = rossi_results
+    view = results.residuals
+    res = results.workbench.fits[-1].result
+    view.covariate.value = "age"
+    view.model.value = True
+    asyncio.run(view.compute())
+    want = engine.functional_form(res, "age", null=True)
+    np.testing.assert_array_equal(view.shown["form"].to_numpy(), want.to_numpy())
+    fitted = engine.residuals(res).to_numpy()
+    np.testing.assert_array_equal(view.outliers.value["martingale"].to_numpy(),
+                                  fitted[view.outliers.value["row"].to_numpy() - 1])
+    assert "Martingale residuals (no covariates) against age" in view.figure.object
+    assert view.files()["functional_form.csv"].decode().splitlines()[0] == \
+        "age,martingale (no covariates),smooth"
+
+
 def test_a_sample_of_dots_keeps_every_extreme_row():
     values = np.random.default_rng(1).normal(size=10_000)
     rows = drawn(values, 500)

@@ -59,6 +59,17 @@ def test_a_covariate_left_out_and_the_null_model_against_R(rossi):
                   "breslow_strata_age")
 
 
+def test_the_null_model_of_a_fit_against_R(efron_fit, rossi):
+    """null=True: the residuals of the model without covariates, with the fit's strata and
+    ties (R: resid(coxph(Surv(week, arrest) ~ 1)) and ~ strata(wexp), Breslow)."""
+    assert_like_r(engine.functional_form(efron_fit, "age", null=True), "efron_null_age")
+    stratified = engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest",
+                                                     covariates=["fin", "age"],
+                                                     strata="wexp"), ties="breslow")
+    assert_like_r(engine.functional_form(stratified, "age", null=True),
+                  "breslow_strata_null_age")
+
+
 def test_a_fit_with_cut_points_reads_the_rows_before_the_split(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin", "age"])
     res = engine.fit(cohort, ties="efron", cut_points={"fin": [20.0]})
