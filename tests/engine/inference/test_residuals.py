@@ -108,8 +108,10 @@ def test_information_and_dfbeta(rossi):
     np.testing.assert_allclose(np.sqrt(np.diag(np.linalg.inv(info))), res.se, rtol=1e-8)
     dfbeta = engine.residuals(res, "dfbeta")
     score = engine.residuals(res, "score")
-    # w L I^-1 with the fit's own I^-1 (R's fit$var), equal to the PH test's information's
-    np.testing.assert_allclose(dfbeta, score.to_numpy() @ res.cov_model.to_numpy(), rtol=1e-12)
+    # w L I^-1 with the fit's own I^-1 (R's fit$var), equal to the PH test's information's;
+    # formed as the score residuals of X I^-1 e_j, the same sums in another order
+    np.testing.assert_allclose(dfbeta, score.to_numpy() @ res.cov_model.to_numpy(), rtol=1e-12,
+                               atol=1e-15)
     np.testing.assert_allclose(dfbeta, score.to_numpy() @ np.linalg.inv(info), rtol=1e-9,
                                atol=1e-15)
     # to first order, the change in beta when a row is left out
