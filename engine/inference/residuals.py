@@ -1,6 +1,6 @@
-"""Residuals of a Cox fit, as R survival's residuals.coxph: martingale, deviance, score and
-dfbeta (Therneau, Grambsch and Fleming 1990, "Martingale-based residuals for survival models",
-Biometrika 77:147-160).
+"""Residuals of a Cox fit, as R survival's residuals.coxph: martingale, deviance, score,
+dfbeta, dfbetas and partial (Therneau, Grambsch and Fleming 1990, "Martingale-based residuals
+for survival models", Biometrika 77:147-160).
 
 With hazard increments dH(t) = w_dead / S0(t) at each event time (Efron: one term per tied
 death, the deaths' own risk entering k/m of the denominator, and the dying rows exposed to
@@ -10,6 +10,9 @@ the reduced increments, R's coxmart.c and coxscore2.c),
     deviance    sign(M_i) sqrt(-2 (M_i + delta_i log(delta_i - M_i)))
     score       L_i = delta_i (x_i - xbar(t_i)) - exp(eta_i) sum_t (x_i - xbar(t)) dH_i(t)
     dfbeta      w_i L_i I^-1   (the change in beta when row i is left out, to first order)
+    dfbetas     dfbeta_ij / sqrt((I^-1)_jj)
+    partial     M_i + sum_{c in term} beta_c (x_ic - m_c)   (R's termplot residuals; m_c 0
+                for a 0/1 column, else its weighted mean: survival 3.x's fit$means)
 
 A fit with cut points (a coefficient per interval) has them on its (start, stop] episodes, as
 R's coxph of survSplit data, each row's episodes then summed (R's ``collapse``): martingale,
@@ -36,7 +39,7 @@ from ..core.memory import available_bytes
 from ..data.episodes import episode_rows
 from ..data.risk_set import RiskSets, event_time_means, event_time_terms
 
-KINDS = ("martingale", "deviance", "score", "dfbeta")
+KINDS = ("martingale", "deviance", "score", "dfbeta", "dfbetas", "partial")
 # The dense working copies of one block of covariates (the block's columns, its risk-set
 # means, exposures and residuals: about WORK_ARRAYS arrays of n x block) stay within this.
 BLOCK_BYTES = 256 * 2 ** 20
@@ -47,16 +50,24 @@ def residuals(res, kind: str = "martingale", cohort=None, columns=None):
     """Residuals of the Cox fit ``res``, one per row of its cohort in the cohort's order (a
     fit with cut points: the sum over each row's episodes).
 
-    kind : "martingale" | "deviance" (Series) | "score" | "dfbeta" (DataFrame, one column
-        per coefficient)
+    kind : "martingale" | "deviance" (Series) | "score" | "dfbeta" | "dfbetas" (dfbeta over
+        each coefficient's standard error) (DataFrame, one column per coefficient) |
+        "partial" (DataFrame, one column per term: the martingale residual plus the term's
+        centred linear predictor, R's termplot residuals; a spline's term is its whole
+        basis; not for fits with cut points)
     cohort : the engine.Cohort that was fitted (before its cut points); default the one the
         FitResult keeps
-    columns : names of the coefficients whose score or dfbeta residuals are wanted (default
-        all with an estimate): dfbeta of the exposure alone at 10^6 rows is an 8 MB column,
-        of 1,000 coefficients an 8 GB table
+    columns : names of the coefficients (terms, for "partial") whose residuals are wanted
+        (default all with an estimate): dfbeta of the exposure alone at 10^6 rows is an 8 MB
+        column, of 1,000 coefficients an 8 GB table
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    cuts = res.spec.get("cut_points")
+    if kind == "partial" and cuts:
+        raise ValueError("partial residuals are of a term's whole linear predictor; a fit with "
+                         "cut points has a coefficient per interval. Take them of the fit "
+                         "without cut points, or use the dfbeta residuals.")
     rows, keep, beta, ties = cox_fit_rows(res, cohort)
     names = [rows.names[j] for j in keep]
     # no copy of the design when every column has an estimate (10^6 x 20: 240 MB)
@@ -64,17 +75,19 @@ def residuals(res, kind: str = "martingale", cohort=None, columns=None):
     eta = np.asarray(design @ beta)
     eta -= eta.mean()
     strata = _strata_terms(eta, rows, ties == "efron")
-    cuts = res.spec.get("cut_points")
     subjects = (cohort if cohort is not None else res.problem.subjects) if cuts else rows
     origin = episode_rows(subjects, cuts) if cuts else None
 
     def per_subject(values):     # each row's episodes summed (a fit with cut points)
         return values if origin is None else np.bincount(origin, values, subjects.n)
 
-    if kind in ("martingale", "deviance"):
-        martingale = np.asarray(rows.event > 0, float)
+    martingale = np.asarray(rows.event > 0, float)
+    if kind in ("martingale", "deviance", "partial"):
         for t in strata:
             martingale[t.rows] -= t.risk * t.exposure
+    if kind == "partial":
+        return _partial(res, rows, keep, beta, design, martingale, columns)
+    if kind in ("martingale", "deviance"):
         martingale = per_subject(martingale)
         if kind == "martingale":
             return pd.Series(martingale, name="martingale")
@@ -84,26 +97,64 @@ def residuals(res, kind: str = "martingale", cohort=None, columns=None):
         return pd.Series(np.sign(martingale) * np.sqrt(-2.0 * inside), name="deviance")
     wanted = _wanted(names, columns)
     _check_memory(kind, subjects.n, len(wanted), rows.n, len(names))
-    out = np.zeros((subjects.n, len(wanted)), order="F")
     w = np.ones(rows.n) if rows.weights is None else np.asarray(rows.weights)
-    if kind == "dfbeta" and 2 * len(wanted) > len(names):
-        # most coefficients: every covariate's L, a block at a time, times I^-1 by BLAS
-        inverse = _inverse_information(res, cohort, keep)[:, wanted]
-        for block in _blocks(np.arange(len(names)), rows.n):
-            scores = _score(design[:, block].toarray(), strata, rows.n) * w[:, None]
-            summed = _by_column(lambda a: per_subject(scores[:, a]), block.size, subjects.n)
-            out = blas.dgemm(1.0, summed, inverse[block], 1.0, out, overwrite_c=True)
+    if kind == "score":
+        out = np.zeros((subjects.n, len(wanted)))
+        for at in _blocks(np.arange(len(wanted)), rows.n):
+            scores = _score(design[:, np.asarray(wanted)[at]].toarray(), strata, rows.n)
+            out[:, at] = _by_column(lambda a: per_subject(scores[:, a]), at.size, subjects.n)
         return pd.DataFrame(out, columns=[names[j] for j in wanted])
-    inverse = _inverse_information(res, cohort, keep) if kind == "dfbeta" else None
-    for at in _blocks(np.arange(len(wanted)), rows.n):
-        columns_at = np.asarray(wanted)[at]
-        if kind == "score":
-            scores = _score(design[:, columns_at].toarray(), strata, rows.n)
-        else:       # a few coefficients: the score residuals of the columns X I^-1 e_j
-            scores = _score(np.asarray(design @ inverse[:, columns_at]), strata, rows.n)
-            scores *= w[:, None]
-        out[:, at] = _by_column(lambda a: per_subject(scores[:, a]), at.size, subjects.n)
+    inverse = _inverse_information(res, cohort, keep)
+    out = _dfbeta(design, inverse[:, wanted], w, strata, per_subject, subjects.n)
+    if kind == "dfbetas":       # R's: dfbeta over sqrt(diag(var))
+        out /= np.sqrt(np.diag(inverse))[wanted]
     return pd.DataFrame(out, columns=[names[j] for j in wanted])
+
+
+def _dfbeta(design, inverse, w, strata, per_subject, n_out):
+    """(n_out, k): w_i L_i I^-1 e_j for the k columns of ``inverse`` (I^-1's columns of the
+    coefficients wanted).  For a few coefficients (at most half), the score residuals of the
+    columns X I^-1 e_j; for more, every covariate's L times I^-1 by BLAS."""
+    n, (p, k) = design.shape[0], inverse.shape
+    out = np.zeros((n_out, k), order="F")
+    if 2 * k > p:
+        for block in _blocks(np.arange(p), n):
+            scores = _score(design[:, block].toarray(), strata, n) * w[:, None]
+            summed = _by_column(lambda a: per_subject(scores[:, a]), block.size, n_out)
+            out = blas.dgemm(1.0, summed, inverse[block], 1.0, out, overwrite_c=True)
+        return out
+    for at in _blocks(np.arange(k), n):
+        scores = _score(np.asarray(design @ inverse[:, at]), strata, n) * w[:, None]
+        out[:, at] = _by_column(lambda a: per_subject(scores[:, a]), at.size, n_out)
+    return out
+
+
+def _partial(res, rows, keep, beta, design, martingale, columns):
+    """Per term: the martingale residual plus sum over the term's columns of beta_c (x_c -
+    m_c), m_c 0 for a 0/1 column and else its (weighted) mean, R's fit$means (survival 3.x);
+    the terms of the fit's formula, or one per covariate."""
+    names = [rows.names[j] for j in keep]
+    formula = getattr(res, "formula", None)
+    terms = ({term: [names.index(c) for c in cols if c in names]
+              for term, cols in formula.terms.items()} if formula is not None
+             else {name: [j] for j, name in enumerate(names)})
+    terms = {term: cols for term, cols in terms.items() if cols}
+    chosen = list(terms) if columns is None else (
+        [columns] if isinstance(columns, str) else list(columns))
+    unknown = [t for t in chosen if t not in terms]
+    if unknown:
+        raise ValueError(f"terms {unknown} are not terms of this fit with an estimate; "
+                         f"choose among {list(terms)}")
+    w = None if rows.weights is None else np.asarray(rows.weights)
+    binary = np.asarray(rows.binary)[keep]
+    out = {}
+    for term in chosen:
+        part = martingale.copy()
+        for j in terms[term]:
+            x = design[:, j].toarray().ravel()
+            part += beta[j] * (x - (0.0 if binary[j] else np.average(x, weights=w)))
+        out[term] = part
+    return pd.DataFrame(out)
 
 
 def _wanted(names, columns):
