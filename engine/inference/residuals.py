@@ -145,6 +145,7 @@ def _partial(res, rows, keep, beta, design, martingale, columns):
     if unknown:
         raise ValueError(f"terms {unknown} are not terms of this fit with an estimate; "
                          f"choose among {list(terms)}")
+    _check_memory("partial", rows.n, len(chosen), rows.n, 1, "terms")
     w = None if rows.weights is None else np.asarray(rows.weights)
     binary = np.asarray(rows.binary)[keep]
     out = {}
@@ -169,15 +170,15 @@ def _wanted(names, columns):
     return [names.index(c) for c in columns]
 
 
-def _check_memory(kind, n_out, k, n, p):
+def _check_memory(kind, n_out, k, n, p, what="coefficients"):
     """MemoryError with the numbers when the n_out x k table and one block's work would not
     fit in the free memory."""
     needed = 8 * n_out * k + min(BLOCK_BYTES, 8 * WORK_ARRAYS * n * max(p, 1))
     free = available_bytes()
     if needed > free:
-        raise MemoryError(f"{kind} residuals of {k} coefficients over {n_out:,} rows need "
+        raise MemoryError(f"{kind} residuals of {k} {what} over {n_out:,} rows need "
                           f"about {_size(needed)}, more than the {_size(free)} free: ask for "
-                          "the coefficients you need, columns=[...] (one coefficient's take "
+                          f"the {what} you need, columns=[...] (each takes "
                           f"{_size(8 * n_out)})")
 
 

@@ -181,5 +181,7 @@ def test_unknown_columns_and_a_table_too_big_for_memory(rossi, monkeypatch):
     with pytest.raises(MemoryError, match=r"dfbeta residuals of 4 coefficients over 432 rows "
                                           r"need about .* MB, more than the 0 MB free.*columns=\[\.\.\.\]"):
         engine.residuals(res, "dfbeta")
+    with pytest.raises(MemoryError, match="partial residuals of 4 terms"):
+        engine.residuals(res, "partial")
     # martingale residuals make no table: not refused
     assert engine.residuals(res).size == len(rossi)
