@@ -31,7 +31,7 @@ KERNELS = [
     (cox_cpu, "set_linear_predictor", "X pass: X d of the plane step"),
     (cox_cpu, "direction_curvature", "row pass: 2 x 2 exact curvature"),
     (diagonal_step_kernels, "quadratic_cd_u", "X passes: inner coordinate descent"),
-    (diagonal_step_kernels, "row_counts", "X pass over the working set (Gram or not)"),
+    (row_block_parallel, "row_counts", "X pass over the working set (Gram or not)"),
     (row_block_parallel, "row_block", "X pass: working set as CSR"),
     (row_block_parallel, "dense_block", "X pass: its columns stored in most rows, row-major"),
     (row_block_parallel, "gram_matrix", "rows x nnz_row^2"),

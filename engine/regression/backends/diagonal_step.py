@@ -170,12 +170,14 @@ class DiagonalStep:
                 # too dense for the Gram matrix is never built; the columns that would join Z
                 # count in every row, where Z holds them stored or not (a spline basis's
                 # 4 x 10^6 entries at 10^6 rows are not counted again at each working set)
+                # (the same pass counts the rows for the block, when it is built)
                 sparse, full = rb.split_dense(indptr, coords, self._n)
-                row_nnz = k.row_counts(indptr, self._arrays[1], sparse, self._n) + full.size
+                counted = rb.row_counts(indptr, self._arrays[1], sparse, self._n)
+                row_nnz = counted[1][1:] + float(full.size)
                 pairs = float(row_nnz @ row_nnz) / max(row_nnz.sum(), 1.0)
                 if pairs <= GRAM_PAIRS_PER_NNZ:
                     block = rb.split_block(*self._arrays, coords, self._n,
-                                           self.dense_columns.block)
+                                           self.dense_columns.block, counted)
                 else:
                     dense = many and pairs <= DENSE_PAIRS_PER_NNZ
             self._key, self._block, self._gram, self._dense = key, block, None, dense

@@ -112,18 +112,6 @@ def quadratic_cd_u(indptr, indices, values, vptr, coords, v, h, beta, lam1, lam2
     return delta, g, hu[:, 1].copy()
 
 
-@njit(cache=True, nogil=True)
-def row_counts(indptr, indices, coords, n):
-    """How many of the columns ``coords`` each of the n rows holds (float64): what decides
-    whether their row block is worth building."""
-    out = np.zeros(n)
-    for c in range(coords.size):
-        j = coords[c]
-        for k in range(indptr[j], indptr[j + 1]):
-            out[indices[k]] += 1.0
-    return out
-
-
 @njit(inline="always")
 def row_dot(rp, rc, rv, x, i):
     """Row i of the block times x (rv empty: every value 1)."""

@@ -57,27 +57,40 @@ def split_dense(indptr, coords, n):
     return coords[~full], coords[full]
 
 
-def split_block(indptr, indices, values, vptr, coords, n, dense_of=None):
+def split_block(indptr, indices, values, vptr, coords, n, dense_of=None, counted=None):
     """The columns ``coords`` as a row block (order, s, rp, rc, rv, Z): the s sparse ones as
     CSR rows (row_block), the dense ones as Z (dense_block, or ``dense_of(columns)`` where the
     caller keeps it: dense_columns.DenseColumns.block), ``order`` the columns in the block's
-    order (sparse, then dense)."""
+    order (sparse, then dense).  ``counted``: row_counts of the sparse ones, when the caller
+    has counted them already."""
     sparse, dense = split_dense(indptr, coords, n)
     Z = (dense_block(indptr, indices, values, vptr, dense, n) if dense_of is None
          else dense_of(dense))
     return (np.concatenate([sparse, dense]), sparse.size,
-            *row_block(indptr, indices, values, vptr, sparse, n), Z)
+            *row_block(indptr, indices, values, vptr, sparse, n, counted), Z)
 
 
-def row_block(indptr, indices, values, vptr, coords, n):
+def row_counts(indptr, indices, coords, n):
+    """The first pass of row_block, (at, counts): ``counts[i + 1]`` how many of the columns
+    ``coords`` row i holds (what decides whether their row block is worth building), ``at``
+    each column's first entry in each piece of rows; row_block takes it as its own."""
+    cuts = _cuts(n)
+    pieces, s = cuts.size - 1, coords.size
+    at = np.empty((pieces + 1, s), np.int64)
+    counts = np.zeros(n + 1, np.int64)
+    count = _count_parallel if _parallel(n) else _count_serial
+    count(indptr, indices, coords, cuts, at, counts)
+    return at, counts
+
+
+def row_block(indptr, indices, values, vptr, coords, n, counted=None):
     """The columns ``coords`` as CSR rows (rp, rc, rv): rc the position in ``coords``
     (ascending within a row), rv the values, empty when every chosen column is binary (all its
-    values 1); built piece by piece of rows."""
-    cuts = _cuts(n)
+    values 1); built piece by piece of rows.  ``counted``: their row_counts (used up)."""
+    at, rp = row_counts(indptr, indices, coords, n) if counted is None else counted
     binary = bool(np.all(vptr[coords] < 0))
-    if _parallel(n):
-        return _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary)
-    return _row_block_serial(indptr, indices, values, vptr, coords, n, cuts, binary)
+    fill = _fill_parallel if _parallel(n) else _fill_serial
+    return fill(indptr, indices, values, vptr, coords, n, _cuts(n), binary, at, rp)
 
 
 def dense_block(indptr, indices, values, vptr, coords, n):
@@ -171,39 +184,43 @@ def _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv):
 
 
 @njit(cache=True, nogil=True)
-def _row_block_serial(indptr, indices, values, vptr, coords, n, cuts, binary):
-    pieces, s = cuts.size - 1, coords.size
-    at = np.empty((pieces + 1, s), np.int64)
-    for c in range(s):
+def _count_serial(indptr, indices, coords, cuts, at, counts):
+    for c in range(coords.size):
         _piece_starts(indptr, indices, coords, cuts, c, at)
-    rp = np.zeros(n + 1, np.int64)
-    for b in range(pieces):
-        _count_piece(indices, at, b, rp)
+    for b in range(cuts.size - 1):
+        _count_piece(indices, at, b, counts)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def _count_parallel(indptr, indices, coords, cuts, at, counts):
+    """_count_serial with the columns' piece starts and the pieces' counts in parallel
+    (disjoint runs of counts)."""
+    for c in prange(coords.size):
+        _piece_starts(indptr, indices, coords, cuts, c, at)
+    for b in prange(cuts.size - 1):
+        _count_piece(indices, at, b, counts)
+
+
+@njit(cache=True, nogil=True)
+def _fill_serial(indptr, indices, values, vptr, coords, n, cuts, binary, at, rp):
+    """rp (the counts of row_counts) summed into row pointers, then rc and rv filled."""
     for i in range(n):
         rp[i + 1] += rp[i]
     rc = np.empty(rp[n], np.int32)      # s <= GRAM_MAX columns
     rv = np.empty(0 if binary else rp[n])
-    for b in range(pieces):
+    for b in range(cuts.size - 1):
         _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv)
     return rp, rc, rv
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def _row_block_parallel(indptr, indices, values, vptr, coords, n, cuts, binary):
-    """_row_block_serial with the columns' piece starts, the counts and the fills of the
-    pieces in parallel (disjoint runs of rp, rc, rv)."""
-    pieces, s = cuts.size - 1, coords.size
-    at = np.empty((pieces + 1, s), np.int64)
-    for c in prange(s):
-        _piece_starts(indptr, indices, coords, cuts, c, at)
-    rp = np.zeros(n + 1, np.int64)
-    for b in prange(pieces):
-        _count_piece(indices, at, b, rp)
+def _fill_parallel(indptr, indices, values, vptr, coords, n, cuts, binary, at, rp):
+    """_fill_serial with the pieces filled in parallel (disjoint runs of rc, rv)."""
     for i in range(n):
         rp[i + 1] += rp[i]
     rc = np.empty(rp[n], np.int32)      # s <= GRAM_MAX columns
     rv = np.empty(0 if binary else rp[n])
-    for b in prange(pieces):
+    for b in prange(cuts.size - 1):
         _fill_piece(indptr, indices, values, vptr, coords, cuts, at, b, rp, rc, rv)
     return rp, rc, rv
 
