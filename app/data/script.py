@@ -104,8 +104,9 @@ def after_fit_lines(spec: dict) -> list[str]:
         return lines
     lines += ["", "print(engine.ph_test(res).table)            # R's cox.zph (the PH check)",
               "forms = {name: engine.functional_form(res, name)   # martingale residuals, lowess",
-              "         for name, binary in zip(cohort.names, cohort.binary)",
-              "         if not binary and \"(\" not in name}       # continuous, untransformed",
+              "         for name in [n for n, binary in zip(cohort.names, cohort.binary)",
+              "                      if not binary and \"(\" not in n]  # continuous, as entered",
+              "         + list(cohort.variables)}             # and the splines' variables",
               "deviance = engine.residuals(res, \"deviance\")",
               "print(deviance.abs().nlargest(10))           # the rows fitted worst"]
     treatment = roles.get("treatment")

@@ -55,11 +55,12 @@ def subjects(res):
 
 
 def covariate_options(res) -> list[str]:
-    """The fit's covariates whose form can bend: the non-binary ones entered as they are (a
-    spline's basis columns are not a covariate's values), all when none is."""
+    """The fit's covariates whose form can bend: the non-binary ones entered as they are and
+    the variables of its splines and polynomials (their basis columns are not a covariate's
+    values), all when there is none."""
     cohort = subjects(res)
     names = [n for n, binary in zip(cohort.names, cohort.binary)
-             if not binary and "(" not in n]
+             if not binary and "(" not in n] + list(cohort.variables)
     return names or list(cohort.names)
 
 

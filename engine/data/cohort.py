@@ -278,6 +278,10 @@ class Cohort:
     formula : engine.data.formula.ModelFormula or None
         The formula the covariates were built from (``from_frame(formula=...)``): the recipe
         ``design_matrix(newdata)`` applies to new rows.
+    variables : dict
+        Numeric variable -> its values per row, for those a formula reads only through a
+        transform (a spline's or a polynomial's variable, which no column of X holds): what
+        residuals are plotted against (engine.functional_form).
     dropped : dict
         Column -> rows dropped for a missing value there (``missing="drop"``; a row missing
         in two columns counts in both); ``n_dropped`` is the number of rows dropped.
@@ -302,6 +306,7 @@ class Cohort:
         self.source = source
         self.dropped = {}
         self.formula = None
+        self.variables = {}
         self._competing_risks = bool(competing_risks)
 
     @classmethod
@@ -420,6 +425,10 @@ class Cohort:
         )
         cohort.dropped = dropped
         cohort.formula = model_formula
+        if model_formula is not None:
+            cohort.variables = {column: df[column].to_numpy(np.float64)
+                                for column in model_formula.ranges
+                                if column not in cohort.names}
         return cohort
 
     @classmethod

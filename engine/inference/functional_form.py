@@ -30,8 +30,9 @@ def functional_form(res, covariate, cohort=None, null: bool = False, frac: float
     smooth, one row per row of the cohort in its order (a fit with cut points: per row before
     the split, its episodes' residuals summed).
 
-    covariate : a covariate name of the cohort, or its values (one per row): a covariate left
-        out of the fit, to see whether and in what form to add it
+    covariate : a covariate name of the cohort (or a variable its formula reads through a
+        spline or a polynomial: has the spline caught its form?), or its values (one per
+        row): a covariate left out of the fit, to see whether and in what form to add it
     cohort : the engine.Cohort that was fitted (before its cut points); default the one the
         FitResult keeps
     null : the residuals of the model without covariates instead of the fit's
@@ -59,8 +60,10 @@ def _values(res, covariate, cohort, n):
     """The covariate's values per row: its column of the cohort, or the values given."""
     if isinstance(covariate, str):
         rows = _subjects(res, cohort)
+        if isinstance(rows, Cohort) and covariate in rows.variables:
+            return np.array(rows.variables[covariate], dtype=float)
         if not isinstance(rows, Cohort) or covariate not in rows.names:
-            names = rows.names if isinstance(rows, Cohort) else []
+            names = [*rows.names, *rows.variables] if isinstance(rows, Cohort) else []
             raise ValueError(f"{covariate!r} is not a covariate of the fitted cohort "
                              f"(its covariates: {names}); pass its values instead, one per "
                              "row")

@@ -67,6 +67,22 @@ def test_the_model_without_covariates(rossi_results):
         "age,martingale (no covariates),smooth"
 
 
+def test_a_splines_variable_is_offered(rossi_results):
+    """With age as a spline on the Design tab, the page offers age itself: its form after the
+    spline (the basis columns are not offered)."""
+    store, results = rossi_results
+    store.forms = {"age": "ns3"}
+    results.workbench.keep(results.workbench.fit_job().run())
+    view = results.residuals
+    assert "age" in view.covariate.options
+    assert not any(name.startswith("ns(") for name in view.covariate.options)
+    view.covariate.value = "age"
+    asyncio.run(view.compute())
+    res = results.workbench.fits[-1].result
+    np.testing.assert_array_equal(view.shown["form"]["smooth"],
+                                  engine.functional_form(res, "age")["smooth"])
+
+
 def test_a_sample_of_dots_keeps_every_extreme_row():
     values = np.random.default_rng(1).normal(size=10_000)
     rows = drawn(values, 500)

@@ -79,6 +79,19 @@ def test_a_fit_with_cut_points_reads_the_rows_before_the_split(rossi):
     np.testing.assert_array_equal(form["martingale"], engine.residuals(res))
 
 
+def test_a_splines_variable_by_name_on_the_rows_fitted(rossi):
+    """A formula fit keeps the variables its splines read: functional_form(res, "age") is the
+    form against the fitted rows' ages, after missing="drop" too (is the spline enough?)."""
+    holed = rossi.assign(prio=rossi["prio"].where(rossi.index % 9 != 0))
+    cohort = engine.Cohort.from_frame(holed, "week", "arrest",
+                                      formula="fin + ns(age, df=3) + prio", missing="drop")
+    res = engine.fit(cohort, ties="efron")
+    assert list(cohort.variables) == ["age"] and cohort.n == int(holed["prio"].notna().sum())
+    kept = holed.dropna(subset=["prio"])
+    pd.testing.assert_frame_equal(engine.functional_form(res, "age"),
+                                  engine.functional_form(res, kept["age"].to_numpy()))
+
+
 def test_bad_covariates_say_what_to_do(efron_fit, rossi):
     with pytest.raises(ValueError, match=r"'race' is not a covariate.*pass its values"):
         engine.functional_form(efron_fit, "race")
