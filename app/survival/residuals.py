@@ -180,8 +180,8 @@ class ResidualsView(Viewer):
             "**Functional form**: the martingale residuals against a covariate with R's lowess "
             "smooth; a flat smooth says its form in the fit is right, a bend says where (try "
             "a spline, ns(x, df=4), on the Design tab); those of the model without covariates "
-            "show each covariate's form before any is chosen. **Influence**: how far each row moves "
-            "a coefficient, in standard errors, when it is left out (dfbeta / SE). "
+            "show each covariate's form before any is chosen. **Influence**: how far each row "
+            "moves a coefficient, in standard errors, when it is left out (dfbeta / SE). "
             "**Outliers**: the rows the model fits worst (largest deviance residuals). Rows "
             "are numbered 1 to n among the rows fitted (rows dropped for a missing value are "
             "not counted).")

@@ -81,13 +81,12 @@ def residuals(res, kind: str = "martingale", cohort=None, columns=None):
     def per_subject(values):     # each row's episodes summed (a fit with cut points)
         return values if origin is None else np.bincount(origin, values, subjects.n)
 
-    martingale = np.asarray(rows.event > 0, float)
     if kind in ("martingale", "deviance", "partial"):
+        martingale = np.asarray(rows.event > 0, float)
         for t in strata:
             martingale[t.rows] -= t.risk * t.exposure
-    if kind == "partial":
-        return _partial(res, rows, keep, beta, design, martingale, columns)
-    if kind in ("martingale", "deviance"):
+        if kind == "partial":
+            return _partial(res, rows, keep, beta, design, martingale, columns)
         martingale = per_subject(martingale)
         if kind == "martingale":
             return pd.Series(martingale, name="martingale")
@@ -139,12 +138,7 @@ def _partial(res, rows, keep, beta, design, martingale, columns):
               for term, cols in formula.terms.items()} if formula is not None
              else {name: [j] for j, name in enumerate(names)})
     terms = {term: cols for term, cols in terms.items() if cols}
-    chosen = list(terms) if columns is None else (
-        [columns] if isinstance(columns, str) else list(columns))
-    unknown = [t for t in chosen if t not in terms]
-    if unknown:
-        raise ValueError(f"terms {unknown} are not terms of this fit with an estimate; "
-                         f"choose among {list(terms)}")
+    chosen = [list(terms)[i] for i in _wanted(list(terms), columns, "terms")]
     _check_memory("partial", rows.n, len(chosen), rows.n, 1, "terms")
     w = None if rows.weights is None else np.asarray(rows.weights)
     binary = np.asarray(rows.binary)[keep]
@@ -158,15 +152,15 @@ def _partial(res, rows, keep, beta, design, martingale, columns):
     return pd.DataFrame(out)
 
 
-def _wanted(names, columns):
-    """Positions in ``names`` of the coefficients asked for (all by default)."""
+def _wanted(names, columns, what="coefficients"):
+    """Positions in ``names`` of the coefficients (or terms) asked for (all by default)."""
     if columns is None:
         return list(range(len(names)))
     columns = [columns] if isinstance(columns, str) else list(columns)
     unknown = [c for c in columns if c not in names]
     if unknown:
-        raise ValueError(f"columns {unknown} are not coefficients of this fit with an "
-                         f"estimate; choose among {names}")
+        raise ValueError(f"{what} {unknown} are not {what} of this fit with an estimate; "
+                         f"choose among {names}")
     return [names.index(c) for c in columns]
 
 
