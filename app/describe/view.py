@@ -4,7 +4,9 @@ survival at chosen times, the restricted mean to a chosen tau, and for competing
 cumulative incidence with Gray's test; every figure and table downloadable (PNG, SVG, CSV).
 
 The numbers come from describing.py (engine calls); the figures from app/shell/figures.py,
-shown as the same SVG that is downloaded.
+shown as the same SVG that is downloaded.  In the served app each section is computed by the
+page's job runner in a worker thread (sections.py), the latest choice of each section winning;
+in a script or a test, at once.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+import engine
+
 from ..data.store import Store
-from ..shell.figures import cif_figure, forest_figure, km_figure, risk_times, save, svg_markup
-from ..shell.widgets import markdown, show, table, text_options
+from ..shell.figures import risk_times, save
+from ..shell.job_runner import JobRunner
+from ..shell.widgets import markdown, served, show, table, text_options
 from . import describing as d
+from . import sections
 
 NO_GROUP = "(none)"
 PLOT_OPTIONS = ("Risk table", "Censor marks", "CI bands", "Median lines", "KMunicate table")
@@ -84,17 +90,28 @@ class DescribeView(Viewer):
         self.subgroup_figure = pn.pane.SVG(sizing_mode="stretch_width", max_width=1000,
                                            css_classes=["subgroup-figure"])
         self.subgroups.param.watch(self._draw_subgroups, "value")
+        self.status = markdown(css_classes=["describe-status"], sizing_mode="stretch_width")
+        self.runner = JobRunner(self.status, [])
+        self.runner.cancel_button.visible = False       # shown while a job runs
+        self.runner.param.watch(
+            lambda e: setattr(self.runner.cancel_button, "visible", e.new), "running")
+        self._asked: dict[str, int] = {}    # section -> requests so far (the last one wins)
+        self._pending: dict = {}     # section -> (request, compute, show), for the next job
+        self._curves: sections.Curves | None = None     # the survival section's estimate
         self._subgroup_fig = None
         self.frames: dict[str, pd.DataFrame] = {}
         self._fig = None
         self._hold = False
         self._stale = False
+        self._now = False            # compute at once, even when served (catch_up)
         self.group.param.watch(self._on_group, "value")
         self.t1_columns.param.watch(self._draw_table_one, "value")
         self.t1_nonnormal.param.watch(self._draw_table_one, "value")
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
-                       self.cause, self.options, self.times, self.tau):
+                       self.cause, self.options):
             widget.param.watch(self._draw_survival, "value")
+        for widget in (self.times, self.tau):
+            widget.param.watch(self._draw_tables, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
                                                "event_codes", "id", "weights", "treatment"])
@@ -120,15 +137,75 @@ class DescribeView(Viewer):
         """The tab was left: data changes wait until it is shown again."""
         self.lazy = True
 
-    def catch_up(self) -> None:
-        """Compute what changed while hidden (the numbers are wanted, say for an export)."""
-        if self._stale:
-            self._stale = False
-            lazy, self.lazy = self.lazy, False
-            try:
-                self._on_data()
-            finally:
-                self.lazy = lazy
+    def catch_up(self, now: bool = False) -> None:
+        """Compute what changed while hidden; ``now``: at once, with the sections waiting for
+        the job runner (the numbers are wanted, say for an export)."""
+        held, self._now = self._now, now
+        try:
+            if self._stale:
+                self._stale = False
+                lazy, self.lazy = self.lazy, False
+                try:
+                    self._on_data()
+                finally:
+                    self.lazy = lazy
+            waiting, self._pending = self._pending, {}
+            for _, compute, show_ in waiting.values():
+                show_(compute())
+        finally:
+            self._now = held
+
+    # ------------------------------------------------------------------------------------
+    def _data_key(self) -> str:
+        """What the sections' numbers are of: the data and its roles."""
+        s = self.store
+        return repr((s.data_version, s.time, s.start, s.event, s.event_codes, s.id, s.weights,
+                     s.cause))
+
+    def _request(self, section: str, compute, show_, now: bool = False) -> None:
+        """``show_(compute())``: at once (``now``, in a script or a test), else by the page's
+        job runner in a worker thread (the server's event loop stays free for every session).
+        The last request of a section wins: one that waits is replaced, and the result of an
+        earlier one still running is not shown."""
+        asked = self._asked[section] = self._asked.get(section, 0) + 1
+        self._pending.pop(section, None)
+        if now or self._now or not served():
+            show_(compute())
+            return
+        self._pending[section] = (asked, compute, show_)
+        if not self.runner.running:
+            pn.state.execute(self.work_through)
+
+    async def work_through(self) -> None:
+        """Run the waiting sections as one job, again while new ones wait.  A section's result
+        is shown unless it was asked for again or the data changed meanwhile."""
+        while self._pending and not self.runner.running:
+            jobs, self._pending = self._pending, {}
+            key = self._data_key()
+
+            def work(cancel, progress, jobs=jobs):
+                out = {}
+                for k, (section, (_, compute, _)) in enumerate(jobs.items()):
+                    if cancel.is_set():
+                        raise engine.Cancelled("cancelled between the sections")
+                    progress(k, len(jobs), section)
+                    out[section] = compute()
+                return out
+
+            def done(results, progress, jobs=jobs, key=key):
+                if self._data_key() != key:
+                    return "The data changed meanwhile: computing again."
+                for section, result in results.items():
+                    asked, _, show_ = jobs[section]
+                    if self._asked[section] == asked:
+                        show_(result)
+                return f"Computed in {progress.elapsed:.2f} s ({', '.join(results)})."
+
+            await self.runner.run(
+                work, lambda p: f"Computing {p.note or 'the page'} … ({p.elapsed:.1f} s)",
+                notice="Describe", done=done, toast_done=False, thread="survscan-describe",
+                cancelled=lambda p: "Cancelled: the page shows the numbers of the earlier "
+                                    "choices.")
 
     def _on_conf_type(self, *events) -> None:
         """The shared confidence limits changed (here or on Results): the curves and their
@@ -173,6 +250,8 @@ class DescribeView(Viewer):
     def _clear(self) -> None:
         self.figure.object = None
         self._fig = None
+        self._curves = None
+        self._pending = {}
         for widget in (self.t1_table, self.test_table, self.medians, self.at_table, self.rmst):
             widget.value = pd.DataFrame()
         self.frames = {}
@@ -203,23 +282,20 @@ class DescribeView(Viewer):
     def _draw_table_one(self, *events) -> None:
         if self._hold or self.store.data is None:
             return
-        try:
-            t1, left_out = d.baseline_table(self.store, self._by(), self.t1_columns.value,
-                                            self.t1_nonnormal.value)
-        except Exception as exc:  # a choice the data cannot answer: say so, keep the page
-            self.t1_message.object = f"Table 1 is not available: {exc}"
+        store, by = self.store, self._by()
+        columns, nonnormal = list(self.t1_columns.value), list(self.t1_nonnormal.value)
+        self._request("Table 1", lambda: sections.table_one(store, by, columns, nonnormal),
+                      self._show_table_one)
+
+    def _show_table_one(self, numbers: dict) -> None:
+        if "error" in numbers:
+            self.t1_message.object = numbers["error"]
             self.t1_table.value = pd.DataFrame()
             self.frames.pop("table_one", None)
             return
-        shown = d.table_display(t1, self._by())
-        self.frames["table_one"] = shown
-        self.t1_message.object = (
-            "n (%) for categorical rows, mean (SD) or median [Q1, Q3] for numbers; SMD = "
-            "standardised mean difference; Missing = rows without a value."
-            + (" One row per subject: each subject's first (start, stop] episode, the "
-               "values at entry." if self.store.start and self.store.id else "")
-            + (f" {left_out} row(s) without a group value are left out." if left_out else ""))
-        show(self.t1_table, shown)
+        self.frames["table_one"] = numbers["table"]
+        self.t1_message.object = numbers["message"]
+        show(self.t1_table, numbers["table"])
 
     def _competing(self) -> bool:
         return self.outcome.visible and self.outcome.value == COMPETING
@@ -227,8 +303,6 @@ class DescribeView(Viewer):
     def _draw_survival(self, *events) -> None:
         if self._hold or self.store.data is None:
             return
-        s = self.store
-        strata = None if self.strata.value in (None, NO_GROUP) else self.strata.value
         fh = self.weights.value == "Fleming-Harrington (p, q)"
         self.fh_p.visible = self.fh_q.visible = fh
         self.cause.visible = self._competing()
@@ -236,115 +310,82 @@ class DescribeView(Viewer):
         self.km_section.visible = not self._competing()
         self.options.visible = not self._competing()     # the curve options are Kaplan-Meier's
         self.conf_type.visible = not self._competing()
-        self.frames = {k: v for k, v in self.frames.items() if k == "table_one"}
-        try:
-            groups = d.groups_of(s, self._by(), strata)
-            note = ""
-            if groups.dropped:
-                note = " Left out for missing values: " + ", ".join(
-                    f"{n} row(s) without {c}" for c, n in groups.dropped.items()) + "."
-            if self._competing():
-                self._draw_incidence(groups, strata)
-            else:
-                self._draw_km(groups, strata)
-            self.message.object = note.strip()
-        except Exception as exc:  # a choice the data cannot answer: say so, keep the page
-            self.message.object = f"Not available: {exc}"
+        store = self.store
+        choice = sections.SurvivalChoice(
+            key=self._data_key(), by=self._by(),
+            strata=None if self.strata.value in (None, NO_GROUP) else self.strata.value,
+            weights=self.weights.value, p=self.fh_p.value, q=self.fh_q.value,
+            competing=self._competing(), cause=self.cause.value,
+            options=tuple(self.options.value), conf_type=store.conf_type)
+        curves = self._curves
+        self._request("curves", lambda: sections.survival(store, choice, curves),
+                      self._show_survival)
+
+    def _show_survival(self, numbers: dict) -> None:
+        self.frames = {k: v for k, v in self.frames.items() if k in ("table_one", "subgroups")}
+        if "error" in numbers:
+            self.message.object = numbers["error"]
             self.test_text.object = ""
             self.figure.object = None
             self.caption.object = ""
             self._fig = None
+            self._curves = None
             for widget in (self.test_table, self.medians, self.at_table, self.rmst):
                 widget.value = pd.DataFrame()   # no numbers of an earlier choice stay
+            return
+        self._curves = numbers["curves"]
+        self.test_text.object = numbers["test_text"]
+        self._fig = numbers["figure"]
+        self.figure.object = numbers["svg"]
+        self.caption.object = numbers["caption"]
+        frames = dict(numbers["frames"])
+        if "medians" in numbers:            # Kaplan-Meier: the medians, the tables, the test
+            self.frames["medians"] = frames.pop("medians")
+            show(self.medians, numbers["medians"])
+            self._draw_tables()
+            show(self.test_table, frames["logrank"], 3)
+        self.frames.update(frames)
+        self.message.object = numbers["message"]
 
-    def _draw_km(self, groups, strata) -> None:
-        s = self.store
-        rho, gamma, weighting = d.weights_of(self.weights.value, self.fh_p.value or 0.0,
-                                             self.fh_q.value or 0.0)
-        km = d.survival_by(groups, s.conf_type)
-        test = d.logrank(groups, rho, gamma, weighting)
-        words = d.logrank_words(test, d.logrank_name(self.weights.value, rho, gamma),
-                             strata is not None)
-        trend = d.trend_words(test)
-        self.test_text.object = "  \n".join(f"**{w}**" if k == 0 else w
-                                            for k, w in enumerate([words, trend]) if w)
-        table_ = km.table.assign(group=km.table["group"].map(groups.shown))
-        hi = float(table_["time"].max())
-        options = set(self.options.value)
-        risk = None
-        if {"Risk table", "KMunicate table"} & options:
-            risk = d.risk_counts(km, groups, risk_times(0.0, hi),
-                                 so_far="KMunicate table" in options)
-        medians = km.median["median"].rename(index=groups.shown)
-        self._fig = km_figure(
-            table_, risk, medians if "Median lines" in options else None, time_label=s.time,
-            note=words, ci="CI bands" in options, censor_marks="Censor marks" in options,
-            kmunicate="KMunicate table" in options,
-            title=f"Kaplan-Meier{' by ' + groups.column if groups.column else ''}")
-        self.figure.object = svg_markup(self._fig)
-        self.caption.object = d.km_caption(options, s.conf_type)
-        med = d.median_table(km, groups)
-        self.frames["medians"] = med
-        show(self.medians, d.median_display(med))
-        try:
-            times = d.parse_times(self.times.value)
-            at = d.survival_at(km, groups, times) if times else pd.DataFrame()
-        except d.DescribeError as exc:
-            at = pd.DataFrame({"problem": [str(exc)]})
-        self.frames["survival_at"] = at
-        show(self.at_table, at, 4)
-        tau = self.tau.value
-        rmst = d.rmst_table(km, groups, float(tau)) if tau and tau > 0 else pd.DataFrame()
-        self.frames["rmst"] = rmst
-        show(self.rmst, rmst, 3)
-        tests = pd.DataFrame() if test is None else test.table.rename(
-            index=groups.shown).reset_index()
-        self.frames["logrank"] = tests
-        show(self.test_table, tests, 3)
-
-    def _draw_incidence(self, groups, strata) -> None:
-        cause = self.cause.value
-        curves = d.incidence_by(groups, cause)
-        row = d.gray(groups, cause)
-        words = d.gray_words(row, cause, strata is not None)
-        self.test_text.object = f"**{words}**" if words else ""
-        self._fig = cif_figure(curves, cause=cause, time_label=self.store.time, note=words)
-        self.figure.object = svg_markup(self._fig)
-        self.caption.object = (f"Cumulative incidence of cause {cause} (Aalen-Johansen), "
-                               "shaded: pointwise 95% CI; the other causes compete.")
-        self.frames["cumulative_incidence"] = curves
-        self.frames["gray_test"] = pd.DataFrame() if row is None else row.to_frame().T
+    def _draw_tables(self, *events) -> None:
+        """Survival at the chosen times and the restricted mean, from the curves shown."""
+        if self._hold or self._curves is None or self._curves.km is None:
+            return
+        tables = sections.survival_tables(self._curves, self.times.value, self.tau.value)
+        self.frames.update(tables)
+        show(self.at_table, tables["survival_at"], 4)
+        show(self.rmst, tables["rmst"], 3)
 
     def _draw_subgroups(self, *events) -> None:
         """Cox hazard ratio of the group's second level against its first, overall and in
         each level of the chosen subgroup columns, as a table and a forest plot."""
         if self._hold or self.store.data is None:
             return
+        store, by, columns = self.store, self._by(), list(self.subgroups.value)
+        if not columns or by is None:
+            self._request("subgroups", lambda: {"error": (
+                "Choose a group column with two levels above and subgroup columns here for a "
+                "forest plot.")}, self._show_subgroups, now=True)
+            return
+        self._request("subgroups", lambda: sections.subgroups(store, by, columns),
+                      self._show_subgroups)
+
+    def _show_subgroups(self, numbers: dict) -> None:
         self.subgroup_table.value = pd.DataFrame()
         self.subgroup_figure.object = None
         self._subgroup_fig = None
         self.frames.pop("subgroups", None)
-        if not self.subgroups.value or self._by() is None:
-            self.subgroup_message.object = ("Choose a group column with two levels above and "
-                                            "subgroup columns here for a forest plot.")
-            return
-        try:
-            ratios = d.subgroup_ratios(self.store, self._by(), self.subgroups.value)
-        except Exception as exc:  # a choice the data cannot answer: say so, keep the page
-            self.subgroup_message.object = f"Not available: {exc}"
+        if "error" in numbers:
+            self.subgroup_message.object = numbers["error"]
             return
         self.subgroup_message.object = ("Cox hazard ratio (Efron ties) of the arm alone, fitted "
                                         "in the rows of each subgroup level; p_interaction: "
                                         "Wald test of arm x subgroup in one Cox fit of all "
                                         "rows (engine.interaction_test).")
-        self.frames["subgroups"] = ratios
-        show(self.subgroup_table, ratios, 4)
-        headed = ratios.assign(row=[r if pd.isna(p) else f"{r} (interaction p = {p:.3g})"
-                                    for r, p in zip(ratios["row"], ratios["p_interaction"])])
-        self._subgroup_fig = forest_figure(headed.set_index("row").rename_axis("covariate"),
-                                           title=f"Hazard ratio by subgroup ({self._by()})",
-                                           headings=True)
-        self.subgroup_figure.object = svg_markup(self._subgroup_fig)
+        self.frames["subgroups"] = numbers["ratios"]
+        show(self.subgroup_table, numbers["ratios"], 4)
+        self._subgroup_fig = numbers["figure"]
+        self.subgroup_figure.object = numbers["svg"]
 
     # ------------------------------------------------------------------------------------
     def _figure(self, fmt: str) -> bytes:
@@ -367,7 +408,7 @@ class DescribeView(Viewer):
     def report_files(self) -> dict[str, bytes]:
         """What the report folder takes from this tab: Table 1 and the survival tables as
         CSV, the figure as PNG and SVG."""
-        self.catch_up()
+        self.catch_up(now=True)
         files = {f"{name}.csv": frame.to_csv(index=False).encode()
                  for name, frame in self.frames.items() if not frame.empty}
         if self._fig is not None:
@@ -384,7 +425,7 @@ class DescribeView(Viewer):
             "## Describe",
             markdown("Table 1 and survival curves by a group column, before any model. "
                      "Choose the group here; the outcome (time, event) comes from the Data tab."),
-            self.group,
+            self.group, pn.Row(self.runner.progress, self.runner.cancel_button), self.status,
             "### Table 1",
             self.t1_columns, self.t1_nonnormal, self.t1_message, self.t1_table, self.t1_csv,
             "### Survival by group",

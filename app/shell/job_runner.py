@@ -101,7 +101,7 @@ class JobRunner(param.Parameterized):
 
     async def run(self, work, describe, *, notice: str, done, cancelled,
                   failed: str | None = None, explain=str, counted: bool = True,
-                  thread: str = "survscan-job") -> str:
+                  thread: str = "survscan-job", toast_done: bool = True) -> str:
         """Run ``work(cancel, progress)`` and return the outcome: done | cancelled | failed.
         One job at a time: the page checks ``running`` before it builds a job.
 
@@ -114,6 +114,8 @@ class JobRunner(param.Parameterized):
         cancelled(progress) : the status line after Cancel
         counted : the bar shows ``done`` of ``total``; False when ``total`` is only a cap (the
             iterations allowed): the bar then just moves
+        toast_done : a toast says the job is done (False for the jobs a page starts by itself
+            on every change of a choice: the status line says it)
         """
         cancel = self._cancel = threading.Event()
         self._asked = False
@@ -131,7 +133,9 @@ class JobRunner(param.Parameterized):
             with pn.io.hold(freeze=True):
                 message = done(result, progress)
                 self._finish("done", message)
-                notify("success", f"{notice} done in {progress.elapsed:.2f} s", duration=3000)
+                if toast_done:
+                    notify("success", f"{notice} done in {progress.elapsed:.2f} s",
+                           duration=3000)
         except engine.Cancelled:
             self._finish("cancelled", cancelled(progress))
             notify("warning", f"{notice} cancelled", duration=4000)

@@ -30,6 +30,12 @@ def notify(kind: str, message: str, duration: int = 8000) -> None:
         getattr(notifications, kind)(html.escape(message), duration=shown)
 
 
+def served() -> bool:
+    """True in a session of the served app (a browser waits on the server's one event loop:
+    long work goes to a worker thread); False in a script or a test (work is done at once)."""
+    return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+
+
 def text_options(values) -> dict:
     """Options of a MultiChoice (Choices.js renders a label as HTML): label as text -> value."""
     return {html.escape(str(v)): v for v in values}

@@ -20,8 +20,8 @@ import engine
 
 from ..data.store import Store
 from ..shell.figures import beta_t_figure, save, svg_markup
-from ..shell.widgets import (in_thread, markdown, notify, show, table, while_filled, while_set,
-                      while_visible)
+from ..shell.widgets import (in_thread, markdown, notify, served, show, table, while_filled,
+                             while_set, while_visible)
 
 ALPHA = 0.05
 MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more on request
@@ -130,13 +130,12 @@ class PhCheck(Viewer):
         fit = self.fit
         if fit is None:
             return
-        served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
-        numbers = ph_tests(fit) if now or not served else None
+        numbers = ph_tests(fit) if now or not served() else None
         if numbers is not None:
             self._show(fit, numbers)
             if "error" in numbers:
                 return
-            if not served:
+            if not served():
                 self._show_figure(ph_figure(fit, numbers))
                 return
         else:
