@@ -62,7 +62,9 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
     check_fit_arguments(cohort, init)
     o = fit_options("fit", model, options)
     problem = Problem.from_cohort(cohort, o, unpenalized)
-    return fit_problem(problem, penalty, init=init, progress=progress, cancel=cancel, t0=t0)
+    res = fit_problem(problem, penalty, init=init, progress=progress, cancel=cancel, t0=t0)
+    problem.model.release_scratch()
+    return res
 
 
 def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None,

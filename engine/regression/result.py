@@ -153,6 +153,7 @@ class FitResult:
             info, middle = model.sandwich(cols)
         else:
             info, middle = model.information(cols)[2], None
+        model.release_scratch()
         singular = [a for a, _ in collinearity.aliased_columns(info, model.scale[cols])]
         if singular:
             warnings.warn(f"the information matrix is singular along "

@@ -133,6 +133,10 @@ class CoxCpuBackend:
                                    self.efron, self.has_start, md.stop, self._start,
                                    self._start_order, md.strata_bounds)
 
+    def release_scratch(self) -> None:
+        """See models.base.BackendModel.release_scratch."""
+        self.state.inner.release()
+
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Log-likelihood, gradient and observed information (-Hessian) over columns ``cols``.
 

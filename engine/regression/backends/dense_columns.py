@@ -32,3 +32,7 @@ class DenseColumns:
             self._Z = rb.dense_block(*self._arrays, cols, self._n)
             self._cols = cols.copy()
         return self._Z
+
+    def release(self) -> None:
+        """Forget Z (filled again when next asked for)."""
+        self._cols = self._Z = None

@@ -113,6 +113,16 @@ class DiagonalStep:
         g[order] = gs
         return delta, g
 
+    def release(self) -> None:
+        """Drop what is kept only for the next step (the row block, its Gram matrices, the
+        dense columns' Z, the last image): a finished fit then holds its data and no copy of
+        it (10^6 rows x 100 dense columns: Z alone 0.8 GB).  The next solve builds them
+        again."""
+        self._key = self._block = self._gram = self._kept = self.u = None
+        self._dense = False
+        self._served = 0
+        self.dense_columns.release()
+
     def new_weights(self) -> None:
         """The case weights changed (a fold, a replicate): the dense Gram matrix kept and the
         last secant pair are of the old likelihood."""

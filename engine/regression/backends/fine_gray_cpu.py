@@ -84,6 +84,10 @@ class FineGrayCpuBackend:
         return self.state.quadratic_step(ll, r, h, coords, beta, lam1, lam2, tol, max_cycles,
                                          fresh)
 
+    def release_scratch(self) -> None:
+        """See models.base.BackendModel.release_scratch."""
+        self.state.inner.release()
+
     def information(self, cols: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Log pseudo-likelihood, gradient and observed information over columns ``cols``.
 

@@ -114,6 +114,10 @@ class LogisticCpuBackend:
         ll = self.loglik()
         return ll, column_dots(self._indptr, self._indices, self._values, self._vptr, self.r)
 
+    def release_scratch(self) -> None:
+        """See models.base.BackendModel.release_scratch."""
+        self._inner.release()
+
     def information(self, cols) -> tuple[float, np.ndarray, np.ndarray]:
         """l, gradient and X_S' diag(h) X_S over the columns S = ``cols``."""
         ll = self.loglik()

@@ -107,6 +107,7 @@ def bootstrap(cohort, model: str = "cox", penalty=None, replicates: int = 200, s
     task = _ReplicateFits(cohort, penalty, seed, full.beta, options=o,
                           unpenalized=full.spec["unpenalized"])
     out = par.run(task, range(replicates), parallel, n_jobs, progress, cancel)
+    full.problem.model.release_scratch()
     t2 = time.perf_counter()
 
     drawn = [b for b, (c, _) in enumerate(out) if c is not None]

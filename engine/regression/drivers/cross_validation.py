@@ -182,6 +182,7 @@ def cross_validate(cohort, model: str = "cox", penalty: str = "l1", folds: int =
     refit = fit_problem(problem, chosen,      # the layout sorted for lambda_max, not again
                         init=start, cancel=cancel,
                         cancelled="cross-validation cancelled during the refit")
+    problem.model.release_scratch()
     t3 = time.perf_counter()
     if unconverged:
         warnings.warn(f"{unconverged} fold fit(s) stopped at max_iter={o.max_iter} before "

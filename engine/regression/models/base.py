@@ -59,6 +59,16 @@ class BackendModel:
         on = getattr(self.backend, "loglik_gradient_on", None)
         return self.backend.loglik_gradient() if on is None else on(cols)
 
+    def release_scratch(self) -> None:
+        """Drop what the backend keeps only for its next step (a working set's row block and
+        Gram matrix, the dense columns' row-major copy), once a fit is done: a kept fit then
+        holds its data and no second copy of it (10^6 rows x 100 dense columns: 0.8 GB).  The
+        next solve or information builds them again.  A backend that keeps none has no
+        ``release_scratch``."""
+        release = getattr(self.backend, "release_scratch", None)
+        if release is not None:
+            release()
+
     def information(self, cols):
         """Log-likelihood, gradient and observed information over the columns ``cols``.  Over
         one column the information is that column's curvature, from the fused pass of
