@@ -30,7 +30,7 @@ from .regression.priors import L1, L2
 from .regression.problem import Problem
 from .regression.result import FitResult
 from .inference.concordance import concordance
-from .inference.functional_form import functional_form
+from .inference.functional_form import TermPlot, functional_form, term_plot
 from .inference.global_tests import global_tests
 from .inference.lr_test import lr_test
 from .inference.per_sd import per_sd
@@ -87,7 +87,8 @@ __all__ = [
     "EmpiricalNull", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult",
     "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
     "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
-    "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TestResult",
+    "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TermPlot",
+    "TestResult",
     "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes",
     "bootstrap", "brier_score",
     "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "check_budget", "comparative",
@@ -101,5 +102,5 @@ __all__ = [
     "negative_control_estimates", "path", "per_sd", "ph_smooth", "ph_test",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
     "scaled_schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs",
-    "table_one", "time_dependent_auc", "uno_concordance", "wald_test",
+    "table_one", "term_plot", "time_dependent_auc", "uno_concordance", "wald_test",
 ]

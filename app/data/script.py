@@ -91,8 +91,8 @@ def python_script(spec: dict) -> str:
 def after_fit_lines(spec: dict) -> list[str]:
     """What the Results tab draws of an unpenalised fit: the Wald test of each term with
     several columns and each spline's hazard-ratio curve; for Cox, the PH check, the
-    residuals (each continuous covariate's functional form, the rows fitted worst, the
-    treatment's dfbeta) and, for one row per subject from time 0, the prediction metrics at
+    residuals (each continuous covariate's functional form, each spline's term plot without
+    cut points, the rows fitted worst, the treatment's dfbeta) and, for one row per subject from time 0, the prediction metrics at
     the quartiles of the event times and, without cut points and for a linear treatment
     without strata (a stratum's curve ends at its last follow-up), the adjusted curves at the
     event times."""
@@ -109,6 +109,10 @@ def after_fit_lines(spec: dict) -> list[str]:
               "         + list(cohort.variables)}             # and the splines' variables",
               "deviance = engine.residuals(res, \"deviance\")",
               "print(deviance.abs().nlargest(10))           # the rows fitted worst"]
+    curved = curved_variables(design)
+    if curved and not design["cut_points"]:     # R's termplot: each spline's shape
+        lines += ["term_plots = {name: engine.term_plot(res, name)  # with partial residuals",
+                  f"              for name in {curved!r}}}"]
     treatment = roles.get("treatment")
     linear = (treatment and treatment in roles["covariates"]
               and treatment not in (design.get("forms") or {}))
@@ -131,11 +135,16 @@ def after_fit_lines(spec: dict) -> list[str]:
     return lines
 
 
+def curved_variables(design: dict) -> list[str]:
+    """The variables the design enters as a spline or a polynomial."""
+    return [c for c, form in (design.get("forms") or {}).items()
+            if form[:-1] in ("ns", "rcs", "poly")]
+
+
 def term_lines(design: dict) -> list[str]:
     """A formula fit's joint Wald tests and the hazard-ratio curve of each spline or
     polynomial, over the range the fit saw (app/survival/terms.py)."""
-    curved = [c for c, form in (design.get("forms") or {}).items()
-              if form[:-1] in ("ns", "rcs", "poly")]
+    curved = curved_variables(design)
     if not (design.get("forms") or design.get("interactions")):
         return []
     lines = ["", "for term, columns in res.formula.terms.items():  # joint Wald test of each term",

@@ -341,6 +341,32 @@ def effect_figure(curve: pd.DataFrame, variable: str, reference: float,
     return fig
 
 
+def term_figure(points: pd.DataFrame, curve: pd.DataFrame, variable: str, term: str,
+                note: str = "") -> Figure:
+    """R's termplot with partial residuals (engine.term_plot): the part of the linear
+    predictor of the variable's term (line) with its pointwise 95% band (shaded), and the
+    partial residuals (dots: the martingale residual plus that part), whose scatter around
+    the line says whether the shape the fit chose agrees with the data.  ``points`` (x,
+    partial) are the rows to draw, ``curve`` (x, fit, lower, upper) in x order."""
+    height = 3.4 + (0.3 if note else 0.0)
+    fig = Figure(figsize=(WIDTH, height))
+    fig.subplots_adjust(left=0.75 / WIDTH, right=1 - 0.15 / WIDTH,
+                        bottom=(0.55 + (0.3 if note else 0.0)) / height, top=1 - 0.35 / height)
+    ax = fig.subplots()
+    ax.plot(points["x"], points["partial"], linestyle="none", marker=".", markersize=3,
+            color="#999999", alpha=0.6)
+    ax.fill_between(curve["x"], curve["lower"], curve["upper"], color=PALETTE[0], alpha=0.2,
+                    linewidth=0)
+    ax.plot(curve["x"], curve["fit"], color=PALETTE[0], linewidth=1.8)
+    ax.set_title(f"Partial residuals and the term {term}", fontsize=9, loc="left")
+    ax.set_xlabel(variable, fontsize=8)
+    ax.set_ylabel("part of the linear predictor (log HR)", fontsize=8)
+    ax.tick_params(labelsize=8)
+    if note:
+        fig.text(0.75 / WIDTH, 0.08 / height, note, fontsize=7, color="#555555")
+    return fig
+
+
 def residuals_figure(points: pd.DataFrame, smooth: pd.DataFrame, covariate: str,
                      influence: pd.DataFrame, coefficient: str, note: str = "",
                      null: bool = False) -> Figure:

@@ -1,5 +1,6 @@
 """Residuals of a kept Cox fit, shown inside Results: the functional form of a covariate
-(martingale residuals against it with R's lowess smooth: engine.functional_form), the rows with
+(martingale residuals against it with R's lowess smooth: engine.functional_form), the shape the
+fit gave it with the partial residuals around it (R's termplot: engine.term_plot), the rows with
 the most influence on a coefficient (dfbeta in standard errors) and the rows the model fits
 worst (deviance residuals), as R's residuals.coxph gives them (Therneau and Grambsch 2000,
 chapters 5 and 7).  Computed on request by the page's job runner in a worker thread (10^6 rows:
@@ -22,7 +23,7 @@ from panel.viewable import Viewer
 import engine
 
 from ..data.store import Store
-from ..shell.figures import residuals_figure, save, svg_markup
+from ..shell.figures import residuals_figure, save, svg_markup, term_figure
 from ..shell.job_runner import JobRunner
 from ..shell.widgets import markdown, show, table, while_visible
 
@@ -77,12 +78,14 @@ def drawn(values: np.ndarray, limit: int, seed: int = 0) -> np.ndarray:
 
 def residual_numbers(fit, covariate: str, coefficient: str, null: bool = False, cancel=None,
                      progress=None) -> dict:
-    """The numbers and the figure of the page (a worker thread may run it: no widget is
-    touched): the functional form (of the model without covariates: ``null``), dfbeta / SE
-    on ``coefficient``, the deviance residuals."""
+    """The numbers and the figures of the page (a worker thread may run it: no widget is
+    touched): the functional form (of the model without covariates: ``null``), the term
+    plot of ``covariate`` (``term``: None, with ``term_note`` saying why, when it has no term
+    of its own in the fit or the fit has cut points), dfbeta / SE on ``coefficient``, the
+    deviance residuals."""
     res = fit.result
     rows = subjects(res)
-    steps = ("functional form", "influence", "outliers")
+    steps = ("functional form", "term plot", "influence", "outliers")
 
     def step(k):
         if cancel is not None and cancel.is_set():
@@ -93,13 +96,15 @@ def residual_numbers(fit, covariate: str, coefficient: str, null: bool = False, 
     step(0)
     form = engine.functional_form(res, covariate, null=null)
     step(1)
+    term, term_note = _term_plot(res, covariate)
+    step(2)
     dfbeta = engine.residuals(res, "dfbeta", columns=[coefficient])[coefficient].to_numpy()
     dfbetas = dfbeta / float(res.se[coefficient])
-    step(2)
+    step(3)
     deviance = engine.residuals(res, "deviance").to_numpy()
     martingale = (engine.residuals(res).to_numpy() if null
                   else form["martingale"].to_numpy())           # the fit's, for the table
-    step(3)
+    step(4)
     base = pd.DataFrame({"row": np.arange(1, rows.n + 1), "time": np.asarray(rows.time),
                          "event": np.asarray(rows.event)})
     # the covariate's value in each row (an interval of a cut-point fit: the covariate's)
@@ -118,9 +123,30 @@ def residual_numbers(fit, covariate: str, coefficient: str, null: bool = False, 
     figure = residuals_figure(form.iloc[dots], curve, covariate,
                               pd.DataFrame({"row": spikes + 1, "dfbetas": dfbetas[spikes]}),
                               coefficient, note, null)
-    return {"covariate": covariate, "coefficient": coefficient, "null": null, "form": form,
-            "influence": influence, "outliers": outliers, "figure": figure,
-            "svg": svg_markup(figure, tight=False)}
+    out = {"covariate": covariate, "coefficient": coefficient, "null": null, "form": form,
+           "influence": influence, "outliers": outliers, "figure": figure,
+           "svg": svg_markup(figure, tight=False), "term": term, "term_note": term_note}
+    if term is not None:
+        dots = drawn(term.rows["partial"].to_numpy(), MAX_DOTS)
+        curve = term.curve.iloc[np.unique(np.linspace(0, len(term.curve) - 1,
+                                                      MAX_CURVE).astype(int))]
+        out["term_figure"] = term_figure(
+            term.rows.iloc[dots], curve, covariate, term.term,
+            f"{dots.size:,} of {rows.n:,} rows drawn (the line is of every row)"
+            if dots.size < rows.n else "")
+        out["term_svg"] = svg_markup(out["term_figure"], tight=False)
+    return out
+
+
+def _term_plot(res, covariate: str):
+    """(engine.term_plot of ``covariate``, '') or (None, why there is none)."""
+    if res.spec.get("cut_points"):
+        return None, ("A fit with cut points has a coefficient per interval: its terms "
+                      "depend on time, so no term plot.")
+    try:
+        return engine.term_plot(res, covariate), ""
+    except ValueError as exc:       # no term of its own (an interaction only): say so
+        return None, f"No term plot: {exc}"
 
 
 def _column(cohort, name: str) -> np.ndarray:
@@ -147,9 +173,14 @@ class ResidualsView(Viewer):
         self.runner = JobRunner(self.status, [self.button])
         self.figure = pn.pane.SVG(sizing_mode="stretch_width", max_width=1000,
                                   css_classes=["residuals-figure"])
+        self.term_note = markdown(sizing_mode="stretch_width", css_classes=["term-note"])
+        self.term_figure = pn.pane.SVG(sizing_mode="stretch_width", max_width=1000,
+                                       css_classes=["term-figure"])
         self.influence = table(css_classes=["residuals-influence"])
         self.outliers = table(css_classes=["residuals-outliers"])
-        self.results = pn.Column(self.figure, "#### Most influential rows", self.influence,
+        self.results = pn.Column(self.figure, "#### The term's shape and its partial residuals "
+                                 "(R's termplot)", self.term_note, self.term_figure,
+                                 "#### Most influential rows", self.influence,
                                  "#### Rows fitted worst", self.outliers, visible=False,
                                  sizing_mode="stretch_width")
         # what has nothing to show yet is left out of the page (widgets.while_visible)
@@ -161,7 +192,8 @@ class ResidualsView(Viewer):
         """The fit shown in Results: clear the last residuals, offer its covariates."""
         self._fit, self.shown = fit, None
         self.results.visible = False
-        self.figure.object = None
+        self.figure.object = self.term_figure.object = None
+        self.term_note.object = ""
         self.influence.value = self.outliers.value = pd.DataFrame()
         self.status.object = ""
         why = why_not(fit)
@@ -180,7 +212,11 @@ class ResidualsView(Viewer):
             "**Functional form**: the martingale residuals against a covariate with R's lowess "
             "smooth; a flat smooth says its form in the fit is right, a bend says where (try "
             "a spline, ns(x, df=4), on the Design tab); those of the model without covariates "
-            "show each covariate's form before any is chosen. **Influence**: how far each row "
+            "show each covariate's form before any is chosen. **Term plot**: the shape the fit "
+            "gave the covariate (its term's part of the log hazard ratio, centred as R's "
+            "termplot, with a 95% band) and the partial residuals around it; dots that stray "
+            "from the line in one region say the shape misses there. **Influence**: how far "
+            "each row "
             "moves a coefficient, in standard errors, when it is left out (dfbeta / SE). "
             "**Outliers**: the rows the model fits worst (largest deviance residuals). Rows "
             "are numbered 1 to n among the rows fitted (rows dropped for a missing value are "
@@ -219,6 +255,12 @@ class ResidualsView(Viewer):
     def _show(self, result: dict) -> None:
         self.shown = result
         self.figure.object = result["svg"]
+        self.term_figure.object = result.get("term_svg")
+        term = result["term"]
+        self.term_note.object = (result["term_note"] if term is None else
+                                 f"The term **{term.term}** of {result['covariate']}: line, its "
+                                 "part of the log hazard ratio (95% band); dots, the partial "
+                                 "residuals (martingale residual plus that part).")
         show(self.influence, result["influence"], 4)
         show(self.outliers, result["outliers"], 4)
         self.results.visible = True
@@ -235,7 +277,18 @@ class ResidualsView(Viewer):
                     "martingale": "martingale (no covariates)" if r["null"] else "martingale"})
                 .to_csv(index=False).encode(),
                 "influence.csv": r["influence"].to_csv(index=False).encode(),
-                "outliers.csv": r["outliers"].to_csv(index=False).encode()}
+                "outliers.csv": r["outliers"].to_csv(index=False).encode(),
+                **self._term_files(r)}
+
+    @staticmethod
+    def _term_files(r: dict) -> dict[str, bytes]:
+        """The term plot's figure and its curve, when the covariate has a term."""
+        if r["term"] is None:
+            return {}
+        return {"term_plot.png": save(r["term_figure"], "png", tight=False),
+                "term_plot.svg": save(r["term_figure"], "svg", tight=False),
+                "term_plot.csv": r["term"].curve.rename(columns={"x": r["covariate"]})
+                .to_csv(index=False).encode()}
 
     def __panel__(self):
         return pn.Column(self.info,

@@ -34,6 +34,8 @@ from .splines import ns, rcs
 
 CONTEXT = {"ns": ns, "rcs": rcs}
 _SURV = re.compile(r"^\s*Surv\s*\((?P<args>[^()]*)\)\s*$")
+# a transform's name and its opening parenthesis, ns(, np.log(, I(
+_CALL = re.compile(r"[A-Za-z_][\w.]*\(")
 _STRATA = re.compile(r"^strata\s*\((?P<args>[^()]*)\)$")
 _FACTOR = re.compile(r"factor `(?P<factor>[^`]*)`")
 _UNDEFINED = re.compile(r"name '(?P<name>[^']+)' is not defined")
@@ -94,9 +96,32 @@ def _reads(term):
 
 def _written(term):
     """A term as formulaic parses it again: its label drops the backticks around a column
-    name that is not an identifier (`age at release`), this puts them back."""
-    return ":".join(f"`{f.expr}`" if f.eval_method is Factor.EvalMethod.LOOKUP
-                    and not f.expr.isidentifier() else str(f) for f in term.factors)
+    name that is not an identifier (`age at release`) and the braces around a Python
+    expression ({age ** 2}, which unbraced is the formula power age ** 2 = age: the term was
+    lost), this puts them back."""
+    return ":".join(_written_factor(f) for f in term.factors)
+
+
+def _written_factor(factor) -> str:
+    if factor.eval_method is Factor.EvalMethod.LOOKUP:
+        return factor.expr if factor.expr.isidentifier() else f"`{factor.expr}`"
+    if factor.eval_method is Factor.EvalMethod.PYTHON and not _one_call(factor.expr):
+        return "{" + factor.expr + "}"
+    return str(factor)
+
+
+def _one_call(expr: str) -> bool:
+    """Whether ``expr`` is one call, ns(bmi, df=4), its parenthesis closing at the end (not
+    f(a) + g(b)); brackets inside strings are not looked for (column names are)."""
+    start = _CALL.match(expr)
+    if start is None:
+        return False
+    depth = 0
+    for k in range(start.end() - 1, len(expr)):
+        depth += {"(": 1, ")": -1}.get(expr[k], 0)
+        if depth == 0:
+            return k == len(expr) - 1
+    return False
 
 
 def _typical(series):

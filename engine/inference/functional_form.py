@@ -10,18 +10,27 @@ first look (survminer's ggcoxfunctional).
 
 The smooth is R's ``lowess`` (engine.inference.lowess: Cleveland's algorithm with R's
 defaults, f = 2/3, 3 robustness iterations, delta = 1% of the range), on every row.
+
+Once a form is chosen, ``term_plot`` shows how well it fits, as R's ``termplot(fit,
+partial.resid = TRUE, se = TRUE)``: the part of the linear predictor of the variable's term (a
+spline's whole basis) with its pointwise band, and the partial residuals (the martingale
+residual plus that part) scattered around it.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy import stats
 
 from .lowess import lowess
 from .ph_test import fitted_cohort
 from .residuals import residuals
 from ..data.cohort import Cohort
 from ..regression.fit import fit
+from ..regression.predict import column_centres, term_columns
 
 
 def functional_form(res, covariate, cohort=None, null: bool = False, frac: float = 2 / 3,
@@ -54,6 +63,77 @@ def functional_form(res, covariate, cohort=None, null: bool = False, frac: float
     x = _values(res, covariate, cohort, martingale.size)
     smooth = lowess(x, martingale, frac, int(iterations))
     return pd.DataFrame({"x": x, "martingale": martingale, "smooth": smooth})
+
+
+@dataclass
+class TermPlot:
+    """What R's termplot draws for one variable of a Cox fit.
+
+    term : the fit's term(s) that read only the variable ("ns(age, df=3)"; terms joined by
+        " + " when several do, as "age + I(age ** 2)")
+    rows : DataFrame, one row per fitted row: x (the variable), partial (the martingale
+        residual plus the term's part of the linear predictor: R's partial residual)
+    curve : DataFrame at each distinct x, ascending: x, fit (the term's part of the linear
+        predictor, centred at R's fit$means: predict(type = "terms")), se, lower, upper (the
+        pointwise band at ``level``; NaN for a penalised fit)
+    """
+
+    term: str
+    rows: pd.DataFrame
+    curve: pd.DataFrame
+
+
+def term_plot(res, variable: str, level: float = 0.95) -> TermPlot:
+    """The term of ``variable`` in the Cox fit ``res`` against the variable, with its band and
+    the partial residuals (R's termplot(fit, terms, partial.resid = TRUE, se = TRUE)): the
+    curve is the shape the fit gave the variable (a spline's dose-response), the residuals'
+    scatter around it whether the data agree.
+
+    variable : a covariate of the fit, or a variable its formula reads through a spline or a
+        polynomial; its term(s) must read no other variable (an interaction's part depends on
+        the other one: see engine.effect_curve)
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    if res.spec.get("cut_points"):
+        raise ValueError("a fit with cut points has a coefficient per interval: its terms "
+                         "depend on time. Take the term plot of the fit without cut points.")
+    labels, cols = _terms_of(res, variable)
+    rows = _subjects(res, None)
+    x = _values(res, variable, None, rows.n)
+    beta = res.coef.to_numpy(float)[cols]
+    d = rows.X[:, cols].toarray() - column_centres(rows)[cols]
+    part = d @ beta
+    partial = residuals(res, "martingale").to_numpy() + part
+    xs, first = np.unique(x, return_index=True)
+    V = (None if res.penalized.to_numpy().any() or not np.isfinite(beta).all()
+         else res.cov.to_numpy()[np.ix_(cols, cols)])
+    se = (np.full(xs.size, np.nan) if V is None else
+          np.sqrt(np.maximum(np.einsum("mk,kl,ml->m", d[first], V, d[first]), 0.0)))
+    z = stats.norm.ppf(0.5 + level / 2)
+    fit_ = part[first]
+    curve = pd.DataFrame({"x": xs, "fit": fit_, "se": se, "lower": fit_ - z * se,
+                          "upper": fit_ + z * se})
+    return TermPlot(" + ".join(labels), pd.DataFrame({"x": x, "partial": partial}), curve)
+
+
+def _terms_of(res, variable):
+    """(labels, coefficient positions) of the fit's terms that read ``variable`` alone."""
+    formula = getattr(res, "formula", None)
+    columns = term_columns(res)
+    if formula is None:
+        if variable not in columns:
+            raise ValueError(f"{variable!r} is not a covariate of the fit (its covariates: "
+                             f"{list(columns)})")
+        return [variable], columns[variable]
+    labels = [label for label in columns if formula.reads[label] == {variable}]
+    if not labels:
+        shared = [label for label in columns if variable in formula.reads[label]]
+        raise ValueError(f"{variable!r} has no term of its own in the formula {formula.text!r}"
+                         + (f": it enters only through {shared}, whose part depends on the "
+                            "other variable (engine.effect_curve draws it at chosen values)"
+                            if shared else f"; its variables are {formula.variables}"))
+    return labels, [j for label in labels for j in columns[label]]
 
 
 def _values(res, covariate, cohort, n):

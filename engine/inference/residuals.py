@@ -38,6 +38,7 @@ from .ph_test import cox_fit_rows, information
 from ..core.memory import available_bytes
 from ..data.episodes import episode_rows
 from ..data.risk_set import RiskSets, event_time_means, event_time_terms
+from ..regression.predict import column_centres, term_columns
 
 KINDS = ("martingale", "deviance", "score", "dfbeta", "dfbetas", "partial")
 # The dense working copies of one block of covariates (the block's columns, its risk-set
@@ -129,26 +130,20 @@ def _dfbeta(design, inverse, w, strata, per_subject, n_out):
 
 
 def _partial(res, rows, keep, beta, design, martingale, columns):
-    """Per term: the martingale residual plus sum over the term's columns of beta_c (x_c -
-    m_c), m_c 0 for a 0/1 column and else its (weighted) mean, R's fit$means (survival 3.x);
-    the terms of the fit's formula, or one per covariate."""
-    names = [rows.names[j] for j in keep]
-    formula = getattr(res, "formula", None)
-    terms = ({term: [names.index(c) for c in cols if c in names]
-              for term, cols in formula.terms.items()} if formula is not None
-             else {name: [j] for j, name in enumerate(names)})
+    """Per term (predict.term_columns: the fit's formula's, or one per covariate): the
+    martingale residual plus the term's part of the linear predictor, sum over its columns of
+    beta_c (x_c - m_c), m R's fit$means (predict.column_centres), as predict(type="terms")."""
+    where = {j: k for k, j in enumerate(keep)}      # coefficient -> column of ``design``
+    terms = {term: [where[j] for j in cols if j in where]
+             for term, cols in term_columns(res).items()}
     terms = {term: cols for term, cols in terms.items() if cols}
     chosen = [list(terms)[i] for i in _wanted(list(terms), columns, "terms")]
     _check_memory("partial", rows.n, len(chosen), rows.n, 1, "terms")
-    w = None if rows.weights is None else np.asarray(rows.weights)
-    binary = np.asarray(rows.binary)[keep]
+    centre = column_centres(rows)[keep]
     out = {}
     for term in chosen:
-        part = martingale.copy()
-        for j in terms[term]:
-            x = design[:, j].toarray().ravel()
-            part += beta[j] * (x - (0.0 if binary[j] else np.average(x, weights=w)))
-        out[term] = part
+        cols = terms[term]
+        out[term] = martingale + (design[:, cols].toarray() - centre[cols]) @ beta[cols]
     return pd.DataFrame(out)
 
 

@@ -24,7 +24,7 @@ from scipy import stats
 
 from ..core.errors import DataWarning
 
-TYPES = ("lp", "risk", "expected", "survival")
+TYPES = ("lp", "risk", "expected", "survival", "terms")
 CONF_TYPES = ("log", "log-log", "plain")
 REFERENCES = ("sample", "strata", "zero")
 
@@ -147,7 +147,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> p
         delta method would give risk se(lp)), "expected" (the cumulative hazard over the
         row's follow-up: newdata needs the fit's time column, and its start column for
         counting-process data; for the fitted rows of an Efron fit, as R, an event takes only
-        its Efron share of the increment at its own time), "survival" (exp(-expected)).
+        its Efron share of the increment at its own time), "survival" (exp(-expected)), or
+        "terms" (each term's part of the linear predictor, ``terms``).
     reference : the centre of "lp" and "risk", as R's: "strata" (the default: the weighted
         means within the row's stratum; for an unstratified fit the weighted column means, R's
         fit$means), "sample" (those overall means) or "zero" (no centring).  "expected" and
@@ -157,6 +158,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> p
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
+    if type == "terms":
+        return terms(res, newdata)
     b = cox_baseline(res)
     keep, V = covariance(res)
     Z, strata, index, cohort = rows_of(res, newdata)
@@ -187,6 +190,52 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> p
         se = fit * se
     fit[past], se[past] = np.nan, np.nan
     return pd.DataFrame({"fit": fit, "se": se}, index=index)
+
+
+def term_columns(res) -> dict[str, list[int]]:
+    """Each term of the fit (those of its formula; else one a covariate) -> the positions of
+    its coefficients in ``res.coef``."""
+    names = list(res.coef.index)
+    formula = getattr(res, "formula", None)
+    if formula is None:
+        return {name: [j] for j, name in enumerate(names)}
+    at = {name: j for j, name in enumerate(names)}
+    found = {term: [at[c] for c in cols if c in at] for term, cols in formula.terms.items()}
+    return {term: cols for term, cols in found.items() if cols}
+
+
+def column_centres(cohort) -> np.ndarray:
+    """R's fit$means (survival 3.x): 0 for a 0/1 column, else its weighted mean over the
+    fitted rows; the centre of each term's part of the linear predictor."""
+    w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
+    means = np.asarray(cohort.X.T @ w).ravel() / w.sum()
+    return np.where(np.asarray(cohort.binary), 0.0, means)
+
+
+def terms(res, newdata=None) -> pd.DataFrame:
+    """Each term's part of the linear predictor, sum over its columns of beta_c (x_c - m_c)
+    (m: column_centres), and its standard error, of each row of ``newdata`` (default the
+    fitted rows): R's ``predict(fit, newdata, type = "terms", se.fit = TRUE)``, what R's
+    termplot draws.  A spline's whole basis is one term.
+
+    Returns a DataFrame with a column per term under "fit" and under "se" (``out["fit"]
+    ["ns(age, df=3)"]``); NaN for a term with a coefficient that is not an estimate, and every
+    se NaN for a penalised fit (no covariance).
+    """
+    cox_baseline_checked(res)
+    Z, _, index, cohort = rows_of(res, newdata)
+    beta = res.coef.to_numpy(float)
+    centre = column_centres(cohort)
+    V = None if res.penalized.to_numpy().any() else res.cov.to_numpy()
+    fit, se = {}, {}
+    for term, cols in term_columns(res).items():
+        d = Z[:, cols].toarray() - centre[cols]
+        fit[term] = d @ beta[cols]
+        se[term] = (np.full(d.shape[0], np.nan) if V is None else
+                    np.sqrt(np.maximum(np.einsum("mk,kl,ml->m", d, V[np.ix_(cols, cols)], d),
+                                       0.0)))
+    return pd.concat({"fit": pd.DataFrame(fit, index=index),
+                      "se": pd.DataFrame(se, index=index)}, axis=1)
 
 
 def predict_survival(res, newdata, times=None, conf_type: str = "log",

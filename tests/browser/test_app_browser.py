@@ -251,6 +251,7 @@ def test_cut_point_gives_two_coefficients(page):
         f"{dfbeta[largest] / cut_fit.se['fin[10,inf)']:.4f}")
     expect(pg.locator(".residuals-figure img")).to_be_visible()
     expect(pg.locator(".residuals-status")).to_contain_text("432 rows")
+    expect(pg.locator(".term-note")).to_contain_text("cut points")     # no term plot: why
     shot(pg, "results_residuals")
     # both fits side by side in the comparison tables
     tab(pg, "Kept fits")

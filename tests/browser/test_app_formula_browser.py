@@ -1,8 +1,9 @@
 """The served app in headless Chromium: a natural spline for age on rossi chosen on the Design
 tab, a bad formula refused with the engine's message, an interaction typed in the formula box;
 the fit's Wald table on Results equals engine.wald_test of engine.fit with the same formula, and
-the hazard-ratio curve of age is drawn. Screenshots in tests/artifacts/design_formula.png and
-results_splines.png."""
+the hazard-ratio curve of age is drawn, and the Residuals page's term plot of age (R's termplot)
+is the engine's. Screenshots in tests/artifacts/design_formula.png, results_splines.png and
+results_term_plot.png."""
 
 from __future__ import annotations
 
@@ -62,3 +63,13 @@ def test_spline_and_interaction_give_the_engines_wald_table(page):
     expect(pg.get_by_text(re.compile(
         r"each spline's or polynomial's hazard ratio against its variable"))).to_be_visible()
     shot(pg, "results_splines")
+    # the spline's shape with its partial residuals (engine.term_plot = R's termplot, in
+    # tests/engine/inference/test_term_plot.py; the page's numbers are the engine's in
+    # tests/app/survival/test_app_residuals.py)
+    tab(pg, "Residuals")
+    field(pg, "Functional form of").locator("select").select_option("age")
+    pg.get_by_role("button", name="Show residuals").click()
+    expect(pg.locator(".term-note")).to_contain_text("The term ns(age, df=4) of age")
+    expect(pg.locator(".term-figure img")).to_be_visible()
+    pg.locator(".term-figure").scroll_into_view_if_needed()
+    shot(pg, "results_term_plot")

@@ -265,6 +265,10 @@ def test_script_reproduces_a_fit_with_splines_and_interactions(store, typed, wri
     assert sorted(ns["hr_curves"]) == sorted(shown) and shown
     for name, curve in shown.items():
         pd.testing.assert_frame_equal(ns["hr_curves"][name], curve, rtol=1e-8)
+    assert sorted(ns["term_plots"]) == sorted(shown)      # the Residuals page's term plots
+    for name, plot in ns["term_plots"].items():
+        pd.testing.assert_frame_equal(plot.curve, engine.term_plot(kept.result, name).curve,
+                                      rtol=1e-8)
 
 
 def test_script_with_event_codes_and_start_stop():

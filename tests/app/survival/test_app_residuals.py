@@ -1,5 +1,6 @@
 """The Results page of residuals (app/survival/residuals.py): what it shows is the engine's
-(engine.functional_form and engine.residuals, which tests/engine/inference checks against R),
+(engine.functional_form, engine.term_plot and engine.residuals, which tests/engine/inference
+checks against R),
 the extremes of its tables are the largest rows, a sample of dots keeps every extreme row,
 and a fit it cannot serve (a penalised one) is a message, never a traceback."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("panel")
@@ -41,9 +43,15 @@ def test_the_page_shows_the_engines_residuals(rossi_results):
                                rtol=1e-12)
     assert view.figure.object.startswith("<svg") and "Martingale residuals against age" in \
         view.figure.object
+    term = engine.term_plot(res, "age")
+    pd.testing.assert_frame_equal(view.shown["term"].curve, term.curve)
+    assert "The term **age** of age" in view.term_note.object
+    assert "Partial residuals and the term age" in view.term_figure.object
     files = view.files()
     assert set(files) == {"residuals.png", "residuals.svg", "functional_form.csv",
-                          "influence.csv", "outliers.csv"}
+                          "influence.csv", "outliers.csv", "term_plot.png", "term_plot.svg",
+                          "term_plot.csv"}
+    assert files["term_plot.csv"].decode().splitlines()[0] == "age,fit,se,lower,upper"
     assert files["residuals.png"][:4] == b"\x89PNG"
     assert files["functional_form.csv"].decode().splitlines()[0] == "age,martingale,smooth"
 
@@ -81,6 +89,10 @@ def test_a_splines_variable_is_offered(rossi_results):
     res = results.workbench.fits[-1].result
     np.testing.assert_array_equal(view.shown["form"]["smooth"],
                                   engine.functional_form(res, "age")["smooth"])
+    assert view.shown["term"].term == "ns(age, df=3)"      # the spline's shape, R's termplot
+    pd.testing.assert_frame_equal(view.shown["term"].curve,
+                                  engine.term_plot(res, "age").curve)
+    assert "Partial residuals and the term ns(age, df=3)" in view.term_figure.object
 
 
 def test_a_sample_of_dots_keeps_every_extreme_row():

@@ -211,3 +211,15 @@ def test_names_in_backticks_stay_quoted_in_the_parsed_formula():
     assert cohort.names == ["body mass", "treat", "body mass:treat"]
     assert cohort.strata_columns == ("site name",)
     assert cohort.formula.reads["body mass:treat"] == {"body mass", "treat"}
+
+
+def test_a_python_expression_term_is_kept():
+    """{age ** 2} is a Python expression; written back unbraced it is the formula power
+    age ** 2, which is age again, and the term was silently lost."""
+    df = frame()
+    cohort, res, cph = fit_both(df, "age + {age ** 2} + {np.log(age) + 1}")
+    assert cohort.names == ["age", "age ** 2", "np.log(age) + 1"]
+    X = cohort.X.toarray()
+    np.testing.assert_allclose(X[:, 1], df["age"] ** 2)
+    np.testing.assert_allclose(X[:, 2], np.log(df["age"]) + 1)
+    np.testing.assert_allclose(res.coef[cph.params_.index], cph.params_, rtol=1e-6)
