@@ -252,6 +252,7 @@ class DescribeView(Viewer):
         self._fig = None
         self._curves = None
         self._pending = {}
+        self.status.object = ""
         for widget in (self.t1_table, self.test_table, self.medians, self.at_table, self.rmst):
             widget.value = pd.DataFrame()
         self.frames = {}
