@@ -13,6 +13,9 @@ opens), taken from the sessions that six users arriving together wait for.
 
 The app's own log (``survscan.app``: every message a user was shown, and why a job failed)
 follows ``--log-level`` as Bokeh's does (``panel serve`` leaves it at warnings only).
+
+As it starts, the server compiles the engine's kernels in a background thread
+(app/shell/warm_up.py), before the first user's first fit needs them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import sys
 from bokeh.settings import settings
 from panel.command.serve import Serve
 from tornado.web import GZipContentEncoding
+
+from .shell.warm_up import warm_up
 
 
 class KeptStaticGzip(GZipContentEncoding):
@@ -85,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app.serve",
                                      description="panel serve, with compressed responses")
     command = CompressedServe(parser=parser)
-    ok = command.invoke(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    warm_up()
+    ok = command.invoke(args)
     return 0 if ok in (None, True) else 1
 
 
