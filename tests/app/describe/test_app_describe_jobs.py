@@ -1,5 +1,6 @@
-"""The Describe tab in the served app: its sections computed by the page's job runner in a
-worker thread (app/describe/sections.py), the same numbers as computed at once; a newer choice
+"""The Describe tab in the served app on more than INLINE_ROWS rows: its sections computed by
+the page's job runner in a worker thread (app/describe/sections.py), the same numbers as
+computed at once (as for fewer rows, and in a script); a newer choice
 made while a job runs wins, numbers of data replaced meanwhile are not shown, Cancel keeps the
 page, an export computes what waits at once.  ``served`` is patched true: outside a server
 Panel runs the runner's coroutine to its end at once, so each change is done when it returns.
@@ -24,8 +25,10 @@ def rossi_view() -> DescribeView:
 
 @pytest.fixture
 def in_jobs(monkeypatch):
-    """A rossi view computing in jobs (views made before it compute at once: they did)."""
+    """A rossi view computing in jobs, as the served app does for more than INLINE_ROWS
+    rows (views made before it compute at once: they did)."""
     monkeypatch.setattr(describe_view, "served", lambda: True)
+    monkeypatch.setattr(describe_view, "INLINE_ROWS", 0)
     return rossi_view()
 
 
@@ -179,3 +182,11 @@ def test_an_export_while_a_job_runs_shows_the_last_choice(request, monkeypatch):
     view.group.value = "race"
     assert exported[0]["logrank.csv"] == at_once.report_files()["logrank.csv"]
     assert_same_page(page_numbers(view), page_numbers(at_once))
+
+
+def test_small_data_is_described_at_once_in_the_served_app(monkeypatch):
+    monkeypatch.setattr(describe_view, "served", lambda: True)
+    view = rossi_view()                                   # 432 rows <= INLINE_ROWS
+    view.group.value = "race"
+    assert view.status.object == "" and view.runner.last_outcome == ""
+    assert "chi-square = 0.58" in view.test_text.object
