@@ -96,7 +96,8 @@ def residual_numbers(fit, covariate: str, coefficient: str, null: bool = False, 
     step(0)
     form = engine.functional_form(res, covariate, null=null)
     step(1)
-    term, term_note = _term_plot(res, covariate)
+    term, term_note = _term_plot(res, covariate,
+                                 None if null else form["martingale"].to_numpy())
     step(2)
     dfbeta = engine.residuals(res, "dfbeta", columns=[coefficient])[coefficient].to_numpy()
     dfbetas = dfbeta / float(res.se[coefficient])
@@ -138,13 +139,14 @@ def residual_numbers(fit, covariate: str, coefficient: str, null: bool = False, 
     return out
 
 
-def _term_plot(res, covariate: str):
-    """(engine.term_plot of ``covariate``, '') or (None, why there is none)."""
+def _term_plot(res, covariate: str, martingale):
+    """(engine.term_plot of ``covariate``, '') or (None, why there is none); ``martingale``:
+    the fit's residuals when the functional form has them."""
     if res.spec.get("cut_points"):
         return None, ("A fit with cut points has a coefficient per interval: its terms "
                       "depend on time, so no term plot.")
     try:
-        return engine.term_plot(res, covariate), ""
+        return engine.term_plot(res, covariate, martingale=martingale), ""
     except ValueError as exc:       # no term of its own (an interaction only): say so
         return None, f"No term plot: {exc}"
 

@@ -83,7 +83,7 @@ class TermPlot:
     curve: pd.DataFrame
 
 
-def term_plot(res, variable: str, level: float = 0.95) -> TermPlot:
+def term_plot(res, variable: str, level: float = 0.95, martingale=None) -> TermPlot:
     """The term of ``variable`` in the Cox fit ``res`` against the variable, with its band and
     the partial residuals (R's termplot(fit, terms, partial.resid = TRUE, se = TRUE)): the
     curve is the shape the fit gave the variable (a spline's dose-response), the residuals'
@@ -92,6 +92,8 @@ def term_plot(res, variable: str, level: float = 0.95) -> TermPlot:
     variable : a covariate of the fit, or a variable its formula reads through a spline or a
         polynomial; its term(s) must read no other variable (an interaction's part depends on
         the other one: see engine.effect_curve)
+    martingale : the fit's martingale residuals when the caller has them (functional_form's
+        column of the fit's own, not the null model's): 0.8 s of 1.0 s at 10^6 rows
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
@@ -104,7 +106,12 @@ def term_plot(res, variable: str, level: float = 0.95) -> TermPlot:
     beta = res.coef.to_numpy(float)[cols]
     d = rows.X[:, cols].toarray() - column_centres(rows)[cols]
     part = d @ beta
-    partial = residuals(res, "martingale").to_numpy() + part
+    if martingale is None:
+        martingale = residuals(res, "martingale").to_numpy()
+    elif np.shape(martingale) != (rows.n,):
+        raise ValueError(f"martingale must hold one residual per fitted row ({rows.n}), got "
+                         f"shape {np.shape(martingale)}")
+    partial = np.asarray(martingale, float) + part
     xs, first = np.unique(x, return_index=True)
     V = (None if res.penalized.to_numpy().any() or not np.isfinite(beta).all()
          else res.cov.to_numpy()[np.ix_(cols, cols)])

@@ -45,6 +45,7 @@ def test_the_page_shows_the_engines_residuals(rossi_results):
         view.figure.object
     term = engine.term_plot(res, "age")
     pd.testing.assert_frame_equal(view.shown["term"].curve, term.curve)
+    pd.testing.assert_frame_equal(view.shown["term"].rows, term.rows, rtol=1e-12)
     assert "The term **age** of age" in view.term_note.object
     assert "Partial residuals and the term age" in view.term_figure.object
     files = view.files()

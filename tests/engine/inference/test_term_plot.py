@@ -36,6 +36,8 @@ def test_curves_against_r_termplot(rossi, res, variable, term):
     np.testing.assert_allclose(plot.curve["upper"] - plot.curve["fit"], z * plot.curve["se"])
     partial = engine.residuals(res, "partial", columns=[term])[term]
     np.testing.assert_allclose(plot.rows["partial"], partial, atol=1e-12)
+    given = engine.term_plot(res, variable, martingale=engine.residuals(res).to_numpy())
+    pd.testing.assert_frame_equal(given.rows, plot.rows)
     np.testing.assert_array_equal(plot.rows["x"], rossi[variable].to_numpy(float))
 
 
@@ -80,3 +82,5 @@ def test_refusals_name_the_way_out(rossi, res):
         engine.term_plot(cut, "age")
     with pytest.raises(ValueError, match="level"):
         engine.term_plot(res, "age", level=1.5)
+    with pytest.raises(ValueError, match="one residual per fitted row"):
+        engine.term_plot(res, "age", martingale=np.zeros(3))
