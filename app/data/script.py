@@ -92,10 +92,10 @@ def after_fit_lines(spec: dict) -> list[str]:
     """What the Results tab draws of an unpenalised fit: the Wald test of each term with
     several columns and each spline's hazard-ratio curve; for Cox, the PH check, the
     residuals (each continuous covariate's functional form, each spline's term plot without
-    cut points, the rows fitted worst, the treatment's dfbeta) and, for one row per subject from time 0, the prediction metrics at
-    the quartiles of the event times and, without cut points and for a linear treatment
-    without strata (a stratum's curve ends at its last follow-up), the adjusted curves at the
-    event times."""
+    cut points, the rows fitted worst, the treatment's dfbeta) and, for one row per subject
+    from time 0, the prediction metrics at the quartiles of the event times and, without cut
+    points and for a linear treatment without strata (a stratum's curve ends at its last
+    follow-up), the adjusted curves at the event times."""
     roles, design, opts = spec["roles"], spec["design"], spec["options"]
     if opts["penalty"] != "none":
         return []

@@ -8,8 +8,8 @@ server runs the first steps of an analysis once, on the bundled rossi sample, in
 thread as it starts: the fits a user runs (Cox with Efron and Breslow ties, L1), their tests,
 the Describe tab's curves and Table 1, the PH check, the residuals and their smooth, adjusted
 curves, the prediction metrics, and one figure (matplotlib's font cache): 24.7 s on a fresh
-install, 3 s with the kernels cached; the first fit then takes 0.01 s.  A user who clicks meanwhile waits only for what is still
-being compiled.
+install, 3 s with the kernels cached; the first fit then takes 0.01 s.  A user who clicks
+meanwhile waits only for what is still being compiled.
 """
 
 from __future__ import annotations

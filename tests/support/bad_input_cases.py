@@ -570,7 +570,8 @@ CASES += [
         NEW.assign(s="zzz")), (E, CE, r"'s' \(newdata column of the term 's'\).*levels the "
                                       r"model was not fitted on: row 0 = 'zzz'.*\['a', 'b'\]")),
     ("prediction", "predict type typo", lambda: _fitted().predict(NEW, type="hazard"), (E,
-     ValueError, r"type must be one of \('lp', 'risk', 'expected', 'survival', 'terms'\), got 'hazard'")),
+     ValueError, r"type must be one of \('lp', 'risk', 'expected', 'survival', 'terms'\), "
+                 r"got 'hazard'")),
     ("prediction", "expected without follow-up", lambda: _fitted().predict(
         NEW.drop(columns="t"), type="expected"), (E, ValueError,
      r"newdata lacks the column\(s\) \['t'\]")),
