@@ -218,8 +218,8 @@ class ResidualsView(Viewer):
             "gave the covariate (its term's part of the log hazard ratio, centred as R's "
             "termplot, with a 95% band) and the partial residuals around it; dots that stray "
             "from the line in one region say the shape misses there. **Influence**: how far "
-            "each row "
-            "moves a coefficient, in standard errors, when it is left out (dfbeta / SE). "
+            "each row moves a coefficient, in standard errors, when it is left out (dfbeta / "
+            "SE). "
             "**Outliers**: the rows the model fits worst (largest deviance residuals). Rows "
             "are numbered 1 to n among the rows fitted (rows dropped for a missing value are "
             "not counted).")

@@ -30,7 +30,7 @@ from .ph_test import fitted_cohort
 from .residuals import residuals
 from ..data.cohort import Cohort
 from ..regression.fit import fit
-from ..regression.predict import column_centres, term_columns
+from ..regression.predict import column_centres, term_columns, term_part
 
 
 def functional_form(res, covariate, cohort=None, null: bool = False, frac: float = 2 / 3,
@@ -103,22 +103,16 @@ def term_plot(res, variable: str, level: float = 0.95, martingale=None) -> TermP
     labels, cols = _terms_of(res, variable)
     rows = _subjects(res, None)
     x = _values(res, variable, None, rows.n)
-    beta = res.coef.to_numpy(float)[cols]
-    d = rows.X[:, cols].toarray() - column_centres(rows)[cols]
-    part = d @ beta
     if martingale is None:
         martingale = residuals(res, "martingale").to_numpy()
     elif np.shape(martingale) != (rows.n,):
         raise ValueError(f"martingale must hold one residual per fitted row ({rows.n}), got "
                          f"shape {np.shape(martingale)}")
-    partial = np.asarray(martingale, float) + part
-    xs, first = np.unique(x, return_index=True)
-    V = (None if res.penalized.to_numpy().any() or not np.isfinite(beta).all()
-         else res.cov.to_numpy()[np.ix_(cols, cols)])
-    se = (np.full(xs.size, np.nan) if V is None else
-          np.sqrt(np.maximum(np.einsum("mk,kl,ml->m", d[first], V, d[first]), 0.0)))
+    # the term reads the variable alone: its part at each distinct value serves every row
+    xs, first, at = np.unique(x, return_index=True, return_inverse=True)
+    fit_, se = term_part(res, rows.X[:, cols][first], cols, column_centres(rows))
+    partial = np.asarray(martingale, float) + fit_[at]
     z = stats.norm.ppf(0.5 + level / 2)
-    fit_ = part[first]
     curve = pd.DataFrame({"x": xs, "fit": fit_, "se": se, "lower": fit_ - z * se,
                           "upper": fit_ + z * se})
     return TermPlot(" + ".join(labels), pd.DataFrame({"x": x, "partial": partial}), curve)

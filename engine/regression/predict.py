@@ -224,18 +224,24 @@ def terms(res, newdata=None) -> pd.DataFrame:
     """
     cox_baseline_checked(res)
     Z, _, index, cohort = rows_of(res, newdata)
-    beta = res.coef.to_numpy(float)
     centre = column_centres(cohort)
-    V = None if res.penalized.to_numpy().any() else res.cov.to_numpy()
     fit, se = {}, {}
     for term, cols in term_columns(res).items():
-        d = Z[:, cols].toarray() - centre[cols]
-        fit[term] = d @ beta[cols]
-        se[term] = (np.full(d.shape[0], np.nan) if V is None else
-                    np.sqrt(np.maximum(np.einsum("mk,kl,ml->m", d, V[np.ix_(cols, cols)], d),
-                                       0.0)))
+        fit[term], se[term] = term_part(res, Z[:, cols], cols, centre)
     return pd.concat({"fit": pd.DataFrame(fit, index=index),
                       "se": pd.DataFrame(se, index=index)}, axis=1)
+
+
+def term_part(res, Z, cols, centre) -> tuple[np.ndarray, np.ndarray]:
+    """(fit, se) of one term in each row of Z, the design's columns of its coefficients
+    ``cols``: sum over them of beta_c (z_c - centre_c) (centre: column_centres of the fitted
+    cohort), and its standard error from the fit's covariance (NaN for a penalised fit)."""
+    d = Z.toarray() - centre[cols]
+    fit = d @ res.coef.to_numpy(float)[cols]
+    if res.penalized.to_numpy().any():
+        return fit, np.full(fit.size, np.nan)
+    V = res.cov.to_numpy()[np.ix_(cols, cols)]
+    return fit, np.sqrt(np.maximum(np.einsum("mk,kl,ml->m", d, V, d), 0.0))
 
 
 def predict_survival(res, newdata, times=None, conf_type: str = "log",
