@@ -68,6 +68,21 @@ def test_design_matrix_of_newdata_rebuilds_the_fitted_columns():
     np.testing.assert_allclose(one.toarray(), cohort.X[[0]].toarray(), rtol=1e-12)
 
 
+def test_formula_columns_equal_the_covariates_lists_entry_for_entry():
+    """The intercept is cut off formulaic's CSC arrays, not copied out by a slice: the same
+    canonical matrix as the covariates list builds (numeric columns, a 0/1 one, a zero)."""
+    df = frame().assign(zero=0.0)
+    df.loc[3, "zero"] = 2.5
+    columns = ["age", "treat", "zero", "bmi"]
+    by_list = engine.Cohort.from_frame(df, "time", "event", covariates=columns)
+    by_formula = engine.Cohort.from_frame(df, "time", "event", formula=" + ".join(columns))
+    X, Y = by_list.X, by_formula.X
+    assert by_formula.names == columns and Y.shape == X.shape and Y.indptr[0] == 0
+    assert Y.has_canonical_format
+    for a, b in zip((X.indptr, X.indices, X.data), (Y.indptr, Y.indices, Y.data)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_covariates_list_is_unchanged_and_has_no_design_recipe():
     df = frame()
     cohort = engine.Cohort.from_frame(df, "time", "event", covariates=["age", "sex"])
