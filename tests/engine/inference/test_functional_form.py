@@ -121,3 +121,18 @@ def test_lowess_edge_cases_against_R(x, y, frac, r_smooth_sorted):
     smooth = lowess(np.asarray(x, float), np.asarray(y, float), frac)
     sorted_smooth = smooth[np.argsort(np.asarray(x, float), kind="stable")]
     np.testing.assert_allclose(sorted_smooth, r_smooth_sorted, rtol=0, atol=1e-13)
+
+
+def test_lowess_fits_side_by_side_equal_those_one_after_another():
+    """The parallel twin of the local fits (16 blocks, a scratch array each) gives the serial
+    one's numbers to the bit, with ties and robustness weights."""
+    from engine.inference import lowess as lw
+
+    rng = np.random.default_rng(3)
+    x = np.sort(np.round(rng.normal(50, 10, 3000)))
+    y = rng.normal(size=x.size) + 0.05 * x
+    at, left, right = lw._fit_points(x, int(2 / 3 * x.size + 1e-7), 0.01 * (x[-1] - x[0]))
+    rw = rng.uniform(0, 1, x.size)
+    for robust in (False, True):
+        np.testing.assert_array_equal(lw._fits(x, y, at, left, right, robust, rw),
+                                      lw._fits_parallel(x, y, at, left, right, robust, rw))
