@@ -34,6 +34,7 @@ from .inference.functional_form import TermPlot, functional_form, term_plot
 from .inference.global_tests import global_tests
 from .inference.lr_test import lr_test
 from .inference.per_sd import per_sd
+from .inference.ph_check import PHCheck, ph_check
 from .inference.ph_smooth import ph_smooth
 from .inference.ph_test import information, information_at, ph_test, scaled_schoenfeld
 from .inference.residuals import residuals
@@ -85,8 +86,9 @@ __all__ = [
     "AdjustedCurves", "BACKENDS", "BootstrapResult", "CENSORING_TIES", "Cancelled", "Cohort",
     "CohortError", "ConvergenceWarning", "CrossValidationResult", "DataWarning",
     "EmpiricalNull", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult",
-    "MODELS", "MonotoneLikelihoodWarning", "PRECISIONS", "PathResult", "PosteriorResult",
-    "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights", "SOLVERS", "SccsData",
+    "MODELS", "MonotoneLikelihoodWarning", "PHCheck", "PRECISIONS", "PathResult",
+    "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights",
+    "SOLVERS", "SccsData",
     "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TermPlot",
     "TestResult",
     "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes",
@@ -99,7 +101,7 @@ __all__ = [
     "grid_cost_of_shape", "information",
     "information_at", "integrated_brier_score", "interaction_test", "kaplan_meier",
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
-    "negative_control_estimates", "path", "per_sd", "ph_smooth", "ph_test",
+    "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
     "scaled_schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs",
     "table_one", "term_plot", "time_dependent_auc", "uno_concordance", "wald_test",

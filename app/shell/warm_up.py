@@ -43,7 +43,7 @@ def first_steps() -> float:
     engine.fit(cohort, penalty=engine.L1(1.0))
     engine.global_tests(res)
     engine.concordance(res)
-    engine.ph_test(res)
+    engine.ph_check(res)
     engine.functional_form(res, "age")
     engine.residuals(res, "dfbeta", columns=["fin"])
     engine.residuals(res, "deviance")

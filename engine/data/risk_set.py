@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# event_time_means takes its columns' risk-set sums this many bytes of rows x columns at a time
+MEANS_BYTES = 64 * 2 ** 20
+
 
 class RiskSets:
     """The risk sets {start < t <= stop} at the given times, sorted once so that the sums of
@@ -16,21 +19,65 @@ class RiskSets:
     """
 
     def __init__(self, start, stop, times):
-        self.by_stop = np.argsort(stop)
-        self.ended = np.searchsorted(stop[self.by_stop], times, side="left")       # stop < t
+        self.times = times
+        # rows already in stop order (as the PH test lays them out) are read as they are
+        in_order = stop.size < 2 or bool(np.all(stop[1:] >= stop[:-1]))
+        self.by_stop = None if in_order else np.argsort(stop)
+        self.ended = np.searchsorted(_ordered(stop, self.by_stop), times, side="left")  # stop < t
         # without late entry (every start before the first time) all rows have entered
         self.late = start.size > 0 and times.size > 0 and bool(np.max(start) >= np.min(times))
         if self.late:
             self.by_start = np.argsort(start)
             self.entered = np.searchsorted(start[self.by_start], times, side="left")  # start < t
 
+    def spans(self, start, stop):
+        """(lo, hi): how many of the times are <= each row's start and <= its stop (``start``
+        and ``stop`` as given to the constructor), so that row i is at risk at times[lo:hi];
+        searched in the rows' sorted orders (sorted keys: 0.08 s against 0.41 s at 10^6)."""
+        hi = _searched(self.times, stop, self.by_stop)
+        if not self.late:       # every start before the first time
+            return np.zeros(stop.size, np.int64), hi
+        return _searched(self.times, start, self.by_start), hi
+
     def sums(self, w):
-        """sum of w over each risk set; shape (m,)."""
-        ended = np.concatenate(([0.0], np.cumsum(w[self.by_stop])))[self.ended]
+        """sum of w over each risk set: shape (m,), or (m, k) for w of shape (n, k)."""
+        ended = _running(_ordered(w, self.by_stop))[self.ended]
         if not self.late:
-            return w.sum() - ended
-        entered = np.concatenate(([0.0], np.cumsum(w[self.by_start])))[self.entered]
-        return entered - ended
+            return w.sum(axis=0) - ended
+        return _running(w[self.by_start])[self.entered] - ended
+
+    def at_event_times(self, slot, dead):
+        """The ``at_event_times`` of event_time_terms for these risk sets at the event times
+        (``times``): values (n,) or (n, k) -> (their risk-set sums, their sums over the rows
+        ``dead``, each at its time's position ``slot``), both (m,) or (m, k); every time has a
+        death.  The deaths' sums add in row order, as np.bincount would, k columns at once."""
+        by_time = np.argsort(slot, kind="stable")
+        first = np.concatenate(([0], np.cumsum(np.bincount(slot, minlength=self.times.size))
+                                [:-1]))
+
+        def at_event_times(values):
+            return self.sums(values), np.add.reduceat(values[dead][by_time], first, axis=0)
+        return at_event_times
+
+
+def _running(w):
+    """0, then the running sums of w down its rows."""
+    return np.concatenate((np.zeros((1, *w.shape[1:])), np.cumsum(w, axis=0)))
+
+
+def _ordered(values, order):
+    """values in ``order`` (None: as they are)."""
+    return values if order is None else values[order]
+
+
+def _searched(times, values, order):
+    """How many of the sorted ``times`` are <= each value, ``order`` sorting the values (None:
+    sorted already)."""
+    if order is None:
+        return np.searchsorted(times, values, side="right")
+    out = np.empty(values.size, np.int64)
+    out[order] = np.searchsorted(times, values[order], side="right")
+    return out
 
 
 def risk_set_sums(start, stop, w, times):
@@ -58,10 +105,13 @@ def event_time_terms(at_event_times, rr, x, slot, size, efron):
 def event_time_means(at_event_times, rr, x, time, frac, s0):
     """The risk-set means of x's columns at each term of ``event_time_terms`` (its time, k/m
     and S0), shape (E, p): the part that grows with the columns, so that they can be taken a
-    block at a time."""
-    moments = [at_event_times(rr * x[:, a]) for a in range(x.shape[1])]
-    if not moments:
-        return np.zeros((time.size, 0))
-    s1_all = np.column_stack([m[0] for m in moments])
-    d1_all = np.column_stack([m[1] for m in moments])
-    return (s1_all[time] - (1 - frac)[:, None] * d1_all[time]) / s0[:, None]
+    block at a time.  Their sums are taken MEANS_BYTES of columns at a time (the PH test at
+    10^6 rows x 21 columns, its rows in stop order: 2.5 s one column after another, 1.5 s)."""
+    p = x.shape[1]
+    out = np.empty((time.size, p))
+    step = max(1, MEANS_BYTES // (8 * max(rr.size, 1)))
+    for lo in range(0, p, step):
+        s1_all, d1_all = at_event_times(rr[:, None] * x[:, lo:lo + step])
+        out[:, lo:lo + step] = ((s1_all[time] - (1 - frac)[:, None] * d1_all[time])
+                                / s0[:, None])
+    return out

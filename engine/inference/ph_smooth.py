@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .ph_test import information, scaled_schoenfeld
+from .ph_test import Zph, cox_fit_rows
 
 BAND = 2.0      # R's plot.cox.zph draws +/- 2 standard errors
 
@@ -28,12 +28,22 @@ def ph_smooth(res, cohort=None, df: int = 4, points: int = 40,
     Returns a DataFrame: covariate, g (transformed time), time (the event time where the
     transform reaches g, interpolated), beta, lower, upper.
     """
+    check_smooth(df, points)
+    z = Zph(*cox_fit_rows(res, cohort), transform)
+    return smooths(z.scaled_schoenfeld(), z.information(), df, points)
+
+
+def check_smooth(df, points) -> None:
+    """A ValueError naming a bad ``df`` or ``points`` of ph_smooth."""
     if not (isinstance(df, int) and df >= 2):
         raise ValueError(f"df must be an integer >= 2, got {df!r}")
     if not (isinstance(points, int) and points >= 2):
         raise ValueError(f"points must be an integer >= 2, got {points!r}")
-    resid = scaled_schoenfeld(res, cohort, transform=transform)
-    info = information(res, cohort)
+
+
+def smooths(resid, info, df, points) -> pd.DataFrame:
+    """ph_smooth's table from the scaled Schoenfeld residuals and the information of the fit
+    (Zph.scaled_schoenfeld and Zph.information)."""
     covariance, names = np.linalg.inv(info.to_numpy()), list(info.index)
     g, time = resid["g"].to_numpy(float), resid["time"].to_numpy(float)
     grid = np.linspace(g.min(), g.max(), points)
@@ -42,12 +52,13 @@ def ph_smooth(res, cohort=None, df: int = 4, points: int = 40,
     pooled = np.concatenate([grid, g])
     knots = np.quantile(pooled, np.linspace(0, 1, df)[1:-1])
     bounds = (pooled.min(), pooled.max())
+    basis = natural_spline(g, knots, bounds)     # at every event: each covariate's rows of it
+    P = natural_spline(grid, knots, bounds)
     frames = []
     for j, name in enumerate(names):
         y = resid[name].to_numpy(float)
         keep = np.isfinite(y)        # structural zeros of a stratum are NaN (R: NA)
-        X = natural_spline(g[keep], knots, bounds)
-        P = natural_spline(grid, knots, bounds)
+        X = basis if keep.all() else basis[keep]
         coef, *_ = np.linalg.lstsq(X, y[keep], rcond=None)
         xtx_inv = np.linalg.pinv(X.T @ X)
         seval = np.einsum("ij,jk,ik->i", P, xtx_inv, P)

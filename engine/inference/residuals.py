@@ -205,13 +205,10 @@ class _Stratum:
         self.rows, self.dead, self.risk = rows, dead, np.exp(eta[rows])
         self.t_event = np.unique(stop[dead])
         self.sets = RiskSets(start, stop, self.t_event)
-        # event times <= stop and <= start, searched in the order RiskSets sorted the rows
-        # (sorted keys: 0.08 s against 0.41 s at 10^6 rows); a death's own time is the last
-        self.hi = _searched(self.t_event, stop, self.sets.by_stop)
-        self.lo = (_searched(self.t_event, start, self.sets.by_start) if self.sets.late
-                   else np.zeros(rows.size, np.int64))
-        self.slot = self.hi[dead] - 1
+        self.lo, self.hi = self.sets.spans(start, stop)    # event times <= start, <= stop
+        self.slot = self.hi[dead] - 1                          # a death's own time: the last
         self.rr = w * self.risk
+        self.at_event_times = self.sets.at_event_times(self.slot, dead)
         self.when, self.share, self.frac, self.s0, _ = event_time_terms(
             self.at_event_times, self.rr, np.zeros((rows.size, 0)), self.slot,
             self.t_event.size, efron)
@@ -224,10 +221,6 @@ class _Stratum:
         cum = np.concatenate(([0.0], np.cumsum(self.full)))
         self.exposure = cum[self.hi] - cum[self.lo]
         self.exposure[self.deaths] -= (self.full - self.reduced)[self.slot]
-
-    def at_event_times(self, values):
-        return self.sets.sums(values), np.bincount(self.slot, values[self.dead],
-                                                   self.t_event.size)
 
     def score(self, x):
         """The score residuals of the stratum's rows over the centred columns x."""
@@ -246,13 +239,6 @@ class _Stratum:
         part = -self.risk[:, None] * (x * self.exposure[:, None] - exposure_x)
         part[self.deaths] += x[self.deaths] - mean_x[self.slot]
         return part
-
-
-def _searched(times, values, order):
-    """How many of the sorted ``times`` are <= each value, ``order`` sorting the values."""
-    out = np.empty(values.size, np.int64)
-    out[order] = np.searchsorted(times, values[order], side="right")
-    return out
 
 
 def _strata_terms(eta, cohort, efron):
