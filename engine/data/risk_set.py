@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.sorted_search import searched
+
 # event_time_means takes its columns' risk-set sums this many bytes of rows x columns at a time
 MEANS_BYTES = 64 * 2 ** 20
 
@@ -33,7 +35,7 @@ class RiskSets:
     def spans(self, start, stop):
         """(lo, hi): how many of the times are <= each row's start and <= its stop (``start``
         and ``stop`` as given to the constructor), so that row i is at risk at times[lo:hi];
-        searched in the rows' sorted orders (sorted keys: 0.08 s against 0.41 s at 10^6)."""
+        searched in the rows' sorted orders (engine.core.sorted_search)."""
         hi = _searched(self.times, stop, self.by_stop)
         if not self.late:       # every start before the first time
             return np.zeros(stop.size, np.int64), hi
@@ -75,9 +77,7 @@ def _searched(times, values, order):
     sorted already)."""
     if order is None:
         return np.searchsorted(times, values, side="right")
-    out = np.empty(values.size, np.int64)
-    out[order] = np.searchsorted(times, values[order], side="right")
-    return out
+    return searched(times, values, order=order)
 
 
 def risk_set_sums(start, stop, w, times):

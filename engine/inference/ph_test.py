@@ -29,6 +29,7 @@ from scipy.stats import rankdata
 
 from ..data.cohort import Cohort
 from ..data.episodes import split_at_cut_points
+from ..core.sorted_search import searched
 from ..core.statistical_result import TestResult
 from ..regression.fit import loglik
 from ..data.risk_set import RiskSets, event_time_terms, risk_set_sums
@@ -302,9 +303,9 @@ def _transform(transform, start, stop, event):
         return rankdata(stop)
     times = np.unique(stop[event])                     # pooled, unweighted Kaplan-Meier
     n = risk_set_sums(start, stop, np.ones(len(stop)), times)
-    d = np.bincount(np.searchsorted(times, stop[event]), minlength=times.size)
+    before = searched(times, stop, side="left")           # event times strictly before t
+    d = np.bincount(before[event], minlength=times.size)  # (an event's time is times[before])
     survival = np.cumprod(1.0 - d / n)
-    before = np.searchsorted(times, stop, side="left")  # event times strictly before t
     return 1.0 - np.concatenate(([1.0], survival))[before]
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.sorted_search import searched
+
 
 class Steps:
     """A right-continuous step function: ``values[k]`` on [times[k], times[k+1])."""
@@ -30,7 +32,7 @@ class Steps:
                              f"curve comes from ({self.times[-1]:g}), where it is not estimated; "
                              "truncate at an earlier time (tau=, times=) or estimate the "
                              "censoring from data that reach it (train=).")
-        k = np.searchsorted(self.times, t, side="right")
+        k = searched(self.times, t.ravel()).reshape(t.shape)
         return np.concatenate(([1.0], self.values))[k]
 
 

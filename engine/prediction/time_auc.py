@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.sorted_search import searched
 from .ipcw import kaplan_meier_steps
 from .survival_data import checked, checked_times, train_or_test
 
@@ -38,8 +39,10 @@ def time_dependent_auc(time, event, risk, times, train=None,
             raise ValueError(f"at time {t:g} there are no cases or no controls: the AUC is not "
                              "defined; choose times inside the follow-up.")
         ctrl = np.sort(risk[control, k])
-        below = np.searchsorted(ctrl, risk[case, k] - tied_tol, side="left")
-        upto = np.searchsorted(ctrl, risk[case, k] + tied_tol, side="right")
+        at = risk[case, k]
+        order = np.argsort(at, kind="stable")
+        below = searched(ctrl, at - tied_tol, side="left", order=order)
+        upto = searched(ctrl, at + tied_tol, side="right", order=order)
         score = below + 0.5 * (upto - below)
         auc[k] = (ipcw[case] @ score) / (ipcw[case].sum() * ctrl.size)
     if times.size == 1:
