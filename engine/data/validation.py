@@ -299,8 +299,8 @@ def redundant_columns(X, names):
 
     X must be canonical CSC (sorted indices, no duplicates, no explicit zeros), so two columns
     are equal exactly when their stored indices and values are. Equal columns share a cheap
-    vectorised key (count, sum of row indices, sum of values); only columns whose keys collide
-    are hashed byte by byte.
+    vectorised key (count, first and last row, sum of values: one pass over the values, none
+    over the row indices); only columns whose keys collide are hashed byte by byte.
 
     Returns
     -------
@@ -312,7 +312,11 @@ def redundant_columns(X, names):
     smallest = _nonempty_reduce(np.minimum, X.data, X)
     largest = _nonempty_reduce(np.maximum, X.data, X)
     constant = (nnz == 0) | ((nnz == n) & (smallest == largest))
-    keys = pd.DataFrame({"nnz": nnz, "rows": _nonempty_reduce(np.add, X.indices, X, np.int64),
+    stored = nnz > 0
+    first, last = np.full(p, -1), np.full(p, -1)
+    first[stored] = X.indices[X.indptr[:-1][stored]]
+    last[stored] = X.indices[X.indptr[1:][stored] - 1]
+    keys = pd.DataFrame({"nnz": nnz, "first": first, "last": last,
                          "sum": _nonempty_reduce(np.add, X.data, X)})
     candidate = keys.duplicated(keep=False).to_numpy() & ~constant
     excluded = {names[j]: "constant" for j in np.flatnonzero(constant)}
