@@ -30,6 +30,7 @@ from formulaic.utils.variables import Variable, get_required_variables
 
 from . import validation as v
 from ..core.errors import CohortError
+from .sparse_columns import SparseColumns
 from .splines import ns, rcs
 
 CONTEXT = {"ns": ns, "rcs": rcs}
@@ -197,7 +198,8 @@ class ModelFormula:
         every stateful transform's state (knots, levels) for ``design_matrix``."""
         self.check_columns(df)
         mm = self._materialize(lambda: Formula("1 + " + self.rhs).get_model_matrix(
-            df, output="sparse", context=CONTEXT, na_action="raise"), df.columns)
+            df, output="sparse", context=CONTEXT, na_action="raise",
+            materializer=SparseColumns), df.columns)
         self.spec = mm.model_spec
         X, names = self._drop_intercept(mm)
         self.names = names
