@@ -6,10 +6,6 @@ import numpy as np
 
 from ..core.sorted_search import searched
 
-# event_time_means takes its columns' risk-set sums this many bytes of rows x columns at a time
-MEANS_BYTES = 64 * 2 ** 20
-
-
 class RiskSets:
     """The risk sets {start < t <= stop} at the given times, sorted once so that the sums of
     many weight vectors over them cost O(N) each.
@@ -42,29 +38,23 @@ class RiskSets:
         return _searched(self.times, start, self.by_start), hi
 
     def sums(self, w):
-        """sum of w over each risk set: shape (m,), or (m, k) for w of shape (n, k)."""
+        """sum of w over each risk set; shape (m,)."""
         ended = _running(_ordered(w, self.by_stop))[self.ended]
         if not self.late:
-            return w.sum(axis=0) - ended
+            return w.sum() - ended
         return _running(w[self.by_start])[self.entered] - ended
 
     def at_event_times(self, slot, dead):
         """The ``at_event_times`` of event_time_terms for these risk sets at the event times
-        (``times``): values (n,) or (n, k) -> (their risk-set sums, their sums over the rows
-        ``dead``, each at its time's position ``slot``), both (m,) or (m, k); every time has a
-        death.  The deaths' sums add in row order, as np.bincount would, k columns at once."""
-        by_time = np.argsort(slot, kind="stable")
-        first = np.concatenate(([0], np.cumsum(np.bincount(slot, minlength=self.times.size))
-                                [:-1]))
-
-        def at_event_times(values):
-            return self.sums(values), np.add.reduceat(values[dead][by_time], first, axis=0)
-        return at_event_times
+        (``times``): values (n,) -> their risk-set sums and their sums over the rows ``dead``
+        at each time (``slot``: each death's time's position)."""
+        size = self.times.size
+        return lambda values: (self.sums(values), np.bincount(slot, values[dead], size))
 
 
 def _running(w):
-    """0, then the running sums of w down its rows."""
-    return np.concatenate((np.zeros((1, *w.shape[1:])), np.cumsum(w, axis=0)))
+    """0, then the running sums of w."""
+    return np.concatenate(([0.0], np.cumsum(w)))
 
 
 def _ordered(values, order):
@@ -104,14 +94,10 @@ def event_time_terms(at_event_times, rr, x, slot, size, efron):
 
 def event_time_means(at_event_times, rr, x, time, frac, s0):
     """The risk-set means of x's columns at each term of ``event_time_terms`` (its time, k/m
-    and S0), shape (E, p): the part that grows with the columns, so that they can be taken a
-    block at a time.  Their sums are taken MEANS_BYTES of columns at a time (the PH test at
-    10^6 rows x 21 columns, its rows in stop order: 2.5 s one column after another, 1.5 s)."""
-    p = x.shape[1]
-    out = np.empty((time.size, p))
-    step = max(1, MEANS_BYTES // (8 * max(rr.size, 1)))
-    for lo in range(0, p, step):
-        s1_all, d1_all = at_event_times(rr[:, None] * x[:, lo:lo + step])
-        out[:, lo:lo + step] = ((s1_all[time] - (1 - frac)[:, None] * d1_all[time])
-                                / s0[:, None])
+    and S0), shape (E, p), column-major: the part that grows with the columns, so that they
+    can be taken a block at a time."""
+    out = np.empty((time.size, x.shape[1]), order="F")
+    for a in range(x.shape[1]):
+        s1_all, d1_all = at_event_times(rr * x[:, a])
+        out[:, a] = (s1_all[time] - (1 - frac) * d1_all[time]) / s0
     return out
