@@ -25,7 +25,7 @@ from ..shell.widgets import (in_thread, markdown, notify, served, show, table, w
 
 ALPHA = 0.05
 MAX_AUTO = 20          # coefficients checked as soon as the fit is shown; more on request
-AUTO_CELLS = 200_000   # ... and rows x coefficients (10^4 x 20: 0.1 s; 10^6 x 20: 5 s)
+AUTO_CELLS = 200_000   # ... and rows x coefficients (10^4 x 20: 0.1 s; 10^6 x 20: 4 s)
 MAX_PANELS = 12        # beta(t) panels drawn (the smallest p first)
 MAX_DOTS = 2_000       # scaled Schoenfeld residuals drawn per panel (a sample of the events)
 

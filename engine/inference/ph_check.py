@@ -1,9 +1,9 @@
 """The whole proportional-hazards check of a Cox fit in one pass over its rows, as R's cox.zph
 object carries it: the test (engine.ph_test), the scaled Schoenfeld residuals
 (engine.scaled_schoenfeld) and the beta(t) smooths (engine.ph_smooth).  Each of those alone
-takes the pass that forms the risk-set moments (4.7 s at 10^6 rows x 21 covariates on the
-Intel Xeon); the three calls took it four times (the smooth read the information too): 15.8 s
-against 5.3-6.4 s here.
+takes the pass that forms the risk-set moments (3.4-4.1 s at 10^6 rows x 21 covariates on the
+Intel Xeon); the three calls took it four times (the smooth read the information too): 11.6-11.8
+s against 3.6-4.4 s here.
 """
 from __future__ import annotations
 
