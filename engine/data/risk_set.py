@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.sorted_search import searched
 
+
 class RiskSets:
     """The risk sets {start < t <= stop} at the given times, sorted once so that the sums of
     many weight vectors over them cost O(N) each.
