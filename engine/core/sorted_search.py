@@ -1,10 +1,11 @@
 """np.searchsorted for many values in any order.
 
 NumPy narrows each binary search by the one before when the values come sorted, so that a
-search of 10^6 event times among 5 x 10^5 distinct ones takes 0.03 s in sorted order and
-0.27 s in the rows' order (the random probes miss the cache); sorting the values first costs
-0.03-0.08 s.  Residuals, the PH test, the censoring weights and the time-dependent AUC search
-every row's time at 10^6 rows.
+search of 10^6 rows' times among 5 x 10^5 distinct event times takes 0.02 s in sorted order
+and 0.25 s in the rows' order (the random probes miss the cache); with a stable sort of its
+own first, 0.15 s, and with an order the caller has (a risk set's), 0.05 s (Intel Xeon).
+Residuals, the PH test, the censoring weights and the time-dependent AUC search every row's
+time at 10^6 rows.
 """
 from __future__ import annotations
 
