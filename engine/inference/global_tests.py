@@ -3,8 +3,10 @@
 
 Tested: the fit's unpenalised, finite coefficients (every coefficient of an unpenalised Cox
 fit; logistic regression keeps its intercept out, its null model is the intercept alone).
-LR = 2 (l(beta) - l(beta_0)); Wald = b' I(b) b; score = U(beta_0)' I(beta_0)^-1 U(beta_0), with
-beta_0 the fit with the tested coefficients at zero; each against chi-square on their number.
+LR = 2 (l(beta) - l(beta_0)); Wald = b' (V_tt)^-1 b, V = I(b)^-1 and t the tested coefficients;
+score = U(beta_0)' I(beta_0)^-1 U(beta_0), with beta_0 the fit with the tested coefficients at
+zero (its untested ones, the intercept, re-estimated: their score is zero there); each against
+chi-square on their number.
 """
 from __future__ import annotations
 
@@ -34,14 +36,19 @@ def global_tests(res) -> TestResult:
     cols = np.flatnonzero(tested)
     if cols.size == 0:
         raise ValueError("no finite coefficient to test")
+    # the information over the tested columns and the untested ones estimated beside them
+    # (logistic regression's intercept): the tests of the tested read it with those profiled
+    # out, as statsmodels' wald_test and the efficient score test do
+    nuisance = np.flatnonzero(~tested & np.isfinite(res.coef.to_numpy()))
+    both = np.concatenate([cols, nuisance])
     zero = np.zeros(problem.p)
     problem.solve(zero, zero, init=np.where(tested, 0.0, res.beta), fixed=tested)
-    ll_0, g_0, info_0 = problem.model.information(cols)
+    ll_0, g_0, info_0 = problem.model.information(both)
     problem.set_beta(res.beta)
-    info = problem.model.information(cols)[2]
+    info = problem.model.information(both)[2]
     b = res.beta[cols]
     lr = 2.0 * (res.loglik - ll_0)
-    wald = float(b @ info @ b)
+    wald = float(b @ _profiled(info, cols.size) @ b)
     score = float(g_0 @ la.solve(info_0, g_0, assume_a="pos"))
     df = cols.size
     rows = {"likelihood ratio": lr, "wald": wald, "score": score}
@@ -53,3 +60,13 @@ def global_tests(res) -> TestResult:
                       p=float(lr_row["p"]), table=out,
                       spec={"test": "all tested coefficients zero", "model": res.spec["model"],
                             "tested": [res.coef.index[j] for j in cols]})
+
+
+def _profiled(info, k):
+    """The information of the first k columns with the others profiled out (the inverse of
+    the covariance's first k x k block): I_tt - I_tn I_nn^-1 I_nt; I_tt itself when there
+    are no others (Cox)."""
+    if info.shape[0] == k:
+        return info
+    tt, tn, nn = info[:k, :k], info[:k, k:], info[k:, k:]
+    return tt - tn @ la.solve(nn, tn.T, assume_a="pos")

@@ -117,6 +117,16 @@ def test_logistic_tests_against_statsmodels(rossi):
     assert t.loc["likelihood ratio", "statistic"] == pytest.approx(ref.llr, rel=1e-7)
     assert t.loc["likelihood ratio", "p"] == pytest.approx(ref.llr_pvalue, rel=1e-6)
     assert (t["df"] == 3).all()
+    # the slopes' tests with the intercept profiled out (statsmodels' wald_test: 23.89; the
+    # score test at the intercept-only fit: 26.23), not the slopes' information block alone
+    wald = ref.wald_test(np.eye(4)[1:], scalar=True).statistic
+    assert t.loc["wald", "statistic"] == pytest.approx(wald, rel=1e-7)
+    null = sm.Logit(rossi["arrest"].to_numpy(), X[:, :1]).fit(disp=0, tol=1e-12)
+    model = sm.Logit(rossi["arrest"].to_numpy(), X)
+    at = np.r_[null.params, 0.0, 0.0, 0.0]
+    u = model.score(at)
+    assert t.loc["score", "statistic"] == pytest.approx(
+        u @ np.linalg.solve(-model.hessian(at), u), rel=1e-7)
 
 
 def test_refusals_are_clear(rossi):
