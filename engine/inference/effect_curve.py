@@ -16,7 +16,8 @@ from scipy import stats
 
 def effect_curve(res, variable, at, reference=None, adjust_to=None,
                  level: float = 0.95) -> pd.DataFrame:
-    """Hazard ratio of ``variable`` at each value of ``at`` against ``reference``.
+    """Hazard ratio of ``variable`` at each value of ``at`` against ``reference`` (a Fine-Gray
+    fit's subdistribution hazard ratio, a logistic fit's odds ratio, in the same columns).
 
     Parameters
     ----------

@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 import scipy.linalg as la
+import scipy.sparse as sp
 from scipy import stats
 
 from ..core.errors import CohortError, ConvergenceWarning
@@ -16,6 +17,7 @@ from ..data import collinearity
 from . import predict as prediction
 from .baseline import baseline as cox_baseline
 from .fine_gray_cif import predict_cif
+from .models.logistic import INTERCEPT
 from .profile import profile_confint
 from .robust import robust_middle
 
@@ -170,7 +172,8 @@ class FitResult:
     def design_matrix(self, newdata):
         """The fit's covariate columns for ``newdata``: CSC (m, p) in ``coef`` order, built
         with the formula's fitted knots, levels and scalings (what predictions multiply by
-        ``coef``).  Needs a fit of a cohort built from a formula, without cut points."""
+        ``coef``; a logistic fit's intercept a column of ones).  Needs a fit of a cohort built
+        from a formula, without cut points."""
         if self.formula is None:
             raise CohortError("this fit's cohort was not built from a formula, so it holds no "
                               "recipe for new data's columns. Build the cohort with "
@@ -179,7 +182,13 @@ class FitResult:
             raise CohortError("this fit splits covariates at cut points (time-varying "
                               "effects); its columns depend on follow-up time, so new rows "
                               "have no single design. Refit without cut_points.")
-        return self.formula.design_matrix(newdata, list(self.coef.index))
+        names = list(self.coef.index)
+        if INTERCEPT not in names or INTERCEPT in self.formula.names:
+            return self.formula.design_matrix(newdata, names)
+        at = names.index(INTERCEPT)
+        X = self.formula.design_matrix(newdata, names[:at] + names[at + 1:])
+        ones = sp.csc_matrix(np.ones((X.shape[0], 1)))
+        return sp.hstack([X[:, :at], ones, X[:, at:]], format="csc")
 
     def confint(self, names=None, level: float = 0.95) -> pd.DataFrame:
         """Profile-likelihood confidence intervals of unpenalised coefficients (lower, upper).

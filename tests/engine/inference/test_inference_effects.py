@@ -145,3 +145,24 @@ def test_effect_curve_of_an_orthogonal_polynomial_is_the_raw_polynomials():
     np.testing.assert_allclose(curves[0][["log_hr", "se"]], curves[1][["log_hr", "se"]],
                                rtol=1e-8)
     assert curves[0]["log_hr"].abs().max() > 0.1
+
+
+def test_a_logistic_fits_odds_ratio_curve_against_statsmodels(rossi):
+    """A logistic fit's design rows carry its intercept (a column of ones), so effect_curve
+    gives the odds ratio of a spline's exposure: statsmodels' Logit on the same columns, and
+    its t_test of the same contrasts, to 1e-6."""
+    import statsmodels.api as sm
+
+    cohort = engine.Cohort.from_frame(rossi, time=None, event="arrest",
+                                      formula="fin + ns(age, df=3) + prio")
+    res = engine.fit(cohort, model="logistic", tol=1e-12)
+    X = res.design_matrix(rossi).toarray()
+    assert list(res.coef.index)[0] == "(intercept)" and np.all(X[:, 0] == 1.0)
+    ref = sm.Logit(rossi["arrest"].to_numpy(), X).fit(disp=0, tol=1e-12)
+    np.testing.assert_allclose(res.coef.to_numpy(), ref.params, rtol=1e-6)
+    curve = engine.effect_curve(res, "age", at=[20, 30, 40], reference=25)
+    rows = res.design_matrix(pd.DataFrame({"fin": 0, "age": [20, 30, 40, 25],
+                                           "prio": 2})).toarray()
+    contrast = ref.t_test(rows[:3] - rows[3])
+    np.testing.assert_allclose(curve["log_hr"], contrast.effect, rtol=1e-6)
+    np.testing.assert_allclose(curve["se"], contrast.sd.ravel(), rtol=1e-6)
