@@ -91,9 +91,10 @@ def fit_tests(res) -> str:
     try:
         tests = engine.global_tests(res)
         names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald",
-                 "score": "Score (log-rank)"}
+                 "score": "Score (log-rank)", "robust score": "Robust score"}
         parts.append("; ".join(f"{names[k]} test = {r['statistic']:.2f} on {int(r['df'])} df, "
-                               f"p = {r['p']:.3g}" for k, r in tests.table.iterrows()))
+                               f"p = {r['p']:.3g}" for k, r in tests.table.iterrows())
+                     + (f" ({tests.spec['note']})" if "note" in tests.spec else ""))
     except Exception as exc:   # penalised or Fine-Gray fits: say why there are none
         parts.append(f"Global tests: not available ({exc})")
     try:

@@ -50,6 +50,20 @@ def test_fit_summary_has_global_tests_and_concordance(fitted):
     assert f"Concordance (Harrell's C) = {cph.concordance_index_:.3f}" in text
 
 
+def test_a_clustered_fits_tests_say_which_read_the_robust_variance(rossi):
+    """R's summary.coxph of a fit with clusters: its Wald test reads the sandwich and a robust
+    score test follows (R 4.2.2: Wald 21.92, robust score 12.43; test_global_tests.py)."""
+    from app.survival.jobs import fit_tests
+
+    df = rossi.assign(site=np.arange(len(rossi)) % 25)
+    res = engine.fit(engine.Cohort.from_frame(df, "week", "arrest",
+                                              covariates=["fin", "age", "prio"]),
+                     ties="breslow", cluster=df["site"])
+    text = fit_tests(res)
+    assert "Wald test = 21.92 on 3 df" in text and "Robust score test = 12.43 on 3 df" in text
+    assert "the Wald and robust score tests do not" in text
+
+
 def test_ph_check_table_plot_and_cut_point():
     store = Store()
     bench = Workbench(store=store)

@@ -176,3 +176,30 @@ def test_lr_test_of_a_cut_point_model_and_of_added_covariates(rossi):
     with pytest.raises(ValueError, match="same subjects"):
         engine.lr_test(small, engine.fit(engine.Cohort.from_frame(
             rossi.iloc[:300], time="week", event="arrest", covariates=COVARIATES)))
+
+
+@pytest.mark.parametrize("case", ["weights", "cluster"])
+def test_robust_fits_wald_and_robust_score_equal_r(rossi, case):
+    """Where the fit reports the robust variance, R's coxph tests with it: the Wald test reads
+    the sandwich and a robust score test is added (R 4.2.2, survival 3.5-3):
+        rossi$w <- 0.5 + ((seq_len(nrow(rossi)) - 1) %% 7) / 4
+        rossi$site <- (seq_len(nrow(rossi)) - 1) %% 25
+        f1 <- coxph(Surv(week, arrest) ~ fin + age + prio, rossi, weights = w, ties = "efron")
+        f2 <- coxph(Surv(week, arrest) ~ fin + age + prio, rossi, cluster = site,
+                    ties = "breslow")
+        summary(f)$logtest, f$wald.test, f$score, f$rscore"""
+    df = rossi.assign(w=0.5 + (np.arange(len(rossi)) % 7) / 4, site=np.arange(len(rossi)) % 25)
+    names = ["fin", "age", "prio"]
+    if case == "weights":
+        res = engine.fit(engine.Cohort.from_frame(df, "week", "arrest", covariates=names,
+                                                  weights="w"), ties="efron", tol=1e-12)
+        want = [22.4454161468, 12.1041247083, 21.5770826978, 12.9729474446]
+    else:
+        res = engine.fit(engine.Cohort.from_frame(df, "week", "arrest", covariates=names),
+                         ties="breslow", tol=1e-12, cluster=df["site"])
+        want = [28.9015580016, 21.9215774570, 28.8870667683, 12.4341073649]
+    tests = engine.global_tests(res)
+    assert res.variance == "robust" and "independent rows" in tests.spec["note"]
+    np.testing.assert_allclose(
+        tests.table.loc[["likelihood ratio", "wald", "score", "robust score"], "statistic"],
+        want, rtol=1e-7)
