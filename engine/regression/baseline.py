@@ -9,9 +9,10 @@ their summed r_i.  The hazard increments and their variance terms are
     Breslow  dH = D / S0,                           dV = D / S0^2
     Efron    dH = D/d sum_j 1 / (S0 - j/d E),       dV = D/d sum_j 1 / (S0 - j/d E)^2
 
-(j = 0..d-1).  c is the centring: R's coxph centres at the weighted column means (fit$means),
-so ``basehaz(fit)`` (centered=TRUE) is the hazard of a subject at the means and
-``centered=FALSE`` the hazard at x = 0; a predicted curve does not depend on c.  The variance
+(j = 0..d-1).  c is the centring: R's coxph centres at fit$means, the weighted column means
+with 0 for a 0/1 column (survival 3.x), so ``basehaz(fit)`` (centered=TRUE) is the hazard of a
+subject at those and ``centered=FALSE`` the hazard at x = 0, H exp(-c' beta); a predicted curve
+does not depend on c.  The variance
 of a predicted cumulative hazard H(t; z) = exp((z - c) beta) H0(t) is Tsiatis' (1981), as
 agsurv computes it:
 
@@ -48,7 +49,7 @@ class Baseline:
     Attributes
     ----------
     ties : "breslow" | "efron"
-    center : (p,) weighted column means c (0 for a column whose coefficient is NaN)
+    center : (p,) the centre c, R's fit$means (weighted column means, 0 for a 0/1 column)
     beta : (p,) the coefficients, NaN (aliased) as 0
     labels : stratum labels, or None
     times, hazard, varhaz, tie_term, n_risk, n_event : per stratum, at its event times
@@ -172,9 +173,9 @@ class Baseline:
 
     def table(self, centered: bool = True) -> pd.DataFrame:
         """stratum, time, n_risk, n_event, hazard, cumhaz, survival; one row per event time.
-        ``centered=False``: at x = 0 (the hazards times exp(c' beta))."""
+        ``centered=False``: at x = 0 (the hazards times exp(-c' beta), as R's basehaz)."""
         check_flag("centered", centered)
-        scale = 1.0 if centered else np.exp(self.offset)
+        scale = 1.0 if centered else np.exp(-self.offset)
         parts = []
         for s in range(len(self.times)):
             h = self.hazard[s] * scale
@@ -199,7 +200,7 @@ def baseline(cohort, md, beta, ties: str, weights=None, backend=None) -> Baselin
     w_sorted = w[md.order]              # the cohort's weights (a resampling may have set others)
     if hasattr(backend, "hazard_increments") and backend.dtype == np.float64:
         return _on_device(cohort, md, beta, ties, w_sorted, backend)
-    center = np.asarray(X.T @ w).ravel() / w.sum()
+    center = fit_means(cohort, np.asarray(X.T @ w).ravel() / w.sum())
     eta = np.asarray(X @ beta).ravel()
     r = w_sorted * np.exp(eta[md.order] - center @ beta)
     event = (np.asarray(cohort.event)[md.order] > 0) & (w_sorted > 0)
@@ -243,12 +244,17 @@ def baseline(cohort, md, beta, ties: str, weights=None, backend=None) -> Baselin
                     **out)
 
 
+def fit_means(cohort, means) -> np.ndarray:
+    """R's fit$means (survival 3.x) from the weighted column ``means``: 0 for a 0/1 column."""
+    return np.where(np.asarray(cohort.binary), 0.0, means)
+
+
 def _on_device(cohort, md, beta, ties, w_sorted, backend) -> Baseline:
     """``baseline`` by the GPU backend's scans over the sorted rows it holds: the centre
     X^T w, then the increments of every tie group with events in one pass, split by stratum
     here (each stratum's groups run from its latest time: reversed)."""
     backend.set_weights(w_sorted)
-    center = backend.column_products(w_sorted[None])[0] / w_sorted.sum()
+    center = fit_means(cohort, backend.column_products(w_sorted[None])[0] / w_sorted.sum())
     ends, inc, r, event = backend.hazard_increments(beta, float(center @ beta))
     dh, dv, e, own, D, at_risk = inc
     bounds = md.strata_bounds

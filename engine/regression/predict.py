@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core.errors import DataWarning
+from .baseline import fit_means
 
 TYPES = ("lp", "risk", "expected", "survival", "terms")
 CONF_TYPES = ("log", "log-log", "plain")
@@ -150,8 +151,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> p
         its Efron share of the increment at its own time), "survival" (exp(-expected)), or
         "terms" (each term's part of the linear predictor, ``terms``).
     reference : the centre of "lp" and "risk", as R's: "strata" (the default: the weighted
-        means within the row's stratum; for an unstratified fit the weighted column means, R's
-        fit$means), "sample" (those overall means) or "zero" (no centring).  "expected" and
+        means within the row's stratum; for an unstratified fit R's fit$means, the weighted
+        column means with 0 for a 0/1 column), "sample" (fit$means) or "zero" (no centring).  "expected" and
         "survival" do not depend on it.
     """
     if type not in TYPES:
@@ -208,8 +209,7 @@ def column_centres(cohort) -> np.ndarray:
     """R's fit$means (survival 3.x): 0 for a 0/1 column, else its weighted mean over the
     fitted rows; the centre of each term's part of the linear predictor."""
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights, float)
-    means = np.asarray(cohort.X.T @ w).ravel() / w.sum()
-    return np.where(np.asarray(cohort.binary), 0.0, means)
+    return fit_means(cohort, np.asarray(cohort.X.T @ w).ravel() / w.sum())
 
 
 def terms(res, newdata=None) -> pd.DataFrame:

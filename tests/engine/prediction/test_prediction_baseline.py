@@ -81,14 +81,17 @@ def test_breslow_hazard_and_curves_against_lifelines(rossi):
     res = engine.fit(cohort, ties="efron")
     np.testing.assert_allclose(res.coef, cph.params_[names], rtol=1e-5)
     # lifelines' baseline_hazard_ is Breslow's estimator at its (Efron) coefficients, centred
-    # at the unweighted means
-    b = baseline(cohort, res.problem.model.data, cph.params_[names].to_numpy(), "breslow")
+    # at the unweighted means of every column; R's fit$means (the table's centre) puts the 0/1
+    # columns at 0: the same hazards times exp((means - c)' beta)
+    beta = cph.params_[names].to_numpy()
+    b = baseline(cohort, res.problem.model.data, beta, "breslow")
     table = b.table()
+    shift = np.exp((rossi[names].mean().to_numpy() - b.center) @ beta)
     want = cph.baseline_hazard_["baseline hazard"]
     want = want[want > 0]
     np.testing.assert_allclose(table["time"], want.index, rtol=0)
-    np.testing.assert_allclose(table["hazard"], want.to_numpy(), rtol=1e-10)
-    np.testing.assert_allclose(table["cumhaz"],
+    np.testing.assert_allclose(table["hazard"] * shift, want.to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(table["cumhaz"] * shift,
                                cph.baseline_cumulative_hazard_.loc[want.index].to_numpy().ravel(),
                                rtol=1e-10)
     # lifelines' predicted curves (which do not depend on the centring) from that hazard;
@@ -149,6 +152,7 @@ def test_entry_times_weights_strata_by_definition(rossi, ties):
     beta, V = res.coef.to_numpy(), res.cov.to_numpy()
     w = data["w"].to_numpy(float)
     center = (data[["fin", "age", "prio"]].to_numpy(float) * w[:, None]).sum(0) / w.sum()
+    center[0] = 0.0                             # R's fit$means: a 0/1 column (fin) at 0
     np.testing.assert_allclose(b.center, center, rtol=1e-13)
     newdata = pd.DataFrame({"fin": [0, 1, 1], "age": [20, 30, 41], "prio": [0, 3, 9],
                             "race": [0, 1, 1]})
@@ -164,7 +168,7 @@ def test_entry_times_weights_strata_by_definition(rossi, ties):
     table = res.baseline_hazard()
     assert set(table["stratum"]) == {"0", "1"}
     uncentred = res.baseline_hazard(centered=False)
-    np.testing.assert_allclose(uncentred["cumhaz"], table["cumhaz"] * np.exp(center @ beta),
+    np.testing.assert_allclose(uncentred["cumhaz"], table["cumhaz"] * np.exp(-center @ beta),
                                rtol=1e-12)
 
 
@@ -176,6 +180,7 @@ def test_predict_lp_risk_se_by_definition(rossi):
     res = engine.fit(cohort, ties="efron")
     newdata = rossi.iloc[:7]
     center = (rossi[names].to_numpy(float) * w[:, None]).sum(0) / w.sum()
+    center[0] = 0.0                             # R's fit$means: a 0/1 column (fin) at 0
     diff = newdata[names].to_numpy(float) - center
     V = res.cov.to_numpy()
     lp = res.predict(newdata, type="lp")
@@ -281,25 +286,24 @@ def test_lp_centred_within_strata(ovarian_fit):
 
 
 def test_therneau_grambsch_test1_against_r():
-    """R survival tests/book1.Rout.save (Therneau & Grambsch's appendix data set 1, Breslow):
-    predict(fit, type=, se.fit=TRUE) and summary(survfit(fit)) / survfit(fit, list(x=2))."""
+    """Therneau & Grambsch's appendix data set 1 (Breslow): predict(fit, type=, se.fit=TRUE)
+    from R 4.2.2 / survival 3.5-3, and summary(survfit(fit)) / survfit(fit, list(x=2)) from R
+    survival's tests/book1.Rout.save.  The saved file's lp and risk predate survival 3.x, which
+    centres a 0/1 covariate at 0 (fit$means), not at its mean 0.5 (-0.7376425, 0.7376425)."""
     test1 = pd.DataFrame({"time": [9, 1, 1, 6, 6, 8], "status": [1, 1, 0, 1, 1, 0],
                           "x": [0, 1, 1, 1, 0, 0]})          # R's rows 1, 3-7 (row 2 is NA)
     res = engine.fit(engine.Cohort.from_frame(test1, "time", "status", covariates=["x"]))
     assert res.coef["x"] == pytest.approx(1.4752849, abs=5e-8)
-    want = {"lp": ([-0.7376425, 0.7376425, 0.7376425, 0.7376425, -0.7376425, -0.7376425],
-                   [0.6278672] * 6),
-            "risk": ([0.4782401, 2.0910001, 2.0910001, 2.0910001, 0.4782401, 0.4782401],
-                     [0.4342009, 0.9079142, 0.9079142, 0.9079142, 0.4342009, 0.4342009]),
-            # the saved se of "expected" (sqrt(expected)) predates R's current predict.coxph,
-            # which takes Tsiatis' variance from agsurv as here (tested above by definition)
+    want = {"lp": ([0.0, 1.4752849, 1.4752849, 1.4752849, 0.0, 0.0],
+                   [0.0, 1.2557344, 1.2557344, 1.2557344, 0.0, 0.0]),
+            "risk": ([1.0, 4.3722813, 4.3722813, 4.3722813, 1.0, 1.0],
+                     [0.0, 2.6257407, 2.6257407, 2.6257407, 0.0, 0.0]),
             "expected": ([1.3333333, 0.2712864, 0.2712864, 1.4574271, 0.3333333, 0.3333333],
-                         None)}
+                         [1.0540926, 0.2785989, 0.2785989, 1.1069433, 0.3333333, 0.3333333])}
     for kind, (fit, se) in want.items():
         got = res.predict(type=kind)
-        np.testing.assert_allclose(got["fit"], fit, rtol=1e-6)
-        if se is not None:
-            np.testing.assert_allclose(got["se"], se, rtol=1e-6)
+        np.testing.assert_allclose(got["fit"], fit, rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(got["se"], se, rtol=1e-6, atol=1e-12)
     at_mean = res.predict_survival(pd.DataFrame({"x": [0.5]}))
     np.testing.assert_allclose(at_mean["time"], [1, 6, 9])
     np.testing.assert_allclose(at_mean["survival"], [0.8783, 0.4981, 0.0615], atol=5e-5)
@@ -341,3 +345,37 @@ def test_q_sums_equal_their_definition_at_any_times(rossi, ties):
                     v -= r * b.tie_term[s][k]
                 want[g] += v * X[row]
         np.testing.assert_allclose(b.q_sums(s, times), want, rtol=1e-10, atol=1e-12)
+
+
+def test_rossi_centring_of_a_0_1_column_against_r(rossi):
+    """R 4.2.2 / survival 3.5-3 centres at fit$means, a 0/1 covariate (fin) at 0:
+        f <- coxph(Surv(week, arrest) ~ fin + age + prio, rossi)       # Efron
+        predict(f, rossi[1:3, ], type = "lp"), type = "risk"
+        basehaz(f, centered = TRUE)$hazard[1:3], basehaz(f, centered = FALSE)$hazard[1:3]
+    and with case weights and strata:
+        rossi$w <- 0.5 + ((seq_len(nrow(rossi)) - 1) %% 7) / 4
+        g <- coxph(Surv(week, arrest) ~ fin + age + prio + strata(wexp), rossi, weights = w)
+        basehaz(g, centered = TRUE / FALSE): the first cumulative hazards of each stratum."""
+    names = ["fin", "age", "prio"]
+    res = engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest", covariates=names),
+                     ties="efron", tol=1e-12)
+    assert res.baseline.center[0] == 0.0
+    np.testing.assert_allclose(res.predict(rossi.head(3), type="lp")["fit"],
+                               [-0.1596691654, 0.9287447944, 1.3461054607], rtol=1e-7)
+    np.testing.assert_allclose(res.predict(rossi.head(3), type="risk")["fit"],
+                               [0.8524257542, 2.5313298432, 3.8424318512], rtol=1e-7)
+    np.testing.assert_allclose(res.baseline_hazard()["cumhaz"][:3],
+                               [0.0023710220, 0.0047477897, 0.0071259550], rtol=1e-7)
+    np.testing.assert_allclose(res.baseline_hazard(centered=False)["cumhaz"][:3],
+                               [0.0092517824, 0.0185259847, 0.0278056402], rtol=1e-7)
+    data = rossi.assign(w=0.5 + (np.arange(len(rossi)) % 7) / 4)
+    res = engine.fit(engine.Cohort.from_frame(data, "week", "arrest", covariates=names,
+                                              strata="wexp", weights="w"),
+                     ties="efron", tol=1e-12)
+    for centered, want in ((True, {"0": [0.007042906, 0.010083233, 0.014146505]}),
+                           (False, {"0": [0.01871597, 0.02679540, 0.03759323],
+                                    "1": [0.01032035, 0.02323938, 0.06757953]})):
+        table = res.baseline_hazard(centered=centered)
+        for stratum, values in want.items():
+            np.testing.assert_allclose(table[table["stratum"] == stratum]["cumhaz"][:3],
+                                       values, rtol=2e-6)
