@@ -64,7 +64,8 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
     cohort : engine.Cohort (weights and (start, stop] entry times honoured; any event code > 0
         counts as an event)
     by : a strata column, a covariate (a text column by its own name) or labels, one a row
-    strata : None, or a column / labels as ``by``: the test is summed over its levels
+    strata : a column / labels as ``by``: the test is summed over its levels; None: the
+        cohort's own strata where it has some (R's survdiff with a strata() term), else none
     rho, gamma : Fleming-Harrington weight S(t-)^rho (1 - S(t-))^gamma, both >= 0
     scores : optional numbers, one per group in the table's order, for the trend test
         (default: the group values where numeric, else 1..k)
@@ -82,6 +83,8 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
     groups = group_rows(cohort, by)
     if groups.k < 2:
         raise ValueError(f"by={by!r} has a single group; a test needs at least two.")
+    if strata is None and cohort.strata is not None:
+        strata = np.asarray(cohort.strata)
     layers = group_rows(cohort, strata)
     start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)

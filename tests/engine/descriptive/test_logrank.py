@@ -59,6 +59,19 @@ def test_lung_stratified_against_R():
                                [0.15752, 0.00973, 7.45359, 9.57333, 1.14774, 0.60032, 3.23078,
                                 1.44067], atol=5e-6)
     assert test.statistic == pytest.approx(21.368, abs=5e-4) and test.df == 7
+    # without strata=, the cohort's own strata (R's strata() term), not an unstratified test
+    pd.testing.assert_frame_equal(engine.logrank_test(cohort, by="pat.karno").table, test.table)
+
+
+def test_a_stratified_cohorts_test_is_stratified_against_r(rossi):
+    """R 4.2.2: survdiff(Surv(week, arrest) ~ fin + strata(race), rossi)$chisq = 4.0484966,
+    against 3.8375695 unstratified."""
+    plain = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[])
+    stratified = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[], strata="race")
+    fin = rossi["fin"].to_numpy()
+    assert engine.logrank_test(stratified, by=fin).statistic == pytest.approx(4.0484966,
+                                                                              rel=1e-7)
+    assert engine.logrank_test(plain, by=fin).statistic == pytest.approx(3.8375695, rel=1e-7)
 
 
 def test_two_groups_against_lifelines(rossi):
