@@ -8,7 +8,8 @@ discordant when smaller, tied when equal; pairs weigh w_i w_j.
 For right-censored data this is Harrell's C (a row censored at t is still at risk at t).  The
 pairs are counted in O(N log N) with a Fenwick tree over the ranks of the linear predictor.
 
-Its standard error is R's (concordancefit): the infinitesimal jackknife over the case weights,
+Its standard error is R's (concordancefit): the infinitesimal jackknife over the case weights
+(summed within the fit's clusters where it was given ``cluster=``, as R's grouped jackknife),
 with I_i the weighted concordant, discordant and tied pairs row i takes part in (as the event
 or as the row at risk) and Somers' d = (concordant - discordant) / pairs,
 
@@ -19,10 +20,13 @@ also in O(N log N): a second sweep counts, for each row, the events whose risk s
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from numba import njit
 
+from ..core.errors import DataWarning
 from .ph_test import cox_fit_rows
 
 
@@ -66,10 +70,30 @@ def concordance(res, cohort=None) -> pd.Series:
         somers = (concordant - discordant) / total
         dfbeta = w * ((influence[:, 0] - influence[:, 1]) / total
                       - somers / total * influence.sum(axis=1))
+        clusters = _given_clusters(res, cohort)
+        if clusters is not None:        # R: summed within the fit's clusters first
+            dfbeta = np.bincount(clusters, dfbeta)
         se = float(np.sqrt(np.sum(dfbeta ** 2)) / 2)
     return pd.Series({"concordance": (concordant + tied / 2) / total if total else np.nan,
                       "se": se, "concordant": concordant, "discordant": discordant,
                       "tied": tied})
+
+
+def _given_clusters(res, rows):
+    """The cluster of each of ``rows`` where the fit was given ``cluster=`` (R's cluster term:
+    the jackknife then sums within clusters; a subject id alone does not group, as in R), else
+    None; a warning where the rows are not the fit's own (a cut-point fit's episodes split
+    anew)."""
+    problem = getattr(res, "problem", None)
+    if problem is None or res.spec.get("cluster") != "cluster":
+        return None
+    codes = problem.clusters[0]
+    if codes.size != rows.n:
+        warnings.warn("the concordance's standard error ignores the fit's clusters here (its "
+                      "rows are a cut-point fit's episodes split anew); refit without "
+                      "cut_points for the clustered one.", DataWarning, stacklevel=3)
+        return None
+    return codes
 
 
 @njit(cache=True, nogil=True)

@@ -62,3 +62,32 @@ def test_infinitesimal_jackknife_by_definition(rossi, names):
         dfbeta[i] = (_c_index(*args, up, strata, eta)
                      - _c_index(*args, down, strata, eta)) / (2 * h)
     assert mine["se"] == pytest.approx(np.sqrt(np.sum(dfbeta ** 2)), rel=1e-7)
+
+
+def test_a_clustered_fits_se_is_the_grouped_jackknife_of_r(rossi):
+    """R 4.2.2 / survival 3.5-3 on rossi split at week 20 (survSplit), Efron, strata(race):
+    concordance(coxph(Surv(tstart, week, arrest) ~ fin + age + prio + strata(race), sp,
+    cluster = site)) sums each row's influence within its site: se 0.0291763236, against
+    0.0289538391 unclustered (with id = id too: an id alone does not group); with
+    weights = w besides, 0.0334535487."""
+    rows = []
+    for i, r in rossi.reset_index(drop=True).iterrows():
+        pieces = [(0.0, min(r["week"], 20.0))] + ([(20.0, r["week"])] if r["week"] > 20 else [])
+        for k, (a, b) in enumerate(pieces):
+            rows.append({"id": i + 1, "tstart": a, "week": b, "fin": r["fin"], "age": r["age"],
+                         "prio": r["prio"], "race": r["race"],
+                         "arrest": r["arrest"] if k == len(pieces) - 1 else 0})
+    sp = pd.DataFrame(rows).assign(site=lambda d: (d["id"] - 1) % 25,
+                                   w=lambda d: 0.5 + ((d["id"] - 1) % 7) / 4)
+    cohort = engine.Cohort.from_frame(sp, "week", "arrest", covariates=NAMES, strata="race",
+                                      start="tstart", id="id")
+    plain = engine.concordance(engine.fit(cohort, ties="efron", tol=1e-12))
+    clustered = engine.concordance(engine.fit(cohort, ties="efron", tol=1e-12,
+                                              cluster=sp["site"]))
+    assert plain["se"] == pytest.approx(0.0289538391, rel=1e-7)
+    assert clustered["se"] == pytest.approx(0.0291763236, rel=1e-7)
+    assert clustered["concordance"] == pytest.approx(0.6253727377, rel=1e-9)
+    weighted = engine.Cohort.from_frame(sp, "week", "arrest", covariates=NAMES, strata="race",
+                                        start="tstart", id="id", weights="w")
+    out = engine.concordance(engine.fit(weighted, ties="efron", tol=1e-12, cluster=sp["site"]))
+    assert out["se"] == pytest.approx(0.0334535487, rel=1e-7)
