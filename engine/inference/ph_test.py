@@ -160,7 +160,8 @@ class Zph:
         self.cohort, self.transform = cohort, transform
         self.beta = beta
         self.names = [cohort.names[j] for j in keep]
-        self.terms = _terms(self.names, cohort.reference_levels)
+        self.terms = _terms(self.names, cohort.reference_levels,
+                            getattr(cohort, "formula", None))
         X = np.asfortranarray(cohort.X[:, keep].toarray())     # contiguous columns
         X -= X.mean(axis=0)
         eta = X @ self.beta
@@ -309,11 +310,16 @@ def _transform(transform, start, stop, event):
     return 1.0 - np.concatenate(([1.0], survival))[before]
 
 
-def _terms(names, reference_levels):
-    """Term -> column positions: a text covariate's indicators ``col[level]`` form one term."""
+def _terms(names, reference_levels, formula=None):
+    """Term -> column positions, as R's cox.zph(terms = TRUE): a text covariate's indicators
+    ``col[level]`` form one term, and so do a formula term's columns (a spline's basis, a
+    factor's levels, an interaction)."""
+    of_term = {column: term for term, columns in (formula.terms if formula else {}).items()
+               for column in columns}
     terms = {}
     for j, name in enumerate(names):
-        term = next((column for column in reference_levels
-                     if name.startswith(f"{column}[") and name.endswith("]")), name)
+        term = of_term.get(name) or next((column for column in reference_levels
+                                          if name.startswith(f"{column}[")
+                                          and name.endswith("]")), name)
         terms.setdefault(term, []).append(j)
     return terms

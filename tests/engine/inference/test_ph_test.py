@@ -185,3 +185,26 @@ def test_integer_weights_are_repeated_rows_with_breslow(rossi):
     a = engine.ph_test(engine.fit(weighted), weighted, transform="identity").table
     b = engine.ph_test(engine.fit(repeated), repeated, transform="identity").table
     np.testing.assert_allclose(a["chisq"], b["chisq"], rtol=1e-7)
+
+
+def test_a_formulas_terms_are_tested_whole_as_r_does(rossi):
+    """R 4.2.2 / survival 3.5-3, cox.zph(coxph(...)) with its default terms = TRUE: a spline's
+    basis is one term, as are a factor's levels; an interaction is its own term.
+        Surv(week, arrest) ~ fin + ns(age, df = 3) + prio: ns 5.81270814 on 3 df, GLOBAL
+        6.51489538 on 5; ~ fin * age + factor(race): age 5.952165766, fin:age 0.437650084."""
+    res = engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest",
+                                              formula="fin + ns(age, df=3) + prio"),
+                     ties="efron", tol=1e-12)
+    table = engine.ph_test(res).table
+    assert list(table.index) == ["fin", "ns(age, df=3)", "prio", "GLOBAL"]
+    np.testing.assert_allclose(table["chisq"], [0.07714903, 5.81270814, 0.46075341,
+                                                6.51489538], rtol=1e-6)
+    assert table["df"].tolist() == [1, 3, 1, 5]
+    res = engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest",
+                                              formula="fin * age + C(race)"),
+                     ties="efron", tol=1e-12)
+    table = engine.ph_test(res).table
+    np.testing.assert_allclose(table.loc[["fin", "age", "C(race)", "fin:age", "GLOBAL"],
+                                         "chisq"],
+                               [0.009241005, 5.952165766, 1.904097854, 0.437650084,
+                                9.765612860], rtol=1e-6)
