@@ -16,6 +16,12 @@ from contextlib import contextmanager
 _lock = threading.Lock()
 _local = threading.local()
 _state = {"open": 0, "context": None, "show": None}
+# how a warning is shown where no collector is open.  Another thread's catch_warnings (the
+# engine's formula parsing) that began while a collector was open restores this module's
+# hook when it ends, after the last collector closed: the hook then outlives every collector
+# (seen in the served app: the warm-up parsing a formula beside a job; a Bokeh warning in the
+# next button click raised TypeError and the click was lost)
+_DEFAULT_SHOW = warnings.showwarning
 
 
 def _show(message, category, filename, lineno, file=None, line=None):
@@ -23,7 +29,7 @@ def _show(message, category, filename, lineno, file=None, line=None):
     if sink is not None:
         sink.append(str(message))
     else:  # a thread without a collector: as it would have been shown
-        _state["show"](message, category, filename, lineno, file, line)
+        (_state["show"] or _DEFAULT_SHOW)(message, category, filename, lineno, file, line)
 
 
 @contextmanager

@@ -46,3 +46,31 @@ def test_nested_collectors_hand_back_to_the_outer_one():
             warnings.warn("inner", UserWarning)
         warnings.warn("outer again", UserWarning)
     assert (outer, inner) == (["outer", "outer again"], ["inner"])
+
+
+def test_a_hook_restored_after_the_last_collector_still_shows_warnings(recwarn):
+    """Another thread's catch_warnings that begins while a collector is open, and ends after
+    the last one closed, restores the collectors' hook for good: a warning raised later, where
+    no collector is open, is shown as usual instead of raising TypeError (the served app lost
+    a button click to it)."""
+    opened, closed = threading.Event(), threading.Event()
+    before = warnings.showwarning
+
+    def job():
+        with collected():
+            opened.set()
+            closed.wait()
+
+    worker = threading.Thread(target=job)
+    worker.start()
+    opened.wait()
+    saved = warnings.catch_warnings()
+    saved.__enter__()                       # saves the collectors' hook
+    closed.set()
+    worker.join()                           # the last collector closes
+    saved.__exit__(None, None, None)        # ... and the hook is put back
+    try:
+        warnings.warn("after every job", UserWarning)
+    finally:
+        warnings.showwarning = before
+    assert [str(w.message) for w in recwarn] == ["after every job"]
