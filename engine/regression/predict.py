@@ -152,8 +152,8 @@ def predict(res, newdata=None, type: str = "lp", reference: str = "strata") -> p
         "terms" (each term's part of the linear predictor, ``terms``).
     reference : the centre of "lp" and "risk", as R's: "strata" (the default: the weighted
         means within the row's stratum; for an unstratified fit R's fit$means, the weighted
-        column means with 0 for a 0/1 column), "sample" (fit$means) or "zero" (no centring).  "expected" and
-        "survival" do not depend on it.
+        column means with 0 for a 0/1 column), "sample" (fit$means) or "zero" (no
+        centring).  "expected" and "survival" do not depend on it.
     """
     if type not in TYPES:
         raise ValueError(f"type must be one of {TYPES}, got {type!r}")
