@@ -93,6 +93,20 @@ def event_time_terms(at_event_times, rr, x, slot, size, efron):
     return time, share, frac, s0, event_time_means(at_event_times, rr, x, time, frac, s0)
 
 
+def exposures(increments, time, frac, spans, slot, deaths, size):
+    """Each row's sum of the per-term ``increments`` (one per term of event_time_terms, at its
+    ``time`` with its k/m ``frac``) over the event times it is at risk for, ``spans`` = (lo,
+    hi) of RiskSets.spans; a dying row takes only k/m of its own time's (Efron's share, ``slot``
+    its time, ``deaths`` its position).  What turns a sum over risk sets into one over rows:
+    sum_t c_t sum_{i at risk} v_i = sum_i v_i exposures_i."""
+    lo, hi = spans
+    full = np.bincount(time, increments, size)
+    cum = _running(full)
+    out = cum[hi] - cum[lo]
+    out[deaths] -= (full - np.bincount(time, frac * increments, size))[slot]
+    return out
+
+
 def event_time_means(at_event_times, rr, x, time, frac, s0):
     """The risk-set means of x's columns at each term of ``event_time_terms`` (its time, k/m
     and S0), shape (E, p), column-major: the part that grows with the columns, so that they

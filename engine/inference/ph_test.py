@@ -32,7 +32,7 @@ from ..data.episodes import split_at_cut_points
 from ..core.sorted_search import searched
 from ..core.statistical_result import TestResult
 from ..regression.fit import loglik
-from ..data.risk_set import RiskSets, event_time_terms, risk_set_sums
+from ..data.risk_set import RiskSets, event_time_terms, exposures, risk_set_sums
 
 TRANSFORMS = ("km", "identity", "rank", "log")
 
@@ -278,17 +278,11 @@ def _information_blocks(x, rr, xbar, g_t, dead_w, when, share, frac, s0, spans, 
     c = g^a dead_w share / s0 over the terms row i is at risk for (a dying row's own at k/m):
     three BLAS products instead of a risk-set sum per pair of columns (at 10^6 rows x 21
     covariates the PH test took 15.9 s with those, 5.1 s with these)."""
-    size = g_t.size
-    lo, hi = spans
     deaths = np.flatnonzero(dead)
     out = []
     for power in range(3):
         weight = g_t[when] ** power * dead_w[when] * share
-        full = np.bincount(when, weight / s0, size)
-        reduced = np.bincount(when, frac * weight / s0, size)
-        cum = np.concatenate(([0.0], np.cumsum(full)))
-        q = cum[hi] - cum[lo]
-        q[deaths] -= (full - reduced)[slot]
+        q = exposures(weight / s0, when, frac, spans, slot, deaths, g_t.size)
         block = x.T @ (x * (rr * q)[:, None]) - xbar.T @ (xbar * weight[:, None])
         out.append(np.triu(block) + np.triu(block, 1).T)
     return out

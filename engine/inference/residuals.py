@@ -37,7 +37,7 @@ from scipy.linalg import blas
 from .ph_test import cox_fit_rows, information
 from ..core.memory import available_bytes
 from ..data.episodes import episode_rows
-from ..data.risk_set import RiskSets, event_time_means, event_time_terms
+from ..data.risk_set import RiskSets, event_time_means, event_time_terms, exposures
 from ..regression.predict import column_centres, term_columns
 
 KINDS = ("martingale", "deviance", "score", "dfbeta", "dfbetas", "partial")
@@ -215,12 +215,9 @@ class _Stratum:
         size = self.t_event.size
         dead_w = np.bincount(self.slot, w[dead], minlength=size)
         self.hazard = dead_w[self.when] * self.share / self.s0     # one increment per term
-        self.full = np.bincount(self.when, self.hazard, size)       # of rows that survive t
-        self.reduced = np.bincount(self.when, self.frac * self.hazard, size)  # dying at t
         self.deaths = np.flatnonzero(dead)
-        cum = np.concatenate(([0.0], np.cumsum(self.full)))
-        self.exposure = cum[self.hi] - cum[self.lo]
-        self.exposure[self.deaths] -= (self.full - self.reduced)[self.slot]
+        self.exposure = exposures(self.hazard, self.when, self.frac, (self.lo, self.hi),
+                                  self.slot, self.deaths, size)
 
     def score(self, x):
         """The score residuals of the stratum's rows over the centred columns x."""
