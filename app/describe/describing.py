@@ -228,11 +228,14 @@ def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = No
                                weighting=weighting)
 
 
-def km_caption(options, conf_type: str = "log") -> str:
-    """What the Kaplan-Meier figure shows, in words (a figure legend for the paper)."""
+def km_caption(options, conf_type: str = "log", variance: str = "greenwood") -> str:
+    """What the Kaplan-Meier figure shows, in words (a figure legend for the paper);
+    ``variance`` as engine.KaplanMeier.variance."""
     parts = ["Kaplan-Meier survival by group"]
     if "CI bands" in options:
-        parts.append(f"shaded: pointwise 95% CI ({conf_type})")
+        how = ("" if variance == "greenwood" else
+               f", {variance.replace('robust', 'robust (infinitesimal-jackknife) variance')}")
+        parts.append(f"shaded: pointwise 95% CI ({conf_type}{how})")
     if "Censor marks" in options:
         parts.append("ticks: censored")
     if "Median lines" in options:

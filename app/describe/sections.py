@@ -114,7 +114,7 @@ def _kaplan_meier(store, choice: SurvivalChoice, curves: Curves) -> dict:
     return {"test_text": "  \n".join(f"**{w}**" if k == 0 else w
                                      for k, w in enumerate([words, trend]) if w),
             "figure": fig, "svg": svg_markup(fig),
-            "caption": d.km_caption(options, choice.conf_type),
+            "caption": d.km_caption(options, choice.conf_type, km.variance),
             "frames": {"medians": med, "logrank": tests},
             "medians": d.median_display(med)}
 

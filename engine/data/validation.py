@@ -336,3 +336,19 @@ def redundant_columns(X, names):
 def binary_columns(X):
     """True for each column of canonical CSC X whose values are only 0 and 1; shape (p,)."""
     return ~_nonempty_reduce(np.logical_or, X.data != 1, X)
+
+
+def check_cluster(cluster):
+    """The ``cluster`` option as a 1-D array (or None), with no missing values."""
+    if cluster is None:
+        return None
+    if isinstance(cluster, str):
+        raise ValueError(f"cluster must be one value per row of the cohort (e.g. df[{cluster!r}]"
+                         "), not a column name: the cohort keeps no other columns.")
+    values = np.asarray(cluster)
+    if values.ndim != 1:
+        raise ValueError(f"cluster must be one-dimensional (one value per row), got shape "
+                         f"{values.shape}")
+    fail_rows(np.asarray(pd.isna(values)), values, "cluster", "cluster", "a missing cluster",
+              "Give every row a cluster (e.g. its own id), or drop those rows from the cohort.")
+    return values

@@ -10,13 +10,16 @@ R's survfit(..., id=) counts n.censor (survival:::survflag).  Confidence limits 
 survfit_confint ("log", "log-log", "plain"); quantiles and their Brookmeyer-Crowley limits follow
 R's quantile.survfit (the time where the curve, or a confidence limit, crosses 1 - p, with the
 midpoint rule on a flat exactly at 1 - p); the restricted mean and its SE follow R's survmean
-(Miller 1981).  The variance is R's with robust=FALSE (R switches to an infinitesimal-jackknife
-variance by default when case weights are not whole numbers).
+(Miller 1981).  The variance is Greenwood's, or, where R's survfit defaults to it (case weights
+that are not whole numbers, such as inverse-probability weights; a ``cluster``; a subject id with
+several events), the robust infinitesimal-jackknife variance clustered by subject (km_robust),
+which also gives the restricted mean's SE there (R's print(survfit, rmean=) keeps Greenwood's
+terms for it, which treat weights as counts).
 """
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -26,13 +29,16 @@ from ..core.arguments import check_level
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
+from ..data.validation import check_cluster
+from .km_robust import Influence
 
 CONF_TYPES = ("log", "log-log", "plain")
+VARIANCES = ("auto", "greenwood", "robust")
 _TOL = np.sqrt(np.finfo(float).eps)     # R's quantile.survfit tolerance
 
 
-def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log",
-                 level: float = 0.95) -> "KaplanMeier":
+def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: float = 0.95,
+                 variance: str = "auto", cluster=None) -> "KaplanMeier":
     """Kaplan-Meier curves of ``cohort`` (all rows, or one curve per group of ``by``).
 
     Parameters
@@ -45,6 +51,12 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log",
     conf_type : "log-log" (default of ``table``, as lifelines and the app draw bands) | "log" |
         "plain"; ``at`` and ``quantile`` take R's default "log" unless told otherwise.
     level : confidence level of the limits.
+    variance : "auto" (R's default: "robust" for case weights that are not whole numbers, a
+        ``cluster``, or a subject id with more than one event; else "greenwood") |
+        "greenwood" | "robust" (infinitesimal jackknife, clustered by ``cluster``, else the
+        subject id, else each row).
+    cluster : None, or one value per cohort row (e.g. ``df["site"]``): the clusters of the
+        robust variance.
     """
     if not isinstance(cohort, Cohort):
         raise TypeError(f"kaplan_meier needs an engine.Cohort, got {type(cohort).__name__}. "
@@ -53,17 +65,27 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log",
     groups = group_rows(cohort, by)
     start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
     weights = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
+    variance, clusters = _variance(cohort, variance, cluster)
     leaves = _leaves_risk_set(cohort, groups.codes)
-    curves = {}
+    event = np.asarray(cohort.event) > 0
+    curves, influences = {}, {}
     for code, label in enumerate(groups.labels):
         rows = groups.codes == code
         if not rows.any():
             continue
-        curves[label] = _curve(start[rows], np.asarray(cohort.time)[rows], weights[rows],
-                               np.asarray(cohort.event)[rows] > 0, leaves[rows])
+        curve = _curve(start[rows], np.asarray(cohort.time)[rows], weights[rows], event[rows],
+                       leaves[rows])
+        if variance != "greenwood":
+            influences[label] = Influence(
+                start[rows], np.asarray(cohort.time)[rows], weights[rows], event[rows],
+                clusters[rows], curve["time"].to_numpy(), curve["at_risk"].to_numpy(),
+                curve["events"].to_numpy())
+            curve["var_log"] = influences[label].var_log()
+        curves[label] = curve
     return KaplanMeier(curves=curves, conf_type=conf_type, level=level,
                        weighted=cohort.weights is not None, dropped=dict(cohort.dropped),
-                       n_dropped=cohort.n_dropped)
+                       n_dropped=cohort.n_dropped, variance=variance,
+                       influences=influences)
 
 
 @dataclass
@@ -73,6 +95,9 @@ class KaplanMeier:
     curves : dict, group label -> DataFrame (time, at_risk, events, censored, survival,
         var_log) at each time with an event or a censoring
     dropped, n_dropped : the cohort's rows dropped for missing values, per column and in all
+    variance : "greenwood", or "robust by row" | "robust by id" | "robust by cluster" (the
+        infinitesimal jackknife and what it treats as independent)
+    influences : dict, group label -> km_robust.Influence of a robust curve (its RMST's SE)
     """
 
     curves: dict
@@ -81,6 +106,8 @@ class KaplanMeier:
     weighted: bool
     dropped: dict
     n_dropped: int
+    variance: str = "greenwood"
+    influences: dict = field(default_factory=dict, repr=False)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -164,7 +191,8 @@ class KaplanMeier:
 
     def rmst(self, tau: float) -> pd.DataFrame:
         """Restricted mean survival time up to ``tau`` (area under S on [0, tau]) and its SE,
-        by group, as R's print(survfit, rmean=tau)."""
+        by group, as R's print(survfit, rmean=tau); a robust curve's SE is the infinitesimal
+        jackknife's (R keeps the Greenwood terms there)."""
         if not (isinstance(tau, numbers.Real) and np.isfinite(tau) and tau > 0):
             raise ValueError(f"tau must be a positive number, got {tau!r}")
         rows = []
@@ -177,9 +205,14 @@ class KaplanMeier:
             with np.errstate(divide="ignore", invalid="ignore"):
                 h = np.where(n - d > 0, d / (n * (n - d)), 0.0)
             areas = np.diff(np.concatenate(([0.0], t))) * np.concatenate(([1.0], s))
-            after = np.cumsum(areas[::-1])[::-1][1:]      # area from each time to tau
-            rows.append({"group": label, "tau": float(tau), "rmst": areas.sum(),
-                         "se": np.sqrt(np.sum(after ** 2 * h))})
+            if label in self.influences:
+                below = np.zeros(len(curve))
+                below[:keep.sum()] = areas[1:]
+                se = np.sqrt(self.influences[label].rmst_var(below))
+            else:
+                after = np.cumsum(areas[::-1])[::-1][1:]      # area from each time to tau
+                se = np.sqrt(np.sum(after ** 2 * h))
+            rows.append({"group": label, "tau": float(tau), "rmst": areas.sum(), "se": se})
         return pd.DataFrame(rows).set_index("group")
 
     def _counts(self, frame):
@@ -202,6 +235,34 @@ def _check_conf(conf_type, level):
     if conf_type not in CONF_TYPES:
         raise ValueError(f"conf_type must be one of {CONF_TYPES}, got {conf_type!r}")
     check_level(level)
+
+
+def _variance(cohort, variance, cluster):
+    """(variance, cluster codes): the variance's name as KaplanMeier.variance and, for a
+    robust one, each row's cluster (``cluster``, else the subject id, else the row)."""
+    if variance not in VARIANCES:
+        raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
+    cluster = check_cluster(cluster)
+    if cluster is not None and cluster.size != cohort.n:
+        raise ValueError(f"cluster has {cluster.size} values but the cohort has {cohort.n} "
+                         "rows: give one value per row of the cohort.")
+    if cluster is not None and variance == "greenwood":
+        raise ValueError("cluster= asks for the robust variance; drop it, or pass "
+                         "variance='robust' (or 'auto').")
+    ids = None if cohort.id is None else pd.factorize(np.asarray(cohort.id))[0]
+    if variance == "auto":
+        w = cohort.weights
+        fractional = w is not None and np.any(np.asarray(w) != np.floor(np.asarray(w)))
+        repeated = ids is not None and np.bincount(ids, np.asarray(cohort.event) > 0).max() > 1
+        variance = ("robust" if cluster is not None or fractional or repeated
+                    else "greenwood")
+    if variance == "greenwood":
+        return "greenwood", None
+    if cluster is not None:
+        return "robust by cluster", pd.factorize(cluster)[0]
+    if ids is not None:
+        return "robust by id", ids
+    return "robust by row", np.arange(cohort.n)
 
 
 def _leaves_risk_set(cohort, group_codes):

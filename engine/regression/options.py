@@ -22,7 +22,8 @@ import numpy as np
 from ..core.arguments import check_max_iter
 from .backends import DEVICES
 from ..data.censoring import CENSORING_TIES
-from .variance import VARIANCES, check_cluster
+from ..data.validation import check_cluster
+from .variance import VARIANCES
 from .solvers import SOLVERS
 
 MODELS = ("cox", "fine_gray", "logistic", "sccs")

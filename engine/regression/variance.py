@@ -24,28 +24,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import CohortError, DataWarning
-from ..data.validation import fail_rows
 
 VARIANCES = ("auto", "model", "robust")
 # Bytes of cluster scores (8 per cluster per column) held at once; above it the middle matrix
 # is summed block pair by block pair, recomputing the scores of the later block.
 MEAT_MEMORY = 4e9
-
-
-def check_cluster(cluster):
-    """The ``cluster`` option as a 1-D array (or None), with no missing values."""
-    if cluster is None:
-        return None
-    if isinstance(cluster, str):
-        raise ValueError(f"cluster must be one value per row of the cohort (e.g. df[{cluster!r}]"
-                         "), not a column name: the cohort keeps no other columns.")
-    values = np.asarray(cluster)
-    if values.ndim != 1:
-        raise ValueError(f"cluster must be one-dimensional (one value per row), got shape "
-                         f"{values.shape}")
-    fail_rows(np.asarray(pd.isna(values)), values, "cluster", "cluster", "a missing cluster",
-              "Give every row a cluster (e.g. its own id), or drop those rows from the cohort.")
-    return values
 
 
 def cluster_codes(caller, fitted, cluster):

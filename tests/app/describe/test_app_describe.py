@@ -294,3 +294,24 @@ def test_one_confidence_transform_for_bands_and_tables_in_describe_and_results(r
                     expected = limits_at(kmf, row["time"])[0]
                 np.testing.assert_allclose(row["lower 95%"], expected, rtol=1e-9)
     assert view.conf_type.value == "log-log"  # the widget shows the store's choice
+
+
+def test_inverse_probability_weights_give_R_robust_limits():
+    """Weights that are not whole numbers (IPTW): the bands and tables use R survfit's robust
+    variance, and the caption says so; R's summary(survfit(Surv(week, arrest) ~ fin, weights =
+    w), times = c(10, 52)) (tests/data/r_km_robust.Rout) prints these limits."""
+    rossi = pd.read_csv("sample_data/rossi.csv")
+    weighted = rossi.assign(w=0.5 + (np.arange(len(rossi)) % 7) / 4)
+    store = Store()
+    view = DescribeView(store=store)
+    store.load_upload("weighted.csv", weighted.to_csv(index=False).encode())
+    store.weights = "w"
+    store.conf_type = "log"
+    view.group.value = "fin"
+    view.times.value = "10, 52"
+    assert "pointwise 95% CI (log, robust (infinitesimal-jackknife) variance by row)" in \
+        view.caption.object
+    at = view.at_table.value
+    np.testing.assert_allclose(at["lower 95%"], [0.935348806645638, 0.639807708739261,
+                                                 0.945781646635104, 0.697725873041750],
+                               rtol=1e-9)
