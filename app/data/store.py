@@ -435,13 +435,17 @@ class Store(param.Parameterized):
         return sorted(values.tolist(), key=lambda v: (str(type(v)), v))
 
     def km_frame(self) -> pd.DataFrame:
-        """time, 0/1 event, and start and id (when set) for Kaplan-Meier curves."""
+        """time, 0/1 event, event codes (0 censored, 1..k causes; NaN where not numeric), and
+        start, id and weights (when set) for Kaplan-Meier and cumulative incidence curves."""
         out = {"time": pd.to_numeric(self.column(self.time), errors="coerce"),
-               "event": self.event_indicator()}
+               "event": self.event_indicator(),
+               "codes": pd.to_numeric(self.column(self.event), errors="coerce")}
         if self.start:
             out["start"] = pd.to_numeric(self.column(self.start), errors="coerce")
             if self.id:
                 out["id"] = self.column(self.id)
+        if self.weights:
+            out["weights"] = pd.to_numeric(self.column(self.weights), errors="coerce")
         return pd.DataFrame(out)
 
     # ------------------------------------------------------------------------------------

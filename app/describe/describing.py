@@ -353,19 +353,31 @@ def parse_times(text: str) -> list[float]:
 # ----------------------------------------------------------------------------------------
 # competing risks
 def incidence_by(groups: Groups, cause: int) -> pd.DataFrame:
-    """engine.cumulative_incidence of ``cause`` per group (shown names)."""
-    if "start" in groups.frame:
-        raise DescribeError("cumulative incidence needs one row per subject, not (start, stop] "
-                            "episodes")
+    """engine.cumulative_incidence of ``cause`` per group (shown names), with the entry
+    times, ids and weights set (R's robust variance)."""
     frame = groups.frame.assign(group=groups.frame["group"].map(groups.shown)
                                 if "group" in groups.frame else "all")
-    return engine.cumulative_incidence(frame, cause=int(cause), by="group", time="time",
-                                       event="codes")
+    return engine.cumulative_incidence(
+        frame, cause=int(cause), by="group", time="time", event="codes",
+        **{role: role for role in ("start", "id", "weights") if role in frame})
+
+
+def gray_unavailable(frame: pd.DataFrame) -> str:
+    """Why Gray's test is not shown for these rows ("" when it is): cmprsk's test has neither
+    entry times nor case weights."""
+    if "start" in frame:
+        return "Gray's test is not shown: it needs one row per subject, not (start, stop] rows."
+    if "weights" in frame:
+        return ("Gray's test is not shown: it has no case weights (the curves are weighted; "
+                "compare them at a time with their confidence limits).")
+    return ""
 
 
 def gray(groups: Groups, cause: int):
-    """engine.gray_test of ``cause`` between the groups (within strata), or None."""
-    if "group" not in groups.frame or groups.frame["group"].nunique() < 2:
+    """engine.gray_test of ``cause`` between the groups (within strata), or None (one group,
+    or rows it cannot test: gray_unavailable)."""
+    if ("group" not in groups.frame or groups.frame["group"].nunique() < 2
+            or gray_unavailable(groups.frame)):
         return None
     test = engine.gray_test(groups.frame, by="group", cause=int(cause),
                             strata="strata" if "strata" in groups.frame else None,

@@ -123,7 +123,8 @@ def _incidence(store, choice: SurvivalChoice, groups: d.Groups) -> dict:
     cause = choice.cause
     frame = d.incidence_by(groups, cause)
     row = d.gray(groups, cause)
-    words = d.gray_words(row, cause, choice.strata is not None)
+    words = d.gray_words(row, cause, choice.strata is not None) or (
+        d.gray_unavailable(groups.frame) if "group" in groups.frame else "")
     fig = cif_figure(frame, cause=cause, time_label=store.time, note=words)
     return {"test_text": f"**{words}**" if words else "", "figure": fig,
             "svg": svg_markup(fig),

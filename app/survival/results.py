@@ -61,7 +61,8 @@ def fit_km(store: Store, group: str | None) -> pd.DataFrame:
 
 
 def km_result(store: Store, group: str | None):
-    """engine.kaplan_meier of the current time, event (and start, id) by ``group``."""
+    """engine.kaplan_meier of the current time, event (and start, id, weights) by ``group``:
+    weights that are not whole numbers (IPTW) give R's robust variance, as the fit's."""
     frame = store.km_frame().reset_index(drop=True)
     labels = km_groups(store, group)
     if labels.nunique() > MAX_GROUPS:
@@ -69,7 +70,8 @@ def km_result(store: Store, group: str | None):
                          f"{MAX_GROUPS} groups")
     cohort = engine.Cohort.from_frame(
         frame, time="time", event="event", covariates=[],
-        start="start" if "start" in frame else None, id="id" if "id" in frame else None)
+        start="start" if "start" in frame else None, id="id" if "id" in frame else None,
+        weights="weights" if "weights" in frame else None)
     return engine.kaplan_meier(cohort, by=labels.to_numpy(), conf_type=store.conf_type)
 
 
@@ -97,23 +99,23 @@ def at_risk_display(risk: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------------------
 # cumulative incidence (competing risks)
 def cif_frame(store: Store, group: str | None) -> pd.DataFrame:
-    """time, event code (0 censored, 1..k causes) and group label per row."""
-    if store.start:
-        raise ValueError("cumulative incidence needs one row per subject, not (start, stop] "
-                         "episodes")
-    codes = pd.to_numeric(store.column(store.event), errors="coerce")
-    if codes.isna().any():
+    """time, event code (0 censored, 1..k causes), group label, and start, id and weights
+    (when set) per row."""
+    frame = store.km_frame().drop(columns="event").rename(columns={"codes": "event"})
+    if frame["event"].isna().any():
         raise ValueError(f"the event column {store.event!r} must hold numeric codes "
                          "(0 censored, 1..k causes)")
-    return pd.DataFrame({"time": pd.to_numeric(store.column(store.time), errors="coerce"),
-                         "event": codes.astype(int).to_numpy(),
-                         "group": km_groups(store, group).to_numpy()})
+    return frame.assign(event=frame["event"].astype(int),
+                        group=km_groups(store, group).to_numpy())
 
 
 def cif_curves(store: Store, group: str | None, cause: int) -> pd.DataFrame:
-    """engine.cumulative_incidence (Aalen-Johansen) of ``cause`` per group."""
-    return engine.cumulative_incidence(cif_frame(store, group), cause=int(cause), by="group",
-                                       time="time", event="event")
+    """engine.cumulative_incidence (Aalen-Johansen) of ``cause`` per group, with the entry
+    times, ids and weights set (R's robust variance)."""
+    frame = cif_frame(store, group)
+    return engine.cumulative_incidence(
+        frame, cause=int(cause), by="group", time="time", event="event",
+        **{role: role for role in ("start", "id", "weights") if role in frame})
 
 
 def cif_gray(store: Store, group: str | None, cause: int) -> str:
@@ -121,6 +123,10 @@ def cif_gray(store: Store, group: str | None, cause: int) -> str:
     frame = cif_frame(store, group)
     if frame["group"].nunique() < 2:
         return ""
+    if "start" in frame or "weights" in frame:
+        return ("Gray's test is not shown: it has neither entry times nor case weights. "
+                "Kaplan-Meier of any event is not drawn: 1 - KM overstates each cause's "
+                "incidence when causes compete.")
     row = engine.gray_test(frame, "group", cause=int(cause), time="time",
                            event="event").table.iloc[0]
     return (f"Gray's test for cause {cause}: chi-square = {row['statistic']:.2f} on "

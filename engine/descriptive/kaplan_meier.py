@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..core.arguments import check_level
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
 from ..data.validation import check_cluster
+from .confidence import survfit_limits
 from .km_robust import Influence
 
 CONF_TYPES = ("log", "log-log", "plain")
@@ -115,7 +115,7 @@ class KaplanMeier:
         one row per group and time with an event or a censoring (no row at time 0)."""
         frames = []
         for label, curve in self.curves.items():
-            lower, upper = _limits(curve["survival"].to_numpy(), curve["var_log"].to_numpy(),
+            lower, upper = survfit_limits(curve["survival"].to_numpy(), curve["var_log"].to_numpy(),
                                    self.conf_type, self.level)
             frames.append(pd.DataFrame({
                 "time": curve["time"], "group": label, "at_risk": curve["at_risk"],
@@ -145,7 +145,7 @@ class KaplanMeier:
         for label, curve in self.curves.items():
             x = np.concatenate(([0.0], curve["time"].to_numpy()))
             s = curve["survival"].to_numpy()
-            lower, upper = _limits(s, curve["var_log"].to_numpy(), conf_type, self.level)
+            lower, upper = survfit_limits(s, curve["var_log"].to_numpy(), conf_type, self.level)
             for p in probs:
                 rows.append({"group": label, "p": p,
                              "time": _findq(x, np.concatenate(([0.0], 1 - s)), p),
@@ -173,7 +173,7 @@ class KaplanMeier:
             last = np.searchsorted(t, chosen, side="right") - 1   # last row at or before
             s = np.where(last >= 0, curve["survival"].to_numpy()[np.maximum(last, 0)], 1.0)
             var = np.where(last >= 0, curve["var_log"].to_numpy()[np.maximum(last, 0)], 0.0)
-            lower, upper = _limits(s, var, conf_type, self.level)
+            lower, upper = survfit_limits(s, var, conf_type, self.level)
             with np.errstate(invalid="ignore"):   # S = 0: 0 x inf is NaN, as R prints it
                 std_err = s * np.sqrt(var)
             bounds = np.searchsorted(t, chosen, side="right")
@@ -296,30 +296,6 @@ def _curve(start, stop, w, event, leaves):
     var_log = np.cumsum(term)       # +inf once the curve reaches zero (R: NaN std.err)
     return pd.DataFrame({"time": times, "at_risk": at_risk, "events": died,
                          "censored": censored, "survival": survival, "var_log": var_log})
-
-
-def _limits(s, var_log, conf_type, level):
-    """R's survfit_confint: pointwise limits of S from the variance of log S."""
-    z = stats.norm.ppf(1 - (1 - level) / 2)
-    se = np.sqrt(var_log)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if conf_type == "log":
-            xx = np.where(s == 0, np.nan, s)
-            lower = np.exp(np.log(xx) - z * se)
-            upper = np.minimum(np.exp(np.log(xx) + z * se), 1.0)
-        elif conf_type == "log-log":
-            xx = np.where((s == 0) | (s == 1), np.nan, s)
-            shift = z * se / np.log(xx)
-            lower = np.exp(-np.exp(np.log(-np.log(xx)) - shift))
-            upper = np.exp(-np.exp(np.log(-np.log(xx)) + shift))
-        else:
-            lower = np.maximum(s - z * se * s, 0.0)
-            upper = np.minimum(s + z * se * s, 1.0)
-    at_zero_se = se == 0
-    lower = np.where(at_zero_se, s, lower)
-    upper = np.where(at_zero_se, s, upper)
-    bad = ~np.isfinite(se)
-    return np.where(bad, np.nan, lower), np.where(bad, np.nan, upper)
 
 
 def _findq(x, y, p):

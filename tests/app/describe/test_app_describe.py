@@ -133,6 +133,25 @@ def test_competing_risks_show_incidence_with_grays_test():
     assert view.km_section.visible
 
 
+def test_weighted_competing_risks_give_R_incidence_without_grays_test():
+    """Case weights reach the incidence curves (R's weighted survfit, robust variance:
+    tests/data/r_cif_robust.Rout) and Gray's test, which has none, says why it is not shown."""
+    bmtcrr = pd.read_csv("sample_data/bmtcrr.csv")
+    store = Store()
+    view = DescribeView(store=store)
+    store.load_upload("bmtcrr_w.csv", bmtcrr.assign(
+        w=0.5 + (np.arange(len(bmtcrr)) % 7) / 4).to_csv(index=False).encode())
+    store.time, store.event, store.weights = "ftime", "Status", "w"
+    view.group.value = "D"
+    assert "Gray's test is not shown: it has no case weights" in view.test_text.object
+    table = pd.read_csv(io.BytesIO(view.report_files()["cumulative_incidence.csv"]))
+    all_ = table[(table["group"] == "D = ALL") & (table["time"] <= 10)].iloc[-1]
+    # survfit(Surv(ftime, factor(Status)) ~ D, weights = w): D=ALL at month 10
+    assert all_["cif"] == pytest.approx(0.3412698412698413, rel=1e-12)
+    assert all_["std_err"] == pytest.approx(0.0597837817126684, rel=1e-9)
+    assert all_["lower"] == pytest.approx(0.2420940398330501, rel=1e-9)
+
+
 def test_figures_are_valid_png_and_svg_with_their_numbers(rossi_view):
     _, view = rossi_view
     png = view._figure("png")

@@ -12,33 +12,15 @@ import pytest
 
 import engine
 
-DATA = Path(__file__).parents[2] / "data"
+from r_printed import DATA, data_frame, sections
+
 ROOT = Path(__file__).parents[3]
-
-
-def _sections():
-    """label -> lines of tests/data/r_km_robust.Rout, one section per '## label' line."""
-    out, label = {}, None
-    for line in (DATA / "r_km_robust.Rout").read_text().splitlines():
-        if line.startswith("## "):
-            label = line[3:].strip()
-            out[label] = []
-        elif label is not None:
-            out[label].append(line)
-    return out
-
-
-R = _sections()
+R = sections("r_km_robust.Rout")
 
 
 def _r_table(label):
     """R's printed data.frame (group, time, surv, std.err, lower, upper) of one section."""
-    lines = R[label]
-    rows = [line.split()[1:] for line in lines[1:] if line.strip()]
-    frame = pd.DataFrame(rows, columns=lines[0].split())
-    for column in frame.columns[1:]:
-        frame[column] = pd.to_numeric(frame[column], errors="coerce")
-    return frame
+    return data_frame(R[label])
 
 
 def _rossi(split):

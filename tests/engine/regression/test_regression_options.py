@@ -222,19 +222,19 @@ def test_old_spellings_name_the_new_ones():
         engine.cumulative_incidence(df, time="ftime", event="Status", level=95)
 
 
-def test_cumulative_incidence_level_is_one_minus_alpha_of_lifelines():
-    """level=0.9 gives lifelines' AalenJohansenFitter(alpha=0.1) limits (untied times, where
-    lifelines does not jitter)."""
-    from lifelines import AalenJohansenFitter
+def test_cumulative_incidence_level_is_the_coverage():
+    """level=0.9 gives R's conf.int = 0.9 log limits, cif exp(-+ z_0.95 se / cif) (the 0.95
+    limits and the SEs are R's: test_cumulative_incidence_r.py)."""
+    from scipy.stats import norm
 
     df = engine.datasets.load_bmtcrr()
-    df = df[~df.ftime.duplicated(keep=False)]
     out = engine.cumulative_incidence(df, cause=2, time="ftime", event="Status", level=0.9)
-    aj = AalenJohansenFitter(alpha=0.1).fit(df.ftime, df.Status, event_of_interest=2)
-    limits = aj.confidence_interval_.to_numpy()
     started = out.cif.to_numpy() > 0
-    np.testing.assert_allclose(out.lower[started], limits[started].min(axis=1), rtol=1e-12)
-    np.testing.assert_allclose(out.upper[started], limits[started].max(axis=1), rtol=1e-12)
+    cif, se = out.cif[started], out.std_err[started]
+    z = norm.ppf(0.95)
+    np.testing.assert_allclose(out.lower[started], cif * np.exp(-z * se / cif), rtol=1e-12)
+    np.testing.assert_allclose(out.upper[started], np.minimum(cif * np.exp(z * se / cif), 1),
+                               rtol=1e-12)
 
 
 def test_every_test_returns_a_test_result():
