@@ -255,11 +255,16 @@ def logrank_name(choice: str, rho: float, gamma: float) -> str:
 
 
 def logrank_words(test, name: str, stratified: bool) -> str:
-    """'Log-rank: chi-square = 3.84 on 1 df, p = 0.0501' (the test named as chosen)."""
+    """'Log-rank: chi-square = 3.84 on 1 df, p = 0.0501' (the test named as chosen, and its
+    robust variance when case weights are not counts: engine.logrank_test)."""
     if test is None:
         return ""
-    return (f"{name}{' (stratified)' if stratified else ''}: chi-square = "
-            f"{test.statistic:.2f} on {test.df} df, p = {p_text(test.p)}")
+    variance = test.spec.get("variance", "model")
+    notes = (["stratified"] if stratified else []) + (
+        [] if variance == "model" else [f"{variance} variance"])
+    label = f"{name} ({', '.join(notes)})" if notes else name
+    return (f"{label}: chi-square = {test.statistic:.2f} on {test.df} df, "
+            f"p = {p_text(test.p)}")
 
 
 def trend_words(test) -> str:

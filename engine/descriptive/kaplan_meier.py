@@ -28,7 +28,7 @@ from ..core.arguments import check_level
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
-from ..data.validation import check_cluster
+from ..data.clusters import checked_cluster, robust_by_default, robust_clusters
 from .confidence import survfit_limits
 from .km_robust import Influence
 
@@ -239,30 +239,18 @@ def _check_conf(conf_type, level):
 
 def _variance(cohort, variance, cluster):
     """(variance, cluster codes): the variance's name as KaplanMeier.variance and, for a
-    robust one, each row's cluster (``cluster``, else the subject id, else the row)."""
+    robust one, each row's cluster (engine.data.clusters)."""
     if variance not in VARIANCES:
         raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
-    cluster = check_cluster(cluster)
-    if cluster is not None and cluster.size != cohort.n:
-        raise ValueError(f"cluster has {cluster.size} values but the cohort has {cohort.n} "
-                         "rows: give one value per row of the cohort.")
+    cluster = checked_cluster(cluster, cohort.n)
     if cluster is not None and variance == "greenwood":
         raise ValueError("cluster= asks for the robust variance; drop it, or pass "
                          "variance='robust' (or 'auto').")
-    ids = None if cohort.id is None else pd.factorize(np.asarray(cohort.id))[0]
-    if variance == "auto":
-        w = cohort.weights
-        fractional = w is not None and np.any(np.asarray(w) != np.floor(np.asarray(w)))
-        repeated = ids is not None and np.bincount(ids, np.asarray(cohort.event) > 0).max() > 1
-        variance = ("robust" if cluster is not None or fractional or repeated
-                    else "greenwood")
-    if variance == "greenwood":
+    if variance == "greenwood" or (variance == "auto"
+                                   and not robust_by_default(cohort, cluster)):
         return "greenwood", None
-    if cluster is not None:
-        return "robust by cluster", pd.factorize(cluster)[0]
-    if ids is not None:
-        return "robust by id", ids
-    return "robust by row", np.arange(cohort.n)
+    codes, what = robust_clusters(cohort, cluster)
+    return f"robust by {what}", codes
 
 
 def _leaves_risk_set(cohort, group_codes):

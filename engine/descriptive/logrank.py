@@ -14,7 +14,17 @@ modification of Gehan-Wilcoxon; R's survdiff has rho only (gamma = 0).  ``weight
 multiplies w(t) by n(t), the pooled number at risk (Gehan 1965, Breslow 1970: the Gehan-Breslow
 generalised Wilcoxon test), ``"tarone-ware"`` by sqrt(n(t)) (Tarone & Ware 1977).  The test for trend
 (Collett 2015, sec. 2.6.3) is U = s'(O - E) with variance s'Vs on one degree of freedom, s the
-groups' scores.  Case weights count as frequencies in n and d (R's survdiff takes none).
+groups' scores.  Case weights count in n and d; where they are not whole numbers (inverse-
+probability weights), or a ``cluster`` is given, or a subject has several events, V is the
+robust one (engine.data.clusters): V = R'R, R the clusters' sums of w_i r_i, r_i the row's
+score residual at beta = 0 of the Cox model with the groups as indicators (Breslow ties),
+
+    r_ig = delta_i w(T_i) (1[g_i = g] - n_g / n at T_i)
+           - sum_{start_i < t <= T_i} w(t) d(t) / n(t) (1[g_i = g] - n_g(t) / n(t)),
+
+whose weighted sum is O - E: the log-rank test as R's robust score test of
+coxph(Surv(...) ~ group, weights =, cluster =, ties = "breslow") prints it (R's survdiff
+takes no weights; with weights as counts its test moves with their scale).
 """
 from __future__ import annotations
 
@@ -25,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core.arguments import renamed
+from ..data.clusters import checked_cluster, robust_by_default, robust_clusters
 from ..data.cohort import Cohort
 from ..core.statistical_result import TestResult
 from ..data.groups import group_rows
@@ -54,9 +65,13 @@ class LogrankResult(TestResult):
 WEIGHTINGS = {None: 0.0, "gehan": 1.0, "tarone-ware": 0.5}   # the power of n(t) in w(t)
 
 
+VARIANCES = ("auto", "model", "robust")
+
+
 @renamed(group="by=")
 def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float = 0.0,
-                 scores=None, weighting: str | None = None) -> LogrankResult:
+                 scores=None, weighting: str | None = None, variance: str = "auto",
+                 cluster=None) -> LogrankResult:
     """Compare survival across the groups of ``by``, optionally within strata.
 
     Parameters
@@ -71,6 +86,10 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
         (default: the group values where numeric, else 1..k)
     weighting : None, "gehan" (w(t) times n(t): Gehan-Breslow) or "tarone-ware" (times
         sqrt(n(t))), n(t) the number at risk in the stratum
+    variance : "auto" ("robust" for case weights that are not whole numbers, a ``cluster``, or
+        a subject with several events; else "model") | "model" (survdiff's) | "robust"
+    cluster : None, or one value per cohort row: the clusters of the robust variance (default
+        the subject id, else each row)
     """
     if not isinstance(cohort, Cohort):
         raise TypeError(f"logrank_test needs an engine.Cohort, got {type(cohort).__name__}. "
@@ -80,6 +99,14 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"weighting must be one of {list(WEIGHTINGS)}, got {weighting!r}")
+    if variance not in VARIANCES:
+        raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
+    cluster = checked_cluster(cluster, cohort.n)
+    if cluster is not None and variance == "model":
+        raise ValueError("cluster= asks for the robust variance; drop it, or pass "
+                         "variance='robust' (or 'auto').")
+    robust = variance == "robust" or (variance == "auto" and robust_by_default(cohort, cluster))
+    clusters, what = robust_clusters(cohort, cluster) if robust else (None, None)
     groups = group_rows(cohort, by)
     if groups.k < 2:
         raise ValueError(f"by={by!r} has a single group; a test needs at least two.")
@@ -90,14 +117,23 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
     w = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
     died = np.asarray(cohort.event) > 0
     observed, expected = np.zeros(groups.k), np.zeros(groups.k)
-    variance = np.zeros((groups.k, groups.k))
+    V = np.zeros((groups.k, groups.k))
+    residuals = np.zeros((cohort.n, groups.k)) if robust else None
     for layer in range(layers.k):
         rows = layers.codes == layer
-        o, e, v = _stratum(start[rows], np.asarray(cohort.time)[rows], died[rows], w[rows],
-                           groups.codes[rows], groups.k, rho, gamma, WEIGHTINGS[weighting])
+        o, e, v, r = _stratum(start[rows], np.asarray(cohort.time)[rows], died[rows], w[rows],
+                              groups.codes[rows], groups.k, rho, gamma, WEIGHTINGS[weighting],
+                              robust)
         observed += o
         expected += e
-        variance += v
+        V += v
+        if robust:
+            residuals[rows] = r
+    if robust:
+        sums = np.zeros((clusters.max() + 1, groups.k))
+        np.add.at(sums, clusters, w[:, None] * residuals)
+        V = sums.T @ sums
+    variance = V
     statistic, df = _chi_square(observed, expected, variance)
     s = groups.scores if scores is None else np.asarray(scores, dtype=float)
     if s.shape != (groups.k,):
@@ -120,15 +156,17 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
         spec={"by": by if isinstance(by, str) else "labels",
               "strata": strata if strata is None or isinstance(strata, str) else "labels",
               "rho": rho, "gamma": gamma, "weighting": weighting,
+              "variance": f"robust by {what}" if robust else "model",
               "dropped": dict(cohort.dropped),
               "n_dropped": cohort.n_dropped})
 
 
-def _stratum(start, stop, died, w, codes, k, rho, gamma, power):
-    """O, E (k,) and V (k, k) of one stratum."""
+def _stratum(start, stop, died, w, codes, k, rho, gamma, power, robust):
+    """O, E (k,) and V (k, k) of one stratum, and its rows' score residuals (n, k) when
+    ``robust`` (else None)."""
     times = np.unique(stop[died])
     if times.size == 0:
-        return np.zeros(k), np.zeros(k), np.zeros((k, k))
+        return np.zeros(k), np.zeros(k), np.zeros((k, k)), np.zeros((stop.size, k))
     slot = np.searchsorted(times, stop[died])
     d = np.zeros((times.size, k))
     np.add.at(d, (slot, codes[died]), w[died])
@@ -139,12 +177,25 @@ def _stratum(start, stop, died, w, codes, k, rho, gamma, power):
         survival = np.cumprod(np.where(n_all > 0, 1.0 - d_all / n_all, 1.0))
         left = np.concatenate(([1.0], survival[:-1]))          # S(t-), pooled stratum
         weight = left ** rho * (1.0 - left) ** gamma * n_all ** power
-        share = n / n_all[:, None]
+        share = np.where(n_all[:, None] > 0, n / n_all[:, None], 0.0)
         c = np.where(n_all > 1, weight ** 2 * d_all * (n_all - d_all) / (n_all - 1), 0.0)
+        hazard = np.where(n_all > 0, weight * d_all / n_all, 0.0)
     observed = weight @ d
     expected = (weight * d_all) @ share
     variance = np.diag(c @ share) - share.T @ (c[:, None] * share)
-    return observed, expected, variance
+    if not robust:
+        return observed, expected, variance, None
+    # the residuals' compensator: B(t) = sum w d / n, A(t) = sum w d / n share, to each time
+    B = np.concatenate(([0.0], np.cumsum(hazard)))
+    A = np.vstack((np.zeros(k), np.cumsum(hazard[:, None] * share, axis=0)))
+    entered = np.searchsorted(times, start, side="right")
+    ended = np.searchsorted(times, stop, side="right")
+    own = np.zeros((stop.size, k))
+    own[np.arange(stop.size), codes] = 1.0
+    residuals = (A[ended] - A[entered]) - own * (B[ended] - B[entered])[:, None]
+    dead = np.flatnonzero(died)
+    residuals[dead] += weight[slot][:, None] * (own[dead] - share[slot])
+    return observed, expected, variance, residuals
 
 
 def _chi_square(observed, expected, variance):

@@ -330,6 +330,9 @@ def test_inverse_probability_weights_give_R_robust_limits():
     view.times.value = "10, 52"
     assert "pointwise 95% CI (log, robust (infinitesimal-jackknife) variance by row)" in \
         view.caption.object
+    # R: coxph(Surv(week, arrest) ~ fin, weights = w, ties = "breslow"): robust score test
+    assert view.test_text.object == ("**Log-rank (robust by row variance): chi-square = 1.40 "
+                                     "on 1 df, p = 0.237**")     # 1.3954332, p 0.2374897
     at = view.at_table.value
     np.testing.assert_allclose(at["lower 95%"], [0.935348806645638, 0.639807708739261,
                                                  0.945781646635104, 0.697725873041750],

@@ -1,0 +1,47 @@
+"""When a curve or test of a cohort needs the robust (clustered) variance, and its clusters.
+
+R's survfit defaults to the robust variance when case weights are not whole numbers (inverse-
+probability weights are sampling weights, not counts), a cluster is given, or a subject id has
+more than one event; the clusters are then ``cluster``, else the subject id, else each row.
+The curves and tests before a model (Kaplan-Meier, cumulative incidence, the log-rank test)
+follow that rule.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .validation import check_cluster
+
+
+def checked_cluster(cluster, n: int):
+    """``cluster`` as an array of n values (or None), or a ValueError saying what is wrong."""
+    cluster = check_cluster(cluster)
+    if cluster is not None and cluster.size != n:
+        raise ValueError(f"cluster has {cluster.size} values but the cohort has {n} rows: give "
+                         "one value per row of the cohort.")
+    return cluster
+
+
+def robust_by_default(cohort, cluster) -> bool:
+    """R survfit's default: a cluster, case weights that are not whole numbers, or a subject
+    id with more than one event."""
+    if cluster is not None:
+        return True
+    w = cohort.weights
+    if w is not None and np.any(np.asarray(w) != np.floor(np.asarray(w))):
+        return True
+    if cohort.id is None:
+        return False
+    ids = pd.factorize(np.asarray(cohort.id))[0]
+    return bool(np.bincount(ids, np.asarray(cohort.event) > 0).max() > 1)
+
+
+def robust_clusters(cohort, cluster) -> tuple:
+    """(codes, what): each row's cluster code and what a cluster is ("cluster", "id",
+    "row")."""
+    if cluster is not None:
+        return pd.factorize(cluster)[0], "cluster"
+    if cohort.id is not None:
+        return pd.factorize(np.asarray(cohort.id))[0], "id"
+    return np.arange(cohort.n), "row"
