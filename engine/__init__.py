@@ -36,7 +36,8 @@ from .inference.lr_test import lr_test
 from .inference.per_sd import per_sd
 from .inference.ph_check import PHCheck, ph_check
 from .inference.ph_smooth import ph_smooth
-from .inference.ph_test import information, information_at, ph_test, scaled_schoenfeld
+from .inference.ph_test import (information, information_at, ph_test, scaled_schoenfeld,
+                                schoenfeld)
 from .inference.residuals import residuals
 from .sccs.data import SccsData
 from .sccs.simulate import simulate_sccs
@@ -103,6 +104,6 @@ __all__ = [
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
     "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
-    "scaled_schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs",
+    "scaled_schoenfeld", "schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs",
     "table_one", "term_plot", "time_dependent_auc", "uno_concordance", "wald_test",
 ]

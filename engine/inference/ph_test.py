@@ -60,6 +60,15 @@ def scaled_schoenfeld(res, cohort: Cohort | None = None, transform: str = "km") 
     return Zph(*cox_fit_rows(res, cohort), transform).scaled_schoenfeld()
 
 
+def schoenfeld(res, cohort: Cohort | None = None) -> pd.DataFrame:
+    """Schoenfeld residuals, one row per event (time order within strata): each event's
+    covariates minus their risk-weighted mean over its risk set (Efron: over the tied deaths'
+    shares), R's residuals(fit, type = "schoenfeld"); columns as scaled_schoenfeld's (g the
+    Kaplan-Meier transform of the time).  Their sum over the events is the score, zero at the
+    estimate of an unweighted fit."""
+    return Zph(*cox_fit_rows(res, cohort), "km").schoenfeld_residuals()
+
+
 def information(res, cohort=None) -> pd.DataFrame:
     """The observed information -d2 l / d beta2 of a Cox fit at its estimate (Breslow or
     Efron, strata, weights, entry times), covariate by covariate; its inverse is R's
@@ -197,6 +206,10 @@ class Zph:
                           spec={"test": "proportional hazards (Grambsch-Therneau, R's cox.zph)",
                                 "transform": self.transform, "ties": ties})
 
+    def schoenfeld_residuals(self) -> pd.DataFrame:
+        """schoenfeld's table."""
+        return self._per_event(self.schoenfeld)
+
     def scaled_schoenfeld(self) -> pd.DataFrame:
         """scaled_schoenfeld's table."""
         p = len(self.names)
@@ -208,7 +221,11 @@ class Zph:
             if k.size and rows.any():
                 scaled[np.ix_(rows, k)] = np.linalg.solve(vmean[np.ix_(k, k)],
                                                           self.schoenfeld[np.ix_(rows, k)].T).T
-        out = pd.DataFrame(scaled + self.beta, columns=self.names)
+        return self._per_event(scaled + self.beta)
+
+    def _per_event(self, values) -> pd.DataFrame:
+        """row, time, g, (stratum) and ``values`` (events x p) by coefficient."""
+        out = pd.DataFrame(values, columns=self.names)
         out.insert(0, "g", self.g_events)
         out.insert(0, "time", self.event_times)
         out.insert(0, "row", self.event_rows)
