@@ -331,10 +331,21 @@ def risk_counts(km, groups: Groups, times, so_far: bool = False) -> pd.DataFrame
 
 
 def rmst_table(km, groups: Groups, tau: float) -> pd.DataFrame:
-    """Restricted mean survival time to ``tau`` with its SE (R's print(survfit, rmean=))."""
+    """Restricted mean survival time to ``tau`` by group with its SE and 95% limits (R's
+    print(survfit, rmean=)), then each group's difference from the first with its p-value
+    (survRM2's rmst2)."""
     r = km.rmst(tau).reset_index()
     r["group"] = r["group"].map(groups.shown)
-    return r
+    out = r.rename(columns={"lower": "lower 95%", "upper": "upper 95%"})
+    if len(km.curves) > 1:
+        diff = km.rmst_difference(tau)
+        out = pd.concat([out, pd.DataFrame({
+            "group": [f"difference: {groups.shown(g)} − {groups.shown(ref)}"
+                      for g, ref in zip(diff["group"], diff["reference"])],
+            "tau": diff["tau"], "rmst": diff["difference"], "se": diff["se"],
+            "lower 95%": diff["lower"], "upper 95%": diff["upper"], "p": diff["p"]})],
+            ignore_index=True)
+    return out
 
 
 def parse_times(text: str) -> list[float]:

@@ -49,13 +49,15 @@ class ClusterStates:
                 out += (1.0 if a == b else 2.0) * held * basis[a] * basis[b]
         return np.maximum(out, 0.0)                      # rounding below an exact zero
 
-    def integral_variance(self, weights, basis):
-        """var of sum_k weights_k curve(t_k): sum_c (sum_k weights_k coef_c . basis(t_k))^2."""
+    def integral_influence(self, weights, basis, clusters: int):
+        """Each cluster's influence on sum_k weights_k curve(t_k), sum_k weights_k coef_c .
+        basis(t_k), as an array over the ``clusters`` codes (the squares' sum is the variance;
+        products with another curve's, over the same codes, the covariance)."""
         per_change = np.zeros(self.who.size)
         for a in range(self.coef.shape[0]):
             total = np.concatenate(([0.0], np.cumsum(weights * basis[a])))
             per_change += self.coef[a] * (total[self.until] - total[self.slot])
-        return float(np.sum(np.bincount(self.who, per_change) ** 2))
+        return np.bincount(self.who, per_change, clusters)
 
     def _held(self, values):
         """At each time, the sum of ``values`` over the changes whose state holds then."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..core.arguments import check_level
 from ..data.cohort import Cohort
@@ -85,7 +86,8 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: flo
     return KaplanMeier(curves=curves, conf_type=conf_type, level=level,
                        weighted=cohort.weights is not None, dropped=dict(cohort.dropped),
                        n_dropped=cohort.n_dropped, variance=variance,
-                       influences=influences)
+                       influences=influences,
+                       clusters=0 if clusters is None else int(clusters.max()) + 1)
 
 
 @dataclass
@@ -98,6 +100,7 @@ class KaplanMeier:
     variance : "greenwood", or "robust by row" | "robust by id" | "robust by cluster" (the
         infinitesimal jackknife and what it treats as independent)
     influences : dict, group label -> km_robust.Influence of a robust curve (its RMST's SE)
+    clusters : the number of clusters of a robust variance (0 for Greenwood's)
     """
 
     curves: dict
@@ -108,6 +111,7 @@ class KaplanMeier:
     n_dropped: int
     variance: str = "greenwood"
     influences: dict = field(default_factory=dict, repr=False)
+    clusters: int = 0
 
     @property
     def table(self) -> pd.DataFrame:
@@ -190,12 +194,57 @@ class KaplanMeier:
         return self._counts(pd.concat(frames, ignore_index=True))
 
     def rmst(self, tau: float) -> pd.DataFrame:
-        """Restricted mean survival time up to ``tau`` (area under S on [0, tau]) and its SE,
-        by group, as R's print(survfit, rmean=tau); a robust curve's SE is the infinitesimal
-        jackknife's (R keeps the Greenwood terms there)."""
+        """Restricted mean survival time up to ``tau`` (area under S on [0, tau]) with its SE
+        and normal limits at ``level``, by group, as R's print(survfit, rmean=tau); a robust
+        curve's SE is the infinitesimal jackknife's (R keeps the Greenwood terms there)."""
+        areas, _ = self._rmst_parts(tau)
+        z = stats.norm.ppf(1 - (1 - self.level) / 2)
+        rows = [{"group": label, "tau": float(tau), "rmst": area, "se": np.sqrt(var),
+                 "lower": area - z * np.sqrt(var), "upper": area + z * np.sqrt(var)}
+                for label, (area, var) in areas.items()]
+        return pd.DataFrame(rows).set_index("group")
+
+    def rmst_difference(self, tau: float, reference=None) -> pd.DataFrame:
+        """Each group's restricted mean up to ``tau`` against the ``reference`` group's (default
+        the first), as survRM2's rmst2: the difference with its SE, normal limits and
+        two-sided p, and the ratio with limits on the log scale.  The groups' covariance is
+        counted where clusters (a subject's episodes in two groups) span them.
+
+        Columns group, reference, tau, difference, se, lower, upper, p, ratio, ratio_lower,
+        ratio_upper; one row per group but the reference.
+        """
+        areas, influence = self._rmst_parts(tau)
+        labels = list(areas)
+        reference = labels[0] if reference is None else reference
+        if reference not in areas:
+            raise ValueError(f"reference must be one of the groups {labels}, got {reference!r}")
+        z = stats.norm.ppf(1 - (1 - self.level) / 2)
+        a0, v0 = areas[reference]
+        rows = []
+        for label in labels:
+            if label == reference:
+                continue
+            a1, v1 = areas[label]
+            cov = 0.0
+            if label in influence and reference in influence:
+                cov = float(influence[label] @ influence[reference])
+            se = np.sqrt(max(v1 + v0 - 2 * cov, 0.0))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_se = np.sqrt(max(v1 / a1 ** 2 + v0 / a0 ** 2 - 2 * cov / (a1 * a0), 0.0))
+            diff = a1 - a0
+            rows.append({"group": label, "reference": reference, "tau": float(tau),
+                         "difference": diff, "se": se, "lower": diff - z * se,
+                         "upper": diff + z * se,
+                         "p": 2 * stats.norm.sf(abs(diff) / se) if se > 0 else np.nan,
+                         "ratio": a1 / a0, "ratio_lower": a1 / a0 * np.exp(-z * log_se),
+                         "ratio_upper": a1 / a0 * np.exp(z * log_se)})
+        return pd.DataFrame(rows)
+
+    def _rmst_parts(self, tau):
+        """({group: (rmst, variance)}, {group: clusters' influences} of robust curves)."""
         if not (isinstance(tau, numbers.Real) and np.isfinite(tau) and tau > 0):
             raise ValueError(f"tau must be a positive number, got {tau!r}")
-        rows = []
+        areas, influence = {}, {}
         for label, curve in self.curves.items():
             keep = curve["time"].to_numpy() <= tau
             t = np.concatenate((curve["time"].to_numpy()[keep], [tau]))
@@ -204,16 +253,17 @@ class KaplanMeier:
             n = curve["at_risk"].to_numpy(float)[keep]
             with np.errstate(divide="ignore", invalid="ignore"):
                 h = np.where(n - d > 0, d / (n * (n - d)), 0.0)
-            areas = np.diff(np.concatenate(([0.0], t))) * np.concatenate(([1.0], s))
+            rectangles = np.diff(np.concatenate(([0.0], t))) * np.concatenate(([1.0], s))
             if label in self.influences:
                 below = np.zeros(len(curve))
-                below[:keep.sum()] = areas[1:]
-                se = np.sqrt(self.influences[label].rmst_var(below))
+                below[:keep.sum()] = rectangles[1:]
+                influence[label] = self.influences[label].rmst_influence(below, self.clusters)
+                var = float(influence[label] @ influence[label])
             else:
-                after = np.cumsum(areas[::-1])[::-1][1:]      # area from each time to tau
-                se = np.sqrt(np.sum(after ** 2 * h))
-            rows.append({"group": label, "tau": float(tau), "rmst": areas.sum(), "se": se})
-        return pd.DataFrame(rows).set_index("group")
+                after = np.cumsum(rectangles[::-1])[::-1][1:]     # area from each time to tau
+                var = float(np.sum(after ** 2 * h))
+            areas[label] = (rectangles.sum(), var)
+        return areas, influence
 
     def _counts(self, frame):
         """Whole-number counts as integers when there are no case weights."""

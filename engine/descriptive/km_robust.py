@@ -44,7 +44,8 @@ class Influence:
         Greenwood variance: no estimate there)."""
         return np.where(self.zero, np.inf, self.states.variance(self.basis))
 
-    def rmst_var(self, weights):
-        """var of sum_k weights_k S(t_k), given ``weights`` S_k times the width of the k-th
-        rectangle under S (0 beyond tau): the restricted mean's."""
-        return self.states.integral_variance(weights, self.basis)
+    def rmst_influence(self, weights, clusters: int):
+        """Each cluster's influence on sum_k weights_k log S(t_k) (array over the ``clusters``
+        codes), given ``weights`` S_k times the width of the k-th rectangle under S (0 beyond
+        tau): up to its sign, the restricted mean's influence."""
+        return self.states.integral_influence(weights, self.basis, clusters)

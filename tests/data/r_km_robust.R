@@ -51,3 +51,6 @@ show("bladder by id", survfit(Surv(stop, event) ~ rx, data = bladder, id = id),
      times = c(10, 20, 30, 40))
 show("bladder robust = FALSE", survfit(Surv(stop, event) ~ rx, data = bladder, id = id,
                                         robust = FALSE), times = c(10, 20, 30, 40))
+cat("## lung rmean 365 by sex\n")
+print(summary(survfit(Surv(time, status) ~ sex, data = lung), rmean = 365)$table[, c("rmean", "se(rmean)")],
+      digits = 15)

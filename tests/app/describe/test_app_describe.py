@@ -333,6 +333,15 @@ def test_inverse_probability_weights_give_R_robust_limits():
     # R: coxph(Surv(week, arrest) ~ fin, weights = w, ties = "breslow"): robust score test
     assert view.test_text.object == ("**Log-rank (robust by row variance): chi-square = 1.40 "
                                      "on 1 df, p = 0.237**")     # 1.3954332, p 0.2374897
+    view.tau.value = 52
+    rmst = view.rmst.value.set_index("group")
+    # R: the rows' influences on each arm's area (tests/data/r_km_robust.Rout, 0.9437578 and
+    # 0.9373349 on the split rows by id, the same subjects); arms independent
+    assert rmst.loc["fin = 0", "se"] == pytest.approx(0.943757809588432, rel=1e-9)
+    difference = rmst.loc["difference: fin = 1 − fin = 0"]
+    assert difference["se"] == pytest.approx(np.hypot(0.943757809588432, 0.937334914258853),
+                                             rel=1e-9)
+    assert difference["rmst"] == pytest.approx(46.242597899 - 45.091155235, rel=1e-8)
     at = view.at_table.value
     np.testing.assert_allclose(at["lower 95%"], [0.935348806645638, 0.639807708739261,
                                                  0.945781646635104, 0.697725873041750],

@@ -80,7 +80,7 @@ def test_the_curves_are_reused_while_only_the_tables_or_the_figure_change(in_job
     view.tau.value = 30.0
     assert len(estimated) == 1                          # Kaplan-Meier once
     assert view.at_table.value["time"].tolist() == [5.0, 20.0, 5.0, 20.0]
-    assert view.rmst.value["tau"].tolist() == [30.0, 30.0]
+    assert view.rmst.value["tau"].tolist() == [30.0, 30.0, 30.0]   # two groups, difference
     assert view.test_text.object.startswith("**Peto-Peto")
     view.store.conf_type = "log-log"
     assert len(estimated) == 2                          # other limits: estimated again

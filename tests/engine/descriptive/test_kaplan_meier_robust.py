@@ -200,3 +200,51 @@ def test_bad_variance_arguments(kwargs, message):
     cohort = engine.Cohort.from_frame(frame, "t", "s", covariates=[])
     with pytest.raises((ValueError, engine.CohortError), match=message):
         engine.kaplan_meier(cohort, **kwargs)
+
+
+def test_rmst_difference_of_independent_groups_as_R():
+    """Greenwood curves of separate groups: the difference of R's rmean, SE the root of the sum
+    of R's squared se(rmean), the ratio's limits on the log scale (survRM2's rmst2)."""
+    lung = pd.read_csv(ROOT / "sample_data" / "lung.csv")
+    cohort = engine.Cohort.from_frame(lung, "time", "status", covariates=[], strata="sex")
+    km = engine.kaplan_meier(cohort, by="sex")
+    (m1, s1), (m2, s2) = data_frame(R["lung rmean 365 by sex"]).to_numpy()
+    out = km.rmst_difference(365).iloc[0]
+    assert (out["group"], out["reference"]) == ("sex=2", "sex=1")
+    assert out["difference"] == pytest.approx(m2 - m1, rel=1e-12)
+    assert out["se"] == pytest.approx(np.hypot(s1, s2), rel=1e-10)
+    z = 1.959963984540054
+    assert out["upper"] == pytest.approx(m2 - m1 + z * np.hypot(s1, s2), rel=1e-10)
+    log_se = np.sqrt((s2 / m2) ** 2 + (s1 / m1) ** 2)
+    assert out["ratio_lower"] == pytest.approx(m2 / m1 * np.exp(-z * log_se), rel=1e-10)
+    table = km.rmst(365)
+    assert table.loc["sex=1", "lower"] == pytest.approx(m1 - z * s1, rel=1e-10)
+
+
+def test_rmst_difference_counts_clusters_in_both_groups():
+    """Clusters holding rows of both groups make the groups' restricted means covary: the
+    difference's SE is that of the clusters' summed influences on it, by finite differences of
+    the estimates in each row's weight."""
+    rng = np.random.default_rng(5)
+    n = 90
+    frame = pd.DataFrame({"t": rng.integers(1, 20, n).astype(float),
+                          "e": (rng.random(n) < 0.6).astype(int), "g": rng.integers(0, 2, n),
+                          "w": rng.uniform(0.3, 2.5, n), "cluster": rng.integers(0, 12, n)})
+
+    def fitted(w):
+        cohort = engine.Cohort.from_frame(frame.assign(w=w), "t", "e", covariates=["g"],
+                                          weights="w")
+        return engine.kaplan_meier(cohort, by="g", cluster=frame["cluster"].to_numpy())
+
+    w, eps = frame["w"].to_numpy(), 1e-6
+    out = fitted(w).rmst_difference(15.0).iloc[0]
+
+    def difference(weights):
+        return fitted(weights).rmst_difference(15.0)["difference"].iloc[0]
+
+    influence = np.array([(difference(w + eps * np.eye(n)[i]) - difference(w - eps * np.eye(n)[i]))
+                          / (2 * eps) for i in range(n)])
+    by_cluster = pd.Series(w * influence).groupby(frame["cluster"]).sum()
+    assert out["se"] == pytest.approx(np.sqrt((by_cluster ** 2).sum()), rel=1e-6)
+    independent = np.hypot(*fitted(w).rmst(15.0)["se"])
+    assert abs(out["se"] - independent) > 1e-3 * independent   # the covariance counts
