@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from pandas.api import types as ptypes
 
 from . import validation as v
+from .timefix import fixed_times
 from ..core.errors import CohortError, DataWarning
 
 MAX_LEVELS = 1000
@@ -568,6 +569,7 @@ class Cohort:
             time = np.ones(len(event))
         else:
             v.check_times(time, start, role_names, labels)
+            time, start = fixed_times(time, start, role_names, labels)
         if start is not None and id is None:
             raise CohortError(f"start ({role_names['start']!r}) is given without id. Episodes "
                               "of one subject must share an id: pass id= as well.")

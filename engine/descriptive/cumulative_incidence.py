@@ -29,6 +29,7 @@ from ..core.errors import CohortError
 from ..data import validation as v
 from ..data.cohort import Cohort
 from ..data.risk_set import risk_set_sums
+from ..data.timefix import fixed_times
 from .cluster_states import ClusterStates
 from .confidence import survfit_limits
 
@@ -126,6 +127,7 @@ def _columns(data, by, time, event, weights, start, id):
                     labels)
     else:
         v.check_times(t, entry, {"time": time, "start": start}, labels)
+    t, entry = fixed_times(t, entry, {"time": time, "start": start}, labels)
     e = v.check_events(data[event].to_numpy(float), True, event, labels)
     w = np.ones(t.size)
     if weights is not None:
