@@ -163,9 +163,10 @@ def default_table_columns(store, by: str | None) -> list[str]:
     return [c for c in store.columns if c not in roles][:MAX_TABLE_COLUMNS]
 
 
-def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> tuple:
+def baseline_table(store, by: str | None, columns: list[str], nonnormal=(),
+                   weights: str | None = None) -> tuple:
     """engine.table_one of the loaded data by ``by`` (rows missing the group left out, their
-    count returned): (TableOne, rows left out)."""
+    count returned), weighted by the column ``weights``: (TableOne, rows left out)."""
     roles_ready(store)
     if not columns:
         raise DescribeError("choose at least one column to describe")
@@ -176,7 +177,7 @@ def baseline_table(store, by: str | None, columns: list[str], nonnormal=()) -> t
         left_out = int((~present).sum())
         data = data[present]
     t1 = engine.table_one(data, by=by or None, columns=[c for c in columns if c != by],
-                          nonnormal=[c for c in nonnormal if c in columns])
+                          nonnormal=[c for c in nonnormal if c in columns], weights=weights)
     return t1, left_out
 
 

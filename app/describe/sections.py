@@ -50,10 +50,11 @@ class Curves:
     km: object = None          # engine KaplanMeier; None under competing risks
 
 
-def table_one(store, by: str | None, columns: list, nonnormal: list) -> dict:
-    """Table 1 as shown (text cells) with its note."""
+def table_one(store, by: str | None, columns: list, nonnormal: list,
+              weights: str | None = None) -> dict:
+    """Table 1 as shown (text cells) with its note; weighted by the column ``weights``."""
     try:
-        t1, left_out = d.baseline_table(store, by, columns, nonnormal)
+        t1, left_out = d.baseline_table(store, by, columns, nonnormal, weights)
     except Exception as exc:  # a choice the data cannot answer: said on the page
         return {"error": f"Table 1 is not available: {exc}"}
     message = (
@@ -61,7 +62,10 @@ def table_one(store, by: str | None, columns: list, nonnormal: list) -> dict:
         "standardised mean difference; Missing = rows without a value."
         + (" One row per subject: each subject's first (start, stop] episode, the values at "
            "entry." if store.start and store.id else "")
-        + (f" {left_out} row(s) without a group value are left out." if left_out else ""))
+        + (f" {left_out} row(s) without a group value are left out." if left_out else "")
+        + (f" Weighted by {weights}: n is the sum of the weights, counts, means, SDs, "
+           "quartiles and SMDs weighted (R tableone's svyCreateTableOne); Missing counts rows."
+           if weights else ""))
     return {"table": d.table_display(t1, by), "message": message}
 
 

@@ -52,6 +52,7 @@ class DescribeView(Viewer):
         self.t1_columns = pn.widgets.MultiChoice(label="Rows of Table 1", width=620)
         self.t1_nonnormal = pn.widgets.MultiChoice(
             label="Shown as median [IQR] instead of mean (SD)", width=620)
+        self.t1_weighted = pn.widgets.Checkbox(label="Weighted", value=True, visible=False)
         self.t1_message = markdown(css_classes=["table-one-message"])
         self.t1_table = table(css_classes=["table-one"], pagination="local", page_size=40)
         self.t1_csv = self._download("Table 1 (CSV)", "table_one.csv", self._t1_csv)
@@ -113,6 +114,7 @@ class DescribeView(Viewer):
         self.group.param.watch(self._on_group, "value")
         self.t1_columns.param.watch(self._draw_table_one, "value")
         self.t1_nonnormal.param.watch(self._draw_table_one, "value")
+        self.t1_weighted.param.watch(self._draw_table_one, "value")
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
                        self.cause, self.options):
             widget.param.watch(self._draw_survival, "value")
@@ -235,6 +237,9 @@ class DescribeView(Viewer):
         others = [c for c in s.columns if c not in roles]
         self._hold = True
         try:
+            self.t1_weighted.visible = bool(s.weights)
+            self.t1_weighted.label = (f"Weighted by {s.weights} (the population after weighting;"
+                                     " uncheck for the rows as observed)" if s.weights else "")
             self.group.options = [NO_GROUP, *others]
             self.strata.options = [NO_GROUP, *others]
             if self.strata.value not in self.strata.options:
@@ -291,7 +296,9 @@ class DescribeView(Viewer):
             return
         store, by = self.store, self._by()
         columns, nonnormal = list(self.t1_columns.value), list(self.t1_nonnormal.value)
-        self._request("Table 1", lambda: sections.table_one(store, by, columns, nonnormal),
+        weights = store.weights if self.t1_weighted.value else None
+        self._request("Table 1",
+                      lambda: sections.table_one(store, by, columns, nonnormal, weights),
                       self._show_table_one)
 
     def _show_table_one(self, numbers: dict) -> None:
@@ -434,7 +441,8 @@ class DescribeView(Viewer):
                      "Choose the group here; the outcome (time, event) comes from the Data tab."),
             self.group, pn.Row(self.runner.progress, self.runner.cancel_button), self.status,
             "### Table 1",
-            self.t1_columns, self.t1_nonnormal, self.t1_message, self.t1_table, self.t1_csv,
+            self.t1_columns, self.t1_nonnormal, self.t1_weighted, self.t1_message,
+            self.t1_table, self.t1_csv,
             "### Survival by group",
             self.outcome,
             pn.Row(self.weights, self.fh_p, self.fh_q, self.strata, self.cause),

@@ -10,6 +10,13 @@ measuring the effect size between two groups using SAS", SGF 335-2012):
                     S = (S_a + S_b) / 2,  S_g = diag(p_g) - p_g p_g'
 
 as the Python package tableone computes them (with include_null=False).
+
+With case weights (inverse-probability weights: the table after weighting, as R tableone's
+svyCreateTableOne) every number is weighted: n is the sum of the weights, a level's count its
+weights' sum and its percent their share, the mean sum w x / sum w, the variance survey's svyvar,
+sum w (x - mean)^2 / sum w * m / (m - 1) over the m rows with a value (ddof 1 without weights),
+the quartiles SAS's weighted ones (statsmodels' DescrStatsW.quantile), and the SMDs those
+moments'.  Missing counts stay rows.
 """
 from __future__ import annotations
 
@@ -42,7 +49,7 @@ class TableOne:
 
 
 def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical=None,
-              nonnormal=(), decimals: int = 1) -> TableOne:
+              nonnormal=(), decimals: int = 1, weights: str | None = None) -> TableOne:
     """Baseline table of ``columns`` of ``df``, overall and by the groups of ``by``.
 
     Parameters
@@ -54,6 +61,8 @@ def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical
         and whole-number columns with at most 5 distinct values)
     nonnormal : continuous columns shown as median [Q1, Q3] instead of mean (SD)
     decimals : decimals of the printed numbers
+    weights : a column of case weights (>= 0, e.g. engine.propensity_weights'): the weighted
+        table (see the module)
     """
     if not isinstance(df, pd.DataFrame):
         raise CohortError(f"table_one needs a pandas DataFrame, got {type(df).__name__}.")
@@ -65,6 +74,8 @@ def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical
                           f"{[str(c) for c in df.columns][:30]}.")
     if by in columns:
         raise CohortError(f"{by!r} is the group column; leave it out of columns.")
+    w = _weights(df, weights)
+    columns = [c for c in columns if c != weights]
     if not columns or len(df) == 0:
         raise CohortError(f"nothing to describe: {len(df)} rows and columns {columns}. Pass "
                           "a DataFrame with rows and the columns to summarise.")
@@ -84,10 +95,10 @@ def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical
         levels = _levels(df[column]) if kind == "categorical" else None
         moments = {}
         for label, rows_of in groups.items():
-            part = df[column].iloc[rows_of]
-            rows += _describe(part, column, label, kind, levels)
+            part, part_w = df[column].iloc[rows_of], None if w is None else w[rows_of]
+            rows += _describe(part, part_w, column, label, kind, levels)
             if label != "Overall":
-                moments[label] = _moments(part, kind, levels)
+                moments[label] = _moments(part, part_w, kind, levels)
         smd_rows[column] = {f"{a} vs {b}": _smd(moments[a], moments[b], kind)
                             for a, b in pairs}
     summary = pd.DataFrame(rows).reindex(columns=[
@@ -95,8 +106,22 @@ def table_one(df: pd.DataFrame, by: str | None = None, columns=None, categorical
         "count", "percent"])
     smd = pd.DataFrame.from_dict(smd_rows, orient="index").astype(float)
     smd.index.name = "variable"
-    table = _format(summary, smd, list(groups), nonnormal, decimals)
+    table = _format(summary, smd, list(groups), nonnormal, decimals, w is not None)
     return TableOne(table=table, summary=summary, smd=smd)
+
+
+def _weights(df, weights):
+    """The case weights as floats (None without), or a CohortError naming the bad rows."""
+    if weights is None:
+        return None
+    if weights not in df.columns:
+        raise CohortError(f"weights column {weights!r} is not in the data.")
+    w = pd.to_numeric(df[weights], errors="coerce").to_numpy(float)
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        raise CohortError(f"column {weights!r} (weights) has {bad.size} row(s) that are not "
+                          f"numbers >= 0: rows {df.index[bad[:5]].tolist()}. Fix or drop them.")
+    return w
 
 
 def _looks_categorical(series):
@@ -136,32 +161,77 @@ def _levels(series):
     return sorted(series.dropna().unique().tolist(), key=lambda v: (str(type(v)), v))
 
 
-def _describe(values, column, group, kind, levels):
-    n, missing = len(values), int(values.isna().sum())
-    base = {"variable": column, "group": group, "n": n, "missing": missing}
-    present = values.dropna()
+def _describe(values, w, column, group, kind, levels):
+    """A group's rows of the summary for one column (weighted by ``w`` unless None)."""
+    present = values.notna().to_numpy()
+    weighted = w is not None
+    w = np.ones(len(values)) if w is None else w
+    base = {"variable": column, "group": group, "n": w.sum() if weighted else len(values),
+            "missing": int((~present).sum())}
+    wp = w[present]
     if kind == "continuous":
-        x = present.to_numpy(float)
-        q1, median, q3 = (np.quantile(x, [0.25, 0.5, 0.75]) if x.size else (np.nan,) * 3)
-        return [{**base, "level": "", "mean": x.mean() if x.size else np.nan,
-                 "sd": x.std(ddof=1) if x.size > 1 else np.nan,
-                 "median": median, "q1": q1, "q3": q3}]
-    counts = present.value_counts()
-    return [{**base, "level": _text(level), "count": int(counts.get(level, 0)),
-             "percent": 100.0 * counts.get(level, 0) / len(present) if len(present) else np.nan}
-            for level in levels]
+        x = values.to_numpy(float)[present]
+        _, mean, var = _weighted_moments(x, wp)
+        quartiles = (_weighted_quantiles(x, wp) if weighted else
+                     np.quantile(x, [0.25, 0.5, 0.75]) if x.size else (np.nan,) * 3)
+        return [{**base, "level": "", "mean": mean, "sd": np.sqrt(var),
+                 "median": quartiles[1], "q1": quartiles[0], "q3": quartiles[2]}]
+    kept = values[present]
+    total = wp.sum()
+    out = []
+    for level in levels:
+        count = wp[(kept == level).to_numpy()].sum()
+        out.append({**base, "level": _text(level), "count": count if weighted else int(count),
+                    "percent": 100.0 * count / total if total > 0 else np.nan})
+    return out
 
 
-def _moments(values, kind, levels):
+def _weighted_moments(x, w):
+    """(rows, mean, variance): sum w x / sum w and sum w (x - mean)^2 / sum w * m / (m - 1)
+    over the m values (the sample variance without weights); NaN where undefined."""
+    total = w.sum()
+    if x.size == 0 or total <= 0:
+        return x.size, np.nan, np.nan
+    mean = float(w @ x / total)
+    if x.size < 2:
+        return x.size, mean, np.nan
+    return x.size, mean, float(w @ (x - mean) ** 2 / total * x.size / (x.size - 1))
+
+
+def _weighted_quantiles(x, w, probs=(0.25, 0.5, 0.75)):
+    """SAS's weighted quantiles (statsmodels' DescrStatsW.quantile): over the distinct values
+    y_1 < y_2 < ... with summed weights, s_j the first j's sum and W the whole, the quantile
+    at p is y_{j+1} where s_j < pW < s_{j+1}, the midpoint of y_j and y_{j+1} where pW = s_j
+    (to rounding), and y_1 below s_1."""
+    if x.size == 0 or w.sum() <= 0:
+        return (np.nan,) * len(probs)
+    y, codes = np.unique(x, return_inverse=True)
+    cumulative = np.cumsum(np.bincount(codes, w, y.size))
+    out = []
+    for p in probs:
+        target = p * cumulative[-1]
+        j = int(np.searchsorted(cumulative, target * (1 - 1e-12)))   # first s_j >= pW
+        if j < y.size - 1 and np.isclose(cumulative[j], target, rtol=1e-12, atol=0):
+            out.append((y[j] + y[j + 1]) / 2)
+        else:
+            out.append(y[min(j, y.size - 1)])
+    return tuple(out)
+
+
+def _moments(values, w, kind, levels):
     """What a group's SMDs read: (size, mean, variance) of its non-missing values
     (continuous), or (size, the share of each level but the first) (categorical)."""
-    present = values.dropna()
+    present = values.notna().to_numpy()
+    w = np.ones(len(values)) if w is None else w
+    wp = w[present]
     if kind == "continuous":
-        x = present.to_numpy(float)
-        return x.size, x.mean() if x.size else np.nan, x.var(ddof=1) if x.size > 1 else np.nan
-    if present.empty:
+        return _weighted_moments(values.to_numpy(float)[present], wp)
+    kept = values[present]
+    total = wp.sum()
+    if kept.empty or total <= 0:
         return 0, None
-    return present.size, np.array([(present == level).mean() for level in levels])[1:]
+    return kept.size, np.array([wp[(kept == level).to_numpy()].sum() / total
+                                for level in levels])[1:]
 
 
 def _smd(a, b, kind):
@@ -182,9 +252,11 @@ def _smd(a, b, kind):
     return float(np.sqrt(t @ np.linalg.pinv(s) @ t))
 
 
-def _format(summary, smd, groups, nonnormal, decimals):
-    """The printable table: one row per continuous variable / categorical level."""
+def _format(summary, smd, groups, nonnormal, decimals, weighted=False):
+    """The printable table: one row per continuous variable / categorical level (weighted
+    sizes and counts with ``decimals``)."""
     f = f"{{:.{decimals}f}}"
+    size = f.format if weighted else (lambda value: str(int(value)))
     cells = {}
     for (variable, level), part in summary.groupby(["variable", "level"], sort=False):
         by_group = part.set_index("group")
@@ -196,12 +268,12 @@ def _format(summary, smd, groups, nonnormal, decimals):
                               f"{f.format(r['q3'])}]" if variable in nonnormal
                               else f"{f.format(r['mean'])} ({f.format(r['sd'])})")
             else:
-                row[group] = f"{int(r['count'])} ({f.format(r['percent'])})"
+                row[group] = f"{size(r['count'])} ({f.format(r['percent'])})"
         for pair in smd.columns:
             row[pair] = f"{smd.loc[variable, pair]:.3f}"
         cells[(variable, level)] = row
     n_row = {"Missing": ""}
-    n_row.update({g: str(int(summary.loc[summary["group"] == g, "n"].iloc[0])) for g in groups})
+    n_row.update({g: size(summary.loc[summary["group"] == g, "n"].iloc[0]) for g in groups})
     n_row.update({pair: "" for pair in smd.columns})
     table = pd.DataFrame.from_dict({("n", ""): n_row, **cells}, orient="index")
     table.index.names = ["variable", "level"]

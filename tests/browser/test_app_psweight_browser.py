@@ -84,3 +84,16 @@ def test_weight_by_propensity_score_then_fit(page):
     perf = engine.predictive_performance(want, times=quartiles)
     expect(pg.locator(".prediction-summary")).to_contain_text(
         f"Uno's C (up to {quartiles[-1]:g}) = {perf.summary['uno_c']:.3f}")
+
+    # the weighted Kaplan-Meier curves and log-rank test by fin on Describe: the weights are
+    # sampling weights, so R's robust variance (engine.logrank_test = R's robust score test)
+    tab(pg, "Describe")
+    weighted = engine.Cohort.from_frame(rossi.assign(w=w), "week", "arrest", covariates=["fin"],
+                                        weights="w")
+    test = engine.logrank_test(weighted, by="fin")
+    assert test.spec["variance"] == "robust by row"
+    expect(pg.locator(".survival-test")).to_contain_text(
+        f"Log-rank (robust by row variance): chi-square = {test.statistic:.2f}")
+    expect(pg.locator(".survival-caption")).to_contain_text(
+        "robust (infinitesimal-jackknife) variance by row")
+    shot(pg, "describe_iptw")

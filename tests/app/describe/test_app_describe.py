@@ -12,6 +12,7 @@ from lifelines import KaplanMeierFitter
 from lifelines.statistics import logrank_test
 from PIL import Image
 
+import engine
 from app.describe import describing as d
 from app.data.store import Store
 from app.describe.view import ANY_EVENT, DescribeView
@@ -333,6 +334,16 @@ def test_inverse_probability_weights_give_R_robust_limits():
     # R: coxph(Surv(week, arrest) ~ fin, weights = w, ties = "breslow"): robust score test
     assert view.test_text.object == ("**Log-rank (robust by row variance): chi-square = 1.40 "
                                      "on 1 df, p = 0.237**")     # 1.3954332, p 0.2374897
+    # Table 1 of the weighted population (engine.table_one with weights), or as observed
+    assert view.t1_weighted.visible and view.t1_weighted.value
+    t1 = view.t1_table.value.set_index(["variable", "level"])
+    oracle = engine.table_one(weighted, by="fin", weights="w",
+                              columns=list(view.t1_columns.value)).table
+    assert t1.loc[("age", ""), "fin = 0"] == oracle.loc[("age", ""), "0"]
+    assert t1.loc[("n", ""), "fin = 0"] == f"{weighted.loc[weighted['fin'] == 0, 'w'].sum():.1f}"
+    assert "Weighted by w" in view.t1_message.object
+    view.t1_weighted.value = False
+    assert view.t1_table.value.set_index(["variable", "level"]).loc[("n", ""), "fin = 0"] == "216"
     view.tau.value = 52
     rmst = view.rmst.value.set_index("group")
     # R: the rows' influences on each arm's area (tests/data/r_km_robust.Rout, 0.9437578 and

@@ -115,8 +115,8 @@ def test_numbers_of_replaced_data_are_not_shown(in_jobs, monkeypatch):
     table_one = sections.table_one
     replaced = []
 
-    def table_one_then_load(store, by, columns, nonnormal):
-        out = table_one(store, by, columns, nonnormal)
+    def table_one_then_load(store, by, columns, nonnormal, weights=None):
+        out = table_one(store, by, columns, nonnormal, weights)
         if not replaced:
             replaced.append(1)
             store.load_sample("lung")                    # another file, while the job runs
@@ -137,7 +137,7 @@ def test_cancel_keeps_the_earlier_numbers(in_jobs, monkeypatch):
     view = in_jobs
     before = page_numbers(view)
 
-    def cancelled_meanwhile(store, by, columns, nonnormal):
+    def cancelled_meanwhile(store, by, columns, nonnormal, weights=None):
         view.runner.cancel()                             # the Cancel button, pressed now
         return {"error": "never shown"}
 

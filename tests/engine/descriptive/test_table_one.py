@@ -99,3 +99,65 @@ def test_refusals(lung):
         engine.table_one(lung, by="ph.ecog", columns=["age"])
     with pytest.raises(engine.CohortError, match="text"):
         engine.table_one(lung, by="status", columns=["sex"], categorical=[])
+
+
+def test_weighted_table_against_statsmodels_and_the_definitions():
+    """With case weights: sums of weights, DescrStatsW's weighted mean and quantiles, survey's
+    svyvar (the weighted variance times m / (m - 1)), weighted shares, and SMDs of those."""
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    rossi = engine.datasets.load_rossi()
+    rossi["w"] = 0.5 + (np.arange(len(rossi)) % 7) / 4
+    rossi.loc[3, "age"] = np.nan
+    out = engine.table_one(rossi, by="fin", columns=["age", "race", "w"], weights="w",
+                           nonnormal=["age"])
+    s = out.summary.set_index(["variable", "level", "group"])
+    moments = {}
+    for fin in (0, 1):
+        part = rossi[rossi["fin"] == fin]
+        assert s.loc[("age", "", str(fin)), "n"] == pytest.approx(part["w"].sum(), rel=1e-14)
+        known = part.dropna(subset=["age"])
+        d = DescrStatsW(known["age"].to_numpy(), weights=known["w"].to_numpy())
+        m = len(known)
+        var = d.var * m / (m - 1)       # DescrStatsW.var: sum w (x - mean)^2 / sum w
+        row = s.loc[("age", "", str(fin))]
+        assert row["mean"] == pytest.approx(d.mean, rel=1e-12)
+        assert row["sd"] == pytest.approx(np.sqrt(var), rel=1e-12)
+        q = d.quantile([0.25, 0.5, 0.75], return_pandas=False)
+        assert [row["q1"], row["median"], row["q3"]] == pytest.approx(list(q), rel=1e-12)
+        race = part.groupby("race")["w"].sum() / part["w"].sum()
+        assert s.loc[("race", "1", str(fin)), "percent"] == pytest.approx(100 * race[1],
+                                                                          rel=1e-12)
+        assert s.loc[("race", "1", str(fin)), "count"] == pytest.approx(
+            part.loc[part["race"] == 1, "w"].sum(), rel=1e-12)
+        moments[fin] = (d.mean, var, race[1])
+    (m0, v0, p0), (m1, v1, p1) = moments[0], moments[1]
+    assert out.smd.loc["age", "0 vs 1"] == pytest.approx(abs(m0 - m1) / np.sqrt((v0 + v1) / 2),
+                                                         rel=1e-12)
+    assert out.smd.loc["race", "0 vs 1"] == pytest.approx(
+        abs(p0 - p1) / np.sqrt((p0 * (1 - p0) + p1 * (1 - p1)) / 2), rel=1e-12)
+    assert "w" not in out.smd.index                   # the weights are not a row
+    assert out.table.loc[("n", ""), "0"] == f"{rossi.loc[rossi['fin'] == 0, 'w'].sum():.1f}"
+    assert out.table.loc[("age", ""), "Missing"] == "1"
+
+
+def test_weights_must_be_numbers_at_least_zero():
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "w": [1.0, -1.0, np.nan]})
+    with pytest.raises(engine.CohortError, match=r"'w' \(weights\) has 2 row"):
+        engine.table_one(frame, columns=["x"], weights="w")
+
+
+def test_weighted_quartiles_equal_statsmodels_on_ties_and_exact_hits():
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n = int(rng.integers(1, 15))
+        x = rng.integers(0, 6, n).astype(float)
+        w = rng.integers(1, 4, n) * rng.choice([1.0, 0.5, 0.25])
+        frame = pd.DataFrame({"x": x + 0.5, "w": w})    # x + 0.5: never read as categorical
+        row = engine.table_one(frame, columns=["x"], weights="w").summary.iloc[0]
+        expected = DescrStatsW(x + 0.5, weights=w).quantile([0.25, 0.5, 0.75],
+                                                            return_pandas=False)
+        np.testing.assert_allclose([row["q1"], row["median"], row["q3"]], expected,
+                                   rtol=1e-14)
