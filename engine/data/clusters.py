@@ -45,3 +45,19 @@ def robust_clusters(cohort, cluster) -> tuple:
     if cohort.id is not None:
         return pd.factorize(np.asarray(cohort.id))[0], "id"
     return np.arange(cohort.n), "row"
+
+
+def robust_choice(cohort, variance: str, cluster, plain: str) -> tuple:
+    """(cluster codes, what a cluster is) when ``variance`` ("auto", ``plain`` (the
+    model-based one's name) or "robust") asks for the robust variance, else (None, None);
+    a ValueError for an unknown variance, a bad ``cluster``, or a cluster with ``plain``."""
+    choices = ("auto", plain, "robust")
+    if variance not in choices:
+        raise ValueError(f"variance must be one of {choices}, got {variance!r}")
+    cluster = checked_cluster(cluster, cohort.n)
+    if cluster is not None and variance == plain:
+        raise ValueError("cluster= asks for the robust variance; drop it, or pass "
+                         "variance='robust' (or 'auto').")
+    if variance == plain or (variance == "auto" and not robust_by_default(cohort, cluster)):
+        return None, None
+    return robust_clusters(cohort, cluster)

@@ -29,12 +29,11 @@ from ..core.arguments import check_level
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
-from ..data.clusters import checked_cluster, robust_by_default, robust_clusters
+from ..data.clusters import robust_choice
 from .confidence import survfit_limits
 from .km_robust import Influence
 
 CONF_TYPES = ("log", "log-log", "plain")
-VARIANCES = ("auto", "greenwood", "robust")
 _TOL = np.sqrt(np.finfo(float).eps)     # R's quantile.survfit tolerance
 
 
@@ -66,7 +65,8 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: flo
     groups = group_rows(cohort, by)
     start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
     weights = np.ones(cohort.n) if cohort.weights is None else np.asarray(cohort.weights)
-    variance, clusters = _variance(cohort, variance, cluster)
+    clusters, what = robust_choice(cohort, variance, cluster, plain="greenwood")
+    variance = "greenwood" if clusters is None else f"robust by {what}"
     leaves = _leaves_risk_set(cohort, groups.codes)
     event = np.asarray(cohort.event) > 0
     curves, influences = {}, {}
@@ -285,22 +285,6 @@ def _check_conf(conf_type, level):
     if conf_type not in CONF_TYPES:
         raise ValueError(f"conf_type must be one of {CONF_TYPES}, got {conf_type!r}")
     check_level(level)
-
-
-def _variance(cohort, variance, cluster):
-    """(variance, cluster codes): the variance's name as KaplanMeier.variance and, for a
-    robust one, each row's cluster (engine.data.clusters)."""
-    if variance not in VARIANCES:
-        raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
-    cluster = checked_cluster(cluster, cohort.n)
-    if cluster is not None and variance == "greenwood":
-        raise ValueError("cluster= asks for the robust variance; drop it, or pass "
-                         "variance='robust' (or 'auto').")
-    if variance == "greenwood" or (variance == "auto"
-                                   and not robust_by_default(cohort, cluster)):
-        return "greenwood", None
-    codes, what = robust_clusters(cohort, cluster)
-    return f"robust by {what}", codes
 
 
 def _leaves_risk_set(cohort, group_codes):

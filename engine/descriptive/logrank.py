@@ -35,7 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core.arguments import renamed
-from ..data.clusters import checked_cluster, robust_by_default, robust_clusters
+from ..data.clusters import robust_choice
 from ..data.cohort import Cohort
 from ..core.statistical_result import TestResult
 from ..data.groups import group_rows
@@ -63,9 +63,6 @@ class LogrankResult(TestResult):
 
 
 WEIGHTINGS = {None: 0.0, "gehan": 1.0, "tarone-ware": 0.5}   # the power of n(t) in w(t)
-
-
-VARIANCES = ("auto", "model", "robust")
 
 
 @renamed(group="by=")
@@ -99,14 +96,8 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"weighting must be one of {list(WEIGHTINGS)}, got {weighting!r}")
-    if variance not in VARIANCES:
-        raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
-    cluster = checked_cluster(cluster, cohort.n)
-    if cluster is not None and variance == "model":
-        raise ValueError("cluster= asks for the robust variance; drop it, or pass "
-                         "variance='robust' (or 'auto').")
-    robust = variance == "robust" or (variance == "auto" and robust_by_default(cohort, cluster))
-    clusters, what = robust_clusters(cohort, cluster) if robust else (None, None)
+    clusters, what = robust_choice(cohort, variance, cluster, plain="model")
+    robust = clusters is not None
     groups = group_rows(cohort, by)
     if groups.k < 2:
         raise ValueError(f"by={by!r} has a single group; a test needs at least two.")
