@@ -104,6 +104,6 @@ __all__ = [
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
     "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
-    "scaled_schoenfeld", "schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate", "simulate_sccs",
-    "table_one", "term_plot", "time_dependent_auc", "uno_concordance", "wald_test",
+    "scaled_schoenfeld", "schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate",
+    "simulate_sccs", "table_one", "term_plot", "time_dependent_auc", "uno_concordance", "wald_test",
 ]

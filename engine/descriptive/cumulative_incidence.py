@@ -115,8 +115,9 @@ def _columns(data, by, time, event, weights, start, id):
     named = (time, event, weights, by, start, id)
     missing = [c for c in named if c is not None and c not in data.columns]
     if time is None or event is None or missing:
+        unnamed = [r for r, c in (("time", time), ("event", event)) if c is None]
         raise ValueError(f"a DataFrame needs time= and event= naming its columns; not found: "
-                         f"{missing or [r for r, c in (('time', time), ('event', event)) if c is None]}")
+                         f"{missing or unnamed}")
     labels = data.index.to_numpy()
     t = data[time].to_numpy(float)
     entry = None if start is None else data[start].to_numpy(float)

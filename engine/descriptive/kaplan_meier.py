@@ -26,10 +26,10 @@ import pandas as pd
 from scipy import stats
 
 from ..core.arguments import check_level
+from ..data.clusters import robust_choice
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from ..data.risk_set import risk_set_sums
-from ..data.clusters import robust_choice
 from .confidence import survfit_limits
 from .km_robust import Influence
 
@@ -119,8 +119,9 @@ class KaplanMeier:
         one row per group and time with an event or a censoring (no row at time 0)."""
         frames = []
         for label, curve in self.curves.items():
-            lower, upper = survfit_limits(curve["survival"].to_numpy(), curve["var_log"].to_numpy(),
-                                   self.conf_type, self.level)
+            lower, upper = survfit_limits(curve["survival"].to_numpy(),
+                                          curve["var_log"].to_numpy(), self.conf_type,
+                                          self.level)
             frames.append(pd.DataFrame({
                 "time": curve["time"], "group": label, "at_risk": curve["at_risk"],
                 "events": curve["events"], "censored": curve["censored"],

@@ -5,7 +5,8 @@ with several events.
 A row's influence on log S(t) is the derivative of log S(t) = sum_k log(1 - d_k / n_k) in its
 weight (Therneau's survfitkm; R's influence.surv is -w_i S(t) A_i(t)):
 
-    A_i(t) = sum_{t_k <= t} [dN_i(t_k) / (n_k - d_k) - Y_i(t_k) h_k],   h_k = d_k / (n_k (n_k - d_k)),
+    A_i(t) = sum_{t_k <= t} [dN_i(t_k) / (n_k - d_k) - Y_i(t_k) h_k],
+    h_k = d_k / (n_k (n_k - d_k)),
 
 and var(log S(t)) = sum_c (sum_{i in c} w_i A_i(t))^2 over the clusters c.  With H(t) =
 sum_{t_k <= t} h_k, a row's term is w_i (H(start_i) - H(t)) while it is at risk and the

@@ -121,8 +121,8 @@ def test_several_events_per_subject_as_R():
 
 
 def _brute_force(start, stop, w, event, cluster, table):
-    """var(log S) and the influence of every row on log S at the curve's times, by the
-    definition: A_i(t) = sum_{t_k <= t} dN_i(t_k) / (n_k - d_k) - Y_i(t_k) d_k / (n_k (n_k - d_k))."""
+    """Each cluster's summed influence on log S at the curve's times, by the definition
+    A_i(t) = sum_{t_k <= t} dN_i(t_k) / (n_k - d_k) - Y_i(t_k) d_k / (n_k (n_k - d_k))."""
     A = np.zeros((start.size, len(table)))
     for k, t in enumerate(table["time"]):
         at_risk = (start < t) & (t <= stop)
