@@ -379,6 +379,19 @@ def incidence_by(groups: Groups, cause: int) -> pd.DataFrame:
         **{role: role for role in ("start", "id", "weights") if role in frame})
 
 
+def incidence_at(frame: pd.DataFrame, times) -> pd.DataFrame:
+    """Each group's cumulative incidence at the chosen times with its SE and 95% limits (the
+    curve's last step at or before each time, as R's summary(survfit, times=))."""
+    rows = []
+    for group, curve in frame.groupby("group", sort=False):
+        last = np.searchsorted(curve["time"].to_numpy(), times, side="right") - 1
+        rows.append(curve.iloc[last].assign(time=times, group=group))
+    out = pd.concat(rows, ignore_index=True)
+    return out[["group", "time", "cif", "std_err", "lower", "upper"]].rename(columns={
+        "cif": "cumulative incidence", "std_err": "SE", "lower": "lower 95%",
+        "upper": "upper 95%"})
+
+
 def gray_unavailable(frame: pd.DataFrame) -> str:
     """Why Gray's test is not shown for these rows ("" when it is): cmprsk's test has neither
     entry times nor case weights."""

@@ -42,12 +42,13 @@ class SurvivalChoice:
 
 @dataclass
 class Curves:
-    """The Kaplan-Meier estimate of a survival section (the tables at chosen times and the
-    restricted mean are read from it on the page)."""
+    """The Kaplan-Meier estimate of a survival section, or the cumulative incidence of a cause
+    (the tables at chosen times and the restricted mean are read from it on the page)."""
 
     key: tuple
     groups: d.Groups
     km: object = None          # engine KaplanMeier; None under competing risks
+    incidence: pd.DataFrame | None = None   # engine.cumulative_incidence's, under them
 
 
 def table_one(store, by: str | None, columns: list, nonnormal: list,
@@ -77,15 +78,16 @@ def survival(store, choice: SurvivalChoice, curves: Curves | None = None) -> dic
     try:
         if curves is None or curves.key != choice.curves_key:
             groups = d.groups_of(store, choice.by, choice.strata)
-            curves = Curves(choice.curves_key, groups,
-                            None if choice.competing else d.survival_by(groups,
-                                                                        choice.conf_type))
+            curves = (Curves(choice.curves_key, groups,
+                             incidence=d.incidence_by(groups, choice.cause))
+                      if choice.competing else
+                      Curves(choice.curves_key, groups, d.survival_by(groups, choice.conf_type)))
         groups = curves.groups
         note = ""
         if groups.dropped:
             note = " Left out for missing values: " + ", ".join(
                 f"{n} row(s) without {c}" for c, n in groups.dropped.items()) + "."
-        out = (_incidence(store, choice, groups) if choice.competing
+        out = (_incidence(store, choice, curves) if choice.competing
                else _kaplan_meier(store, choice, curves))
     except Exception as exc:  # a choice the data cannot answer: said on the page
         return {"error": f"Not available: {exc}"}
@@ -123,9 +125,8 @@ def _kaplan_meier(store, choice: SurvivalChoice, curves: Curves) -> dict:
             "medians": d.median_display(med)}
 
 
-def _incidence(store, choice: SurvivalChoice, groups: d.Groups) -> dict:
-    cause = choice.cause
-    frame = d.incidence_by(groups, cause)
+def _incidence(store, choice: SurvivalChoice, curves: Curves) -> dict:
+    cause, groups, frame = choice.cause, curves.groups, curves.incidence
     row = d.gray(groups, cause)
     words = d.gray_words(row, cause, choice.strata is not None) or (
         d.gray_unavailable(groups.frame) if "group" in groups.frame else "")
@@ -133,22 +134,31 @@ def _incidence(store, choice: SurvivalChoice, groups: d.Groups) -> dict:
     return {"test_text": f"**{words}**" if words else "", "figure": fig,
             "svg": svg_markup(fig),
             "caption": (f"Cumulative incidence of cause {cause} (Aalen-Johansen), shaded: "
-                        "pointwise 95% CI; the other causes compete."),
+                        "pointwise 95% CI (log; R survfit's infinitesimal-jackknife "
+                        "variance); the other causes compete."),
             "frames": {"cumulative_incidence": frame,
                        "gray_test": pd.DataFrame() if row is None else row.to_frame().T}}
 
 
 def survival_tables(curves: Curves | None, times_text: str, tau) -> dict:
-    """Survival at the chosen times and the restricted mean to tau, read from the curves (a
-    few milliseconds at 10^6 rows: the page computes them at once)."""
-    if curves is None or curves.km is None:
+    """Survival (or a cause's cumulative incidence) at the chosen times and the restricted
+    mean to tau, read from the curves (a few milliseconds at 10^6 rows: the page computes
+    them at once)."""
+    if curves is None:
         return {"survival_at": pd.DataFrame(), "rmst": pd.DataFrame()}
     km, groups = curves.km, curves.groups
     try:
         times = d.parse_times(times_text)
-        at = d.survival_at(km, groups, times) if times else pd.DataFrame()
+        if not times:
+            at = pd.DataFrame()
+        elif km is None:
+            at = d.incidence_at(curves.incidence, times)
+        else:
+            at = d.survival_at(km, groups, times)
     except d.DescribeError as exc:
         at = pd.DataFrame({"problem": [str(exc)]})
+    if km is None:
+        return {"survival_at": at, "rmst": pd.DataFrame()}
     try:
         rmst = d.rmst_table(km, groups, float(tau)) if tau and tau > 0 else pd.DataFrame()
     except Exception as exc:  # a tau the curves cannot answer: said in the table

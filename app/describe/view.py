@@ -85,10 +85,12 @@ class DescribeView(Viewer):
         self.rmst = table(css_classes=["rmst-table"])
         self.tables_csv = self._download("Survival tables (CSV)", "survival_tables.csv",
                                          self._tables_csv)
-        self.km_section = pn.Column(
-            "#### Median survival (95% CI, R's print(survfit))", self.medians,
-            pn.Row(self.times), self.at_table, pn.Row(self.tau), self.rmst,
-            "#### Observed and expected events", self.test_table)
+        # the tables at chosen times serve both outcomes (survival, or a cause's incidence);
+        # the medians, restricted means and the log-rank table are Kaplan-Meier's
+        self.km_medians = pn.Column("#### Median survival (95% CI, R's print(survfit))",
+                                    self.medians)
+        self.km_section = pn.Column(pn.Row(self.tau), self.rmst,
+                                    "#### Observed and expected events", self.test_table)
         self.subgroups = pn.widgets.MultiChoice(
             label="Hazard ratio between the two groups within subgroups of", width=620)
         self.subgroup_message = markdown(css_classes=["subgroup-message"],
@@ -321,7 +323,9 @@ class DescribeView(Viewer):
         self.fh_p.visible = self.fh_q.visible = fh
         self.cause.visible = self._competing()
         self.weights.visible = not self._competing()
-        self.km_section.visible = not self._competing()
+        self.km_section.visible = self.km_medians.visible = not self._competing()
+        self.times.label = ("Cumulative incidence at times (comma-separated)"
+                            if self._competing() else "Survival at times (comma-separated)")
         self.options.visible = not self._competing()     # the curve options are Kaplan-Meier's
         self.conf_type.visible = not self._competing()
         store = self.store
@@ -363,7 +367,7 @@ class DescribeView(Viewer):
 
     def _draw_tables(self, *events) -> None:
         """Survival at the chosen times and the restricted mean, from the curves shown."""
-        if self._hold or self._curves is None or self._curves.km is None:
+        if self._hold or self._curves is None:
             return
         tables = sections.survival_tables(self._curves, self.times.value, self.tau.value)
         self.frames.update(tables)
@@ -450,7 +454,7 @@ class DescribeView(Viewer):
             self.test_text, self.message,
             self.figure, self.caption,
             pn.Row(self.png, self.svg, self.tables_csv),
-            self.km_section,
+            self.km_medians, pn.Row(self.times), self.at_table, self.km_section,
             "### Hazard ratio by subgroup",
             self.subgroups, self.subgroup_message, self.subgroup_table, self.subgroup_figure,
             sizing_mode="stretch_width",

@@ -18,7 +18,7 @@ from lifelines.statistics import logrank_test
 
 import engine
 from test_app_browser import (
-    assert_no_traceback, field, fit, open_sample, select, shot, tab,
+    assert_no_traceback, field, fit, open_sample, select, shot, tab, type_into,
 )
 
 pytestmark = pytest.mark.browser
@@ -112,5 +112,12 @@ def test_competing_risks_show_grays_test(page):
     expect(pg.locator(".survival-test")).to_have_text(
         "Gray's test for cause 1: chi-square = 2.86 on 1 df, p = 0.0907")
     expect(pg.locator(".median-table")).to_be_hidden()       # no Kaplan-Meier here
+    # the incidence at chosen times with R's limits: survfit(Surv(ftime, factor(Status)) ~ D)
+    # at month 10, D=ALL 0.3287671 (0.2368844 to 0.4562893; tests/data/r_cif_robust.Rout)
+    type_into(pg, "Cumulative incidence at times (comma-separated)", "10, 50")
+    row = pg.locator(".survival-at-table .tabulator-row", has=pg.locator(
+        '.tabulator-cell[tabulator-field="group"]', has_text="D = ALL")).first
+    expect(row).to_contain_text("0.3288")
+    expect(row).to_contain_text("0.2369")
     shot(pg, "describe_bmtcrr_cif")
     assert_no_traceback(pg)

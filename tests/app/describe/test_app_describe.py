@@ -127,6 +127,16 @@ def test_competing_risks_show_incidence_with_grays_test():
     texts = svg_texts(view.figure.object)
     assert "Cumulative incidence of cause 1 (Aalen-Johansen)" in texts
     assert not any("Kaplan-Meier" in t for t in texts)
+    # cumulative incidence at chosen times, with R's SE and limits (the engine's,
+    # tests/engine/descriptive/test_cumulative_incidence_r.py): survfit's D=ALL at month 10
+    view.times.value = "10, 50"
+    assert view.times.label.startswith("Cumulative incidence at times")
+    at = view.at_table.value.set_index(["group", "time"])
+    row = at.loc[("D = ALL", 10.0)]
+    assert row["cumulative incidence"] == pytest.approx(0.3287671232876712, rel=1e-12)
+    assert row["SE"] == pytest.approx(0.0549818527885887, rel=1e-9)
+    assert row["lower 95%"] == pytest.approx(0.2368843890588074, rel=1e-9)
+    assert len(at) == 4 and view.rmst.value.empty
     view.cause.value = 2
     assert "cause 2: chi-square = 0.45 on 1 df, p = 0.503" in view.test_text.object
     view.outcome.value = ANY_EVENT
