@@ -37,14 +37,14 @@ def robust_by_default(cohort, cluster) -> bool:
     return bool(np.bincount(ids, np.asarray(cohort.event) > 0).max() > 1)
 
 
-def robust_clusters(cohort, cluster) -> tuple:
-    """(codes, what): each row's cluster code and what a cluster is ("cluster", "id",
-    "row")."""
+def robust_clusters(n: int, ids, cluster) -> tuple:
+    """(codes, what): each of the n rows' cluster code, ``cluster`` else the subject ``ids``
+    else the row, and what a cluster is ("cluster", "id", "row")."""
     if cluster is not None:
         return pd.factorize(cluster)[0], "cluster"
-    if cohort.id is not None:
-        return pd.factorize(np.asarray(cohort.id))[0], "id"
-    return np.arange(cohort.n), "row"
+    if ids is not None:
+        return pd.factorize(np.asarray(ids))[0], "id"
+    return np.arange(n), "row"
 
 
 def robust_choice(cohort, variance: str, cluster, plain: str) -> tuple:
@@ -60,4 +60,4 @@ def robust_choice(cohort, variance: str, cluster, plain: str) -> tuple:
                          "variance='robust' (or 'auto').")
     if variance == plain or (variance == "auto" and not robust_by_default(cohort, cluster)):
         return None, None
-    return robust_clusters(cohort, cluster)
+    return robust_clusters(cohort.n, cohort.id, cluster)

@@ -27,6 +27,7 @@ import pandas as pd
 from ..core.arguments import check_level, renamed
 from ..core.errors import CohortError
 from ..data import validation as v
+from ..data.clusters import checked_cluster, robust_clusters
 from ..data.cohort import Cohort
 from ..data.risk_set import risk_set_sums
 from ..data.timefix import fixed_times
@@ -72,7 +73,8 @@ def cumulative_incidence(data, cause: int = 1, by=None, time: str | None = None,
     if conf_type not in CONF_TYPES:
         raise ValueError(f"conf_type must be one of {CONF_TYPES}, got {conf_type!r}")
     rows = _columns(data, by, time, event, weights, start, id)
-    clusters = _clusters(rows, v.check_cluster(cluster))
+    n = rows["time"].size
+    clusters = robust_clusters(n, rows["id"], checked_cluster(cluster, n))[0]
     t, e = rows["time"], rows["event"]
     if not np.any(e == cause):
         raise CohortError(f"cause={cause!r} has no events; the event codes present are "
@@ -142,19 +144,6 @@ def _columns(data, by, time, event, weights, start, id):
     return {"time": t, "event": e, "start": np.zeros(t.size) if entry is None else entry,
             "weights": w, "id": None if id is None else data[id].to_numpy(),
             "groups": None if by is None else data[by].to_numpy()}
-
-
-def _clusters(rows, cluster):
-    """Each row's cluster code: ``cluster``, else the subject id, else the row."""
-    n = rows["time"].size
-    if cluster is not None:
-        if cluster.size != n:
-            raise ValueError(f"cluster has {cluster.size} values but the data have {n} rows: "
-                             "give one value per row.")
-        return pd.factorize(cluster)[0]
-    if rows["id"] is not None:
-        return pd.factorize(rows["id"])[0]
-    return np.arange(n)
 
 
 def _one_curve(start, stop, e, w, cluster, cause):

@@ -68,18 +68,17 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: flo
     clusters, what = robust_choice(cohort, variance, cluster, plain="greenwood")
     variance = "greenwood" if clusters is None else f"robust by {what}"
     leaves = _leaves_risk_set(cohort, groups.codes)
-    event = np.asarray(cohort.event) > 0
+    stop, event = np.asarray(cohort.time), np.asarray(cohort.event) > 0
     curves, influences = {}, {}
     for code, label in enumerate(groups.labels):
         rows = groups.codes == code
         if not rows.any():
             continue
-        curve = _curve(start[rows], np.asarray(cohort.time)[rows], weights[rows], event[rows],
-                       leaves[rows])
+        part = start[rows], stop[rows], weights[rows], event[rows]
+        curve = _curve(*part, leaves[rows])
         if variance != "greenwood":
             influences[label] = Influence(
-                start[rows], np.asarray(cohort.time)[rows], weights[rows], event[rows],
-                clusters[rows], curve["time"].to_numpy(), curve["at_risk"].to_numpy(),
+                *part, clusters[rows], curve["time"].to_numpy(), curve["at_risk"].to_numpy(),
                 curve["events"].to_numpy())
             curve["var_log"] = influences[label].var_log()
         curves[label] = curve

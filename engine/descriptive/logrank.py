@@ -124,23 +124,22 @@ def logrank_test(cohort: Cohort, by, strata=None, rho: float = 0.0, gamma: float
         sums = np.zeros((clusters.max() + 1, groups.k))
         np.add.at(sums, clusters, w[:, None] * residuals)
         V = sums.T @ sums
-    variance = V
-    statistic, df = _chi_square(observed, expected, variance)
+    statistic, df = _chi_square(observed, expected, V)
     s = groups.scores if scores is None else np.asarray(scores, dtype=float)
     if s.shape != (groups.k,):
         raise ValueError(f"scores must have one number per group ({groups.k}), got {s.shape}")
-    trend_var = s @ variance @ s
+    trend_var = s @ V @ s
     trend = (s @ (observed - expected)) ** 2 / trend_var if trend_var > 0 else np.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         table = pd.DataFrame({
             "n": _counts(cohort, groups), "observed": observed, "expected": expected,
             "(O-E)^2/E": (observed - expected) ** 2 / expected,
-            "(O-E)^2/V": (observed - expected) ** 2 / np.diag(variance)},
+            "(O-E)^2/V": (observed - expected) ** 2 / np.diag(V)},
             index=pd.Index(groups.labels, name="group"))
     return LogrankResult(
         statistic=float(statistic), df=int(df),
         p=float(stats.chi2.sf(statistic, df)) if df > 0 else np.nan,
-        table=table, variance=pd.DataFrame(variance, index=groups.labels,
+        table=table, variance=pd.DataFrame(V, index=groups.labels,
                                            columns=groups.labels),
         trend_statistic=float(trend), trend_p=float(stats.chi2.sf(trend, 1)),
         scores=pd.Series(s, index=groups.labels, name="score"),
@@ -157,7 +156,8 @@ def _stratum(start, stop, died, w, codes, k, rho, gamma, power, robust):
     ``robust`` (else None)."""
     times = np.unique(stop[died])
     if times.size == 0:
-        return np.zeros(k), np.zeros(k), np.zeros((k, k)), np.zeros((stop.size, k))
+        return (np.zeros(k), np.zeros(k), np.zeros((k, k)),
+                np.zeros((stop.size, k)) if robust else None)
     slot = np.searchsorted(times, stop[died])
     d = np.zeros((times.size, k))
     np.add.at(d, (slot, codes[died]), w[died])
