@@ -90,6 +90,7 @@ class OmopView(Viewer):
         self.balance = pn.pane.HoloViews()
         self.km = pn.pane.HoloViews()
         self.km_matched = pn.pane.HoloViews()
+        self.km_weighted = pn.pane.HoloViews(visible=False)
         self.results = pn.Column(
             self.summary,
             "### Hazard ratios (target vs comparator)", self.hr,
@@ -97,7 +98,7 @@ class OmopView(Viewer):
             "### Counts", self.counts,
             pn.Row(self.preference, self.balance),
             "#### Balance summary", self.balance_summary,
-            pn.Row(self.km, self.km_matched),
+            pn.Row(self.km, self.km_matched), self.km_weighted,
             sizing_mode="stretch_width", visible=False)
         self._named = False  # names are looked up when the tab is first shown (App)
         self.state.param.watch(self._on_ids, ["path", "target", "comparator", "outcome"])
@@ -203,8 +204,12 @@ class OmopView(Viewer):
         self.balance.object = balance_plot(res.balance_stratified, res.balance_matched,
                                            res.balance_weighted)
         self.km.object = km_by_arm_plot(res.km, "Kaplan-Meier by arm (all persons)")
-        self.km_matched.object = km_by_arm_plot(res.km_matched,
-                                                "Kaplan-Meier by arm (matched persons)")
+        self.km_matched.object = km_by_arm_plot(
+            res.km_matched, "Kaplan-Meier by arm (matched; comparators 1/m of their set)")
+        if res.km_weighted is not None:
+            title = f"Kaplan-Meier by arm (PS weighted, {res.spec['weighting']})"
+            self.km_weighted.object = km_by_arm_plot(res.km_weighted, title)
+        self.km_weighted.visible = res.km_weighted is not None
         self.results.visible = True
 
     def __panel__(self):

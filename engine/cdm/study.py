@@ -39,7 +39,9 @@ class StudyResult:
     balance_stratified, balance_matched, balance_weighted : std differences before and after,
         per covariate (balance_weighted None without weighting)
     balance_summary : analysis -> max |std diff| and count above 0.1, before and after
-    km, km_matched : Kaplan-Meier by arm (all persons; matched persons)
+    km, km_matched, km_weighted : Kaplan-Meier by arm (engine.cdm.kaplan_meier_by_arm): all
+        persons; matched persons, a comparator counting 1/m of its 1:m set, the band's variance
+        robust by matched set; weighted by the PS weights (None without weighting), robust
     propensity : engine.ps.PropensityScore (model, CV curve, non-zero coefficients)
     covariates : engine.cdm.covariates.Covariates (X, names, ref); fits : name -> FitResult
     """
@@ -57,6 +59,7 @@ class StudyResult:
     covariates: object
     fits: dict
     balance_weighted: pd.DataFrame | None = None
+    km_weighted: pd.DataFrame | None = None
     spec: dict = field(default_factory=dict)
 
     def __str__(self) -> str:
@@ -160,7 +163,11 @@ def run_study(con, target, comparator, outcome, ps_strata: int = 5, match_ratio:
                                     for name, res in fits.items()]),
         balance_stratified=balance_s, balance_matched=balance_m, balance_weighted=balance_w,
         balance_summary=pd.DataFrame(summaries).T,
-        km=kaplan_meier_by_arm(cohort), km_matched=kaplan_meier_by_arm(cohort[matched]),
+        km=kaplan_meier_by_arm(cohort),
+        km_matched=kaplan_meier_by_arm(cohort[matched], weights=matched_weights(
+            z[matched], cohort["matched_set"][matched]), cluster=cohort["matched_set"][matched]),
+        km_weighted=None if weighting is None else kaplan_meier_by_arm(
+            cohort, weights=cohort["ps_weight"]),
         propensity=ps, covariates=cov, fits=fits,
         spec={"target": targets, "comparator": comparators, "outcome": outcome,
               "ps_strata": ps_strata, "match_ratio": match_ratio, "caliper": caliper,

@@ -82,6 +82,8 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     pd.testing.assert_series_equal(shown["hr"], expected["hr"])
     assert shown.loc["PS stratified (5 strata)", "HR (95% CI)"].startswith("0.982 (")
     assert "PS weighted (ATO)" in shown.index       # overlap weights, robust SE
+    assert app.omop.km_weighted.visible                 # and that population's curves
+    assert "PS weighted, ATO" in hv.render(app.omop.km_weighted.object).title.text
     pd.testing.assert_frame_equal(app.omop.attrition.value, study.attrition)
     assert "celecoxib (1118084)" in app.omop.names.object
     kept = app.workbench.get_fit(STUDY_FIT_NAME)
@@ -105,7 +107,9 @@ def test_study_plots(study):
     assert len(bal.Scatter) == 3 and len(bal.VLine) == 1 and len(bal.HLine) == 1
     km = omop_plots.km_by_arm_plot(study.km, "KM")
     assert len(km.Curve) == 2 and len(km.Area) == 2
-    for element in (pref, bal, km):
+    weighted = omop_plots.km_by_arm_plot(study.km_weighted, "KM weighted")
+    assert len(weighted.Curve) == 2 and len(weighted.Area) == 2
+    for element in (pref, bal, km, weighted):
         hv.render(element)
 
 

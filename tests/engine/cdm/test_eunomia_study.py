@@ -4,9 +4,12 @@ design; hazard ratios checked against statsmodels PHReg on the same rows."""
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
+from lifelines import KaplanMeierFitter
+from lifelines.exceptions import StatisticalWarning
 from statsmodels.duration.hazard_regression import PHReg
 
 import engine
@@ -119,6 +122,16 @@ def test_ps_weighted_analysis(study):
     assert hr["se"] != pytest.approx(want.se_model["treatment"], rel=1e-3)
     summary = study.balance_summary.loc["weighted"]
     assert summary["max_abs_std_diff_after"] < summary["max_abs_std_diff_before"]
+    # the weighted population's curves: lifelines' weighted Kaplan-Meier, R's robust band
+    for arm, z in (("target", 1), ("comparator", 0)):
+        rows = c[c["treatment"] == z]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StatisticalWarning)   # its variance, not used
+            km = KaplanMeierFitter().fit(rows["time"], rows["event"], weights=rows["ps_weight"])
+        got = study.km_weighted[study.km_weighted["arm"] == arm].set_index("time")
+        np.testing.assert_allclose(got["survival"],
+                                   km.survival_function_.iloc[:, 0].loc[got.index], rtol=1e-12)
+        assert (got["std_err"].iloc[1:] > 0).all()
     with pytest.raises(ValueError, match="weighting must be one of"):
         run_study(None, CELECOXIB, DICLOFENAC, GI_BLEED, weighting="IPTW")
 
