@@ -5,17 +5,17 @@
 
 Simulates n x p sparse binary covariates (engine.simulate) and one continuous exposure
 (normal, unrelated to the outcome: the fit pays for its columns all the same), then fits,
-alternating ``repeats`` times: the plain cohort; the same cohort with the exposure as one
-linear column, unpenalised ("linear_unpenalised"); and with the exposure's ``ns(bmi, df=4)``
-columns (built by the formula front door on a one-column frame) instead, penalised like the
-others ("spline_penalised") and unpenalised ("spline_unpenalised", the usual choice for an
-exposure of interest); all with L1(0.1 lambda_max of the plain cohort).
+``repeats`` times in an order rotated by one kind a repeat: the plain cohort; the same cohort
+with the exposure as one linear column, unpenalised ("linear_unpenalised"); and with the
+exposure's ``ns(bmi, df=4)`` columns (built by the formula front door on a one-column frame)
+instead, penalised like the others ("spline_penalised") and unpenalised ("spline_unpenalised",
+the usual choice for an exposure of interest); all with L1(0.1 lambda_max of the plain cohort).
 Prints the CPU model, the formula build time and each fit's wall and CPU seconds and stage
 timings as JSON, and the added cost as ratios of median CPU seconds: each fit against the plain
 one, and the unpenalised spline against the unpenalised linear exposure (what choosing a spline
 for the exposure costs); and the unpenalised spline's extra CPU over the plain fit paired
 within each repeat (``paired_extra_cpu_s``, its median over the plain fit's median as
-``paired_extra_fraction``: the figure of docs/benchmarks.md, taken over alternating runs).
+``paired_extra_fraction``: the figure of docs/benchmarks.md, taken over rotated runs).
 CPU seconds, because the shared machine's load moves wall time; on one thread, because idle
 Numba workers spin and bill CPU seconds of their own; without NumPy's huge-page requests,
 which stall now and then on memory compaction (bench.dense_covariates).
@@ -72,11 +72,16 @@ def main(n=1_000_000, p=1000, density=0.01, repeats=2):
     penalty = engine.L1(0.1 * engine.lambda_max(plain))
     runs = {"plain": [], "linear_unpenalised": [], "spline_penalised": [],
             "spline_unpenalised": []}
-    for _ in range(repeats):
-        runs["plain"].append(timed_fit(plain, penalty))
-        runs["linear_unpenalised"].append(timed_fit(linear, penalty, unpenalized=["bmi"]))
-        runs["spline_penalised"].append(timed_fit(spline, penalty))
-        runs["spline_unpenalised"].append(timed_fit(spline, penalty, unpenalized=names))
+    fits = {"plain": lambda: timed_fit(plain, penalty),
+            "linear_unpenalised": lambda: timed_fit(linear, penalty, unpenalized=["bmi"]),
+            "spline_penalised": lambda: timed_fit(spline, penalty),
+            "spline_unpenalised": lambda: timed_fit(spline, penalty, unpenalized=names)}
+    kinds = list(fits)
+    for r in range(repeats):
+        # each repeat starts one kind later, so that no kind always runs first or after the
+        # same neighbour (a fixed order measured the memory state the one before left)
+        for kind in kinds[r % 4:] + kinds[:r % 4]:
+            runs[kind].append(fits[kind]())
         print(json.dumps(runs), flush=True)
     out.update(runs)
     med = {k: float(np.median([r["cpu_s"] for r in v])) for k, v in runs.items()}
@@ -89,6 +94,7 @@ def main(n=1_000_000, p=1000, density=0.01, repeats=2):
     out["paired_extra_cpu_s"] = extra
     out["paired_extra_fraction"] = float(np.median(extra)) / med["plain"]
     print(json.dumps(out), flush=True)
+    return out
 
 
 if __name__ == "__main__":

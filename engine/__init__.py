@@ -17,6 +17,7 @@ from .data.cohort import Cohort
 from .data.simulate import simulate
 from .descriptive.cumulative_incidence import cumulative_incidence
 from .descriptive.gray_test import gray_test
+from .descriptive.incidence_rates import IncidenceRates, incidence_rates
 from .descriptive.kaplan_meier import KaplanMeier, kaplan_meier
 from .descriptive.logrank import LogrankResult, logrank_test
 from .descriptive.table_one import TableOne, table_one
@@ -86,7 +87,7 @@ def __getattr__(name):
 __all__ = [
     "AdjustedCurves", "BACKENDS", "BootstrapResult", "CENSORING_TIES", "Cancelled", "Cohort",
     "CohortError", "ConvergenceWarning", "CrossValidationResult", "DataWarning",
-    "EmpiricalNull", "FitOptions", "FitResult", "KaplanMeier", "L1", "L2", "LogrankResult",
+    "EmpiricalNull", "FitOptions", "FitResult", "IncidenceRates", "KaplanMeier", "L1", "L2", "LogrankResult",
     "MODELS", "MonotoneLikelihoodWarning", "PHCheck", "PRECISIONS", "PathResult",
     "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights",
     "SOLVERS", "SccsData",
@@ -99,7 +100,7 @@ __all__ = [
     "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve",
     "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
     "fit_systematic_error_model", "functional_form", "global_tests", "gradient", "gray_test",
-    "grid_cost_of_shape", "information",
+    "grid_cost_of_shape", "incidence_rates", "information",
     "information_at", "integrated_brier_score", "interaction_test", "kaplan_meier",
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
     "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",

@@ -1,7 +1,8 @@
 """Describe tab: the first things a paper reports, before any model. Table 1 by a group column,
 Kaplan-Meier by group with the log-rank test (weights, strata, trend), medians with their 95% CI,
-survival at chosen times, the restricted mean to a chosen tau, and for competing risks the
-cumulative incidence with Gray's test; every figure and table downloadable (PNG, SVG, CSV).
+survival at chosen times, the restricted mean to a chosen tau, incidence rates per person-time
+with rate ratios and differences, and for competing risks the cumulative incidence with Gray's
+test; every figure and table downloadable (PNG, SVG, CSV).
 
 The numbers come from describing.py (engine calls); the figures from app/shell/figures.py,
 shown as the same SVG that is downloaded.  In the served app each section is computed by the
@@ -83,6 +84,11 @@ class DescribeView(Viewer):
         self.at_table = table(css_classes=["survival-at-table"])
         self.tau = pn.widgets.FloatInput(label="RMST up to tau", start=0, width=160)
         self.rmst = table(css_classes=["rmst-table"])
+        self.per = pn.widgets.FloatInput(label="Rates per (units of person-time)", value=1000,
+                                         start=0, width=220)
+        self.rates_caption = markdown(css_classes=["rates-caption"], sizing_mode="stretch_width")
+        self.rates = table(css_classes=["rates-table"])
+        self.rate_comparisons = table(css_classes=["rate-comparisons-table"])
         self.tables_csv = self._download("Survival tables (CSV)", "survival_tables.csv",
                                          self._tables_csv)
         # the tables at chosen times serve both outcomes (survival, or a cause's incidence);
@@ -120,7 +126,7 @@ class DescribeView(Viewer):
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
                        self.cause, self.options):
             widget.param.watch(self._draw_survival, "value")
-        for widget in (self.times, self.tau):
+        for widget in (self.times, self.tau, self.per):
             widget.param.watch(self._draw_tables, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
@@ -266,8 +272,10 @@ class DescribeView(Viewer):
         self._curves = None
         self._pending = {}
         self.status.object = ""
-        for widget in (self.t1_table, self.test_table, self.medians, self.at_table, self.rmst):
+        for widget in (self.t1_table, self.test_table, self.medians, self.at_table, self.rmst,
+                       self.rates, self.rate_comparisons):
             widget.value = pd.DataFrame()
+        self.rates_caption.object = ""
         self.frames = {}
 
     def _by(self) -> str | None:
@@ -348,8 +356,10 @@ class DescribeView(Viewer):
             self.caption.object = ""
             self._fig = None
             self._curves = None
-            for widget in (self.test_table, self.medians, self.at_table, self.rmst):
+            for widget in (self.test_table, self.medians, self.at_table, self.rmst,
+                           self.rates, self.rate_comparisons):
                 widget.value = pd.DataFrame()   # no numbers of an earlier choice stay
+            self.rates_caption.object = ""
             return
         self._curves = numbers["curves"]
         self.test_text.object = numbers["test_text"]
@@ -357,22 +367,27 @@ class DescribeView(Viewer):
         self.figure.object = numbers["svg"]
         self.caption.object = numbers["caption"]
         frames = dict(numbers["frames"])
-        if "medians" in numbers:            # Kaplan-Meier: the medians, the tables, the test
+        if "medians" in numbers:            # Kaplan-Meier: the medians and the test
             self.frames["medians"] = frames.pop("medians")
             show(self.medians, numbers["medians"])
-            self._draw_tables()
             show(self.test_table, frames["logrank"], 3)
+        self._draw_tables()
         self.frames.update(frames)
         self.message.object = numbers["message"]
 
     def _draw_tables(self, *events) -> None:
-        """Survival at the chosen times and the restricted mean, from the curves shown."""
+        """Survival at the chosen times, the restricted mean and the incidence rates, from
+        the curves shown."""
         if self._hold or self._curves is None:
             return
-        tables = sections.survival_tables(self._curves, self.times.value, self.tau.value)
+        tables = sections.survival_tables(self._curves, self.times.value, self.tau.value,
+                                          self.per.value)
+        self.rates_caption.object = tables.pop("rates_caption")
         self.frames.update(tables)
         show(self.at_table, tables["survival_at"], 4)
         show(self.rmst, tables["rmst"], 3)
+        show(self.rates, tables["incidence_rates"], 4)
+        show(self.rate_comparisons, tables["rate_comparisons"], 4)
 
     def _draw_subgroups(self, *events) -> None:
         """Cox hazard ratio of the group's second level against its first, overall and in
@@ -455,6 +470,8 @@ class DescribeView(Viewer):
             self.figure, self.caption,
             pn.Row(self.png, self.svg, self.tables_csv),
             self.km_medians, pn.Row(self.times), self.at_table, self.km_section,
+            "#### Incidence rates", self.per, self.rates_caption, self.rates,
+            self.rate_comparisons,
             "### Hazard ratio by subgroup",
             self.subgroups, self.subgroup_message, self.subgroup_table, self.subgroup_figure,
             sizing_mode="stretch_width",

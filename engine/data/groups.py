@@ -36,10 +36,19 @@ def group_rows(cohort, by) -> Groups:
     if by is None:
         return Groups(np.zeros(cohort.n, dtype=np.int64), ["all"], np.ones(1))
     if not isinstance(by, str):
-        values = pd.Series(np.asarray(by, dtype=object))
-        if values.shape != (cohort.n,):
-            raise CohortError(f"group labels have shape {values.shape}; pass a column name or "
+        array = np.asarray(by)
+        if array.shape != (cohort.n,):
+            raise CohortError(f"group labels have shape {array.shape}; pass a column name or "
                               f"one label per row ({cohort.n} rows).")
+        if array.dtype.kind in "biuf":
+            # numbers factorized as numbers: as Python objects 10^6 labels took 80 ms
+            codes, levels = pd.factorize(array, sort=True)
+            if codes.min() < 0:
+                raise CohortError("the group labels hold missing values; give every row a "
+                                  "group.")
+            return _checked(codes, [str(level) for level in levels.tolist()],
+                            levels.astype(float), "the labels")
+        values = pd.Series(array.astype(object))
         if values.isna().any():
             raise CohortError("the group labels hold missing values; give every row a group.")
         codes, levels = pd.factorize(values, sort=True)

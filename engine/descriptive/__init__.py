@@ -1,1 +1,2 @@
-"""Before a model: Kaplan-Meier curves, log-rank tests, cumulative incidence, Gray's test and Table 1."""
+"""Before a model: Kaplan-Meier curves, log-rank tests, cumulative incidence, Gray's test, incidence
+rates and Table 1."""

@@ -1,5 +1,5 @@
 """A first-time rossi analysis in headless Chromium, as a user clicks it: Describe (Table 1 by fin,
-Kaplan-Meier by fin with the log-rank test and the medians), a Cox fit, the PH check, the report
+Kaplan-Meier by fin with the log-rank test and the medians, incidence rates), a Cox fit, the PH check, the report
 folder; and Gray's test on bmtcrr. The numbers are read from the page and compared with
 independent oracles (lifelines' log-rank = R's survdiff, pandas, R's published cmprsk output,
 engine.ph_test = R's cox.zph by tests/engine/inference/test_ph_test.py). Screenshots in tests/artifacts/.
@@ -68,6 +68,18 @@ def test_first_rossi_analysis(page):
         pg.get_by_role("button", name="Figure (PNG)").click()
     assert Path(info.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     shot(pg, "describe_rossi")
+    # incidence rates per 1,000 person-weeks, R's poisson.test (tests/data/r_incidence_rates)
+    rates = pg.locator(".rates-table")
+    rates.scroll_into_view_if_needed()
+    expect(rates.locator(".tabulator-cell", has_text=re.compile(r"^\s*6\.8154\s*$"))) \
+        .to_have_count(1)                                                  # 6.81536555
+    comparisons = pg.locator(".rate-comparisons-table")
+    expect(comparisons.locator(".tabulator-cell", has_text="fin = 1 vs fin = 0")) \
+        .to_have_count(1)
+    expect(comparisons.locator(".tabulator-cell", has_text=re.compile(r"^\s*0\.6956\s*$"))) \
+        .to_have_count(1)                                                  # 0.69559596
+    expect(pg.locator(".rates-caption")).to_contain_text("exact Poisson 95% limits")
+    shot(pg, "describe_rossi_rates")
     pg.get_by_role("button", name="KMunicate table").click()
     expect(pg.locator(".survival-caption")).to_contain_text("events and censored so far")
     shot(pg, "describe_rossi_kmunicate")

@@ -54,6 +54,34 @@ def test_rossi_by_fin_against_lifelines(rossi_view):
                                    kmf.survival_function_at_times(part["time"]), rtol=1e-12)
 
 
+def test_incidence_rates_as_R_poisson_test(rossi_view):
+    """Events per 1,000 person-weeks by fin with R's exact limits and exact rate ratio
+    (poisson.test: tests/data/r_incidence_rates.Rout), rescaled when the unit changes."""
+    _, view = rossi_view
+    rates = view.rates.value.set_index("group")
+    assert rates["events"].tolist() == [66, 48]
+    assert rates["person-time"].tolist() == [9684, 10125]
+    assert rates.loc["fin = 0", "rate per 1,000"] == pytest.approx(6.81536555142503, rel=1e-12)
+    assert rates.loc["fin = 1", "lower 95%"] == pytest.approx(3.49544798256625, rel=1e-12)
+    ratio = view.rate_comparisons.value.set_index("group").loc["fin = 1 vs fin = 0"]
+    assert ratio["rate ratio"] == pytest.approx(0.69559595959596, rel=1e-12)
+    assert ratio["RR upper"] == pytest.approx(1.02426569618411, rel=1e-10)
+    assert ratio["p"] == pytest.approx(0.060751020926971, rel=1e-10)
+    assert "per 1,000 units of person-time (week); exact Poisson 95% limits" in \
+        view.rates_caption.object
+    view.per.value = 52000                          # per 1,000 person-years
+    rates = view.rates.value.set_index("group")
+    assert rates.loc["fin = 0", "rate per 52,000"] == pytest.approx(6.81536555142503 * 52,
+                                                                    rel=1e-12)
+    ratio = view.rate_comparisons.value.iloc[0]
+    assert ratio["rate ratio"] == pytest.approx(0.69559595959596, rel=1e-12)
+    assert ratio["rate difference"] == pytest.approx((48 / 10125 - 66 / 9684) * 52000,
+                                                     rel=1e-12)
+    assert "incidence_rates.csv" in view.report_files()
+    view.per.value = 0
+    assert view.rates.value.empty and "positive number" in view.rates_caption.object
+
+
 def test_weights_strata_and_trend(rossi_view):
     store, view = rossi_view
     view.weights.value = "Fleming-Harrington (p, q)"
@@ -137,7 +165,14 @@ def test_competing_risks_show_incidence_with_grays_test():
     assert row["SE"] == pytest.approx(0.0549818527885887, rel=1e-9)
     assert row["lower 95%"] == pytest.approx(0.2368843890588074, rel=1e-9)
     assert len(at) == 4 and view.rmst.value.empty
+    view.per.value = 12                   # months: per person-year (R's poisson.test)
+    rates = view.rates.value.set_index("group")
+    assert rates.loc["D = ALL", "rate per 12"] == pytest.approx(0.235556396828401, rel=1e-12)
+    assert rates["events"].tolist() == [28, 28]
     view.cause.value = 2
+    ratio = view.rate_comparisons.value.iloc[0]
+    assert ratio["rate ratio"] == pytest.approx(1.10718975987782, rel=1e-12)
+    assert ratio["p"] == pytest.approx(0.724216364688546, rel=1e-10)
     assert "cause 2: chi-square = 0.45 on 1 df, p = 0.503" in view.test_text.object
     view.outcome.value = ANY_EVENT
     assert view.test_text.object.startswith("**Log-rank")
@@ -354,6 +389,12 @@ def test_inverse_probability_weights_give_R_robust_limits():
     assert "Weighted by w" in view.t1_message.object
     view.t1_weighted.value = False
     assert view.t1_table.value.set_index(["variable", "level"]).loc[("n", ""), "fin = 0"] == "216"
+    # the rates as a weighted Poisson model's, with the sandwich variance by row
+    rates = view.rates.value.set_index("group")
+    arm = weighted[weighted["fin"] == 0]
+    assert rates.loc["fin = 0", "rate per 1,000"] == pytest.approx(
+        1000 * (arm["w"] * arm["arrest"]).sum() / (arm["w"] * arm["week"]).sum(), rel=1e-12)
+    assert "robust (sandwich) variance by row" in view.rates_caption.object
     view.tau.value = 52
     rmst = view.rmst.value.set_index("group")
     # R: the rows' influences on each arm's area (tests/data/r_km_robust.Rout, 0.9437578 and
