@@ -90,7 +90,9 @@ class OmopView(Viewer):
         self.balance = pn.pane.HoloViews()
         self.km = pn.pane.HoloViews()
         self.km_matched = pn.pane.HoloViews()
-        self.km_weighted = pn.pane.HoloViews(visible=False)
+        # hidden by _on_study, not by HoloViews(visible=False): served, a pane built hidden
+        # fails to draw its plot (Bokeh: "unexpected attribute 'design' to figure")
+        self.km_weighted = pn.pane.HoloViews()
         self.results = pn.Column(
             self.summary,
             "### Hazard ratios (target vs comparator)", self.hr,
@@ -196,7 +198,7 @@ class OmopView(Viewer):
         hr = hazard_ratio_table(res.hazard_ratios)
         show(self.hr, hr, 4)
         show(self.attrition, res.attrition)
-        show(self.counts, res.counts, 0)
+        show(self.counts, res.counts, 2)
         bal = res.balance_summary.reset_index(names="analysis")
         show(self.balance_summary, bal, 3)
         cohort = res.cohort[["treatment", "preference"]]

@@ -16,6 +16,7 @@ from ..data.cohort import Cohort
 from ..comparative import (ESTIMANDS, balance_summary, balancing_weights, covariate_balance,
     fit_propensity, match_on_ps, matched_weights, stratify, stratum_weights)
 from ..core.errors import Cancelled, DataWarning
+from ..descriptive.incidence_rates import incidence_rates
 from ..regression.fit import fit
 from .cohort import new_user_cohort
 from .covariates import baseline_covariates
@@ -33,7 +34,8 @@ class StudyResult:
     cohort : one row per person (person_id, treatment, dates, time, event) plus ps,
         preference, ps_stratum, matched_set (-1 when unmatched) and ps_weight (with weighting)
     attrition : persons per arm after each rule, the last row after matching
-    counts : persons, outcomes, person_days per population (all, matched) and arm
+    counts : persons, outcomes, person_days per population (all, matched) and arm, and the
+        incidence rate per 1,000 person-years with exact 95% limits (rate_lower, rate_upper)
     hazard_ratios : one row per analysis (unadjusted, PS stratified, PS matched, PS weighted):
         hr, lower, upper, p, coef, se (robust for the weighted fit), persons, outcomes
     balance_stratified, balance_matched, balance_weighted : std differences before and after,
@@ -204,10 +206,19 @@ def _hazard_ratio(name, res, population) -> dict:
 
 
 def _counts(population, label) -> pd.DataFrame:
-    """persons, outcomes and person-days per arm."""
+    """persons, outcomes and person-days per arm, and the incidence rate per 1,000
+    person-years with its exact 95% limits (engine.incidence_rates: R's poisson.test)."""
+    rates = incidence_rates(
+        Cohort.from_arrays(time=population["time"], event=population["event"],
+                           X=np.zeros((len(population), 0))),
+        by=np.where(population["treatment"] == 1, "target", "comparator"),
+        per=365.25 * 1000).rates
     out = []
     for arm, value in (("target", 1), ("comparator", 0)):
         rows = population[population["treatment"] == value]
+        rate = rates.loc[arm] if arm in rates.index else pd.Series(np.nan, rates.columns)
         out.append({"population": label, "arm": arm, "persons": len(rows),
-                    "outcomes": int(rows["event"].sum()), "person_days": float(rows["time"].sum())})
+                    "outcomes": int(rows["event"].sum()), "person_days": float(rows["time"].sum()),
+                    "rate_per_1000_py": rate["rate"], "rate_lower": rate["lower"],
+                    "rate_upper": rate["upper"]})
     return pd.DataFrame(out)

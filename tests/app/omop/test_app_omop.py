@@ -85,6 +85,7 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
     assert app.omop.km_weighted.visible                 # and that population's curves
     assert "PS weighted, ATO" in hv.render(app.omop.km_weighted.object).title.text
     pd.testing.assert_frame_equal(app.omop.attrition.value, study.attrition)
+    pd.testing.assert_frame_equal(app.omop.counts.value, study.counts)   # with the rates
     assert "celecoxib (1118084)" in app.omop.names.object
     kept = app.workbench.get_fit(STUDY_FIT_NAME)
     assert kept.name == STUDY_FIT_NAME and kept.n_strata == 5

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from lifelines import KaplanMeierFitter
 from lifelines.exceptions import StatisticalWarning
+from scipy.stats import chi2
 from statsmodels.duration.hazard_regression import PHReg
 
 import engine
@@ -42,8 +43,19 @@ def test_cohort_sizes(study):
     assert a["target_persons"].tolist() == [1844, 1844, 1800, 1800, 1800, 1800, 830]
     assert a["comparator_persons"].tolist() == [850, 850, 830, 830, 830, 830, 830]
     counts = study.counts.set_index(["population", "arm"])
-    assert counts.loc[("all", "target")].tolist() == [1800, 113, 54481.0]
-    assert counts.loc[("all", "comparator")].tolist() == [830, 46, 25102.0]
+    columns = ["persons", "outcomes", "person_days"]
+    assert counts.loc[("all", "target"), columns].tolist() == [1800, 113, 54481.0]
+    assert counts.loc[("all", "comparator"), columns].tolist() == [830, 46, 25102.0]
+    # the rate per 1,000 person-years with Garwood's exact limits, from the chi-square
+    for (_, _), row in counts.iterrows():
+        years = row["person_days"] / 365.25
+        assert row["rate_per_1000_py"] == pytest.approx(1000 * row["outcomes"] / years,
+                                                        rel=1e-12)
+        d = row["outcomes"]
+        assert row["rate_lower"] == pytest.approx(500 * chi2.ppf(0.025, 2 * d) / years,
+                                                  rel=1e-10)
+        assert row["rate_upper"] == pytest.approx(500 * chi2.ppf(0.975, 2 * d + 2) / years,
+                                                  rel=1e-10)
     assert study.cohort["person_id"].is_unique
 
 
