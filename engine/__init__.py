@@ -87,7 +87,8 @@ def __getattr__(name):
 __all__ = [
     "AdjustedCurves", "BACKENDS", "BootstrapResult", "CENSORING_TIES", "Cancelled", "Cohort",
     "CohortError", "ConvergenceWarning", "CrossValidationResult", "DataWarning",
-    "EmpiricalNull", "FitOptions", "FitResult", "IncidenceRates", "KaplanMeier", "L1", "L2", "LogrankResult",
+    "EmpiricalNull", "FitOptions", "FitResult", "IncidenceRates", "KaplanMeier", "L1", "L2",
+    "LogrankResult",
     "MODELS", "MonotoneLikelihoodWarning", "PHCheck", "PRECISIONS", "PathResult",
     "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights",
     "SOLVERS", "SccsData",

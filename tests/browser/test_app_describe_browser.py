@@ -1,6 +1,6 @@
 """A first-time rossi analysis in headless Chromium, as a user clicks it: Describe (Table 1 by fin,
-Kaplan-Meier by fin with the log-rank test and the medians, incidence rates), a Cox fit, the PH check, the report
-folder; and Gray's test on bmtcrr. The numbers are read from the page and compared with
+Kaplan-Meier by fin with the log-rank test and the medians, incidence rates), a Cox fit, the PH
+check, the report folder; and Gray's test on bmtcrr. The numbers are read from the page and compared with
 independent oracles (lifelines' log-rank = R's survdiff, pandas, R's published cmprsk output,
 engine.ph_test = R's cox.zph by tests/engine/inference/test_ph_test.py). Screenshots in tests/artifacts/.
 """
