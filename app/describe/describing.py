@@ -349,32 +349,38 @@ def rmst_table(km, groups: Groups, tau: float) -> pd.DataFrame:
     return out
 
 
-def rates_by(groups: Groups, cause: int | None = None):
-    """engine.incidence_rates per group, of any event or of one ``cause`` (the other causes
-    end person-time without an event), per one unit of person-time (the page scales it)."""
+def rates_by(groups: Groups, cause: int | None = None, per: float = 1000.0, breaks=None):
+    """engine.incidence_rates per group (per ``per`` units of person-time, in the follow-up
+    bands of ``breaks``), of any event or of one ``cause`` (the other causes end person-time
+    without an event)."""
     frame = groups.frame
     if cause is not None:
         frame = frame.assign(event=(frame["codes"] == int(cause)).astype(int))
     return engine.incidence_rates(cohort_of(Groups(frame, groups.column, groups.names)),
-                                  by=labels_of(groups), per=1.0)
+                                  by=labels_of(groups), per=per, breaks=breaks)
 
 
-def rates_tables(rates, groups: Groups, per: float, time_label: str) -> dict:
-    """The incidence rates per ``per`` units of person-time, each group's rate ratio and
+def rates_tables(rates, groups: Groups, time_label: str) -> dict:
+    """The incidence rates (by follow-up band when split), each group's rate ratio and
     difference against the first (95% limits), and a caption saying the unit and the
     limits."""
     table = rates.rates.reset_index()
+    banded = "interval" in table
+    per = f"{rates.per:,g}"
     table = pd.DataFrame({
-        "group": table["group"].map(groups.shown), "events": table["events"].map(_count),
-        "person-time": table["person_time"], f"rate per {per:,g}": table["rate"] * per,
-        "lower 95%": table["lower"] * per, "upper 95%": table["upper"] * per})
+        "group": table["group"].map(groups.shown),
+        **({"follow-up": table["interval"]} if banded else {}),
+        "events": table["events"].map(_count), "person-time": table["person_time"],
+        f"rate per {per}": table["rate"], "lower 95%": table["lower"],
+        "upper 95%": table["upper"]})
     c = rates.comparisons
     comparisons = pd.DataFrame({
         "group": [f"{groups.shown(g)} vs {groups.shown(r)}"
                   for g, r in zip(c["group"], c["reference"])],
-        "rate ratio": c["rate_ratio"], "RR lower": c["rr_lower"], "RR upper": c["rr_upper"],
-        "p": c["p"], "rate difference": c["rate_difference"] * per,
-        "RD lower": c["rd_lower"] * per, "RD upper": c["rd_upper"] * per})
+        **({"follow-up": c["interval"]} if banded else {}),
+        "RR": c["rate_ratio"], "RR lower": c["rr_lower"], "RR upper": c["rr_upper"],
+        "p": c["p"], "RD": c["rate_difference"], "RD lower": c["rd_lower"],
+        "RD upper": c["rd_upper"]})
     if rates.variance == "exact":
         limits = ("exact Poisson 95% limits (Garwood) and exact rate ratios conditional on the "
                   "events of the two groups, as R's poisson.test; differences with Wald limits")
@@ -382,8 +388,12 @@ def rates_tables(rates, groups: Groups, per: float, time_label: str) -> dict:
         limits = (f"Wald 95% limits on the log scale with the robust (sandwich) variance "
                   f"{rates.variance[len('robust '):]}, as a weighted Poisson model; "
                   "differences with Wald limits")
+    bands = (" Follow-up split into bands (a, b] (R's survSplit): each band's own rates, the "
+             "groups compared within it." if banded else "")
     return {"rates": table, "comparisons": comparisons,
-            "caption": f"Events per {per:,g} units of person-time ({time_label}); {limits}."}
+            "caption": f"Events per {per} units of person-time ({time_label}); {limits}. "
+                       "RR: rate ratio, RD: rate difference, each group against the first."
+                       + bands}
 
 
 def parse_times(text: str) -> list[float]:

@@ -49,8 +49,6 @@ class Curves:
     groups: d.Groups
     km: object = None          # engine KaplanMeier; None under competing risks
     incidence: pd.DataFrame | None = None   # engine.cumulative_incidence's, under them
-    rates: object = None       # engine IncidenceRates per unit of person-time
-    time_label: str = "time"
 
 
 def table_one(store, by: str | None, columns: list, nonnormal: list,
@@ -84,8 +82,6 @@ def survival(store, choice: SurvivalChoice, curves: Curves | None = None) -> dic
                              incidence=d.incidence_by(groups, choice.cause))
                       if choice.competing else
                       Curves(choice.curves_key, groups, d.survival_by(groups, choice.conf_type)))
-            curves.rates = d.rates_by(groups, choice.cause if choice.competing else None)
-            curves.time_label = store.time
         groups = curves.groups
         note = ""
         if groups.dropped:
@@ -144,15 +140,12 @@ def _incidence(store, choice: SurvivalChoice, curves: Curves) -> dict:
                        "gray_test": pd.DataFrame() if row is None else row.to_frame().T}}
 
 
-def survival_tables(curves: Curves | None, times_text: str, tau, per=1000.0) -> dict:
-    """Survival (or a cause's cumulative incidence) at the chosen times, the restricted
-    mean to tau and the incidence rates per ``per`` units of person-time, read from the
-    curves (a few milliseconds at 10^6 rows: the page computes them at once)."""
+def survival_tables(curves: Curves | None, times_text: str, tau) -> dict:
+    """Survival (or a cause's cumulative incidence) at the chosen times and the restricted
+    mean to tau, read from the curves (a few milliseconds at 10^6 rows: the page computes
+    them at once)."""
     if curves is None:
-        return {"survival_at": pd.DataFrame(), "rmst": pd.DataFrame(),
-                "incidence_rates": pd.DataFrame(), "rate_comparisons": pd.DataFrame(),
-                "rates_caption": ""}
-    rates = _rates(curves, per)
+        return {"survival_at": pd.DataFrame(), "rmst": pd.DataFrame()}
     km, groups = curves.km, curves.groups
     try:
         times = d.parse_times(times_text)
@@ -165,23 +158,27 @@ def survival_tables(curves: Curves | None, times_text: str, tau, per=1000.0) -> 
     except d.DescribeError as exc:
         at = pd.DataFrame({"problem": [str(exc)]})
     if km is None:
-        return {"survival_at": at, "rmst": pd.DataFrame(), **rates}
+        return {"survival_at": at, "rmst": pd.DataFrame()}
     try:
         rmst = d.rmst_table(km, groups, float(tau)) if tau and tau > 0 else pd.DataFrame()
     except Exception as exc:  # a tau the curves cannot answer: said in the table
         rmst = pd.DataFrame({"problem": [str(exc)]})
-    return {"survival_at": at, "rmst": rmst, **rates}
+    return {"survival_at": at, "rmst": rmst}
 
 
-def _rates(curves: Curves, per) -> dict:
-    """The incidence-rate tables and caption, or a caption saying why there are none."""
-    if not (isinstance(per, (int, float)) and per > 0):
-        return {"incidence_rates": pd.DataFrame(), "rate_comparisons": pd.DataFrame(),
-                "rates_caption": "Type a positive number of person-time units for the rates "
-                                 "(e.g. 1000)."}
-    tables = d.rates_tables(curves.rates, curves.groups, float(per), curves.time_label)
-    return {"incidence_rates": tables["rates"], "rate_comparisons": tables["comparisons"],
-            "rates_caption": tables["caption"]}
+def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: str) -> dict:
+    """The incidence rates of the curves' groups (of any event, or of ``cause``) per ``per``
+    units of person-time, in the follow-up bands of ``breaks_text`` when given, with the
+    rate ratios and differences and a caption; {"error": text} for a choice they cannot
+    answer."""
+    try:
+        if not (isinstance(per, (int, float)) and per > 0):
+            raise d.DescribeError("type a positive number of person-time units (e.g. 1000)")
+        breaks = d.parse_times(breaks_text) or None
+        result = d.rates_by(curves.groups, cause, float(per), breaks)
+        return d.rates_tables(result, curves.groups, time_label)
+    except Exception as exc:  # a choice the data cannot answer: said on the page
+        return {"error": f"Rates not available: {exc}"}
 
 
 def subgroups(store, by: str, columns: list) -> dict:

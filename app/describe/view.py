@@ -86,6 +86,8 @@ class DescribeView(Viewer):
         self.rmst = table(css_classes=["rmst-table"])
         self.per = pn.widgets.FloatInput(label="Rates per (units of person-time)", value=1000,
                                          start=0, width=220)
+        self.rate_breaks = pn.widgets.TextInput(
+            label="Split follow-up at (comma-separated times)", width=300)
         self.rates_caption = markdown(css_classes=["rates-caption"], sizing_mode="stretch_width")
         self.rates = table(css_classes=["rates-table"])
         self.rate_comparisons = table(css_classes=["rate-comparisons-table"])
@@ -126,8 +128,10 @@ class DescribeView(Viewer):
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
                        self.cause, self.options):
             widget.param.watch(self._draw_survival, "value")
-        for widget in (self.times, self.tau, self.per):
+        for widget in (self.times, self.tau):
             widget.param.watch(self._draw_tables, "value")
+        for widget in (self.per, self.rate_breaks):
+            widget.param.watch(self._draw_rates, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
                                                "event_codes", "id", "weights", "treatment"])
@@ -372,6 +376,7 @@ class DescribeView(Viewer):
             show(self.medians, numbers["medians"])
             show(self.test_table, frames["logrank"], 3)
         self._draw_tables()
+        self._draw_rates()
         self.frames.update(frames)
         self.message.object = numbers["message"]
 
@@ -380,14 +385,33 @@ class DescribeView(Viewer):
         the curves shown."""
         if self._hold or self._curves is None:
             return
-        tables = sections.survival_tables(self._curves, self.times.value, self.tau.value,
-                                          self.per.value)
-        self.rates_caption.object = tables.pop("rates_caption")
+        tables = sections.survival_tables(self._curves, self.times.value, self.tau.value)
         self.frames.update(tables)
         show(self.at_table, tables["survival_at"], 4)
         show(self.rmst, tables["rmst"], 3)
-        show(self.rates, tables["incidence_rates"], 4)
-        show(self.rate_comparisons, tables["rate_comparisons"], 4)
+
+    def _draw_rates(self, *events) -> None:
+        """Incidence rates of the curves' groups (of the chosen cause under competing risks),
+        in the follow-up bands asked for, by the page's job runner."""
+        if self._hold or self._curves is None:
+            return
+        curves, per, breaks = self._curves, self.per.value, self.rate_breaks.value
+        cause, label = (self.cause.value if self._competing() else None), self.store.time
+        self._request("rates", lambda: sections.rates(curves, cause, per, breaks, label),
+                      self._show_rates)
+
+    def _show_rates(self, numbers: dict) -> None:
+        for name in ("incidence_rates", "rate_comparisons"):
+            self.frames.pop(name, None)
+        if "error" in numbers:
+            self.rates_caption.object = numbers["error"]
+            self.rates.value = self.rate_comparisons.value = pd.DataFrame()
+            return
+        self.rates_caption.object = numbers["caption"]
+        self.frames["incidence_rates"] = numbers["rates"]
+        self.frames["rate_comparisons"] = numbers["comparisons"]
+        show(self.rates, numbers["rates"], 4)
+        show(self.rate_comparisons, numbers["comparisons"], 4)
 
     def _draw_subgroups(self, *events) -> None:
         """Cox hazard ratio of the group's second level against its first, overall and in
@@ -470,8 +494,8 @@ class DescribeView(Viewer):
             self.figure, self.caption,
             pn.Row(self.png, self.svg, self.tables_csv),
             self.km_medians, pn.Row(self.times), self.at_table, self.km_section,
-            "#### Incidence rates", self.per, self.rates_caption, self.rates,
-            self.rate_comparisons,
+            "#### Incidence rates", pn.Row(self.per, self.rate_breaks), self.rates_caption,
+            self.rates, self.rate_comparisons,
             "### Hazard ratio by subgroup",
             self.subgroups, self.subgroup_message, self.subgroup_table, self.subgroup_figure,
             sizing_mode="stretch_width",

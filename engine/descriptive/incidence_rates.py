@@ -2,7 +2,9 @@
 table of a cohort paper (R's poisson.test, Stata's ir, Epi's ci.exp on a Poisson model).
 
 A group's rate is D / T, D its events and T its person-time (stop - start summed; with case
-weights both are weighted sums).  With the model-based variance (counts: no weights, or whole-
+weights both are weighted sums); ``breaks`` split follow-up into bands (a, b], each row's
+person-time and event falling in the band they fall in (R's survSplit), for rates by time since
+entry.  With the model-based variance (counts: no weights, or whole-
 number weights) the limits are exact: the rate's Garwood (1936) limits qgamma(a/2, D) / T and
 qgamma(1 - a/2, D + 1) / T, and the ratio of group g to the reference r conditional on
 D_g + D_r, a binomial with p = T_g / (T_g + T_r): Clopper-Pearson limits p_L, p_U turned into
@@ -36,11 +38,11 @@ from ..data.groups import group_rows
 class IncidenceRates:
     """What ``engine.incidence_rates`` returns.
 
-    rates : DataFrame by group: events, person_time, rate, lower, upper (rates per ``per``
-        units of person-time)
-    comparisons : DataFrame, one row per group but the reference: group, reference,
-        rate_ratio, rr_lower, rr_upper, p (of rate ratio 1), rate_difference, rd_lower,
-        rd_upper (per ``per``); empty with one group
+    rates : DataFrame by group (and interval, with ``breaks``): events, person_time, rate,
+        lower, upper (rates per ``per`` units of person-time)
+    comparisons : DataFrame, one row per group but the reference (in each interval): group,
+        reference, (interval,) rate_ratio, rr_lower, rr_upper, p (of rate ratio 1),
+        rate_difference, rd_lower, rd_upper (per ``per``); empty with one group
     variance : "exact" (Poisson counts) or "robust by row|id|cluster"
     per, level : the rates' unit (events per ``per`` person-time units) and the limits' level
     """
@@ -53,7 +55,7 @@ class IncidenceRates:
 
 
 def incidence_rates(cohort: Cohort, by=None, per: float = 1000.0, reference=None,
-                    cause=None, level: float = 0.95, variance: str = "auto",
+                    cause=None, breaks=None, level: float = 0.95, variance: str = "auto",
                     cluster=None) -> IncidenceRates:
     """Events, person-time and incidence rates of ``cohort`` by group, with each group's rate
     ratio and difference against ``reference``.
@@ -70,6 +72,10 @@ def incidence_rates(cohort: Cohort, by=None, per: float = 1000.0, reference=None
         by default.
     cause : None (any event code > 0) or one cause's code of a competing-risks cohort
         (cause-specific rates: the other causes end person-time without an event).
+    breaks : None, or increasing follow-up times that split person-time into bands (<= b1,
+        (b1, b2], ..., > bk: R's survSplit), each with its own rates, and the groups compared
+        within each band (the piecewise-constant hazards); bands a group never reached (and
+        groups of zero weights) are left out.
     level : confidence level of the limits.
     variance : "auto" (R's rule: "robust" for weights that are not whole numbers, a
         ``cluster``, or a subject id with more than one event; else "exact") | "exact" |
@@ -97,50 +103,96 @@ def incidence_rates(cohort: Cohort, by=None, per: float = 1000.0, reference=None
     if clusters is None and np.any(w != np.floor(w)):
         raise ValueError("variance='exact' counts events, and these case weights are not whole "
                          "numbers; use variance='robust' (or 'auto').")
-    t = np.asarray(cohort.time, float) - (0.0 if cohort.start is None
-                                          else np.asarray(cohort.start, float))
+    stop = np.asarray(cohort.time, float)
+    start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start, float)
+    edges = _edges(breaks)
+    bands = len(edges) - 1
     groups = group_rows(cohort, by)
     present = np.bincount(groups.codes, minlength=len(groups.labels)) > 0
     labels = [label for label, kept in zip(groups.labels, present) if kept]
-    codes = np.searchsorted(np.flatnonzero(present), groups.codes)
-    events = np.bincount(codes, w * d, len(labels))
-    time = np.bincount(codes, w * t, len(labels))
-    rate = np.divide(events, time, out=np.full(len(labels), np.nan), where=time > 0)
     if reference is None:
         reference = labels[0]
     elif str(reference) not in labels:
         raise ValueError(f"reference {reference!r} is not one of the groups {labels}")
     ref = labels.index(str(reference))
+    k = len(labels) * bands                     # cells: group g, band b at g * bands + b
+    codes = np.searchsorted(np.flatnonzero(present), groups.codes) * bands
+    pieces = [_piece(start, stop, d, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    events, time = np.zeros(k), np.zeros(k)
+    for b, (t_b, d_b) in enumerate(pieces):
+        events += np.bincount(codes + b, w * d_b, k)
+        time += np.bincount(codes + b, w * t_b, k)
+    kept = time > 0     # a band no one reached in a group (or zero weights) has no rate
+    rate = np.divide(events, time, out=np.full(k, np.nan), where=kept)
+    pairs = [(g * bands + b, ref * bands + b) for b in range(bands)
+             for g in range(len(labels)) if g != ref and kept[g * bands + b]
+             and kept[ref * bands + b]]
     z = stats.norm.ppf(0.5 + level / 2)
     if clusters is None:
         lower, upper = _garwood(events, time, level)
-        rows = [_exact_comparison(events[g], time[g], events[ref], time[ref], level, z)
-                for g in range(len(labels)) if g != ref]
+        rows = [_exact_comparison(events[c], time[c], events[r], time[r], level, z)
+                for c, r in pairs]
         name = "exact"
     else:
-        k = len(labels)
-        scores = np.bincount(clusters * k + codes, w * (d - rate[codes] * t),
-                             (int(clusters.max()) + 1) * k).reshape(-1, k)
+        scores = np.zeros((int(clusters.max()) + 1) * k)
+        for b, (t_b, d_b) in enumerate(pieces):
+            cell = codes + b
+            scores += np.bincount(clusters * k + cell, w * (d_b - rate[cell] * t_b),
+                                  scores.size)
+        scores = scores.reshape(-1, k)
         with np.errstate(divide="ignore", invalid="ignore"):
             cov = scores.T @ scores / np.outer(events, events)    # of the log rates
         se = np.where(events > 0, np.sqrt(np.abs(np.diag(cov))), np.nan)
         lower, upper = rate * np.exp(-z * se), rate * np.exp(z * se)
-        rows = [_robust_comparison(rate, cov, g, ref, z) for g in range(len(labels))
-                if g != ref]
+        rows = [_robust_comparison(rate, cov, c, r, z) for c, r in pairs]
         name = f"robust by {what}"
     if cohort.weights is None:
         events = events.round().astype(np.int64)
+    intervals = _interval_labels(edges)
+    index = (pd.Index(labels, name="group") if breaks is None else pd.MultiIndex.from_product(
+        [labels, intervals], names=["group", "interval"]))
     rates = pd.DataFrame({"events": events, "person_time": time, "rate": rate * per,
-                          "lower": lower * per, "upper": upper * per},
-                         index=pd.Index(labels, name="group"))
+                          "lower": lower * per, "upper": upper * per}, index=index)
     columns = ["rate_ratio", "rr_lower", "rr_upper", "p", "rate_difference", "rd_lower",
                "rd_upper"]
     comparisons = pd.DataFrame(rows, columns=columns)
     comparisons[["rate_difference", "rd_lower", "rd_upper"]] *= per
+    if breaks is not None:
+        comparisons.insert(0, "interval", [intervals[c % bands] for c, _ in pairs])
     comparisons.insert(0, "reference", labels[ref])
-    comparisons.insert(0, "group", [label for g, label in enumerate(labels) if g != ref])
+    comparisons.insert(0, "group", [labels[c // bands] for c, _ in pairs])
+    rates = rates[kept]
     return IncidenceRates(rates=rates, comparisons=comparisons, variance=name, per=float(per),
                           level=level)
+
+
+def _edges(breaks) -> np.ndarray:
+    """-inf, the follow-up times splitting person-time, +inf."""
+    if breaks is None:
+        return np.array([-np.inf, np.inf])
+    try:
+        cuts = np.asarray(breaks, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"breaks must be numbers (follow-up times), got {breaks!r}") from None
+    if cuts.size == 0 or not np.all(np.isfinite(cuts)) or np.any(np.diff(cuts) <= 0):
+        raise ValueError(f"breaks must be increasing finite follow-up times, e.g. [12, 24], "
+                         f"got {cuts.tolist()}")
+    return np.concatenate(([-np.inf], cuts, [np.inf]))
+
+
+def _interval_labels(edges) -> list:
+    """(a, b] of each band, as R's survSplit cuts follow-up: "<= b" first, "> a" last."""
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        out.append("all" if lo == -np.inf and hi == np.inf else f"<= {hi:g}" if lo == -np.inf
+                   else f"> {lo:g}" if hi == np.inf else f"({lo:g}, {hi:g}]")
+    return out
+
+
+def _piece(start, stop, d, lo, hi):
+    """Each row's person-time in (lo, hi] and its event there (an event at stop <= hi)."""
+    time = np.maximum(np.minimum(stop, hi) - np.maximum(start, lo), 0.0)
+    return time, d * ((stop > lo) & (stop <= hi))
 
 
 def _garwood(events, time, level):
@@ -148,7 +200,8 @@ def _garwood(events, time, level):
     events."""
     a = (1 - level) / 2
     lower = stats.gamma.ppf(a, np.where(events > 0, events, 1.0)) * (events > 0)
-    return lower / time, stats.gamma.ppf(1 - a, events + 1) / time
+    with np.errstate(divide="ignore", invalid="ignore"):    # no person-time: left out
+        return lower / time, stats.gamma.ppf(1 - a, events + 1) / time
 
 
 def _exact_comparison(d1, t1, d0, t0, level, z):

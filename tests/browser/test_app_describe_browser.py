@@ -79,6 +79,10 @@ def test_first_rossi_analysis(page):
     expect(comparisons.locator(".tabulator-cell", has_text=re.compile(r"^\s*0\.6956\s*$"))) \
         .to_have_count(1)                                                  # 0.69559596
     expect(pg.locator(".rates-caption")).to_contain_text("exact Poisson 95% limits")
+    type_into(pg, "Split follow-up at (comma-separated times)", "20, 40")
+    expect(rates.locator(".tabulator-cell", has_text=re.compile(r"^\s*7\.7327\s*$"))) \
+        .to_have_count(1)                                 # fin = 0, weeks (20, 40]: 7.7327
+    expect(comparisons.locator(".tabulator-row")).to_have_count(3)       # one a band
     shot(pg, "describe_rossi_rates")
     pg.get_by_role("button", name="KMunicate table").click()
     expect(pg.locator(".survival-caption")).to_contain_text("events and censored so far")

@@ -37,3 +37,8 @@ rates("rossi split", sp$arrest, sp$week - sp$tstart, sp$fin, 1000)
 bmt <- read.csv("sample_data/bmtcrr.csv")
 rates("bmtcrr cause 1 by D", as.numeric(bmt$Status == 1), bmt$ftime, bmt$D, 12)
 rates("bmtcrr cause 2 by D", as.numeric(bmt$Status == 2), bmt$ftime, bmt$D, 12)
+bands <- survSplit(Surv(week, arrest) ~ ., data = rossi, cut = c(20, 40), episode = "band")
+for (b in 1:3) {
+  part <- bands[bands$band == b, ]
+  rates(paste("rossi band", b), part$arrest, part$week - part$tstart, part$fin, 1000)
+}

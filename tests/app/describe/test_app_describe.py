@@ -64,7 +64,7 @@ def test_incidence_rates_as_R_poisson_test(rossi_view):
     assert rates.loc["fin = 0", "rate per 1,000"] == pytest.approx(6.81536555142503, rel=1e-12)
     assert rates.loc["fin = 1", "lower 95%"] == pytest.approx(3.49544798256625, rel=1e-12)
     ratio = view.rate_comparisons.value.set_index("group").loc["fin = 1 vs fin = 0"]
-    assert ratio["rate ratio"] == pytest.approx(0.69559595959596, rel=1e-12)
+    assert ratio["RR"] == pytest.approx(0.69559595959596, rel=1e-12)
     assert ratio["RR upper"] == pytest.approx(1.02426569618411, rel=1e-10)
     assert ratio["p"] == pytest.approx(0.060751020926971, rel=1e-10)
     assert "per 1,000 units of person-time (week); exact Poisson 95% limits" in \
@@ -74,12 +74,25 @@ def test_incidence_rates_as_R_poisson_test(rossi_view):
     assert rates.loc["fin = 0", "rate per 52,000"] == pytest.approx(6.81536555142503 * 52,
                                                                     rel=1e-12)
     ratio = view.rate_comparisons.value.iloc[0]
-    assert ratio["rate ratio"] == pytest.approx(0.69559595959596, rel=1e-12)
-    assert ratio["rate difference"] == pytest.approx((48 / 10125 - 66 / 9684) * 52000,
+    assert ratio["RR"] == pytest.approx(0.69559595959596, rel=1e-12)
+    assert ratio["RD"] == pytest.approx((48 / 10125 - 66 / 9684) * 52000,
                                                      rel=1e-12)
     assert "incidence_rates.csv" in view.report_files()
+    # by follow-up band, as poisson.test on survSplit's rows at weeks 20 and 40
+    view.rate_breaks.value = "20, 40"
+    rates = view.rates.value.set_index(["group", "follow-up"])
+    assert rates.loc[("fin = 0", "(20, 40]"), "rate per 52,000"] == pytest.approx(
+        7.73267053300193 * 52, rel=1e-12)
+    ratio = view.rate_comparisons.value.set_index("follow-up").loc["> 40"]
+    assert ratio["RR"] == pytest.approx(0.646666292827903, rel=1e-12)
+    assert "split into bands" in view.rates_caption.object
+    view.rate_breaks.value = "40, x"
+    assert view.rates.value.empty and "'x' is not a number" in view.rates_caption.object
+    view.rate_breaks.value = ""
     view.per.value = 0
     assert view.rates.value.empty and "positive number" in view.rates_caption.object
+    view.per.value = 1000
+    assert len(view.rates.value) == 2           # the page works again
 
 
 def test_weights_strata_and_trend(rossi_view):
@@ -171,7 +184,7 @@ def test_competing_risks_show_incidence_with_grays_test():
     assert rates["events"].tolist() == [28, 28]
     view.cause.value = 2
     ratio = view.rate_comparisons.value.iloc[0]
-    assert ratio["rate ratio"] == pytest.approx(1.10718975987782, rel=1e-12)
+    assert ratio["RR"] == pytest.approx(1.10718975987782, rel=1e-12)
     assert ratio["p"] == pytest.approx(0.724216364688546, rel=1e-10)
     assert "cause 2: chi-square = 0.45 on 1 df, p = 0.503" in view.test_text.object
     view.outcome.value = ANY_EVENT

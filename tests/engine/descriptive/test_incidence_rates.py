@@ -192,3 +192,81 @@ def test_one_group_and_bad_arguments(rossi):
         engine.incidence_rates(cohort, level=95)
     with pytest.raises(TypeError, match="needs an engine.Cohort"):
         engine.incidence_rates(rossi)
+
+
+def _split(frame, cuts):
+    """frame's rows split at the follow-up times ``cuts`` (R's survSplit), with each piece's
+    start and band number (1, 2, ...)."""
+    edges = [0.0, *cuts, np.inf]
+    parts = []
+    for band, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]), start=1):
+        part = frame[frame["week"] > lo].copy()
+        part["start"], part["band"] = lo, band
+        part["arrest"] = np.where(part["week"] <= hi, part["arrest"], 0)
+        part["week"] = np.minimum(part["week"], hi)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_follow_up_bands_as_R(rossi):
+    """breaks=[20, 40]: each band's rates and rate ratio, as poisson.test on survSplit's rows;
+    the bands' events and person-time add up to the whole follow-up's."""
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[])
+    result = engine.incidence_rates(cohort, by=rossi["fin"].to_numpy(), breaks=[20, 40])
+    assert list(result.rates.index.get_level_values("interval").unique()) == [
+        "<= 20", "(20, 40]", "> 40"]
+    for band, interval in enumerate(["<= 20", "(20, 40]", "> 40"], start=1):
+        rates = data_frame(R[f"rossi band {band} rates"])
+        got = result.rates.xs(interval, level="interval")
+        for column in ("events", "person_time", "rate", "lower", "upper"):
+            np.testing.assert_allclose(got[column], rates[column], rtol=1e-12)
+        ratio = data_frame(R[f"rossi band {band} ratios"]).iloc[0]
+        row = result.comparisons.set_index("interval").loc[interval]
+        assert row["group"] == "1" and row["reference"] == "0"
+        for column in ("rate_ratio", "rr_lower", "rr_upper", "p"):
+            assert row[column] == pytest.approx(ratio[column], rel=1e-10)
+    whole = engine.incidence_rates(cohort, by=rossi["fin"].to_numpy()).rates
+    summed = result.rates.groupby(level="group")[["events", "person_time"]].sum()
+    pd.testing.assert_frame_equal(summed, whole[["events", "person_time"]])
+
+
+def test_weighted_bands_as_statsmodels_clustered_by_person(rossi):
+    """With weights, a person's pieces in several bands are one cluster: the sandwich of
+    statsmodels' Poisson GLM on the split rows clustered by id, one dummy a (group, band)."""
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[], weights="w")
+    result = engine.incidence_rates(cohort, by=rossi["fin"].to_numpy(), breaks=[20, 40])
+    assert result.variance == "robust by row"
+    split = _split(rossi, [20, 40])
+    cells = pd.get_dummies(split["fin"].astype(str) + ":" + split["band"].astype(str))
+    model = sm.GLM(split["arrest"].to_numpy(), cells.astype(float).to_numpy(),
+                   family=sm.families.Poisson(),
+                   exposure=(split["week"] - split["start"]).to_numpy(),
+                   var_weights=split["w"].to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpecificationWarning)
+        glm = model.fit(cov_type="cluster", cov_kwds={"groups": split["id"].to_numpy(),
+                                                      "use_correction": False})
+    # cells in the engine's order: group 0's bands, then group 1's (get_dummies sorts alike)
+    assert list(cells.columns) == ["0:1", "0:2", "0:3", "1:1", "1:2", "1:3"]
+    np.testing.assert_allclose(result.rates["rate"], np.exp(glm.params) * 1000, rtol=1e-9)
+    se = np.sqrt(np.diag(glm.cov_params()))
+    np.testing.assert_allclose(result.rates["upper"], result.rates["rate"] * np.exp(Z95 * se),
+                               rtol=1e-9)
+    cov = glm.cov_params()
+    for band in range(3):
+        g, r = 3 + band, band
+        se_ratio = np.sqrt(cov[g, g] + cov[r, r] - 2 * cov[g, r])
+        row = result.comparisons.iloc[band]
+        assert np.log(row["rr_upper"] / row["rate_ratio"]) == pytest.approx(Z95 * se_ratio,
+                                                                          rel=1e-9)
+
+
+def test_bands_nobody_reached_are_left_out(rossi):
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[])
+    result = engine.incidence_rates(cohort, by=rossi["fin"].to_numpy(), breaks=[20, 60])
+    assert list(result.rates.index.get_level_values("interval").unique()) == ["<= 20",
+                                                                                 "(20, 60]"]
+    assert len(result.comparisons) == 2
+    for bad in ([40, 20], [], ["a"], [np.inf]):
+        with pytest.raises(ValueError, match="breaks must be"):
+            engine.incidence_rates(cohort, breaks=bad)
