@@ -213,10 +213,24 @@ def weights_of(choice: str, p: float = 0.0, q: float = 0.0) -> tuple:
 CONF_TYPES = {"log (R's default)": "log", "log-log": "log-log", "plain": "plain"}
 
 
-def survival_by(groups: Groups, conf_type: str = "log"):
+def survival_by(groups: Groups, conf_type: str = "log", start_time: float | None = None):
     """engine.kaplan_meier by the group keys (one curve when no group column); its bands and
-    tables take the limits of ``conf_type`` (R's conf.type)."""
-    return engine.kaplan_meier(cohort_of(groups), by=labels_of(groups), conf_type=conf_type)
+    tables take the limits of ``conf_type`` (R's conf.type); conditional on being event-free
+    at ``start_time`` when given (R's survfit(start.time=))."""
+    return engine.kaplan_meier(cohort_of(groups), by=labels_of(groups), conf_type=conf_type,
+                               start_time=start_time)
+
+
+def followed_to(groups: Groups, start_time: float | None) -> Groups:
+    """The rows followed to ``start_time`` or beyond (stop >= start_time): those a curve or
+    test conditional on being event-free then counts (all rows when None)."""
+    if start_time is None:
+        return groups
+    frame = groups.frame[groups.frame["time"] >= start_time].reset_index(drop=True)
+    if frame.empty:
+        raise DescribeError(f"no row is followed to {start_time:g}; choose an earlier time "
+                            "to condition on")
+    return Groups(frame, groups.column, groups.names, groups.dropped)
 
 
 def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = None):
@@ -229,10 +243,13 @@ def logrank(groups: Groups, rho: float, gamma: float, weighting: str | None = No
                                weighting=weighting)
 
 
-def km_caption(options, conf_type: str = "log", variance: str = "greenwood") -> str:
+def km_caption(options, conf_type: str = "log", variance: str = "greenwood",
+               start_time: float | None = None) -> str:
     """What the Kaplan-Meier figure shows, in words (a figure legend for the paper);
     ``variance`` as engine.KaplanMeier.variance."""
-    parts = ["Kaplan-Meier survival by group"]
+    parts = ["Kaplan-Meier survival by group" + (
+        "" if start_time is None else f", conditional on being event-free at {start_time:g} "
+        "(R's survfit(start.time=): the rows followed to then)")]
     if "CI bands" in options:
         how = ("" if variance == "greenwood" else
                f", {variance.replace('robust', 'robust (infinitesimal-jackknife) variance')}")
@@ -255,14 +272,15 @@ def logrank_name(choice: str, rho: float, gamma: float) -> str:
     return choice.split(" (")[0]
 
 
-def logrank_words(test, name: str, stratified: bool) -> str:
+def logrank_words(test, name: str, stratified: bool, start_time: float | None = None) -> str:
     """'Log-rank: chi-square = 3.84 on 1 df, p = 0.0501' (the test named as chosen, and its
     robust variance when case weights are not counts: engine.logrank_test)."""
     if test is None:
         return ""
     variance = test.spec.get("variance", "model")
     notes = (["stratified"] if stratified else []) + (
-        [] if variance == "model" else [f"{variance} variance"])
+        [] if variance == "model" else [f"{variance} variance"]) + (
+        [] if start_time is None else [f"from {start_time:g}"])
     label = f"{name} ({', '.join(notes)})" if notes else name
     return (f"{label}: chi-square = {test.statistic:.2f} on {test.df} df, "
             f"p = {p_text(test.p)}")

@@ -34,10 +34,12 @@ class SurvivalChoice:
     cause: int | None
     options: tuple
     conf_type: str
+    start_time: float | None = None     # conditional on being event-free then
 
     @property
     def curves_key(self) -> tuple:
-        return (self.key, self.by, self.strata, self.competing, self.cause, self.conf_type)
+        return (self.key, self.by, self.strata, self.competing, self.cause, self.conf_type,
+                self.start_time)
 
 
 @dataclass
@@ -78,10 +80,11 @@ def survival(store, choice: SurvivalChoice, curves: Curves | None = None) -> dic
     try:
         if curves is None or curves.key != choice.curves_key:
             groups = d.groups_of(store, choice.by, choice.strata)
-            curves = (Curves(choice.curves_key, groups,
-                             incidence=d.incidence_by(groups, choice.cause))
+            curves = (Curves(choice.curves_key, groups, incidence=d.incidence_by(
+                              d.followed_to(groups, choice.start_time), choice.cause))
                       if choice.competing else
-                      Curves(choice.curves_key, groups, d.survival_by(groups, choice.conf_type)))
+                      Curves(choice.curves_key, groups,
+                             d.survival_by(groups, choice.conf_type, choice.start_time)))
         groups = curves.groups
         note = ""
         if groups.dropped:
@@ -97,22 +100,22 @@ def survival(store, choice: SurvivalChoice, curves: Curves | None = None) -> dic
 def _kaplan_meier(store, choice: SurvivalChoice, curves: Curves) -> dict:
     groups, km = curves.groups, curves.km
     rho, gamma, weighting = d.weights_of(choice.weights, choice.p or 0.0, choice.q or 0.0)
-    test = d.logrank(groups, rho, gamma, weighting)
+    test = d.logrank(d.followed_to(groups, choice.start_time), rho, gamma, weighting)
     words = d.logrank_words(test, d.logrank_name(choice.weights, rho, gamma),
-                            choice.strata is not None)
+                            choice.strata is not None, choice.start_time)
     trend = d.trend_words(test)
     table_ = km.table.assign(group=km.table["group"].map(groups.shown))
-    hi = float(table_["time"].max())
+    lo, hi = choice.start_time or 0.0, float(table_["time"].max())   # a landmark's axis
     options = set(choice.options)
     risk = None
     if {"Risk table", "KMunicate table"} & options:
-        risk = d.risk_counts(km, groups, risk_times(0.0, hi),
+        risk = d.risk_counts(km, groups, risk_times(lo, hi),
                              so_far="KMunicate table" in options)
     medians = km.median["median"].rename(index=groups.shown)
     fig = km_figure(
         table_, risk, medians if "Median lines" in options else None, time_label=store.time,
         note=words, ci="CI bands" in options, censor_marks="Censor marks" in options,
-        kmunicate="KMunicate table" in options,
+        kmunicate="KMunicate table" in options, window=(lo, max(hi, lo)),
         title=f"Kaplan-Meier{' by ' + groups.column if groups.column else ''}")
     med = d.median_table(km, groups)
     tests = pd.DataFrame() if test is None else test.table.rename(
@@ -120,21 +123,23 @@ def _kaplan_meier(store, choice: SurvivalChoice, curves: Curves) -> dict:
     return {"test_text": "  \n".join(f"**{w}**" if k == 0 else w
                                      for k, w in enumerate([words, trend]) if w),
             "figure": fig, "svg": svg_markup(fig),
-            "caption": d.km_caption(options, choice.conf_type, km.variance),
+            "caption": d.km_caption(options, choice.conf_type, km.variance, choice.start_time),
             "frames": {"medians": med, "logrank": tests},
             "medians": d.median_display(med)}
 
 
 def _incidence(store, choice: SurvivalChoice, curves: Curves) -> dict:
     cause, groups, frame = choice.cause, curves.groups, curves.incidence
-    row = d.gray(groups, cause)
+    row = d.gray(d.followed_to(groups, choice.start_time), cause)
     words = d.gray_words(row, cause, choice.strata is not None) or (
         d.gray_unavailable(groups.frame) if "group" in groups.frame else "")
     fig = cif_figure(frame, cause=cause, time_label=store.time, note=words)
     return {"test_text": f"**{words}**" if words else "", "figure": fig,
             "svg": svg_markup(fig),
-            "caption": (f"Cumulative incidence of cause {cause} (Aalen-Johansen), shaded: "
-                        "pointwise 95% CI (log; R survfit's infinitesimal-jackknife "
+            "caption": (f"Cumulative incidence of cause {cause} (Aalen-Johansen)"
+                        + ("" if choice.start_time is None else
+                           f", conditional on being event-free at {choice.start_time:g}")
+                        + ", shaded: pointwise 95% CI (log; R survfit's infinitesimal-jackknife "
                         "variance); the other causes compete."),
             "frames": {"cumulative_incidence": frame,
                        "gray_test": pd.DataFrame() if row is None else row.to_frame().T}}

@@ -66,6 +66,11 @@ class DescribeView(Viewer):
         self.outcome = pn.widgets.RadioButtonGroup(options=[COMPETING, ANY_EVENT],
                                                    value=COMPETING, visible=False)
         self.cause = pn.widgets.Select(label="Cause", width=120, visible=False)
+        self.start_time = pn.widgets.FloatInput(
+            label="Conditional on event-free at", value=None, start=0, width=200,
+            description="Curves and test of the rows followed to this time (a landmark): "
+                        "survival from then on, given no event before (R's "
+                        "survfit(start.time=)). Empty: from time 0.")
         self.options = pn.widgets.CheckButtonGroup(options=list(PLOT_OPTIONS),
                                                    value=list(DEFAULT_OPTIONS))
         self.conf_type = pn.widgets.Select.from_param(
@@ -126,7 +131,7 @@ class DescribeView(Viewer):
         self.t1_nonnormal.param.watch(self._draw_table_one, "value")
         self.t1_weighted.param.watch(self._draw_table_one, "value")
         for widget in (self.strata, self.weights, self.fh_p, self.fh_q, self.outcome,
-                       self.cause, self.options):
+                       self.cause, self.options, self.start_time):
             widget.param.watch(self._draw_survival, "value")
         for widget in (self.times, self.tau):
             widget.param.watch(self._draw_tables, "value")
@@ -346,7 +351,8 @@ class DescribeView(Viewer):
             strata=None if self.strata.value in (None, NO_GROUP) else self.strata.value,
             weights=self.weights.value, p=self.fh_p.value, q=self.fh_q.value,
             competing=self._competing(), cause=self.cause.value,
-            options=tuple(self.options.value), conf_type=store.conf_type)
+            options=tuple(self.options.value), conf_type=store.conf_type,
+            start_time=self.start_time.value or None)
         curves = self._curves
         self._request("curves", lambda: sections.survival(store, choice, curves),
                       self._show_survival)
@@ -488,7 +494,8 @@ class DescribeView(Viewer):
             self.t1_table, self.t1_csv,
             "### Survival by group",
             self.outcome,
-            pn.Row(self.weights, self.fh_p, self.fh_q, self.strata, self.cause),
+            pn.Row(self.weights, self.fh_p, self.fh_q, self.strata, self.cause,
+                   self.start_time),
             pn.Row(self.options, self.conf_type),
             self.test_text, self.message,
             self.figure, self.caption,

@@ -38,7 +38,7 @@ _TOL = np.sqrt(np.finfo(float).eps)     # R's quantile.survfit tolerance
 
 
 def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: float = 0.95,
-                 variance: str = "auto", cluster=None) -> "KaplanMeier":
+                 variance: str = "auto", cluster=None, start_time=None) -> "KaplanMeier":
     """Kaplan-Meier curves of ``cohort`` (all rows, or one curve per group of ``by``).
 
     Parameters
@@ -57,6 +57,9 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: flo
         subject id, else each row).
     cluster : None, or one value per cohort row (e.g. ``df["site"]``): the clusters of the
         robust variance.
+    start_time : None, or a time t0: the curves conditional on being event-free at t0 (R's
+        survfit(start.time=)): only rows followed to t0 or beyond (stop >= t0) count, so each
+        curve is S(t) / S(t0-) from t0 on, 1 before; its restricted mean still starts at 0.
     """
     if not isinstance(cohort, Cohort):
         raise TypeError(f"kaplan_meier needs an engine.Cohort, got {type(cohort).__name__}. "
@@ -69,9 +72,10 @@ def kaplan_meier(cohort: Cohort, by=None, conf_type: str = "log-log", level: flo
     variance = "greenwood" if clusters is None else f"robust by {what}"
     leaves = _leaves_risk_set(cohort, groups.codes)
     stop, event = np.asarray(cohort.time), np.asarray(cohort.event) > 0
+    followed = _followed_to(stop, start_time)
     curves, influences = {}, {}
     for code, label in enumerate(groups.labels):
-        rows = groups.codes == code
+        rows = (groups.codes == code) & followed
         if not rows.any():
             continue
         part = start[rows], stop[rows], weights[rows], event[rows]
@@ -279,6 +283,21 @@ def _numbers(values, name):
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numbers, got {values!r}") from None
+
+
+def _followed_to(stop, start_time) -> np.ndarray:
+    """The rows a curve conditional on ``start_time`` counts: stop >= start_time (R's
+    survfitKM keeps them; a subject's later episodes end later still)."""
+    if start_time is None:
+        return np.ones(stop.size, dtype=bool)
+    if not (isinstance(start_time, numbers.Real) and not isinstance(start_time, bool)
+            and np.isfinite(start_time)):
+        raise ValueError(f"start_time must be a number (a time), got {start_time!r}")
+    followed = stop >= start_time
+    if not followed.any():
+        raise ValueError(f"no row is followed to start_time={start_time:g} (the last time is "
+                         f"{stop.max():g}); choose an earlier time.")
+    return followed
 
 
 def _check_conf(conf_type, level):

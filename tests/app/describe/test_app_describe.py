@@ -95,6 +95,32 @@ def test_incidence_rates_as_R_poisson_test(rossi_view):
     assert len(view.rates.value) == 2           # the page works again
 
 
+def test_conditional_on_event_free_at_week_20(rossi_view):
+    """The landmark view: R's survfit(start.time = 20) at weeks 30 and 52
+    (tests/data/r_km_start_time.Rout) and the log-rank test of the rows followed to week 20
+    (lifelines on those rows); the incidence rates stay those of all follow-up."""
+    store, view = rossi_view
+    store.conf_type = "log"
+    view.times.value = "30, 52"
+    view.start_time.value = 20
+    at = view.at_table.value.set_index(["group", "time"])
+    assert at.loc[("fin = 0", 30.0), "survival"] == pytest.approx(0.913265306122449, rel=1e-12)
+    assert at.loc[("fin = 1", 52.0), "lower 95%"] == pytest.approx(0.786146934013115,
+                                                                   rel=1e-9)
+    assert "conditional on being event-free at 20" in view.caption.object
+    rossi = store.data[store.data["week"] >= 20]
+    a, b = rossi[rossi["fin"] == 0], rossi[rossi["fin"] == 1]
+    oracle = logrank_test(a["week"], b["week"], a["arrest"], b["arrest"])
+    assert view.test_text.object == (f"**Log-rank (from 20): chi-square = "
+                                     f"{oracle.test_statistic:.2f} on 1 df, "
+                                     f"p = {oracle.p_value:.3g}**")
+    assert view.rates.value["events"].tolist() == [66, 48]
+    view.start_time.value = 60
+    assert "no row is followed to start_time=60" in view.message.object
+    view.start_time.value = None
+    assert view.test_text.object.startswith("**Log-rank: chi-square = 3.84")
+
+
 def test_weights_strata_and_trend(rossi_view):
     store, view = rossi_view
     view.weights.value = "Fleming-Harrington (p, q)"
