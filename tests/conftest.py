@@ -12,6 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -92,6 +93,16 @@ def rossi() -> pd.DataFrame:
     df = pd.read_csv(ROOT / "sample_data" / "rossi.csv")
     assert df.shape == (432, 9)
     return df
+
+
+@pytest.fixture(scope="session")
+def rossi_r_weights() -> pd.DataFrame:
+    """rossi with the id (1..432) and case weights w = 0.5 + ((id - 1) %% 7) / 4 that the R
+    scripts of tests/data give it (weights that are not counts); its own copy, so that a
+    module may name its variant of it ``rossi``."""
+    r = pd.read_csv(ROOT / "sample_data" / "rossi.csv")
+    r["id"] = np.arange(1, len(r) + 1)
+    return r.assign(w=0.5 + ((r["id"] - 1) % 7) / 4)
 
 
 @pytest.fixture(scope="session")

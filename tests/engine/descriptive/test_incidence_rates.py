@@ -14,6 +14,7 @@ from statsmodels.tools.sm_exceptions import SpecificationWarning
 
 import engine
 from r_printed import data_frame, sections
+from rossi_episodes import survsplit
 
 R = sections("r_incidence_rates.Rout")
 ROOT = Path(__file__).parents[3]
@@ -21,10 +22,8 @@ Z95 = 1.959963984540054
 
 
 @pytest.fixture(scope="module")
-def rossi():
-    r = pd.read_csv(ROOT / "sample_data" / "rossi.csv")
-    r["id"] = np.arange(1, len(r) + 1)
-    r["w"] = 0.5 + ((r["id"] - 1) % 7) / 4
+def rossi(rossi_r_weights):
+    r = rossi_r_weights.copy()
     r["g3"] = pd.cut(r["prio"], [-1, 1, 4, 100], labels=["p0-1", "p2-4", "p5+"]).astype(str)
     r["gz"] = np.where((r["arrest"] == 0) & (r["id"] % 5 == 0), "none",
                        np.where(r["fin"] == 1, "a", "b"))
@@ -57,14 +56,7 @@ def test_exact_rates_and_ratios_as_R(rossi):
 
 
 def test_episodes_add_up_per_subject(rossi):
-    rows = []
-    for cut_lo, cut_hi in ((0, 10), (10, 20), (20, 30), (30, 60)):
-        part = rossi[rossi["week"] > cut_lo].copy()
-        part["start"] = cut_lo
-        part["arrest"] = np.where(part["week"] <= cut_hi, part["arrest"], 0)
-        part["week"] = np.minimum(part["week"], cut_hi)
-        rows.append(part)
-    split = pd.concat(rows, ignore_index=True)
+    split = survsplit(rossi, [10, 20, 30])
     cohort = engine.Cohort.from_frame(split, "week", "arrest", covariates=[], start="start",
                                       id="id")
     _as_r(engine.incidence_rates(cohort, by=split["fin"].to_numpy()), "rossi split")
@@ -194,20 +186,6 @@ def test_one_group_and_bad_arguments(rossi):
         engine.incidence_rates(rossi)
 
 
-def _split(frame, cuts):
-    """frame's rows split at the follow-up times ``cuts`` (R's survSplit), with each piece's
-    start and band number (1, 2, ...)."""
-    edges = [0.0, *cuts, np.inf]
-    parts = []
-    for band, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]), start=1):
-        part = frame[frame["week"] > lo].copy()
-        part["start"], part["band"] = lo, band
-        part["arrest"] = np.where(part["week"] <= hi, part["arrest"], 0)
-        part["week"] = np.minimum(part["week"], hi)
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
-
-
 def test_follow_up_bands_as_R(rossi):
     """breaks=[20, 40]: each band's rates and rate ratio, as poisson.test on survSplit's rows;
     the bands' events and person-time add up to the whole follow-up's."""
@@ -236,7 +214,7 @@ def test_weighted_bands_as_statsmodels_clustered_by_person(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=[], weights="w")
     result = engine.incidence_rates(cohort, by=rossi["fin"].to_numpy(), breaks=[20, 40])
     assert result.variance == "robust by row"
-    split = _split(rossi, [20, 40])
+    split = survsplit(rossi, [20, 40])
     cells = pd.get_dummies(split["fin"].astype(str) + ":" + split["band"].astype(str))
     model = sm.GLM(split["arrest"].to_numpy(), cells.astype(float).to_numpy(),
                    family=sm.families.Poisson(),

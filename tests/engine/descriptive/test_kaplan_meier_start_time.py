@@ -2,25 +2,20 @@
 R's survfit(start.time=) printed by tests/data/r_km_start_time.R (R 4.2.2, survival 3.5-3)
 to 15 digits: survival, standard errors and limits at chosen times, and the restricted mean
 (from 0, as R's print(survfit, rmean=))."""
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import engine
 from r_printed import data_frame, sections
+from rossi_episodes import survsplit
 
 R = sections("r_km_start_time.Rout")
-ROOT = Path(__file__).parents[3]
 
 
 @pytest.fixture(scope="module")
-def rossi():
-    r = pd.read_csv(ROOT / "sample_data" / "rossi.csv")
-    r["id"] = np.arange(1, len(r) + 1)
-    r["w"] = 0.5 + ((r["id"] - 1) % 7) / 4
-    return r
+def rossi(rossi_r_weights):
+    return rossi_r_weights
 
 
 def _as_r(km, label, rmean_se=True):
@@ -59,14 +54,7 @@ def test_weighted_conditional_as_R(rossi):
 
 
 def test_episodes_by_id_conditional_as_R(rossi):
-    rows = []
-    for lo, hi in ((0, 20), (20, np.inf)):
-        part = rossi[rossi["week"] > lo].copy()
-        part["start"] = lo
-        part["arrest"] = np.where(part["week"] <= hi, part["arrest"], 0)
-        part["week"] = np.minimum(part["week"], hi)
-        rows.append(part)
-    split = pd.concat(rows, ignore_index=True)
+    split = survsplit(rossi, [20])
     cohort = engine.Cohort.from_frame(split, "week", "arrest", covariates=[], start="start",
                                       id="id")
     km = engine.kaplan_meier(cohort, by=split["fin"].to_numpy(), start_time=25)

@@ -2,7 +2,6 @@
 events) against R's robust score test of coxph(..., ties = "breslow"), printed by
 tests/data/r_logrank_robust.R (R 4.2.2, survival 3.5-3) to 15 digits, and against the score
 residuals written out by their definition."""
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,16 +12,12 @@ from r_printed import DATA, sections
 
 R = {label: [float(x) for x in lines[0].split()[1:]]
      for label, lines in sections("r_logrank_robust.Rout").items()}
-ROOT = Path(__file__).parents[3]
 
 
 @pytest.fixture(scope="module")
-def rossi():
-    r = pd.read_csv(ROOT / "sample_data" / "rossi.csv")
-    r["id"] = np.arange(1, len(r) + 1)
-    r["w"] = 0.5 + ((r["id"] - 1) % 7) / 4
-    r["g3"] = pd.cut(r["prio"], [-1, 1, 4, 100]).astype(str)
-    return r
+def rossi(rossi_r_weights):
+    return rossi_r_weights.assign(g3=pd.cut(rossi_r_weights["prio"], [-1, 1, 4, 100])
+                                  .astype(str))
 
 
 def _check(test, label):
