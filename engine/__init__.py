@@ -14,12 +14,15 @@ from .core.errors import (Cancelled, CohortError, ConvergenceWarning, DataWarnin
 from .core.memory import available_bytes as available_memory, fit_memory
 from .data import datasets
 from .data.cohort import Cohort
+from .data.lexis import split_lexis
 from .data.simulate import simulate
 from .descriptive.cumulative_incidence import cumulative_incidence
 from .descriptive.gray_test import gray_test
 from .descriptive.incidence_rates import IncidenceRates, incidence_rates
 from .descriptive.kaplan_meier import KaplanMeier, kaplan_meier
 from .descriptive.logrank import LogrankResult, logrank_test
+from .descriptive.standardization import (StandardizedRates, StandardizedRatios, smr,
+                                          standardized_rates)
 from .descriptive.table_one import TableOne, table_one
 from .regression.drivers.bootstrap import BootstrapResult, bootstrap
 from .regression.drivers.cross_validation import CrossValidationResult, cross_validate
@@ -92,7 +95,8 @@ __all__ = [
     "MODELS", "MonotoneLikelihoodWarning", "PHCheck", "PRECISIONS", "PathResult",
     "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights",
     "SOLVERS", "SccsData",
-    "SensitivityResult", "SystematicErrorModel", "TIES", "TV_ROUTES", "TableOne", "TermPlot",
+    "SensitivityResult", "StandardizedRates", "StandardizedRatios", "SystematicErrorModel",
+    "TIES", "TV_ROUTES", "TableOne", "TermPlot",
     "TestResult",
     "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes",
     "bootstrap", "brier_score",
@@ -107,5 +111,6 @@ __all__ = [
     "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
     "scaled_schoenfeld", "schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate",
-    "simulate_sccs", "table_one", "term_plot", "time_dependent_auc", "uno_concordance", "wald_test",
+    "simulate_sccs", "smr", "split_lexis", "standardized_rates", "table_one", "term_plot",
+    "time_dependent_auc", "uno_concordance", "wald_test",
 ]
