@@ -35,7 +35,8 @@ class DescribeError(ValueError):
 class Groups:
     """Rows kept and their group labels (text, in the engine's sorted order by value)."""
 
-    frame: pd.DataFrame          # time, event (0/1), codes, start, id, weights, group, strata
+    frame: pd.DataFrame          # time, event (0/1), codes, start, id, weights, group, strata,
+                                 # row (the position in the loaded data)
     column: str | None
     names: dict                  # engine label -> label shown ("fin = 0", "age Q1 (17, 20]")
     dropped: dict = field(default_factory=dict)   # column -> rows left out (missing values)
@@ -87,7 +88,8 @@ def groups_of(store, column: str | None, strata: str | None = None, carry=()) ->
     data = store.data
     frame = pd.DataFrame({"time": pd.to_numeric(data[store.time], errors="coerce"),
                           "event": store.event_indicator(),
-                          "codes": event_codes(store)}, index=data.index)
+                          "codes": event_codes(store), "row": np.arange(len(data))},
+                         index=data.index)
     if store.start:
         frame["start"] = pd.to_numeric(data[store.start], errors="coerce")
         if store.id:
@@ -412,6 +414,103 @@ def rates_tables(rates, groups: Groups, time_label: str) -> dict:
             "caption": f"Events per {per} units of person-time ({time_label}); {limits}. "
                        "RR: rate ratio, RD: rate difference, each group against the first."
                        + bands}
+
+
+def standard_strata(values: pd.Series, column: str, bands: list[float]) -> pd.Series:
+    """The standard's stratum of each row: the column's bands (<= b1, (b1, b2], ..., > bk)
+    at the numbers ``bands``, else its values (at most MAX_GROUPS of them); missing where the
+    column is."""
+    if bands:
+        numbers = pd.to_numeric(values, errors="coerce")
+        if numbers.notna().sum() < values.notna().sum():
+            raise DescribeError(f"{column!r} is not a number column; standardise by its "
+                                "values (leave the bands empty)")
+        edges = [-np.inf, *bands, np.inf]
+        labels = [f"<= {bands[0]:g}"] + [f"({a:g}, {b:g}]" for a, b in zip(bands, bands[1:])]
+        labels.append(f"> {bands[-1]:g}")
+        return pd.cut(numbers, edges, labels=labels).astype(object).where(numbers.notna())
+    if values.dropna().nunique() > MAX_GROUPS:
+        raise DescribeError(f"{column!r} has {values.dropna().nunique()} values; type the "
+                            "bands to standardise in (e.g. 20, 30, 40)")
+    return values.map(lambda v: v if pd.isna(v) else _key(v))
+
+
+def parse_bands(text: str) -> list[float]:
+    """'20, 30' -> [20.0, 30.0] (sorted, each once); a DescribeError naming the bad entry."""
+    out = []
+    for part in str(text or "").replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise DescribeError(f"{part!r} is not a number: type band limits separated by "
+                                "commas, e.g. 20, 30, 40") from None
+        if not np.isfinite(value):
+            raise DescribeError(f"{part!r}: band limits must be finite numbers")
+        out.append(value)
+    return sorted(set(out))
+
+
+def standardized_by(groups: Groups, strata: pd.Series, cause: int | None, per: float):
+    """engine.standardized_rates (the standard: the cohort's person-time in each stratum) and
+    engine.smr (the expected events at the cohort's stratum rates) of the groups, over the
+    rows whose stratum is known (``strata``: one per row of the loaded data): (rates, ratios,
+    rows left out)."""
+    frame = groups.frame
+    if cause is not None:
+        frame = frame.assign(event=(frame["codes"] == int(cause)).astype(int))
+    labels = strata.iloc[frame["row"].to_numpy()]
+    known = labels.notna().to_numpy()
+    if not known.any():
+        raise DescribeError("no row has a stratum: choose another column")
+    kept = Groups(frame[known], groups.column, groups.names)
+    cohort, by, s = cohort_of(kept), labels_of(kept), labels[known].to_numpy()
+    return (engine.standardized_rates(cohort, s, by=by, per=per),
+            engine.smr(cohort, s, by=by), int((~known).sum()))
+
+
+def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: int,
+                        time_label: str) -> dict:
+    """The directly standardised rates (with the crude ones) and their ratios and
+    differences against the first group, the SMRs, and a caption saying the standard and
+    the limits."""
+    table = rates.rates.reset_index()
+    per = f"{rates.per:,g}"
+    standardized = pd.DataFrame({
+        "group": table["group"].map(groups.shown), "events": table["events"].map(_count),
+        "person-time": table["person_time"], f"crude per {per}": table["crude_rate"],
+        f"standardised per {per}": table["rate"], "lower 95%": table["lower"],
+        "upper 95%": table["upper"]})
+    c = rates.comparisons
+    comparisons = pd.DataFrame({
+        "group": [f"{groups.shown(g)} vs {groups.shown(r)}"
+                  for g, r in zip(c["group"], c["reference"])],
+        "SRR": c["rate_ratio"], "SRR lower": c["rr_lower"], "SRR upper": c["rr_upper"],
+        "p": c["p"], "SRD": c["rate_difference"], "SRD lower": c["rd_lower"],
+        "SRD upper": c["rd_upper"]})
+    r = ratios.ratios.reset_index()
+    smr = pd.DataFrame({"group": r["group"].map(groups.shown),
+                        "observed": r["observed"].map(_count), "expected": r["expected"],
+                        "SMR": r["smr"], "lower 95%": r["lower"], "upper 95%": r["upper"],
+                        "p": r["p"]})
+    if rates.variance == "exact":
+        limits = ("Fay and Feuer's gamma 95% limits (R's epitools::ageadjust.direct); the SMR's "
+                  "exact Poisson limits and test, as R's poisson.test")
+    else:
+        limits = (f"Wald 95% limits on the log scale with the robust (sandwich) variance "
+                  f"{rates.variance[len('robust '):]}")
+    missing = (f" {left_out:,} row{'s' if left_out > 1 else ''} without {column} left out."
+               if left_out else "")
+    return {"standardized": standardized, "std_comparisons": comparisons, "smr": smr,
+            "std_caption": f"Directly standardised by {column} ({len(rates.weights)} strata), "
+                           f"the standard being the whole cohort's person-time in each; "
+                           f"events per {per} units of person-time ({time_label}); {limits}. "
+                           "SRR and SRD: ratio and difference of standardised rates (Wald), "
+                           "each group against the first. SMR: observed events over those "
+                           f"expected at the whole cohort's rate in each stratum of {column}."
+                           + missing}
 
 
 def parse_times(text: str) -> list[float]:

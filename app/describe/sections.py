@@ -171,19 +171,34 @@ def survival_tables(curves: Curves | None, times_text: str, tau) -> dict:
     return {"survival_at": at, "rmst": rmst}
 
 
-def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: str) -> dict:
+def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: str,
+          standard=None) -> dict:
     """The incidence rates of the curves' groups (of any event, or of ``cause``) per ``per``
     units of person-time, in the follow-up bands of ``breaks_text`` when given, with the
-    rate ratios and differences and a caption; {"error": text} for a choice they cannot
-    answer."""
+    rate ratios and differences and a caption; standardised by ``standard`` = (column, its
+    values, bands text) when given (standardized_tables' tables, or {"std_error": text});
+    {"error": text} for a choice they cannot answer."""
     try:
         if not (isinstance(per, (int, float)) and per > 0):
             raise d.DescribeError("type a positive number of person-time units (e.g. 1000)")
         breaks = d.parse_times(breaks_text) or None
         result = d.rates_by(curves.groups, cause, float(per), breaks)
-        return d.rates_tables(result, curves.groups, time_label)
+        out = d.rates_tables(result, curves.groups, time_label)
     except Exception as exc:  # a choice the data cannot answer: said on the page
         return {"error": f"Rates not available: {exc}"}
+    if standard is not None:
+        out.update(_standardized(curves, cause, float(per), time_label, *standard))
+    return out
+
+
+def _standardized(curves, cause, per, time_label, column, values, bands_text) -> dict:
+    try:
+        strata = d.standard_strata(values, column, d.parse_bands(bands_text))
+        rates, ratios, left_out = d.standardized_by(curves.groups, strata, cause, per)
+        return d.standardized_tables(rates, ratios, curves.groups, column, left_out,
+                                     time_label)
+    except Exception as exc:  # a choice the data cannot answer: said on the page
+        return {"std_error": f"Standardised rates not available: {exc}"}
 
 
 def subgroups(store, by: str, columns: list) -> dict:

@@ -1,8 +1,9 @@
 """Describe tab: the first things a paper reports, before any model. Table 1 by a group column,
 Kaplan-Meier by group with the log-rank test (weights, strata, trend), medians with their 95% CI,
 survival at chosen times, the restricted mean to a chosen tau, incidence rates per person-time
-with rate ratios and differences, and for competing risks the cumulative incidence with Gray's
-test; every figure and table downloadable (PNG, SVG, CSV).
+with rate ratios and differences (directly standardised by a chosen column, with SMRs), and for
+competing risks the cumulative incidence with Gray's test; every figure and table downloadable
+(PNG, SVG, CSV).
 
 The numbers come from describing.py (engine calls); the figures from app/shell/figures.py,
 shown as the same SVG that is downloaded.  In the served app each section is computed by the
@@ -96,6 +97,16 @@ class DescribeView(Viewer):
         self.rates_caption = markdown(css_classes=["rates-caption"], sizing_mode="stretch_width")
         self.rates = table(css_classes=["rates-table"])
         self.rate_comparisons = table(css_classes=["rate-comparisons-table"])
+        self.std_by = pn.widgets.Select(label="Standardise by", options=[NO_GROUP], width=220)
+        self.std_bands = pn.widgets.TextInput(
+            label="in bands at (numbers, comma-separated)", width=300,
+            description="Band limits of a number column (age: 20, 30, 40 makes <= 20, "
+                        "(20, 30], (30, 40], > 40). Empty: the column's own values.")
+        self.std_caption = markdown(css_classes=["standardized-caption"],
+                                    sizing_mode="stretch_width")
+        self.std_rates = table(css_classes=["standardized-table"])
+        self.std_comparisons = table(css_classes=["standardized-comparisons-table"])
+        self.smr = table(css_classes=["smr-table"])
         self.tables_csv = self._download("Survival tables (CSV)", "survival_tables.csv",
                                          self._tables_csv)
         # the tables at chosen times serve both outcomes (survival, or a cause's incidence);
@@ -135,7 +146,7 @@ class DescribeView(Viewer):
             widget.param.watch(self._draw_survival, "value")
         for widget in (self.times, self.tau):
             widget.param.watch(self._draw_tables, "value")
-        for widget in (self.per, self.rate_breaks):
+        for widget in (self.per, self.rate_breaks, self.std_by, self.std_bands):
             widget.param.watch(self._draw_rates, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
@@ -261,6 +272,9 @@ class DescribeView(Viewer):
             self.strata.options = [NO_GROUP, *others]
             if self.strata.value not in self.strata.options:
                 self.strata.value = NO_GROUP
+            self.std_by.options = [NO_GROUP, *others]
+            if self.std_by.value not in self.std_by.options:
+                self.std_by.value = NO_GROUP
             causes = d.causes(s)
             self.outcome.visible = bool(causes)
             self.cause.options = {str(c): c for c in causes}
@@ -281,10 +295,9 @@ class DescribeView(Viewer):
         self._curves = None
         self._pending = {}
         self.status.object = ""
-        for widget in (self.t1_table, self.test_table, self.medians, self.at_table, self.rmst,
-                       self.rates, self.rate_comparisons):
+        for widget in (self.t1_table, self.test_table, self.medians, self.at_table, self.rmst):
             widget.value = pd.DataFrame()
-        self.rates_caption.object = ""
+        self._clear_rates()
         self.frames = {}
 
     def _by(self) -> str | None:
@@ -366,10 +379,9 @@ class DescribeView(Viewer):
             self.caption.object = ""
             self._fig = None
             self._curves = None
-            for widget in (self.test_table, self.medians, self.at_table, self.rmst,
-                           self.rates, self.rate_comparisons):
+            for widget in (self.test_table, self.medians, self.at_table, self.rmst):
                 widget.value = pd.DataFrame()   # no numbers of an earlier choice stay
-            self.rates_caption.object = ""
+            self._clear_rates()
             return
         self._curves = numbers["curves"]
         self.test_text.object = numbers["test_text"]
@@ -398,26 +410,49 @@ class DescribeView(Viewer):
 
     def _draw_rates(self, *events) -> None:
         """Incidence rates of the curves' groups (of the chosen cause under competing risks),
-        in the follow-up bands asked for, by the page's job runner."""
+        in the follow-up bands asked for, standardised by the chosen column, by the page's
+        job runner."""
         if self._hold or self._curves is None:
             return
         curves, per, breaks = self._curves, self.per.value, self.rate_breaks.value
         cause, label = (self.cause.value if self._competing() else None), self.store.time
-        self._request("rates", lambda: sections.rates(curves, cause, per, breaks, label),
-                      self._show_rates)
+        column = self.std_by.value
+        standard = (None if column in (None, NO_GROUP) or column not in self.store.columns
+                    else (column, self.store.data[column], self.std_bands.value))
+        self._request("rates", lambda: sections.rates(curves, cause, per, breaks, label,
+                                                      standard), self._show_rates)
+
+    def _clear_rates(self) -> None:
+        """No rates of an earlier choice stay on the page (or in the tables' CSV)."""
+        for widget in (self.rates, self.rate_comparisons, self.std_rates,
+                       self.std_comparisons, self.smr):
+            widget.value = pd.DataFrame()
+        self.rates_caption.object = self.std_caption.object = ""
+        for name in ("incidence_rates", "rate_comparisons", "standardized_rates",
+                     "standardized_comparisons", "smr"):
+            self.frames.pop(name, None)
 
     def _show_rates(self, numbers: dict) -> None:
-        for name in ("incidence_rates", "rate_comparisons"):
-            self.frames.pop(name, None)
         if "error" in numbers:
+            self._clear_rates()
             self.rates_caption.object = numbers["error"]
-            self.rates.value = self.rate_comparisons.value = pd.DataFrame()
             return
         self.rates_caption.object = numbers["caption"]
         self.frames["incidence_rates"] = numbers["rates"]
         self.frames["rate_comparisons"] = numbers["comparisons"]
         show(self.rates, numbers["rates"], 4)
         show(self.rate_comparisons, numbers["comparisons"], 4)
+        self.std_caption.object = numbers.get("std_caption", numbers.get("std_error", ""))
+        for name, widget, key in (("standardized_rates", self.std_rates, "standardized"),
+                                  ("standardized_comparisons", self.std_comparisons,
+                                   "std_comparisons"), ("smr", self.smr, "smr")):
+            if key in numbers:
+                self.frames[name] = numbers[key]
+                show(widget, numbers[key], 4)
+            else:
+                self.frames.pop(name, None)
+                if not widget.value.empty:
+                    widget.value = pd.DataFrame()
 
     def _draw_subgroups(self, *events) -> None:
         """Cox hazard ratio of the group's second level against its first, overall and in
@@ -503,6 +538,9 @@ class DescribeView(Viewer):
             self.km_medians, pn.Row(self.times), self.at_table, self.km_section,
             "#### Incidence rates", pn.Row(self.per, self.rate_breaks), self.rates_caption,
             self.rates, self.rate_comparisons,
+            "#### Standardised rates", pn.Row(self.std_by, self.std_bands), self.std_caption,
+            self.std_rates,
+            self.std_comparisons, self.smr,
             "### Hazard ratio by subgroup",
             self.subgroups, self.subgroup_message, self.subgroup_table, self.subgroup_figure,
             sizing_mode="stretch_width",

@@ -1,6 +1,6 @@
 """A first-time rossi analysis in headless Chromium, as a user clicks it: Describe (Table 1 by fin,
-Kaplan-Meier by fin with the log-rank test and the medians, incidence rates), a Cox fit, the PH
-check, the report folder; and Gray's test on bmtcrr. The numbers are read from the page and compared with
+Kaplan-Meier by fin with the log-rank test and the medians, incidence rates, standardised by
+age), a Cox fit, the PH check, the report folder; and Gray's test on bmtcrr. The numbers are read from the page and compared with
 independent oracles (lifelines' log-rank = R's survdiff, pandas, R's published cmprsk output,
 engine.ph_test = R's cox.zph by tests/engine/inference/test_ph_test.py). Screenshots in tests/artifacts/.
 """
@@ -84,6 +84,21 @@ def test_first_rossi_analysis(page):
         .to_have_count(1)                                 # fin = 0, weeks (20, 40]: 7.7327
     expect(comparisons.locator(".tabulator-row")).to_have_count(3)       # one a band
     shot(pg, "describe_rossi_rates")
+    # standardised by age bands: R's Fay-Feuer rates and poisson.test SMRs
+    # (tests/data/r_standardized_rates.Rout)
+    select(pg, "Standardise by", "age")
+    expect(pg.locator(".standardized-caption")).to_contain_text("type the bands")
+    type_into(pg, "in bands at (numbers, comma-separated)", "19, 22, 25, 30")
+    standardized = pg.locator(".standardized-table")
+    expect(standardized.locator(".tabulator-cell", has_text=re.compile(r"^\s*6\.7788\s*$"))) \
+        .to_have_count(1)                                                  # 6.77878728
+    expect(pg.locator(".standardized-comparisons-table .tabulator-cell",
+                      has_text=re.compile(r"^\s*0\.7139\s*$"))).to_have_count(1)  # SRR
+    expect(pg.locator(".smr-table .tabulator-cell",
+                      has_text=re.compile(r"^\s*0\.8351\s*$"))).to_have_count(1)  # SMR fin=1
+    expect(pg.locator(".standardized-caption")).to_contain_text("Fay and Feuer")
+    standardized.scroll_into_view_if_needed()
+    shot(pg, "describe_rossi_standardized")
     pg.get_by_role("button", name="KMunicate table").click()
     expect(pg.locator(".survival-caption")).to_contain_text("events and censored so far")
     shot(pg, "describe_rossi_kmunicate")

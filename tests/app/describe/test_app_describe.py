@@ -95,6 +95,59 @@ def test_incidence_rates_as_R_poisson_test(rossi_view):
     assert len(view.rates.value) == 2           # the page works again
 
 
+def test_standardised_rates_by_age_band_as_R(rossi_view):
+    """Standardise by age in the bands of tests/data/r_standardized_rates.R: R's Fay-Feuer
+    limits, ratio of standardised rates and poisson.test SMRs on the page; a bad band or a
+    column of too many values is said in the caption, and the other rates stay."""
+    _, view = rossi_view
+    assert view.std_rates.value.empty and view.std_caption.object == ""
+    view.std_by.value = "age"
+    assert view.std_rates.value.empty and "type the bands" in view.std_caption.object
+    assert len(view.rates.value) == 2
+    view.std_bands.value = "19, 22, 25, 30"
+    rates = view.std_rates.value.set_index("group")
+    assert rates["events"].tolist() == [66, 48]
+    assert rates.loc["fin = 0", "standardised per 1,000"] == pytest.approx(6.77878727985206,
+                                                                           rel=1e-12)
+    assert rates.loc["fin = 1", "lower 95%"] == pytest.approx(3.56661054181450, rel=1e-12)
+    assert rates.loc["fin = 1", "crude per 1,000"] == pytest.approx(4.74074074074074,
+                                                                    rel=1e-12)
+    ratio = view.std_comparisons.value.iloc[0]
+    assert ratio["SRR"] == pytest.approx(0.713854138692136, rel=1e-12)
+    assert ratio["SRR upper"] == pytest.approx(1.03605514862703, rel=1e-10)
+    smr = view.smr.value.set_index("group")
+    assert smr.loc["fin = 1", "SMR"] == pytest.approx(0.835130145090678, rel=1e-12)
+    assert smr.loc["fin = 0", "p"] == pytest.approx(0.205863625394263, rel=1e-9)
+    caption = view.std_caption.object
+    assert "Directly standardised by age (5 strata)" in caption and "Fay and Feuer" in caption
+    assert "left out" not in caption
+    assert {"standardized_rates.csv", "smr.csv"} <= set(view.report_files())
+    view.std_bands.value = "20, old"
+    assert view.std_rates.value.empty and "'old' is not a number" in view.std_caption.object
+    view.std_by.value = "(none)"
+    assert view.std_caption.object == "" and "smr.csv" not in view.report_files()
+
+
+def test_rows_without_a_stratum_are_left_out_and_counted(rossi_view):
+    """Rows whose standardisation column is missing leave the standardised rates (counted in
+    the caption), as the engine on the other rows gives them."""
+    store, _ = rossi_view
+    groups = d.groups_of(store, "fin")
+    prio = store.data["prio"].astype(float).where(store.data["prio"] != 3)
+    strata = d.standard_strata(prio, "prio", [1, 4])
+    rates, ratios, left_out = d.standardized_by(groups, strata, None, 1000.0)
+    assert left_out == int((store.data["prio"] == 3).sum()) > 0
+    rows = store.data[store.data["prio"] != 3]
+    band = pd.cut(rows["prio"], [-np.inf, 1, 4, np.inf]).astype(str).to_numpy()
+    want = engine.standardized_rates(engine.Cohort.from_frame(rows, "week", "arrest",
+                                                              covariates=[]),
+                                     band, by=rows["fin"].to_numpy())
+    np.testing.assert_allclose(rates.rates["rate"], want.rates["rate"], rtol=1e-12)
+    caption = d.standardized_tables(rates, ratios, groups, "prio", left_out,
+                                    "week")["std_caption"]
+    assert f"{left_out} rows without prio left out" in caption
+
+
 def test_conditional_on_event_free_at_week_20(rossi_view):
     """The landmark view: R's survfit(start.time = 20) at weeks 30 and 52
     (tests/data/r_km_start_time.Rout) and the log-rank test of the rows followed to week 20
