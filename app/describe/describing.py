@@ -453,26 +453,54 @@ def parse_bands(text: str) -> list[float]:
     return sorted(set(out))
 
 
-def standardized_by(groups: Groups, strata: pd.Series, cause: int | None, per: float):
-    """engine.standardized_rates (the standard: the cohort's person-time in each stratum) and
-    engine.smr (the expected events at the cohort's stratum rates) of the groups, over the
-    rows whose stratum is known (``strata``: one per row of the loaded data): (rates, ratios,
-    rows left out)."""
+def standard_rows(groups: Groups, values: pd.Series, column: str, bands: list[float],
+                  cause: int | None = None, unit: float | None = None) -> tuple:
+    """(the groups' rows whose stratum of ``column`` is known, their strata, rows left out),
+    the event being ``cause`` when given.  ``values``: one per row of the loaded data.  With
+    ``unit`` (time units per unit of the column) the column is its value at time 0 and grows
+    with follow-up: each row is cut where it crosses a band limit (engine.split_lexis), the
+    pieces of a row one subject."""
     frame = groups.frame
     if cause is not None:
         frame = frame.assign(event=(frame["codes"] == int(cause)).astype(int))
-    labels = strata.iloc[frame["row"].to_numpy()]
-    known = labels.notna().to_numpy()
-    if not known.any():
+    if unit is None:
+        labels = standard_strata(values, column, bands).iloc[frame["row"].to_numpy()]
+        known = labels.notna().to_numpy()
+        kept = Groups(frame[known], groups.column, groups.names)
+        return kept, labels[known].to_numpy(), int((~known).sum())
+    if not bands:
+        raise DescribeError(f"type the band limits of attained {column} (e.g. 40, 50, 60)")
+    if not (isinstance(unit, (int, float)) and np.isfinite(unit) and unit > 0):
+        raise DescribeError("type the positive number of time units per unit of "
+                            f"{column} (52.18 for weeks and years of age)")
+    numbers = pd.to_numeric(values, errors="coerce")
+    if numbers.notna().sum() < values.notna().sum():
+        raise DescribeError(f"{column!r} is not a number column: it cannot grow with follow-up")
+    origin = numbers.to_numpy(float)[frame["row"].to_numpy()]
+    known = np.isfinite(origin)
+    part = frame[known].assign(**{"scale:": origin[known]})
+    if "id" not in part:
+        part = part.assign(id=part["row"])          # a row's pieces are one subject
+    pieces = engine.split_lexis(part, "time", "event", "scale:", bands, unit=float(unit),
+                                start="start" if "start" in part else None, band="band:")
+    kept = Groups(pieces.drop(columns=["scale:", "band:"]).reset_index(drop=True),
+                  groups.column, groups.names)
+    return kept, pieces["band:"].to_numpy(), int((~known).sum())
+
+
+def standardized_by(kept: Groups, strata, per: float) -> tuple:
+    """engine.standardized_rates (the standard: the cohort's person-time in each stratum) and
+    engine.smr (the expected events at the cohort's stratum rates) of the groups of
+    standard_rows."""
+    if kept.frame.empty:
         raise DescribeError("no row has a stratum: choose another column")
-    kept = Groups(frame[known], groups.column, groups.names)
-    cohort, by, s = cohort_of(kept), labels_of(kept), labels[known].to_numpy()
-    return (engine.standardized_rates(cohort, s, by=by, per=per),
-            engine.smr(cohort, s, by=by), int((~known).sum()))
+    cohort, by = cohort_of(kept), labels_of(kept)
+    return engine.standardized_rates(cohort, strata, by=by, per=per), engine.smr(cohort, strata,
+                                                                                by=by)
 
 
 def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: int,
-                        time_label: str) -> dict:
+                        time_label: str, unit: float | None = None) -> dict:
     """The directly standardised rates (with the crude ones) and their ratios and
     differences against the first group, the SMRs, and a caption saying the standard and
     the limits."""
@@ -503,8 +531,10 @@ def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: in
                   f"{rates.variance[len('robust '):]}")
     missing = (f" {left_out:,} row{'s' if left_out > 1 else ''} without {column} left out."
                if left_out else "")
+    by = (f"attained {column} (follow-up split where it crosses the band limits, {unit:g} "
+          f"units of {time_label} per unit of {column})" if unit else column)
     return {"standardized": standardized, "std_comparisons": comparisons, "smr": smr,
-            "std_caption": f"Directly standardised by {column} ({len(rates.weights)} strata), "
+            "std_caption": f"Directly standardised by {by} ({len(rates.weights)} strata), "
                            f"the standard being the whole cohort's person-time in each; "
                            f"events per {per} units of person-time ({time_label}); {limits}. "
                            "SRR and SRD: ratio and difference of standardised rates (Wald), "

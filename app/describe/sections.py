@@ -176,7 +176,8 @@ def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: 
     """The incidence rates of the curves' groups (of any event, or of ``cause``) per ``per``
     units of person-time, in the follow-up bands of ``breaks_text`` when given, with the
     rate ratios and differences and a caption; standardised by ``standard`` = (column, its
-    values, bands text) when given (standardized_tables' tables, or {"std_error": text});
+    values, bands text, time units per unit of the column when it grows with follow-up, else
+    None) when given (standardized_tables' tables, or {"std_error": text});
     {"error": text} for a choice they cannot answer."""
     try:
         if not (isinstance(per, (int, float)) and per > 0):
@@ -191,12 +192,14 @@ def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: 
     return out
 
 
-def _standardized(curves, cause, per, time_label, column, values, bands_text) -> dict:
+def _standardized(curves, cause, per, time_label, column, values, bands_text,
+                  unit=None) -> dict:
     try:
-        strata = d.standard_strata(values, column, d.parse_bands(bands_text))
-        rates, ratios, left_out = d.standardized_by(curves.groups, strata, cause, per)
+        kept, strata, left_out = d.standard_rows(curves.groups, values, column,
+                                                 d.parse_bands(bands_text), cause, unit)
+        rates, ratios = d.standardized_by(kept, strata, per)
         return d.standardized_tables(rates, ratios, curves.groups, column, left_out,
-                                     time_label)
+                                     time_label, unit)
     except Exception as exc:  # a choice the data cannot answer: said on the page
         return {"std_error": f"Standardised rates not available: {exc}"}
 

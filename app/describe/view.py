@@ -30,6 +30,8 @@ from . import describing as d
 from . import sections
 
 NO_GROUP = "(none)"
+# the standardisation column as each row has it, or as it grows with follow-up (age)
+AT_ENTRY, ATTAINED = "as each row has it", "attained (its value at time 0, growing)"
 PLOT_OPTIONS = ("Risk table", "Censor marks", "CI bands", "Median lines", "KMunicate table")
 DEFAULT_OPTIONS = ["Risk table", "Censor marks", "CI bands", "Median lines"]
 COMPETING = "Incidence of each cause (competing risks)"
@@ -102,6 +104,12 @@ class DescribeView(Viewer):
             label="in bands at (numbers, comma-separated)", width=300,
             description="Band limits of a number column (age: 20, 30, 40 makes <= 20, "
                         "(20, 30], (30, 40], > 40). Empty: the column's own values.")
+        self.std_attained = pn.widgets.RadioButtonGroup(options=[AT_ENTRY, ATTAINED],
+                                                        value=AT_ENTRY)
+        self.std_unit = pn.widgets.FloatInput(
+            label="time units per unit of it", value=1.0, start=0, width=200,
+            description="Follow-up time units per unit of the column: 365.25 for days and "
+                        "years of age, 52.18 for weeks.")
         self.std_caption = markdown(css_classes=["standardized-caption"],
                                     sizing_mode="stretch_width")
         self.std_rates = table(css_classes=["standardized-table"])
@@ -146,7 +154,8 @@ class DescribeView(Viewer):
             widget.param.watch(self._draw_survival, "value")
         for widget in (self.times, self.tau):
             widget.param.watch(self._draw_tables, "value")
-        for widget in (self.per, self.rate_breaks, self.std_by, self.std_bands):
+        for widget in (self.per, self.rate_breaks, self.std_by, self.std_bands,
+                       self.std_attained, self.std_unit):
             widget.param.watch(self._draw_rates, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
@@ -417,8 +426,9 @@ class DescribeView(Viewer):
         curves, per, breaks = self._curves, self.per.value, self.rate_breaks.value
         cause, label = (self.cause.value if self._competing() else None), self.store.time
         column = self.std_by.value
+        unit = self.std_unit.value if self.std_attained.value == ATTAINED else None
         standard = (None if column in (None, NO_GROUP) or column not in self.store.columns
-                    else (column, self.store.data[column], self.std_bands.value))
+                    else (column, self.store.data[column], self.std_bands.value, unit))
         self._request("rates", lambda: sections.rates(curves, cause, per, breaks, label,
                                                       standard), self._show_rates)
 
@@ -538,7 +548,9 @@ class DescribeView(Viewer):
             self.km_medians, pn.Row(self.times), self.at_table, self.km_section,
             "#### Incidence rates", pn.Row(self.per, self.rate_breaks), self.rates_caption,
             self.rates, self.rate_comparisons,
-            "#### Standardised rates", pn.Row(self.std_by, self.std_bands), self.std_caption,
+            "#### Standardised rates",
+            pn.Row(self.std_by, self.std_bands, pn.Column(self.std_attained, self.std_unit)),
+            self.std_caption,
             self.std_rates,
             self.std_comparisons, self.smr,
             "### Hazard ratio by subgroup",

@@ -97,6 +97,13 @@ def test_first_rossi_analysis(page):
     expect(pg.locator(".smr-table .tabulator-cell",
                       has_text=re.compile(r"^\s*0\.8351\s*$"))).to_have_count(1)  # SMR fin=1
     expect(pg.locator(".standardized-caption")).to_contain_text("Fay and Feuer")
+    # by attained age: age at release grows by week / 52.18 (R's survSplit on the age scale)
+    type_into(pg, "time units per unit of it", "52.18")
+    pg.get_by_role("button", name="attained (its value at time 0, growing)").click()
+    type_into(pg, "in bands at (numbers, comma-separated)", "19.5, 22.5, 25.5, 30.5")
+    expect(standardized.locator(".tabulator-cell", has_text=re.compile(r"^\s*6\.8005\s*$"))) \
+        .to_have_count(1)                                                  # 6.80050148
+    expect(pg.locator(".standardized-caption")).to_contain_text("by attained age")
     standardized.scroll_into_view_if_needed()
     shot(pg, "describe_rossi_standardized")
     pg.get_by_role("button", name="KMunicate table").click()

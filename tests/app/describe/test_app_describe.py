@@ -15,7 +15,7 @@ from PIL import Image
 import engine
 from app.describe import describing as d
 from app.data.store import Store
-from app.describe.view import ANY_EVENT, DescribeView
+from app.describe.view import ANY_EVENT, ATTAINED, DescribeView
 from app.shell.figures import forest_figure, km_figure, save
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -134,8 +134,8 @@ def test_rows_without_a_stratum_are_left_out_and_counted(rossi_view):
     store, _ = rossi_view
     groups = d.groups_of(store, "fin")
     prio = store.data["prio"].astype(float).where(store.data["prio"] != 3)
-    strata = d.standard_strata(prio, "prio", [1, 4])
-    rates, ratios, left_out = d.standardized_by(groups, strata, None, 1000.0)
+    kept, strata, left_out = d.standard_rows(groups, prio, "prio", [1, 4])
+    rates, ratios = d.standardized_by(kept, strata, 1000.0)
     assert left_out == int((store.data["prio"] == 3).sum()) > 0
     rows = store.data[store.data["prio"] != 3]
     band = pd.cut(rows["prio"], [-np.inf, 1, 4, np.inf]).astype(str).to_numpy()
@@ -146,6 +146,26 @@ def test_rows_without_a_stratum_are_left_out_and_counted(rossi_view):
     caption = d.standardized_tables(rates, ratios, groups, "prio", left_out,
                                     "week")["std_caption"]
     assert f"{left_out} rows without prio left out" in caption
+
+
+def test_standardised_by_attained_age_as_R(rossi_view):
+    """Age at release growing by week / 52.18: the follow-up cut at ages 19.5 ... 30.5, as
+    R's survSplit on the age scale (tests/data/r_standardized_rates.R) gives the rates."""
+    _, view = rossi_view
+    view.std_by.value = "age"
+    view.std_bands.value = "19.5, 22.5, 25.5, 30.5"
+    view.std_unit.value = 52.18
+    view.std_attained.value = ATTAINED
+    rates = view.std_rates.value.set_index("group")
+    assert rates.loc["fin = 0", "standardised per 1,000"] == pytest.approx(6.80050147681462,
+                                                                           rel=1e-11)
+    assert rates.loc["fin = 1", "upper 95%"] == pytest.approx(6.52432464568138, rel=1e-11)
+    smr = view.smr.value.set_index("group")
+    assert smr.loc["fin = 1", "expected"] == pytest.approx(57.1875539525025, rel=1e-11)
+    assert "by attained age (follow-up split" in view.std_caption.object
+    view.std_bands.value = ""
+    assert view.std_rates.value.empty and "band limits of attained age" in \
+        view.std_caption.object
 
 
 def test_conditional_on_event_free_at_week_20(rossi_view):
