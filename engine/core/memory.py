@@ -51,7 +51,7 @@ def fit_memory(n_rows: int, n_cols: int, density: float = 1.0, model: str = "cox
     n_rows, n_cols : rows of the data and covariate columns after encoding (one per level of
         a text column but its reference)
     density : the fraction of covariate values that are non-zero (1 for dense data)
-    model : "cox" | "fine_gray" | "logistic" | "sccs"
+    model : "cox" | "fine_gray" | "logistic" | "poisson" | "sccs"
     n_cut_points : cut points of time-varying effects; each can split every row in two
         (episodes), so rows and non-zeros are counted (1 + n_cut_points) times
 

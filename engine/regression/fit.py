@@ -29,7 +29,10 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
     ----------
     cohort : engine.Cohort
     model : "cox" | "fine_gray" | "logistic" (the 0/1 ``event`` as response, an unpenalised
-        intercept "(intercept)" added; ``time`` unused) | "sccs" (an engine.SccsData)
+        intercept "(intercept)" added; ``time`` unused) | "poisson" (the events of each row
+        over its person-time stop - start, of ``cause`` under competing risks; an
+        unpenalised intercept, the log rate, added; exp(coef): incidence rate ratios) |
+        "sccs" (an engine.SccsData)
     penalty : None | engine.L1(lam) | engine.L2(lam)
         Added to -l(beta), l the summed log partial likelihood.
     unpenalized : names of covariates the penalty leaves out (e.g. the treatment); a name
@@ -40,12 +43,13 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
     cancel : threading.Event-like; once set the fit stops after its current iteration with
         engine.Cancelled.
     **options : the fields of engine.FitOptions, each checked there: ties ("breslow" |
-        "efron"), cut_points, cause and censoring_strata (Fine-Gray), backend, solver, tol,
-        max_iter, tv_route, precision, variance, cluster, censoring_ties, ...
+        "efron"), cut_points, cause (Fine-Gray, Poisson) and censoring_strata (Fine-Gray),
+        backend, solver, tol, max_iter, tv_route, precision, variance, cluster,
+        censoring_ties, ...
     variance : "auto" | "model" | "robust": which variance ``se``, ``cov`` and the summary
         show (both are kept: ``se_model``, ``se_robust``).  Robust is Lin and Wei's sandwich
-        (Cox), Huber-White (logistic), clustered by case (SCCS) and Fine and Gray's own
-        sandwich (Fine-Gray).  "auto" shows the robust one for non-integer weights, a given
+        (Cox), Huber-White (logistic, Poisson), clustered by case (SCCS) and Fine and Gray's
+        own sandwich (Fine-Gray).  "auto" shows the robust one for non-integer weights, a given
         ``cluster``, Cox subjects with several events, logistic subjects with several rows and
         Fine-Gray; the model-based one otherwise (engine.regression.variance).
     cluster : None, or one value per cohort row (e.g. ``df["site"]``): the clusters of the
@@ -118,6 +122,8 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
     if o.model == "fine_gray":
         spec.update(cause=m.cause, censoring_strata=m.censoring_strata,
                     censoring_ties=m.censoring_ties)
+    if o.model == "poisson":
+        spec.update(cause=m.cause)
     codes, n_clusters, cluster_label = problem.clusters
     spec.update(variance=choose_variance(o.variance, o.model, cohort, o.cluster, codes,
                                         n_clusters),

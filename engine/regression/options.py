@@ -26,7 +26,7 @@ from ..data.validation import check_cluster
 from .variance import VARIANCES
 from .solvers import SOLVERS
 
-MODELS = ("cox", "fine_gray", "logistic", "sccs")
+MODELS = ("cox", "fine_gray", "logistic", "poisson", "sccs")
 TIES = ("breslow", "efron")
 BACKENDS = DEVICES
 PRECISIONS = ("float64", "float32")
@@ -92,6 +92,9 @@ class FitOptions:
             raise ValueError(f"tol must be in (0, 1), got {self.tol!r}")
         check_max_iter(self.max_iter)
         self._check_cut_points()
+        if self.model == "poisson" and self.tv_route == "strata":
+            raise ValueError("tv_route='strata' makes each interval a stratum, which Poisson "
+                             "regression does not take; use tv_route='counting' (or 'auto').")
         if self.precision == "float32":
             if self.model != "cox":
                 raise ValueError(f"precision={self.precision!r} is available for model='cox' on "

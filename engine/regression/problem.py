@@ -21,6 +21,7 @@ from ..core.errors import CohortError, DataWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
 from .models.logistic import LogisticModel
+from .models.poisson import PoissonModel
 from .models.sccs import SccsModel
 from .options import FitOptions
 from .priors import penalty_vectors
@@ -77,7 +78,11 @@ class Problem:
             unpenalized = [unpenalized]
         cut_points = options.cut_points
         if cut_points:
-            cohort = split_at_cut_points(cohort, cut_points, options.tv_route)
+            # Poisson's episodes keep their person-time as (start, stop] rows: an interval's
+            # stratum (the "strata" route) would be a rate of its own, not an interval effect
+            route = ("counting" if options.model == "poisson" and options.tv_route == "auto"
+                     else options.tv_route)
+            cohort = split_at_cut_points(cohort, cut_points, route)
             unpenalized = _expand_split_names(unpenalized, cut_points)
         model = _likelihood(cohort, options)
         unpenalized = list(dict.fromkeys([*getattr(model, "unpenalized", ()), *unpenalized]))
@@ -233,6 +238,8 @@ def _likelihood(cohort, o: FitOptions):
                              censoring_ties=o.censoring_ties)
     if o.model == "logistic":
         return LogisticModel(cohort, backend=o.backend)
+    if o.model == "poisson":
+        return PoissonModel(cohort, cause=o.cause, backend=o.backend)
     if o.model == "sccs":
         return SccsModel(cohort, backend=o.backend)
     return CoxModel(cohort, ties=o.ties, backend=o.backend, precision=o.precision)

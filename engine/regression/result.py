@@ -27,9 +27,9 @@ _Z95 = stats.norm.ppf(0.975)
 SE_FLOOR = 1e-12
 _LIKELIHOOD = {"cox": "log partial likelihood",
                "fine_gray": "log partial likelihood (subdistribution hazard)",
-               "logistic": "log likelihood",
+               "logistic": "log likelihood", "poisson": "log likelihood",
                "sccs": "log conditional likelihood"}
-_RATIO = {"logistic": "or", "sccs": "irr"}  # exp(coef) by model; hazard ratio otherwise
+_RATIO = {"logistic": "or", "poisson": "irr", "sccs": "irr"}  # exp(coef) by model; hazard ratio otherwise
 
 
 @dataclass

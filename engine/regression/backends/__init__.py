@@ -20,6 +20,8 @@ REGISTRY = {
     ("fine_gray", "gpu"): "fine_gray_gpu:FineGrayGpuBackend",
     ("logistic", "cpu"): "logistic_cpu:LogisticCpuBackend",
     ("logistic", "gpu"): "logistic_gpu:LogisticGpuBackend",
+    ("poisson", "cpu"): "poisson_cpu:PoissonCpuBackend",
+    ("poisson", "gpu"): "poisson_gpu:PoissonGpuBackend",
     ("sccs", "cpu"): "sccs_cpu:SccsCpuBackend",
     ("sccs", "gpu"): "sccs_gpu:SccsGpuBackend",
 }

@@ -89,13 +89,17 @@ class LogisticCpuBackend:
         """eta = X beta from scratch."""
         self.eta = set_linear_predictor(self._indptr, self._indices, self._values, self._vptr,
                                           np.asarray(beta, np.float64), self.X.shape[0])
-        self._ll = bernoulli_terms(self.eta, self.y, self.w, self.r, self.h)
+        self._ll = self._terms()
 
     def set_weights(self, w: np.ndarray) -> None:
         """New case weights (a held-out fold is weight 0); eta is kept."""
         self.w = np.ascontiguousarray(w, dtype=np.float64)
-        self._ll = bernoulli_terms(self.eta, self.y, self.w, self.r, self.h)
+        self._ll = self._terms()
         self._inner.new_weights()
+
+    def _terms(self) -> float:
+        """r and h of every row, in place; returns l (the family's row terms)."""
+        return bernoulli_terms(self.eta, self.y, self.w, self.r, self.h)
 
     def update(self, j: int, delta: float) -> None:
         update_coordinate(self._indptr, self._indices, self._values, j, delta, self.eta,
@@ -107,7 +111,7 @@ class LogisticCpuBackend:
 
     def loglik(self) -> float:
         if self._ll is None:
-            self._ll = bernoulli_terms(self.eta, self.y, self.w, self.r, self.h)
+            self._ll = self._terms()
         return self._ll
 
     def loglik_gradient(self) -> tuple[float, np.ndarray]:

@@ -34,13 +34,14 @@ from ...core.device import cupy_on_device, cupy_or_error
 CUDA_DIR = Path(__file__).with_name("cuda")
 SOURCE = CUDA_DIR / "logistic" / "logistic.cu"
 ENTRY_POINTS = ("logistic_terms", "logistic_update", "logistic_add_column",
-                "logistic_grad_hess", "logistic_finish")
+                "logistic_grad_hess", "logistic_finish", "poisson_terms", "poisson_update")
 THREADS = 256           # SCAN_THREADS of flag_scan.cuh
 
 
 @functools.lru_cache(maxsize=None)
 def _kernels() -> dict:
-    """The kernels of logistic.cu and column_dots.cu, compiled by NVRTC (float64)."""
+    """The kernels of logistic.cu (the logistic and Poisson likelihoods) and column_dots.cu,
+    compiled by NVRTC (float64)."""
     cupy = cupy_or_error()
     options = ("-std=c++17", f"-I{CUDA_DIR}", "-DSURVSCAN_REAL=double")
     module = cupy.RawModule(code=SOURCE.read_text(), options=options)
@@ -64,7 +65,7 @@ class LogisticGpuBackend:
         cp = cupy_on_device(X.shape[0])
         self.cp = cp
         self._k = _kernels()
-        self.host = LogisticCpuBackend(X, y, w)          # host arrays and the inner solver
+        self.host = self._host_backend(X, y, w)          # host arrays and the inner solver
         indptr = np.asarray(X.indptr, np.int64)
         self._indptr_host = indptr
         self._indptr = cp.asarray(indptr)
@@ -80,6 +81,10 @@ class LogisticGpuBackend:
         self._out = cp.zeros(2)
         self._ll = None
         self.set_beta(np.zeros(X.shape[1]))
+
+    def _host_backend(self, X, y, w):
+        """The CPU backend of the same likelihood: the host's arrays and inner solver."""
+        return LogisticCpuBackend(X, y, w)
 
     @property
     def X(self):

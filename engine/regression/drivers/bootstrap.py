@@ -65,7 +65,9 @@ class _ReplicateFits(WeightedRefits):
         counts = bootstrap_counts(n_subjects, self.seed, b)
         weights = self.base_weights() * counts[codes]
         event = np.asarray(problem.cohort.event)
-        counted = event == self.options.cause if self.options.model == "fine_gray" else event > 0
+        counted = (problem.model.events > 0 if self.options.model == "poisson"   # its cause's
+                   else event == self.options.cause if self.options.model == "fine_gray"
+                   else event > 0)
         if not (weights[counted] > 0).any():
             return None, True          # no event drawn: nothing to estimate
         problem.set_weights(weights)

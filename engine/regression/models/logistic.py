@@ -38,6 +38,11 @@ class LogisticModel(BackendModel):
             raise CohortError("logistic regression takes one row per subject without strata "
                               "or entry times (conditional logistic regression is not "
                               "available); build the cohort without strata= and start=.")
+        self.backend = backend_class(*self._with_intercept(cohort, y))
+
+    def _with_intercept(self, cohort, y) -> tuple:
+        """(X with the column of ones first, y, w): the backend's design; sets ``names`` and
+        ``scale``."""
         if INTERCEPT in cohort.names:
             raise CohortError(f"a covariate is named {INTERCEPT!r}; the model adds that column "
                               "itself: rename or drop it.")
@@ -46,9 +51,9 @@ class LogisticModel(BackendModel):
         X = sp.hstack([sp.csc_matrix(np.ones((n, 1))), cohort.X], format="csc")
         X.sort_indices()
         w = np.ones(n) if cohort.weights is None else np.asarray(cohort.weights, np.float64)
-        self.backend = backend_class(X, y, w)
         self.scale = np.asarray(X.max(axis=0).toarray() - X.min(axis=0).toarray()).ravel()
         self.scale[0] = 1.0
+        return X, np.asarray(y, np.float64), w
 
     @property
     def p(self) -> int:
@@ -63,5 +68,6 @@ class LogisticModel(BackendModel):
         self.backend.set_weights(w)
 
     def linear_predictor(self) -> np.ndarray:
-        """eta = logit P(y = 1) of every row at the current beta (caller's order)."""
+        """eta of every row at the current beta (caller's order): logit P(y = 1), or the log
+        rate of PoissonModel."""
         return self.backend.eta.copy()

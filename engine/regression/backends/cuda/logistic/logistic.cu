@@ -1,7 +1,11 @@
-// Kernels of the logistic (Bernoulli) likelihood on a GPU: the same numbers as
-// engine/regression/backends/logistic_cpu.py.  With p_i = 1 / (1 + exp(-eta_i)):
+// Kernels of the logistic (Bernoulli) and Poisson likelihoods on a GPU: the same numbers as
+// engine/regression/backends/logistic_cpu.py and poisson_cpu.py.  Logistic, with
+// p_i = 1 / (1 + exp(-eta_i)):
 //     l = sum_i w_i (y_i eta_i - log(1 + exp(eta_i))),
-//     r_i = dl/deta_i = w_i (y_i - p_i),   h_i = -d2l/deta_i^2 = w_i p_i (1 - p_i).
+//     r_i = dl/deta_i = w_i (y_i - p_i),   h_i = -d2l/deta_i^2 = w_i p_i (1 - p_i);
+// Poisson, with mu_i = exp(eta_i + log t_i) (t_i the row's person-time):
+//     l = sum_i w_i (y_i (eta_i + log t_i) - mu_i),   r_i = w_i (y_i - mu_i),   h_i = w_i mu_i.
+// Only the row terms differ (logistic_* and poisson_* kernels); the column kernels serve both.
 // The Hessian in eta is diagonal, so a coordinate touches only the rows of its column: the
 // update and the derivatives of coordinate j run one thread per non-zero of column j
 // (O(nnz_j)); rows are column j's row positions (CSC), vals its values.
@@ -48,6 +52,40 @@ extern "C" __global__ void logistic_update(const int* rows, const real* vals, lo
     const int i = rows[k];
     eta[i] += (real)(delta * vals[k]);
     row_terms(i, eta, y, w, r, h);
+}
+
+// The Poisson row terms of row i in place; returns its log-likelihood term.
+__device__ inline real poisson_row_terms(long long i, const real* eta, const real* log_t,
+                                         const real* y, const real* w, real* r, real* h)
+{
+    const real mu = exp(eta[i] + log_t[i]);
+    r[i] = w[i] * (y[i] - mu);
+    h[i] = w[i] * mu;
+    return w[i] > 0 ? w[i] * (y[i] * (eta[i] + log_t[i]) - mu) : (real)0;
+}
+
+// logistic_terms for the Poisson likelihood.
+extern "C" __global__ void poisson_terms(long long n, const real* eta, const real* log_t,
+                                         const real* y, const real* w, real* r, real* h,
+                                         real* partial)
+{
+    __shared__ real sums[SCAN_THREADS];
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const real ll = i < n ? poisson_row_terms(i, eta, log_t, y, w, r, h) : (real)0;
+    const real total = block_sum(ll, sums);
+    if (threadIdx.x == 0) partial[blockIdx.x] = total;
+}
+
+// logistic_update for the Poisson likelihood.
+extern "C" __global__ void poisson_update(const int* rows, const real* vals, long long nnz,
+                                          double delta, real* eta, const real* log_t,
+                                          const real* y, const real* w, real* r, real* h)
+{
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nnz) return;
+    const int i = rows[k];
+    eta[i] += (real)(delta * vals[k]);
+    poisson_row_terms(i, eta, log_t, y, w, r, h);
 }
 
 // eta += b x_j, for eta = X beta from scratch column by column (the CPU's order of additions).

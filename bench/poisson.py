@@ -1,0 +1,110 @@
+"""Poisson regression of events on person-time at n rows x p dense covariates, survscan against
+statsmodels' GLM (IRLS), scikit-learn's PoissonRegressor (Newton-Cholesky, the rate y / t as
+response with t as sample weight: the same likelihood up to a constant) and R's glm (log t as
+offset) in one run.
+
+    python -m bench.poisson [n] [p] [repeats]
+
+The data: a 0/1 treatment and p - 1 normal covariates, person-time uniform on (0.1, 5) and at
+most one event a row, of rate exp(eta) (about a quarter of the rows).  Each fit's best-of-
+``repeats`` wall seconds and its largest coefficient difference from survscan's (time ratios
+are read at equal accuracy: within bench.report.COEF_ATOL), as JSON with the CPU model; R's side
+is skipped, and said so, where Rscript is missing.
+"""
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from sklearn.linear_model import PoissonRegressor
+
+import engine
+from bench.spline_term import cpu_name
+
+R_SCRIPT = r"""
+d <- read.csv(commandArgs(TRUE)[1])
+f <- reformulate(setdiff(names(d), c("t", "y")), response = "y")
+best <- Inf
+for (i in seq_len(REPEATS)) {
+  best <- min(best, system.time(fit <- glm(f, family = poisson, offset = log(t), data = d,
+                                           control = glm.control(epsilon = 1e-12)))[["elapsed"]])
+}
+cat(paste0('{"seconds": ', best, ', "coef": [', paste(format(coef(fit), digits = 17),
+    collapse = ","), ']}\n'))
+"""
+
+
+def frame(n: int, p: int) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, p))
+    X[:, 0] = rng.integers(0, 2, n)
+    t = rng.uniform(0.1, 5.0, n)
+    eta = -2.5 - 0.4 * X[:, 0] + X[:, 1:] @ rng.normal(0, 0.15, p - 1)
+    y = (rng.random(n) < 1 - np.exp(-t * np.exp(eta))).astype(int)
+    d = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
+    return d.assign(t=t, y=y)
+
+
+def best(f, repeats):
+    out, value = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        value = f()
+        out = min(out, time.perf_counter() - t0)
+    return out, value
+
+
+def peers(d: pd.DataFrame, repeats: int) -> dict:
+    names = [c for c in d.columns if c not in ("t", "y")]
+    X = d[names].to_numpy()
+    cohort = engine.Cohort.from_frame(d, "t", "y", covariates=names)
+    ours = best(lambda: engine.fit(cohort, model="poisson", tol=1e-12), repeats)
+    out = {"survscan": {"seconds": ours[0], "iterations": ours[1].n_iter}}
+    coef = ours[1].coef.to_numpy()
+    glm = best(lambda: sm.GLM(d["y"].to_numpy(), sm.add_constant(X), family=sm.families.Poisson(),
+                              exposure=d["t"].to_numpy()).fit(tol=1e-12), repeats)
+    out["statsmodels"] = {"seconds": glm[0], "coef_diff": float(np.max(np.abs(glm[1].params
+                                                                              - coef)))}
+    rate = (d["y"] / d["t"]).to_numpy()
+    sk = best(lambda: PoissonRegressor(alpha=0.0, solver="newton-cholesky", tol=1e-12,
+                                       max_iter=1000).fit(X, rate, sample_weight=d["t"]), repeats)
+    sk_coef = np.concatenate([[sk[1].intercept_], sk[1].coef_])
+    out["scikit-learn"] = {"seconds": sk[0], "coef_diff": float(np.max(np.abs(sk_coef - coef)))}
+    r = r_side(d, repeats)
+    if "skipped" not in r:
+        r["coef_diff"] = float(np.max(np.abs(np.asarray(r.pop("coef")) - coef)))
+    out["R glm"] = r
+    return out
+
+
+def r_side(d: pd.DataFrame, repeats: int) -> dict:
+    if shutil.which("Rscript") is None:
+        return {"skipped": "Rscript is not installed"}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "rates.csv"
+        d.to_csv(path, index=False)
+        run = subprocess.run(["Rscript", "-e", R_SCRIPT.replace("REPEATS", str(repeats)),
+                              str(path)], capture_output=True, text=True)
+    if run.returncode != 0:
+        return {"skipped": f"R failed: {run.stderr.strip()[-300:]}"}
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def main(n: int = 1_000_000, p: int = 20, repeats: int = 2) -> dict:
+    d = frame(n, p)
+    small = d.head(500)
+    engine.fit(engine.Cohort.from_frame(small, "t", "y", covariates=["x0"]), model="poisson")
+    out = {"cpu": cpu_name(), "n": n, "p": p, "events": int(d["y"].sum()),
+           **peers(d, repeats)}
+    print(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:4]))
