@@ -66,8 +66,7 @@ def information(md, D, r, v, cols, efron, has_start, start, start_order, dense_o
             info -= B.T @ B
     g = rb.block_dots(rp, rc, rv, n_sparse, np.ascontiguousarray(v), Z)
     # the block's order (sparse, then dense) back to the order of ``cols``
-    back = np.argsort(order, kind="stable")[np.argsort(np.argsort(cols, kind="stable"),
-                                                       kind="stable")]
+    back = rb.positions(order, cols)
     return g[back], info[np.ix_(back, back)]
 
 

@@ -70,6 +70,13 @@ def split_block(indptr, indices, values, vptr, coords, n, dense_of=None, counted
             *row_block(indptr, indices, values, vptr, sparse, n, counted), Z)
 
 
+def positions(order, cols) -> np.ndarray:
+    """Where each of ``cols`` sits in a block's ``order`` (its columns, sparse then dense): the
+    indices that put the block's sums back in the order of ``cols``."""
+    sorter = np.argsort(order, kind="stable")
+    return sorter[np.searchsorted(order, cols, sorter=sorter)]
+
+
 def row_counts(indptr, indices, coords, n):
     """The first pass of row_block, (at, counts): ``counts[i + 1]`` how many of the columns
     ``coords`` row i holds (what decides whether their row block is worth building), ``at``
