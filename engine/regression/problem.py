@@ -131,7 +131,8 @@ class Problem:
 
     def solve(self, lam1, lam2, init=None, fixed=None, solver=None, tol=None, max_iter=None,
               progress=None, gradient=None, precise=True) -> SolverState:
-        """Minimise -l + penalty from ``init`` (zeros by default); coordinates in ``fixed``
+        """Minimise -l + penalty from ``init`` (by default the model's start: zeros, or the
+        intercept-only fit of a model with an intercept); coordinates in ``fixed``
         stay at their ``init`` values (a profile likelihood).  Solver, tol and max_iter
         default to the problem's options.  ``gradient``: dl/dbeta at ``init`` where it is
         known, e.g. the returned state's ``gradient`` of a solve on the same weights that
@@ -142,7 +143,7 @@ class Problem:
         self._check_live()
         o = self.options
         m = self.model
-        beta = np.zeros(m.p) if init is None else np.array(init, dtype=np.float64)
+        beta = m.start() if init is None else np.array(init, dtype=np.float64)
         if beta.shape != (m.p,):
             raise ValueError(f"init must have {m.p} values (one per covariate), got {beta.shape}")
         if not np.all(np.isfinite(beta)):

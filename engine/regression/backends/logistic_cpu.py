@@ -17,7 +17,7 @@ from numba import njit
 
 from . import row_block_parallel as rb
 from .diagonal_step import DiagonalStep
-from .linear_predictor import column_dots, set_linear_predictor
+from .linear_predictor import column_dots, column_dots_on, set_linear_predictor
 
 
 @njit(cache=True, nogil=True)
@@ -74,9 +74,9 @@ class LogisticCpuBackend:
 
     def __init__(self, X: sp.csc_matrix, y: np.ndarray, w: np.ndarray):
         self.X = X
-        self._indptr = X.indptr.astype(np.int64)
+        self._indptr = X.indptr.astype(np.int64, copy=False)
         self._indices = X.indices
-        self._values = X.data.astype(np.float64)
+        self._values = X.data.astype(np.float64, copy=False)
         self._vptr = self._indptr[:-1].copy()        # every column stores its values
         self.y = np.asarray(y, np.float64)
         self.w = np.asarray(w, np.float64)
@@ -169,12 +169,12 @@ class LogisticCpuBackend:
         c = float(r.sum()) / sum_h if sum_h > 0 else 0.0
         v = r - c * h
         delta = self._inner.solve(others, v, h, beta, lam1, lam2, tol, max_cycles, fresh)[0]
-        Xo = self.X[:, others]
-        g = np.zeros(beta.size)
-        g[others] = Xo.T @ r
+        # X'r and X delta by the kernels (a scipy column slice of X copied it each step)
+        g = column_dots_on(self._indptr, self._indices, self._values, self._vptr, r, others)
         if coords.size > others.size:
             g[0] = r.sum()
-            delta[0] = c - float(h @ (Xo @ delta[others])) / sum_h if sum_h > 0 else 0.0
+            delta[0] = (c - float(h @ self._inner.image(delta)) / sum_h if sum_h > 0
+                        else 0.0)
         return g, delta
 
 

@@ -26,6 +26,10 @@ class BackendModel:
         stopped the fit up to 1.2e-3 of max |beta| away, seen on an H100)."""
         return FLOAT32_TOL if getattr(self.backend, "dtype", None) == np.float32 else 1e-12
 
+    def start(self) -> np.ndarray:
+        """Where a solve without ``init`` starts: zeros (every hazard ratio 1)."""
+        return np.zeros(self.p)
+
     def set_beta(self, beta):
         """Recompute the linear predictor at ``beta``."""
         self.backend.set_beta(beta)

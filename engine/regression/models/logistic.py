@@ -48,12 +48,35 @@ class LogisticModel(BackendModel):
                               "itself: rename or drop it.")
         n = cohort.n
         self.names = [INTERCEPT, *cohort.names]
-        X = sp.hstack([sp.csc_matrix(np.ones((n, 1))), cohort.X], format="csc")
-        X.sort_indices()
+        # the CSC arrays with the column of ones in front, in one copy (scipy's hstack took
+        # 0.4 s at 10^6 rows x 1,000 columns at 5%)
+        C = sp.csc_matrix(cohort.X)
+        C.sort_indices()
+        X = sp.csc_matrix((np.concatenate([np.ones(n), C.data.astype(np.float64, copy=False)]),
+                           np.concatenate([np.arange(n, dtype=C.indices.dtype), C.indices]),
+                           np.concatenate([[0], C.indptr.astype(np.int64) + n])),
+                          shape=(n, C.shape[1] + 1))
         w = np.ones(n) if cohort.weights is None else np.asarray(cohort.weights, np.float64)
         self.scale = np.asarray(X.max(axis=0).toarray() - X.min(axis=0).toarray()).ravel()
         self.scale[0] = 1.0
-        return X, np.asarray(y, np.float64), w
+        self._y, self._w = np.asarray(y, np.float64), w
+        return X, self._y, w
+
+    def start(self) -> np.ndarray:
+        """The intercept-only fit (every covariate 0): the strong rule then screens the
+        covariates by their gradient there.  At intercept 0 every column's gradient looked
+        large, so none was screened (a 10^6 x 1,000 L1 Poisson fit: all 1,000 columns in each
+        inner solve, 48 s)."""
+        beta = np.zeros(self.p)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            b0 = self._log_odds_or_rate()
+        beta[0] = b0 if np.isfinite(b0) else 0.0     # weights without events (a fold): 0
+        return beta
+
+    def _log_odds_or_rate(self) -> float:
+        """The intercept-only estimate: the weighted log odds of the response."""
+        events = float(self._w @ self._y)
+        return float(np.log(events / (float(self._w.sum()) - events)))
 
     @property
     def p(self) -> int:
@@ -65,6 +88,7 @@ class LogisticModel(BackendModel):
         if w.shape != (self.backend.X.shape[0],):
             raise ValueError(f"weights must have {self.backend.X.shape[0]} values, got shape "
                              f"{w.shape}")
+        self._w = w
         self.backend.set_weights(w)
 
     def linear_predictor(self) -> np.ndarray:

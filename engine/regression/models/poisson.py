@@ -39,4 +39,9 @@ class PoissonModel(LogisticModel):
         exposure = np.asarray(cohort.time, np.float64) - start
         self.cause = cause if len(causes) > 1 else None
         self.events = y.astype(np.float64)          # each row's count (the saturated fit's)
+        self._t = exposure
         self.backend = backend_class(*self._with_intercept(cohort, self.events), exposure)
+
+    def _log_odds_or_rate(self) -> float:
+        """The intercept-only estimate: the log of the weighted events over person-time."""
+        return float(np.log(float(self._w @ self._y) / float(self._w @ self._t)))
