@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ from sklearn.linear_model import PoissonRegressor
 
 import engine
 from bench.spline_term import cpu_name
+from bench.weighted_curves import best
 
 R_SCRIPT = r"""
 d <- read.csv(commandArgs(TRUE)[1])
@@ -52,15 +52,6 @@ def frame(n: int, p: int) -> pd.DataFrame:
     y = (rng.random(n) < 1 - np.exp(-t * np.exp(eta))).astype(int)
     d = pd.DataFrame(X, columns=[f"x{j}" for j in range(p)])
     return d.assign(t=t, y=y)
-
-
-def best(f, repeats):
-    out, value = np.inf, None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        value = f()
-        out = min(out, time.perf_counter() - t0)
-    return out, value
 
 
 def peers(d: pd.DataFrame, repeats: int) -> dict:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 import engine
+from engine.data.lexis import band_labels
 
 MAX_GROUPS = 8          # a column with more levels is cut into quartiles (numbers) or refused
 MAX_TABLE_COLUMNS = 40  # Table 1 rows offered by default
@@ -393,14 +394,7 @@ def rates_tables(rates, groups: Groups, time_label: str) -> dict:
         "events": table["events"].map(_count), "person-time": table["person_time"],
         f"rate per {per}": table["rate"], "lower 95%": table["lower"],
         "upper 95%": table["upper"]})
-    c = rates.comparisons
-    comparisons = pd.DataFrame({
-        "group": [f"{groups.shown(g)} vs {groups.shown(r)}"
-                  for g, r in zip(c["group"], c["reference"])],
-        **({"follow-up": c["interval"]} if banded else {}),
-        "RR": c["rate_ratio"], "RR lower": c["rr_lower"], "RR upper": c["rr_upper"],
-        "p": c["p"], "RD": c["rate_difference"], "RD lower": c["rd_lower"],
-        "RD upper": c["rd_upper"]})
+    comparisons = _compared(rates.comparisons, groups, "R", banded)
     if rates.variance == "exact":
         limits = ("exact Poisson 95% limits (Garwood) and exact rate ratios conditional on the "
                   "events of the two groups, as R's poisson.test; differences with Wald limits")
@@ -426,9 +420,8 @@ def standard_strata(values: pd.Series, column: str, bands: list[float]) -> pd.Se
             raise DescribeError(f"{column!r} is not a number column; standardise by its "
                                 "values (leave the bands empty)")
         edges = [-np.inf, *bands, np.inf]
-        labels = [f"<= {bands[0]:g}"] + [f"({a:g}, {b:g}]" for a, b in zip(bands, bands[1:])]
-        labels.append(f"> {bands[-1]:g}")
-        return pd.cut(numbers, edges, labels=labels).astype(object).where(numbers.notna())
+        return pd.cut(numbers, edges, labels=band_labels(edges)).astype(object).where(
+            numbers.notna())
     if values.dropna().nunique() > MAX_GROUPS:
         raise DescribeError(f"{column!r} has {values.dropna().nunique()} values; type the "
                             "bands to standardise in (e.g. 20, 30, 40)")
@@ -511,13 +504,7 @@ def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: in
         "person-time": table["person_time"], f"crude per {per}": table["crude_rate"],
         f"standardised per {per}": table["rate"], "lower 95%": table["lower"],
         "upper 95%": table["upper"]})
-    c = rates.comparisons
-    comparisons = pd.DataFrame({
-        "group": [f"{groups.shown(g)} vs {groups.shown(r)}"
-                  for g, r in zip(c["group"], c["reference"])],
-        "SRR": c["rate_ratio"], "SRR lower": c["rr_lower"], "SRR upper": c["rr_upper"],
-        "p": c["p"], "SRD": c["rate_difference"], "SRD lower": c["rd_lower"],
-        "SRD upper": c["rd_upper"]})
+    comparisons = _compared(rates.comparisons, groups, "SR")
     r = ratios.ratios.reset_index()
     smr = pd.DataFrame({"group": r["group"].map(groups.shown),
                         "observed": r["observed"].map(_count), "expected": r["expected"],
@@ -541,6 +528,19 @@ def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: in
                            "each group against the first. SMR: observed events over those "
                            f"expected at the whole cohort's rate in each stratum of {column}."
                            + missing}
+
+
+def _compared(c: pd.DataFrame, groups: Groups, prefix: str, banded: bool = False):
+    """Each group against the reference: ratio and difference with their limits, named
+    ``prefix`` + "R" and + "D" (RR and RD; SRR and SRD of standardised rates)."""
+    ratio, difference = f"{prefix}R", f"{prefix}D"
+    return pd.DataFrame({
+        "group": [f"{groups.shown(g)} vs {groups.shown(r)}"
+                  for g, r in zip(c["group"], c["reference"])],
+        **({"follow-up": c["interval"]} if banded else {}),
+        ratio: c["rate_ratio"], f"{ratio} lower": c["rr_lower"],
+        f"{ratio} upper": c["rr_upper"], "p": c["p"], difference: c["rate_difference"],
+        f"{difference} lower": c["rd_lower"], f"{difference} upper": c["rd_upper"]})
 
 
 def parse_times(text: str) -> list[float]:

@@ -52,7 +52,7 @@ def split_lexis(frame: pd.DataFrame, time: str, event: str, scale: str, breaks,
                   {"time": time, "start": start}, labels)
     origin = pd.to_numeric(frame[scale], errors="coerce").to_numpy(float)
     v.check_finite(origin, scale, "scale", labels)
-    cuts = _checked_breaks(breaks)
+    cuts = checked_limits(breaks, "band limits", "[40, 50, 60]")
     if not (isinstance(unit, (int, float, np.number)) and np.isfinite(unit) and unit > 0):
         raise ValueError(f"unit must be a positive number of follow-up time units per unit of "
                          f"{scale!r} (365.25 for days and years), got {unit!r}")
@@ -78,22 +78,29 @@ def split_lexis(frame: pd.DataFrame, time: str, event: str, scale: str, breaks,
     out[time] = hi
     events = frame[event].to_numpy()[row]
     out[event] = np.where(k == pieces[row] - 1, events, np.zeros_like(events))
-    out[band] = np.asarray(_band_labels(cuts), dtype=object)[index]
+    edges = np.concatenate(([-np.inf], cuts, [np.inf]))
+    out[band] = np.asarray(band_labels(edges), dtype=object)[index]
     return out[hi > lo]
 
 
-def _checked_breaks(breaks) -> np.ndarray:
+def checked_limits(breaks, what: str, example: str) -> np.ndarray:
+    """``breaks`` as increasing finite numbers (the limits of bands: follow-up times, ages),
+    or a ValueError saying ``what`` they must be, with an ``example``."""
     try:
         cuts = np.asarray(breaks, dtype=float).ravel()
     except (TypeError, ValueError):
-        raise ValueError(f"breaks must be numbers (band limits), got {breaks!r}") from None
+        raise ValueError(f"breaks must be numbers ({what}), got {breaks!r}") from None
     if cuts.size == 0 or not np.all(np.isfinite(cuts)) or np.any(np.diff(cuts) <= 0):
-        raise ValueError(f"breaks must be increasing finite band limits, e.g. [40, 50, 60], got "
+        raise ValueError(f"breaks must be increasing finite {what}, e.g. {example}, got "
                          f"{cuts.tolist()}")
     return cuts
 
 
-def _band_labels(cuts) -> list[str]:
-    """"<= b1", "(b1, b2]", ..., "> bk"."""
-    inner = [f"({a:g}, {b:g}]" for a, b in zip(cuts[:-1], cuts[1:])]
-    return [f"<= {cuts[0]:g}", *inner, f"> {cuts[-1]:g}"]
+def band_labels(edges) -> list[str]:
+    """The bands between ``edges`` (-inf and +inf at the ends): "<= b1", "(b1, b2]", ...,
+    "> bk", as R's survSplit cuts; "all" for the one band of no limit."""
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        out.append("all" if lo == -np.inf and hi == np.inf else f"<= {hi:g}" if lo == -np.inf
+                   else f"> {lo:g}" if hi == np.inf else f"({lo:g}, {hi:g}]")
+    return out

@@ -31,8 +31,9 @@ from scipy import stats
 from ..core.arguments import check_level
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
+from ..data.lexis import band_labels, checked_limits
 from .person_time import (band_piece, cell_sums, check_per, cluster_scores, garwood_limits,
-                          person_time_rows)
+                          person_time_rows, present_groups, reference_index)
 
 
 @dataclass
@@ -88,16 +89,10 @@ def incidence_rates(cohort: Cohort, by=None, per: float = 1000.0, reference=None
     check_per(per)
     edges = _edges(breaks)
     bands = len(edges) - 1
-    groups = group_rows(cohort, by)
-    present = np.bincount(groups.codes, minlength=len(groups.labels)) > 0
-    labels = [label for label, kept in zip(groups.labels, present) if kept]
-    if reference is None:
-        reference = labels[0]
-    elif str(reference) not in labels:
-        raise ValueError(f"reference {reference!r} is not one of the groups {labels}")
-    ref = labels.index(str(reference))
+    codes, labels = present_groups(group_rows(cohort, by))
+    ref = reference_index(labels, reference)
     k = len(labels) * bands                     # cells: group g, band b at g * bands + b
-    codes = np.searchsorted(np.flatnonzero(present), groups.codes) * bands
+    codes = codes * bands
     pieces = [band_piece(rows, lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
     events, time = cell_sums(codes, rows.w, pieces, k)
     kept = time > 0     # a band no one reached in a group (or zero weights) has no rate
@@ -121,7 +116,7 @@ def incidence_rates(cohort: Cohort, by=None, per: float = 1000.0, reference=None
         name = f"robust by {rows.what}"
     if cohort.weights is None:
         events = events.round().astype(np.int64)
-    intervals = _interval_labels(edges)
+    intervals = band_labels(edges)
     index = (pd.Index(labels, name="group") if breaks is None else pd.MultiIndex.from_product(
         [labels, intervals], names=["group", "interval"]))
     rates = pd.DataFrame({"events": events, "person_time": time, "rate": rate * per,
@@ -143,23 +138,8 @@ def _edges(breaks) -> np.ndarray:
     """-inf, the follow-up times splitting person-time, +inf."""
     if breaks is None:
         return np.array([-np.inf, np.inf])
-    try:
-        cuts = np.asarray(breaks, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise ValueError(f"breaks must be numbers (follow-up times), got {breaks!r}") from None
-    if cuts.size == 0 or not np.all(np.isfinite(cuts)) or np.any(np.diff(cuts) <= 0):
-        raise ValueError(f"breaks must be increasing finite follow-up times, e.g. [12, 24], "
-                         f"got {cuts.tolist()}")
+    cuts = checked_limits(breaks, "follow-up times", "[12, 24]")
     return np.concatenate(([-np.inf], cuts, [np.inf]))
-
-
-def _interval_labels(edges) -> list:
-    """(a, b] of each band, as R's survSplit cuts follow-up: "<= b" first, "> a" last."""
-    out = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        out.append("all" if lo == -np.inf and hi == np.inf else f"<= {hi:g}" if lo == -np.inf
-                   else f"> {lo:g}" if hi == np.inf else f"({lo:g}, {hi:g}]")
-    return out
 
 
 def _exact_comparison(d1, t1, d0, t0, level, z):

@@ -57,6 +57,23 @@ def person_time_rows(cohort: Cohort, cause, variance: str, cluster, caller: str)
     return Rows(d, w, start, stop, clusters, what)
 
 
+def present_groups(groups) -> tuple[np.ndarray, list]:
+    """(each row's group code renumbered over the groups that have rows, their labels): a
+    group of data.groups.Groups with no row has no rate."""
+    present = np.bincount(groups.codes, minlength=len(groups.labels)) > 0
+    codes = np.searchsorted(np.flatnonzero(present), groups.codes)
+    return codes, [label for label, kept in zip(groups.labels, present) if kept]
+
+
+def reference_index(labels: list, reference) -> int:
+    """The position of ``reference`` among the groups' labels (the first when None)."""
+    if reference is None:
+        return 0
+    if str(reference) not in labels:
+        raise ValueError(f"reference {reference!r} is not one of the groups {labels}")
+    return labels.index(str(reference))
+
+
 def check_per(per) -> None:
     """``per`` must be a positive number of person-time units."""
     if not (isinstance(per, (int, float, np.number)) and not isinstance(per, bool)

@@ -35,7 +35,7 @@ from ..core.errors import DataWarning
 from ..data.cohort import Cohort
 from ..data.groups import group_rows
 from .person_time import (band_piece, cell_sums, check_per, cluster_scores, garwood_limits,
-                          person_time_rows)
+                          person_time_rows, present_groups, reference_index)
 
 
 @dataclass
@@ -112,7 +112,7 @@ def standardized_rates(cohort: Cohort, standardize_by, by=None, standard="cohort
     check_per(per)
     cells = _Cells(cohort, rows, by, standardize_by)
     labels, names = cells.labels, cells.strata
-    ref = _reference(labels, reference)
+    ref = reference_index(labels, reference)
     G, S = len(labels), len(names)
     W, what = _standard_weights(standard, cells, ref)
     T = cells.time.reshape(G, S)
@@ -232,28 +232,13 @@ class _Cells:
             raise ValueError("standardize_by is required: the strata of the standard (a column "
                              "of age bands, say, or one label per row).")
         groups, strata = group_rows(cohort, by), group_rows(cohort, standardize_by)
-        g_codes, self.labels = _present(groups)
-        s_codes, self.strata = _present(strata)
+        g_codes, self.labels = present_groups(groups)
+        s_codes, self.strata = present_groups(strata)
         S = len(self.strata)
         self.codes = g_codes * S + s_codes
         self.pieces = [band_piece(rows, -np.inf, np.inf)]
         self.events, self.time = cell_sums(self.codes, rows.w, self.pieces,
                                            len(self.labels) * S)
-
-
-def _present(groups):
-    """(codes renumbered over the groups that have rows, their labels)."""
-    present = np.bincount(groups.codes, minlength=len(groups.labels)) > 0
-    codes = np.searchsorted(np.flatnonzero(present), groups.codes)
-    return codes, [label for label, kept in zip(groups.labels, present) if kept]
-
-
-def _reference(labels, reference) -> int:
-    if reference is None:
-        return 0
-    if str(reference) not in labels:
-        raise ValueError(f"reference {reference!r} is not one of the groups {labels}")
-    return labels.index(str(reference))
 
 
 def _standard_weights(standard, cells, ref) -> tuple[np.ndarray, str]:

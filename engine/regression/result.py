@@ -29,7 +29,8 @@ _LIKELIHOOD = {"cox": "log partial likelihood",
                "fine_gray": "log partial likelihood (subdistribution hazard)",
                "logistic": "log likelihood", "poisson": "log likelihood",
                "sccs": "log conditional likelihood"}
-_RATIO = {"logistic": "or", "poisson": "irr", "sccs": "irr"}  # exp(coef) by model; hazard ratio otherwise
+# exp(coef) by model; the hazard ratio otherwise
+_RATIO = {"logistic": "or", "poisson": "irr", "sccs": "irr"}
 
 
 @dataclass

@@ -183,8 +183,9 @@ def lambda_grid(grid, top: float) -> np.ndarray:
 
 
 def saturated_loglik(problem: Problem) -> float:
-    """l_sat: 0 for logistic; minus the weighted events for Poisson; -sum_k d_k log d_k over the event times of each stratum for the
-    partial (pseudo) likelihoods, d_k the weighted events at time k."""
+    """l_sat: 0 for logistic; minus the weighted events for Poisson; -sum_k d_k log d_k over
+    the event times of each stratum for the partial (pseudo) likelihoods, d_k the weighted
+    events at time k."""
     if problem.options.model == "logistic":
         return 0.0
     if problem.options.model == "poisson":      # mu = y: sum w (y log y - y), y in {0, 1}

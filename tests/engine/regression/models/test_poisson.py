@@ -8,7 +8,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 import statsmodels.api as sm
 from statsmodels.tools.sm_exceptions import SpecificationWarning
