@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 import engine
-from engine.data.lexis import band_labels
 
 MAX_GROUPS = 8          # a column with more levels is cut into quartiles (numbers) or refused
 MAX_TABLE_COLUMNS = 40  # Table 1 rows offered by default
@@ -419,8 +418,9 @@ def standard_strata(values: pd.Series, column: str, bands: list[float]) -> pd.Se
         if numbers.notna().sum() < values.notna().sum():
             raise DescribeError(f"{column!r} is not a number column; standardise by its "
                                 "values (leave the bands empty)")
-        edges = [-np.inf, *bands, np.inf]
-        return pd.cut(numbers, edges, labels=band_labels(edges)).astype(object).where(
+        inner = [f"({a:g}, {b:g}]" for a, b in zip(bands, bands[1:])]
+        labels = [f"<= {bands[0]:g}", *inner, f"> {bands[-1]:g}"]   # as incidence_rates
+        return pd.cut(numbers, [-np.inf, *bands, np.inf], labels=labels).astype(object).where(
             numbers.notna())
     if values.dropna().nunique() > MAX_GROUPS:
         raise DescribeError(f"{column!r} has {values.dropna().nunique()} values; type the "

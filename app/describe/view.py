@@ -112,11 +112,9 @@ class DescribeView(Viewer):
                         "years of age, 52.18 for weeks.")
         self.std_caption = markdown(css_classes=["standardized-caption"],
                                     sizing_mode="stretch_width")
-        # shown once filled: three empty tables cost the tab's opening their render
-        self.std_rates = table(css_classes=["standardized-table"], visible=False)
-        self.std_comparisons = table(css_classes=["standardized-comparisons-table"],
-                                     visible=False)
-        self.smr = table(css_classes=["smr-table"], visible=False)
+        self.std_rates = table(css_classes=["standardized-table"])
+        self.std_comparisons = table(css_classes=["standardized-comparisons-table"])
+        self.smr = table(css_classes=["smr-table"])
         self.tables_csv = self._download("Survival tables (CSV)", "survival_tables.csv",
                                          self._tables_csv)
         # the tables at chosen times serve both outcomes (survival, or a cause's incidence);
@@ -439,8 +437,6 @@ class DescribeView(Viewer):
         for widget in (self.rates, self.rate_comparisons, self.std_rates,
                        self.std_comparisons, self.smr):
             widget.value = pd.DataFrame()
-        for widget in (self.std_rates, self.std_comparisons, self.smr):
-            widget.visible = False
         self.rates_caption.object = self.std_caption.object = ""
         for name in ("incidence_rates", "rate_comparisons", "standardized_rates",
                      "standardized_comparisons", "smr"):
@@ -463,10 +459,8 @@ class DescribeView(Viewer):
             if key in numbers:
                 self.frames[name] = numbers[key]
                 show(widget, numbers[key], 4)
-                widget.visible = True
             else:
                 self.frames.pop(name, None)
-                widget.visible = False
                 if not widget.value.empty:
                     widget.value = pd.DataFrame()
 
