@@ -15,11 +15,7 @@ cohort beside it for scale: no peer fits an L1 Poisson model with an offset at t
 (scikit-learn's PoissonRegressor is L2 only, statsmodels' fit_regularized a Python loop).
 """
 import json
-import shutil
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,7 +24,7 @@ from sklearn.linear_model import PoissonRegressor
 
 import engine
 from bench.spline_term import cpu_name
-from bench.weighted_curves import best
+from bench.weighted_curves import best, rscript_json
 
 R_SCRIPT = r"""
 d <- read.csv(commandArgs(TRUE)[1])
@@ -78,16 +74,7 @@ def peers(d: pd.DataFrame, repeats: int) -> dict:
 
 
 def r_side(d: pd.DataFrame, repeats: int) -> dict:
-    if shutil.which("Rscript") is None:
-        return {"skipped": "Rscript is not installed"}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "rates.csv"
-        d.to_csv(path, index=False)
-        run = subprocess.run(["Rscript", "-e", R_SCRIPT.replace("REPEATS", str(repeats)),
-                              str(path)], capture_output=True, text=True)
-    if run.returncode != 0:
-        return {"skipped": f"R failed: {run.stderr.strip()[-300:]}"}
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return rscript_json(R_SCRIPT.replace("REPEATS", str(repeats)), d)
 
 
 def sparse_l1(n: int, p: int, repeats: int) -> dict:

@@ -80,13 +80,19 @@ def ours(d: pd.DataFrame, repeats: int) -> dict:
 
 
 def r_side(d: pd.DataFrame, repeats: int) -> dict:
+    script = R_SCRIPT.replace("REPEATS", str(repeats)).replace(
+        "TIMES", f"c({', '.join(map(str, TIMES))})")
+    return rscript_json(script, d)
+
+
+def rscript_json(script: str, d: pd.DataFrame) -> dict:
+    """The JSON line ``script`` prints last, run by Rscript on ``d`` written to a CSV (its
+    path the script's first argument); {"skipped": why} without Rscript or when R fails."""
     if shutil.which("Rscript") is None:
         return {"skipped": "Rscript is not installed"}
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "cohort.csv"
+        path = Path(tmp) / "data.csv"
         d.to_csv(path, index=False)
-        script = R_SCRIPT.replace("REPEATS", str(repeats)).replace(
-            "TIMES", f"c({', '.join(map(str, TIMES))})")
         run = subprocess.run(["Rscript", "-e", script, str(path)], capture_output=True,
                              text=True)
     if run.returncode != 0:

@@ -430,20 +430,7 @@ def standard_strata(values: pd.Series, column: str, bands: list[float]) -> pd.Se
 
 def parse_bands(text: str) -> list[float]:
     """'20, 30' -> [20.0, 30.0] (sorted, each once); a DescribeError naming the bad entry."""
-    out = []
-    for part in str(text or "").replace(";", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            value = float(part)
-        except ValueError:
-            raise DescribeError(f"{part!r} is not a number: type band limits separated by "
-                                "commas, e.g. 20, 30, 40") from None
-        if not np.isfinite(value):
-            raise DescribeError(f"{part!r}: band limits must be finite numbers")
-        out.append(value)
-    return sorted(set(out))
+    return _numbers(text, "band limits", "20, 30, 40")
 
 
 def standard_rows(groups: Groups, values: pd.Series, column: str, bands: list[float],
@@ -545,18 +532,25 @@ def _compared(c: pd.DataFrame, groups: Groups, prefix: str, banded: bool = False
 
 def parse_times(text: str) -> list[float]:
     """'26, 52' -> [26.0, 52.0]; a DescribeError naming the bad entry."""
+    return _numbers(text, "times", "26, 52", least=0.0)
+
+
+def _numbers(text: str, what: str, example: str, least: float | None = None) -> list[float]:
+    """The comma-separated numbers of ``text``, sorted, each once: finite, and at least
+    ``least`` when given; a DescribeError naming the bad entry."""
     out = []
-    for part in str(text).replace(";", ",").split(","):
+    for part in str(text or "").replace(";", ",").split(","):
         part = part.strip()
         if not part:
             continue
         try:
             value = float(part)
         except ValueError:
-            raise DescribeError(f"{part!r} is not a number: type times separated by commas, "
-                                "e.g. 26, 52") from None
-        if not np.isfinite(value) or value < 0:
-            raise DescribeError(f"{part!r}: times must be numbers >= 0")
+            raise DescribeError(f"{part!r} is not a number: type {what} separated by commas, "
+                                f"e.g. {example}") from None
+        if not np.isfinite(value) or (least is not None and value < least):
+            must = "finite numbers" if least is None else f"numbers >= {least:g}"
+            raise DescribeError(f"{part!r}: {what} must be {must}")
         out.append(value)
     return sorted(set(out))
 

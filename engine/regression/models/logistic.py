@@ -69,11 +69,11 @@ class LogisticModel(BackendModel):
         inner solve, 48 s)."""
         beta = np.zeros(self.p)
         with np.errstate(divide="ignore", invalid="ignore"):
-            b0 = self._log_odds_or_rate()
+            b0 = self._intercept_only()
         beta[0] = b0 if np.isfinite(b0) else 0.0     # weights without events (a fold): 0
         return beta
 
-    def _log_odds_or_rate(self) -> float:
+    def _intercept_only(self) -> float:
         """The intercept-only estimate: the weighted log odds of the response."""
         events = float(self._w @ self._y)
         return float(np.log(events / (float(self._w.sum()) - events)))

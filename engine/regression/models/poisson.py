@@ -42,6 +42,6 @@ class PoissonModel(LogisticModel):
         self._t = exposure
         self.backend = backend_class(*self._with_intercept(cohort, self.events), exposure)
 
-    def _log_odds_or_rate(self) -> float:
+    def _intercept_only(self) -> float:
         """The intercept-only estimate: the log of the weighted events over person-time."""
         return float(np.log(float(self._w @ self._y) / float(self._w @ self._t)))
