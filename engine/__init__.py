@@ -21,6 +21,7 @@ from .descriptive.gray_test import gray_test
 from .descriptive.incidence_rates import IncidenceRates, incidence_rates
 from .descriptive.kaplan_meier import KaplanMeier, kaplan_meier
 from .descriptive.logrank import LogrankResult, logrank_test
+from .descriptive.standard_populations import STANDARD_POPULATIONS, standard_population
 from .descriptive.standardization import (StandardizedRates, StandardizedRatios, smr,
                                           standardized_rates)
 from .descriptive.table_one import TableOne, table_one
@@ -94,7 +95,7 @@ __all__ = [
     "LogrankResult",
     "MODELS", "MonotoneLikelihoodWarning", "PHCheck", "PRECISIONS", "PathResult",
     "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights",
-    "SOLVERS", "SccsData",
+    "SOLVERS", "STANDARD_POPULATIONS", "SccsData",
     "SensitivityResult", "StandardizedRates", "StandardizedRatios", "SystematicErrorModel",
     "TIES", "TV_ROUTES", "TableOne", "TermPlot",
     "TestResult",
@@ -111,6 +112,7 @@ __all__ = [
     "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
     "scaled_schoenfeld", "schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate",
-    "simulate_sccs", "smr", "split_lexis", "standardized_rates", "table_one", "term_plot",
+    "simulate_sccs", "smr", "split_lexis", "standard_population",
+    "standardized_rates", "table_one", "term_plot",
     "time_dependent_auc", "uno_concordance", "wald_test",
 ]

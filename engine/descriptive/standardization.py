@@ -33,9 +33,11 @@ from scipy import stats
 from ..core.arguments import check_level
 from ..core.errors import DataWarning
 from ..data.cohort import Cohort
-from ..data.groups import group_rows
+from ..data.groups import Groups, group_rows
+from ..data.lexis import band_labels
 from .person_time import (band_piece, cell_sums, check_per, cluster_scores, garwood_limits,
                           person_time_rows, present_groups, reference_index)
+from .standard_populations import STANDARD_POPULATIONS, age_group_codes, standard_population
 
 
 @dataclass
@@ -51,7 +53,7 @@ class StandardizedRates:
         rates standardisation averages)
     weights : Series by stratum, the standard's weights (summing to 1)
     standard : what the weights are ("the cohort's person-time", "<group>'s person-time",
-        "given")
+        "given", or a standard population's title and the age groups of it the cohort has)
     variance : "exact" (Poisson counts: Fay-Feuer limits) or "robust by row|id|cluster"
     per, level : the rates' unit and the limits' level
     """
@@ -93,11 +95,16 @@ def standardized_rates(cohort: Cohort, standardize_by, by=None, standard="cohort
     cohort : engine.Cohort; person-time is stop - start of each row ((start, stop] episodes
         split at ages make attained-age bands, as Epi's splitLexis).
     standardize_by : the strata of the standard (age bands, sex by age band): a strata column,
-        a covariate, or one label per row (as ``by``).
+        a covariate, or one label per row (as ``by``).  With a standard population's name:
+        ages in years (a numeric covariate, or one per row), placed in its groups [lower,
+        upper); or one label per row, its group labels ("40-44") or, for attained ages, the
+        bands of engine.split_lexis cut at its limits (``standard_population(name)["lower"]
+        [1:]``: the band "(40, 45]" is the group "40-44").
     by : None (one group "all"), a strata column, a covariate, or one label per row.
     standard : "cohort" (each stratum weighed by the whole cohort's person-time in it),
-        "reference" (by the reference group's), or weights by stratum label (a dict or
-        Series: a standard population such as the European Standard Population 2013,
+        "reference" (by the reference group's), a standard population's name (one of
+        engine.STANDARD_POPULATIONS: "who2000", "segi1960", "esp2013", "us2000"; weighed over
+        the age groups the cohort has), or weights by stratum label (a dict or Series,
         restricted to the strata the cohort has).
     per : rates are events per ``per`` units of the time column.
     reference : the group the others are compared with; the first by default.
@@ -110,11 +117,13 @@ def standardized_rates(cohort: Cohort, standardize_by, by=None, standard="cohort
     rows = person_time_rows(cohort, cause, variance, cluster, "standardized_rates")
     check_level(level)
     check_per(per)
-    cells = _Cells(cohort, rows, by, standardize_by)
+    named = isinstance(standard, str) and standard in STANDARD_POPULATIONS
+    table = standard_population(standard) if named else None
+    cells = _Cells(cohort, rows, by, _strata(cohort, standardize_by, table))
     labels, names = cells.labels, cells.strata
     ref = reference_index(labels, reference)
     G, S = len(labels), len(names)
-    W, what = _standard_weights(standard, cells, ref)
+    W, what = _standard_weights(standard, cells, ref, table)
     T = cells.time.reshape(G, S)
     rate = np.divide(cells.events, cells.time, out=np.full(G * S, np.nan),
                      where=cells.time > 0)
@@ -188,7 +197,7 @@ def smr(cohort: Cohort, standardize_by, by=None, reference_rates=None, per: floa
     rows = person_time_rows(cohort, cause, variance, cluster, "smr")
     check_level(level)
     check_per(per)
-    cells = _Cells(cohort, rows, by, standardize_by)
+    cells = _Cells(cohort, rows, by, _strata(cohort, standardize_by))
     labels, names = cells.labels, cells.strata
     G, S = len(labels), len(names)
     D, T = cells.events.reshape(G, S), cells.time.reshape(G, S)
@@ -227,12 +236,8 @@ class _Cells:
     """Events and person-time of each (group, stratum) cell, cell g * S + s; groups and strata
     with no rows are left out."""
 
-    def __init__(self, cohort, rows, by, standardize_by):
-        if standardize_by is None:
-            raise ValueError("standardize_by is required: the strata of the standard (a column "
-                             "of age bands, say, or one label per row).")
-        groups, strata = group_rows(cohort, by), group_rows(cohort, standardize_by)
-        g_codes, self.labels = present_groups(groups)
+    def __init__(self, cohort, rows, by, strata: Groups):
+        g_codes, self.labels = present_groups(group_rows(cohort, by))
         s_codes, self.strata = present_groups(strata)
         S = len(self.strata)
         self.codes = g_codes * S + s_codes
@@ -241,17 +246,63 @@ class _Cells:
                                            len(self.labels) * S)
 
 
-def _standard_weights(standard, cells, ref) -> tuple[np.ndarray, str]:
+def _strata(cohort, standardize_by, table=None) -> Groups:
+    """The stratum of each row: data.groups.group_rows of ``standardize_by``, or, with a
+    standard population's ``table``, its age group (standard_populations)."""
+    if standardize_by is None:
+        raise ValueError("standardize_by is required: the strata of the standard (a column "
+                         "of age bands, say, or one label per row).")
+    if table is None:
+        return group_rows(cohort, standardize_by)
+    labels = list(table.index)
+    if isinstance(standardize_by, str) and standardize_by in cohort.names:
+        ages = cohort.X[:, cohort.names.index(standardize_by)].toarray().ravel()
+        codes = age_group_codes(ages, table, f"covariate {standardize_by!r}")
+    elif not isinstance(standardize_by, str):
+        values = np.asarray(standardize_by)
+        if values.shape != (cohort.n,):
+            raise ValueError(f"standardize_by has shape {values.shape}; pass ages (or age "
+                             f"groups) one per row ({cohort.n} rows), or a covariate's name.")
+        if values.dtype.kind in "biuf":
+            codes = age_group_codes(values, table, "standardize_by")
+        else:
+            # its group labels, or split_lexis's bands cut at its limits (band k is group k)
+            bands = band_labels([-np.inf, *table["lower"].to_numpy()[1:], np.inf])
+            position = {**{band: k for k, band in enumerate(bands)},
+                        **{label: k for k, label in enumerate(labels)}}
+            codes = pd.Series(values.astype(object)).map(position)
+            unknown = pd.unique(values[codes.isna().to_numpy()])
+            if unknown.size:
+                raise ValueError(f"standardize_by holds {unknown[:5].tolist()}, which are not "
+                                 f"age groups of the {table.attrs['title']} {labels}; give "
+                                 "ages in years (numbers), its group labels, or the bands of "
+                                 "engine.split_lexis cut at its limits (breaks = "
+                                 "standard_population(name)['lower'][1:]).")
+            codes = codes.to_numpy(np.int64)
+    else:
+        raise ValueError(f"to standardise to the {table.attrs['title']}, standardize_by must "
+                         f"be ages in years: a numeric covariate or one age per row, not the "
+                         f"strata column {standardize_by!r}.")
+    return Groups(np.asarray(codes, np.int64), labels, table["lower"].to_numpy())
+
+
+def _standard_weights(standard, cells, ref, table=None) -> tuple[np.ndarray, str]:
     """The standard's weights over the strata (summing to 1) and what they are."""
     S = len(cells.strata)
     T = cells.time.reshape(-1, S)
-    if isinstance(standard, str) and standard == "cohort":
+    if table is not None:
+        raw = table.loc[cells.strata, "weight"].to_numpy()
+        what = f"the {table.attrs['title']}"
+        if S < len(table):
+            what += (f" (the {S} of its {len(table)} age groups the cohort has, "
+                     f"{cells.strata[0]} to {cells.strata[-1]})")
+    elif isinstance(standard, str) and standard == "cohort":
         raw, what = T.sum(axis=0), "the cohort's person-time"
     elif isinstance(standard, str) and standard == "reference":
         raw, what = T[ref], f"{cells.labels[ref]}'s person-time"
     elif isinstance(standard, str):
-        raise ValueError(f"standard must be 'cohort', 'reference' or weights by stratum, got "
-                         f"{standard!r}")
+        raise ValueError(f"standard must be 'cohort', 'reference', a standard population "
+                         f"{list(STANDARD_POPULATIONS)} or weights by stratum, got {standard!r}")
     else:
         raw, what = _by_stratum(standard, cells.strata, "standard"), "given"
     if not raw.sum() > 0:

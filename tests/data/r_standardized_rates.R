@@ -95,3 +95,33 @@ cat("## rossi attained age pieces\n")
 print(data.frame(rows = nrow(lx)), digits = 15)
 dsr("rossi fin by attained age", lx$arrest, lx$pt, lx$fin, lx$label, 1000)
 smr("rossi fin by attained age", lx$arrest, lx$pt, lx$fin, lx$label, 1000)
+# standard populations (typed here from the publications, as engine.standard_population cites
+# them): rossi's ages at release in their groups [lower, upper), and its attained ages cut at
+# every limit of the WHO standard (the k-th piece of survSplit is the k-th group); the year of
+# follow-up taken as four (13.045 weeks a unit of age), so that pieces cross the 5-year limits
+who <- c(8860, 8690, 8600, 8470, 8220, 7930, 7610, 7150, 6590, 6040, 5370, 4550, 3720, 2960,
+         2210, 1520, 910, 440, 150, 40, 5)
+names(who) <- c(paste(seq(0, 95, 5), seq(4, 99, 5), sep = "-"), "100+")
+us <- c(13818, 55317, 145565, 138646, 135573, 162613, 134834, 87247, 66037, 44842, 15508)
+us_lower <- c(0, 1, 5, 15, 25, 35, 45, 55, 65, 75, 85)
+names(us) <- c("0", "1-4", paste(us_lower[3:10], us_lower[4:11] - 1, sep = "-"), "85+")
+segi <- c(12000, 10000, 9000, 9000, 8000, 8000, 6000, 6000, 6000, 6000, 5000, 4000, 4000, 3000,
+          2000, 1000, 500, 500)
+names(segi) <- c(paste(seq(0, 80, 5), seq(4, 84, 5), sep = "-"), "85+")
+rossi$who <- names(who)[findInterval(rossi$age, seq(0, 100, 5))]
+rossi$us <- names(us)[findInterval(rossi$age, us_lower)]
+rossi$segi <- names(segi)[findInterval(rossi$age, seq(0, 85, 5))]
+dsr("rossi fin by age at release, who2000", rossi$arrest, rossi$week, rossi$fin, rossi$who,
+    1000, std = who)
+dsr("rossi prio by age at release, us2000", rossi$arrest, rossi$week, rossi$g3, rossi$us,
+    1000, std = us)
+dsr("rossi fin by age at release, segi1960, level 0.9", rossi$arrest, rossi$week, rossi$fin,
+    rossi$segi, 100, std = segi, level = 0.9)
+rossi$a4 <- rossi$age + rossi$week / 13.045
+lw <- survSplit(Surv(age, a4, arrest) ~ ., data = rossi, cut = seq(5, 100, 5),
+                episode = "piece")
+lw$pt <- (lw$a4 - lw$age) * 13.045
+lw$group <- names(who)[lw$piece]
+cat("## rossi attained age who2000 pieces\n")
+print(data.frame(rows = nrow(lw)), digits = 15)
+dsr("rossi fin by attained age, who2000", lw$arrest, lw$pt, lw$fin, lw$group, 1000, std = who)
