@@ -434,15 +434,27 @@ def parse_bands(text: str) -> list[float]:
 
 
 def standard_rows(groups: Groups, values: pd.Series, column: str, bands: list[float],
-                  cause: int | None = None, unit: float | None = None) -> tuple:
+                  cause: int | None = None, unit: float | None = None,
+                  standard: str = "cohort") -> tuple:
     """(the groups' rows whose stratum of ``column`` is known, their strata, rows left out),
     the event being ``cause`` when given.  ``values``: one per row of the loaded data.  With
     ``unit`` (time units per unit of the column) the column is its value at time 0 and grows
     with follow-up: each row is cut where it crosses a band limit (engine.split_lexis), the
-    pieces of a row one subject."""
+    pieces of a row one subject.  With a standard population's name (``standard``, one of
+    engine.STANDARD_POPULATIONS) the column is an age and the bands are its age groups: the
+    strata are the ages themselves (the engine places them), or the pieces' bands cut at
+    the groups' limits."""
     frame = groups.frame
     if cause is not None:
         frame = frame.assign(event=(frame["codes"] == int(cause)).astype(int))
+    named = standard in engine.STANDARD_POPULATIONS
+    if named:
+        bands = engine.standard_population(standard)["lower"].tolist()[1:]
+    if unit is None and named:
+        ages = _ages(values, column)[frame["row"].to_numpy()]
+        known = np.isfinite(ages)
+        kept = Groups(frame[known], groups.column, groups.names)
+        return kept, ages[known], int((~known).sum())
     if unit is None:
         labels = standard_strata(values, column, bands).iloc[frame["row"].to_numpy()]
         known = labels.notna().to_numpy()
@@ -453,10 +465,7 @@ def standard_rows(groups: Groups, values: pd.Series, column: str, bands: list[fl
     if not (isinstance(unit, (int, float)) and np.isfinite(unit) and unit > 0):
         raise DescribeError("type the positive number of time units per unit of "
                             f"{column} (52.18 for weeks and years of age)")
-    numbers = pd.to_numeric(values, errors="coerce")
-    if numbers.notna().sum() < values.notna().sum():
-        raise DescribeError(f"{column!r} is not a number column: it cannot grow with follow-up")
-    origin = numbers.to_numpy(float)[frame["row"].to_numpy()]
+    origin = _ages(values, column)[frame["row"].to_numpy()]
     known = np.isfinite(origin)
     part = frame[known].assign(**{"scale:": origin[known]})
     if "id" not in part:
@@ -468,15 +477,25 @@ def standard_rows(groups: Groups, values: pd.Series, column: str, bands: list[fl
     return kept, pieces["band:"].to_numpy(), int((~known).sum())
 
 
-def standardized_by(kept: Groups, strata, per: float) -> tuple:
-    """engine.standardized_rates (the standard: the cohort's person-time in each stratum) and
-    engine.smr (the expected events at the cohort's stratum rates) of the groups of
-    standard_rows."""
+def _ages(values: pd.Series, column: str) -> np.ndarray:
+    """The column as numbers (NaN where missing); a DescribeError when it holds text."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    if numbers.notna().sum() < values.notna().sum():
+        raise DescribeError(f"{column!r} is not a number column: it cannot grow with follow-up "
+                            "or be placed in a standard population's age groups")
+    return numbers.to_numpy(float)
+
+
+def standardized_by(kept: Groups, strata, per: float, standard: str = "cohort") -> tuple:
+    """engine.standardized_rates (the standard: the cohort's person-time in each stratum, or
+    a standard population) and engine.smr (the expected events at the cohort's stratum
+    rates) of the groups of standard_rows."""
     if kept.frame.empty:
         raise DescribeError("no row has a stratum: choose another column")
     cohort, by = cohort_of(kept), labels_of(kept)
-    return engine.standardized_rates(cohort, strata, by=by, per=per), engine.smr(cohort, strata,
-                                                                                by=by)
+    named = standard in engine.STANDARD_POPULATIONS
+    return (engine.standardized_rates(cohort, strata, by=by, per=per, standard=standard),
+            engine.smr(cohort, strata, by=by, age_groups=standard if named else None))
 
 
 def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: int,
@@ -505,11 +524,15 @@ def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: in
                   f"{rates.variance[len('robust '):]}")
     missing = (f" {left_out:,} row{'s' if left_out > 1 else ''} without {column} left out."
                if left_out else "")
-    by = (f"attained {column} (follow-up split where it crosses the band limits, {unit:g} "
+    own = rates.standard.startswith("the cohort's")
+    cut_at = "band limits" if own else "limits of the standard's age groups"
+    by = (f"attained {column} (follow-up split where it crosses the {cut_at}, {unit:g} "
           f"units of {time_label} per unit of {column})" if unit else column)
+    standard = ("the whole cohort's person-time in each" if own else f"{rates.standard}, "
+                "weights " + ", ".join(f"{k} {w:.4f}" for k, w in rates.weights.items()))
     return {"standardized": standardized, "std_comparisons": comparisons, "smr": smr,
             "std_caption": f"Directly standardised by {by} ({len(rates.weights)} strata), "
-                           f"the standard being the whole cohort's person-time in each; "
+                           f"the standard being {standard}; "
                            f"events per {per} units of person-time ({time_label}); {limits}. "
                            "SRR and SRD: ratio and difference of standardised rates (Wald), "
                            "each group against the first. SMR: observed events over those "

@@ -32,6 +32,10 @@ from . import sections
 NO_GROUP = "(none)"
 # the standardisation column as each row has it, or as it grows with follow-up (age)
 AT_ENTRY, ATTAINED = "as each row has it", "attained (its value at time 0, growing)"
+# the standards of the standardised rates: the cohort's own person-time, or a published one
+STANDARDS = {"this cohort's person-time": "cohort",
+             **{engine.standard_population(name).attrs["title"]: name
+                for name in engine.STANDARD_POPULATIONS}}
 PLOT_OPTIONS = ("Risk table", "Censor marks", "CI bands", "Median lines", "KMunicate table")
 DEFAULT_OPTIONS = ["Risk table", "Censor marks", "CI bands", "Median lines"]
 COMPETING = "Incidence of each cause (competing risks)"
@@ -104,6 +108,11 @@ class DescribeView(Viewer):
             label="in bands at (numbers, comma-separated)", width=300,
             description="Band limits of a number column (age: 20, 30, 40 makes <= 20, "
                         "(20, 30], (30, 40], > 40). Empty: the column's own values.")
+        self.std_standard = pn.widgets.Select(
+            label="Standard weights", options=STANDARDS, value="cohort", width=300,
+            description="Whose weights average the strata's rates: this cohort's person-time "
+                        "in each, or a standard population's (the column is then an age in "
+                        "years and the bands are its age groups).")
         self.std_attained = pn.widgets.RadioButtonGroup(options=[AT_ENTRY, ATTAINED],
                                                         value=AT_ENTRY)
         self.std_unit = pn.widgets.FloatInput(
@@ -155,7 +164,7 @@ class DescribeView(Viewer):
         for widget in (self.times, self.tau):
             widget.param.watch(self._draw_tables, "value")
         for widget in (self.per, self.rate_breaks, self.std_by, self.std_bands,
-                       self.std_attained, self.std_unit):
+                       self.std_standard, self.std_attained, self.std_unit):
             widget.param.watch(self._draw_rates, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
@@ -427,8 +436,10 @@ class DescribeView(Viewer):
         cause, label = (self.cause.value if self._competing() else None), self.store.time
         column = self.std_by.value
         unit = self.std_unit.value if self.std_attained.value == ATTAINED else None
+        self.std_bands.disabled = self.std_standard.value != "cohort"
         standard = (None if column in (None, NO_GROUP) or column not in self.store.columns
-                    else (column, self.store.data[column], self.std_bands.value, unit))
+                    else (column, self.store.data[column], self.std_bands.value, unit,
+                          self.std_standard.value))
         self._request("rates", lambda: sections.rates(curves, cause, per, breaks, label,
                                                       standard), self._show_rates)
 
@@ -549,7 +560,8 @@ class DescribeView(Viewer):
             "#### Incidence rates", pn.Row(self.per, self.rate_breaks), self.rates_caption,
             self.rates, self.rate_comparisons,
             "#### Standardised rates",
-            pn.Row(self.std_by, self.std_bands, pn.Column(self.std_attained, self.std_unit)),
+            pn.Row(self.std_by, self.std_standard, self.std_bands),
+            pn.Row(self.std_attained, self.std_unit),
             self.std_caption,
             self.std_rates,
             self.std_comparisons, self.smr,

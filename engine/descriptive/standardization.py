@@ -181,8 +181,8 @@ def standardized_rates(cohort: Cohort, standardize_by, by=None, standard="cohort
 
 
 def smr(cohort: Cohort, standardize_by, by=None, reference_rates=None, per: float = 1000.0,
-        cause=None, level: float = 0.95, variance: str = "auto",
-        cluster=None) -> StandardizedRatios:
+        cause=None, level: float = 0.95, variance: str = "auto", cluster=None,
+        age_groups: str | None = None) -> StandardizedRatios:
     """Standardised mortality (incidence) ratios of ``cohort``'s groups: observed events over
     those expected at the reference rates, stratum by stratum.
 
@@ -193,12 +193,19 @@ def smr(cohort: Cohort, standardize_by, by=None, reference_rates=None, per: floa
         or rates by stratum label (a dict or Series, events per ``per`` units of person-time:
         a national population's).
     per : the unit of ``reference_rates``.
+    age_groups : None, or a standard population's name: ``standardize_by`` as in
+        standardized_rates(standard=<name>), the strata being its age groups; rates given
+        for groups the cohort does not have (a national table's) are left aside.
     """
     rows = person_time_rows(cohort, cause, variance, cluster, "smr")
     check_level(level)
     check_per(per)
-    cells = _Cells(cohort, rows, by, _strata(cohort, standardize_by))
+    table = None if age_groups is None else standard_population(age_groups)
+    cells = _Cells(cohort, rows, by, _strata(cohort, standardize_by, table))
     labels, names = cells.labels, cells.strata
+    if table is not None and isinstance(reference_rates, (dict, pd.Series)):
+        reference_rates = {k: v for k, v in dict(reference_rates).items()
+                           if str(k) in names or str(k) not in table.index}
     G, S = len(labels), len(names)
     D, T = cells.events.reshape(G, S), cells.time.reshape(G, S)
     if reference_rates is None:

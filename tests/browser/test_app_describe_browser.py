@@ -106,6 +106,13 @@ def test_first_rossi_analysis(page):
     expect(pg.locator(".standardized-caption")).to_contain_text("by attained age")
     standardized.scroll_into_view_if_needed()
     shot(pg, "describe_rossi_standardized")
+    # to the WHO World Standard Population (its age groups: R with the published weights;
+    # a year of follow-up at 52.18 weeks a year crosses none of its limits)
+    select(pg, "Standard weights", "WHO World Standard Population 2000-2025")
+    expect(standardized.locator(".tabulator-cell", has_text=re.compile(r"^\s*7\.0417\s*$"))) \
+        .to_have_count(1)                                                  # 7.04171845
+    expect(pg.locator(".standardized-caption")).to_contain_text("15-19 0.1843")
+    shot(pg, "describe_rossi_who_standard")
     pg.get_by_role("button", name="KMunicate table").click()
     expect(pg.locator(".survival-caption")).to_contain_text("events and censored so far")
     shot(pg, "describe_rossi_kmunicate")

@@ -125,3 +125,8 @@ lw$group <- names(who)[lw$piece]
 cat("## rossi attained age who2000 pieces\n")
 print(data.frame(rows = nrow(lw)), digits = 15)
 dsr("rossi fin by attained age, who2000", lw$arrest, lw$pt, lw$fin, lw$group, 1000, std = who)
+smr("rossi fin by age at release, who2000 groups", rossi$arrest, rossi$week, rossi$fin,
+    rossi$who, 1000)
+smr("rossi fin by age at release, who2000 groups, given rates", rossi$arrest, rossi$week,
+    rossi$fin, rossi$who, 1000, rates = c("15-19" = 11, "20-24" = 8, "25-29" = 5.5,
+                                          "30-34" = 4, "35-39" = 3, "40-44" = 2.5))

@@ -168,6 +168,44 @@ def test_standardised_by_attained_age_as_R(rossi_view):
         view.std_caption.object
 
 
+def test_standardised_to_the_who_standard_as_R(rossi_view):
+    """The WHO 2000-2025 standard population: age at release in its groups, then attained
+    age (a year of follow-up taken as four) cut at its limits, as R with the published
+    weights (tests/data/r_standardized_rates.R); the band box is not read meanwhile, and the
+    caption names the standard and its weights."""
+    _, view = rossi_view
+    view.std_by.value = "age"
+    view.std_bands.value = "20, old"                    # not read for a standard population
+    view.std_standard.value = "who2000"
+    assert view.std_bands.disabled
+    rates = view.std_rates.value.set_index("group")
+    assert rates.loc["fin = 0", "standardised per 1,000"] == pytest.approx(7.04171844902782,
+                                                                           rel=1e-12)
+    assert rates.loc["fin = 1", "upper 95%"] == pytest.approx(6.43784722114377, rel=1e-12)
+    assert view.std_comparisons.value.iloc[0]["SRR"] == pytest.approx(0.638842096217246,
+                                                                      rel=1e-12)
+    smr = view.smr.value.set_index("group")
+    assert smr.loc["fin = 1", "SMR"] == pytest.approx(0.842579634935424, rel=1e-12)
+    caption = view.std_caption.object
+    assert "the WHO World Standard Population 2000-2025 (the 6 of its 21 age groups" in caption
+    assert "15-19 0.1843" in caption
+    view.std_unit.value = 13.045
+    view.std_attained.value = ATTAINED
+    rates = view.std_rates.value.set_index("group")
+    assert rates.loc["fin = 1", "standardised per 1,000"] == pytest.approx(2.88199144629411,
+                                                                           rel=1e-11)
+    assert view.std_comparisons.value.iloc[0]["SRR lower"] == pytest.approx(
+        0.268360399608891, rel=1e-10)
+    view.std_standard.value = "cohort"                  # the band box is read again
+    assert not view.std_bands.disabled
+    assert view.std_rates.value.empty and "'old' is not a number" in view.std_caption.object
+    assert len(view.rates.value) == 2
+    groups = d.groups_of(view.store, "fin")
+    text = pd.Series(np.where(view.store.data["age"] > 30, "old", "young"))
+    with pytest.raises(d.DescribeError, match="'band' is not a number column"):
+        d.standard_rows(groups, text, "band", [], standard="segi1960")
+
+
 def test_conditional_on_event_free_at_week_20(rossi_view):
     """The landmark view: R's survfit(start.time = 20) at weeks 30 and 52
     (tests/data/r_km_start_time.Rout) and the log-rank test of the rows followed to week 20

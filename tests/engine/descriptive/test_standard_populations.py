@@ -88,6 +88,27 @@ def test_attained_ages_cut_at_the_standards_limits_as_R(rossi):
     assert result.weights.index[-1] == "45-49"
 
 
+def test_smr_in_a_standards_age_groups_as_R(rossi):
+    """smr(age_groups=<name>) places the ages in the standard's groups; a national table's
+    rates for groups the cohort lacks are left aside, a label it does not know is named."""
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["age"])
+    fin = rossi["fin"].to_numpy()
+    for result, label in (
+            (engine.smr(cohort, "age", by=fin, age_groups="who2000"),
+             "rossi fin by age at release, who2000 groups"),
+            (engine.smr(cohort, "age", by=fin, age_groups="who2000",
+                        reference_rates={"10-14": 20, "15-19": 11, "20-24": 8, "25-29": 5.5,
+                                         "30-34": 4, "35-39": 3, "40-44": 2.5, "45-49": 2}),
+             "rossi fin by age at release, who2000 groups, given rates")):
+        want = data_frame(R[f"{label} smr"])
+        for column in want.columns[1:]:
+            np.testing.assert_allclose(result.ratios[column], want[column], rtol=1e-10)
+    with pytest.raises(ValueError, match=r"unknown \['15 to 19'\]"):
+        engine.smr(cohort, "age", by=fin, age_groups="who2000",
+                   reference_rates={"15 to 19": 11, "15-19": 11, "20-24": 8, "25-29": 5.5,
+                                    "30-34": 4, "35-39": 3, "40-44": 2.5})
+
+
 def test_bad_ages_and_groups_are_named(rossi):
     cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["age", "fin"])
     ages = rossi["age"].to_numpy(float)
