@@ -18,7 +18,7 @@ from ..shell.on_screen import OnScreen
 from ..shell.plots import forest_plot, plot_html
 from ..shell.widgets import markdown, notify
 from ..survival.jobs import coefficient_comparison, comparison
-from ..survival.results import ResultsView, hr_table, is_fine_gray
+from ..survival.results import ResultsView, forest_labels, forest_rows, hr_table, model_of
 from ..survival.state import Workbench
 from .report import report_zip
 
@@ -95,13 +95,11 @@ class ExportView(Viewer):
 
     def hr_text(self):
         fit = self._fit()
-        return _text(hr_table(fit.summary, is_fine_gray(fit)).to_csv(index=False))
+        return _text(hr_table(fit.summary, model_of(fit)).to_csv(index=False))
 
     def forest_figure(self, fmt: str) -> bytes:
         fit = self._fit()
-        labels = ({"ratio": "sHR", "title": "Subdistribution hazard ratios (95% CI)"}
-                  if is_fine_gray(fit) else {})
-        return save(forest_figure(fit.summary.head(60), **labels), fmt)
+        return save(forest_figure(forest_rows(fit), **forest_labels(fit, short=True)), fmt)
 
     def report_bytes(self) -> bytes:
         """Describe's tables and figure, the fit's ratios, forest plot, PH check, residuals,
@@ -110,7 +108,7 @@ class ExportView(Viewer):
         files = dict(self.describe.report_files()) if self.describe is not None else {}
         if self.workbench.fits:
             fit = self._fit()
-            files["hazard_ratios.csv"] = hr_table(fit.summary, is_fine_gray(fit)).to_csv(
+            files["hazard_ratios.csv"] = hr_table(fit.summary, model_of(fit)).to_csv(
                 index=False).encode()
             files["forest.png"] = self.forest_figure("png")
             files["forest.svg"] = self.forest_figure("svg")
@@ -145,7 +143,9 @@ class ExportView(Viewer):
         return _text(plot_html(self.results.km.object, "survscan Kaplan-Meier"))
 
     def forest_text(self):
-        return _text(plot_html(forest_plot(self._fit().summary), "survscan forest plot"))
+        fit = self._fit()
+        return _text(plot_html(forest_plot(forest_rows(fit), **forest_labels(fit)),
+                               "survscan forest plot"))
 
     def spec_text(self):
         return _text(self.store.spec_json())

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import engine
 
-SURVIVAL_MODELS = ("cox", "fine_gray")  # logistic regression is not a survival model
+# Poisson: events over person-time (the log offset), with cut points the piecewise-exponential
+# model; logistic regression is not a survival model
+SURVIVAL_MODELS = ("cox", "fine_gray", "poisson")
+# each model's ratio exp(coef): its short and long names and the title of its table
+RATIOS = {"cox": ("HR", "hazard ratio", "Hazard ratios"),
+          "fine_gray": ("sHR", "subdistribution hazard ratio",
+                        "Subdistribution hazard ratios (Fine-Gray)"),
+          "poisson": ("IRR", "incidence rate ratio", "Incidence rate ratios (Poisson)")}
 PENALTIES = ("none", "L1", "L2")
 TIES = engine.TIES
 SOLVERS = engine.SOLVERS

@@ -59,14 +59,16 @@ def first_steps() -> float:
 
 def other_analyses() -> float:
     """Compile the kernels of the pages past survival (the formula front door, Fine-Gray,
-    SCCS, the Bayesian and GWAS pages) on small samples; the seconds it took."""
+    Poisson, SCCS, the Bayesian and GWAS pages) on small samples; the seconds it took."""
     t0 = time.perf_counter()
     import engine
     from engine import datasets, gwas
 
     rossi = datasets.load_rossi()
-    engine.fit(engine.Cohort.from_frame(rossi, "week", "arrest",
-                                        formula="fin + ns(age, df=3) + prio"))
+    formula = engine.Cohort.from_frame(rossi, "week", "arrest",
+                                       formula="fin + ns(age, df=3) + prio")
+    engine.fit(formula)
+    engine.fit(formula, model="poisson")
     bmt = engine.Cohort.from_frame(datasets.load_bmtcrr(), "ftime", "Status",
                                    covariates=["Age"], competing_risks=True)
     engine.fit(bmt, model="fine_gray", cause=1)

@@ -35,6 +35,10 @@ def treatment_of(fit) -> tuple[str | None, str]:
     """(the treatment covariate of ``fit``, '') or (None, why the curves cannot be drawn)."""
     if fit is None:
         return None, "No fit yet."
+    if fit.spec["options"].get("model") == "poisson":
+        return None, ("Adjusted curves are drawn for Cox and Fine-Gray fits; a Poisson fit's "
+                      "adjusted comparison is its incidence rate ratio (the table above), "
+                      "the crude and standardised rates are on the Describe tab.")
     treatment = fit.spec["roles"].get("treatment")
     if not treatment:
         return None, ("Set the **Treatment / grouping** column on the Data tab (a covariate) "

@@ -21,6 +21,12 @@ from .path import penalty_words
 FORM_VALUES = 3     # distinct values a column needs before forms are offered (a polynomial)
 
 
+# the models whose ties are not the user's choice, and why
+TIES_NOTES = {"fine_gray": "Fine-Gray uses Breslow ties (as cmprsk::crr).",
+              "poisson": "Poisson regression has no ties: each row's events over its "
+                         "person-time (stop - start, the log offset), with an intercept (the "
+                         "baseline rate); cut points make it piecewise exponential; no strata."}
+
 class DesignView(Viewer):
     """Everything about the model that is not a column role."""
 
@@ -67,8 +73,7 @@ class DesignView(Viewer):
         self.cause = pn.widgets.Select(label="Cause of interest (Fine-Gray)", visible=False)
         self.cause.param.watch(lambda e: e.new is not None and setattr(s, "cause", int(e.new)),
                                "value")
-        self.ties_note = markdown("Fine-Gray uses Breslow ties (as cmprsk::crr).",
-                                          visible=False)
+        self.ties_note = markdown("", visible=False)
         self.ties = pn.widgets.RadioButtonGroup.from_param(s.param.ties, label="Ties")
         self.penalty = pn.widgets.RadioButtonGroup.from_param(s.param.penalty, label="Penalty")
         self.strength_as = pn.widgets.RadioButtonGroup.from_param(
@@ -126,8 +131,9 @@ class DesignView(Viewer):
             if causes:
                 self.cause.value = s.cause if s.cause in causes else causes[0]
             self.cause.visible = fine_gray
-            self.ties.disabled = fine_gray
-            self.ties_note.visible = fine_gray
+            self.ties.disabled = s.model in TIES_NOTES
+            self.ties_note.object = TIES_NOTES.get(s.model, "")
+            self.ties_note.visible = s.model in TIES_NOTES
         finally:
             self._syncing = False
         if s.cut_points:

@@ -16,6 +16,15 @@ import pandas as pd
 import engine
 
 from ..shell.caught_warnings import collected
+from ..shell.choices import RATIOS
+
+def ratio_summary(res) -> pd.DataFrame:
+    """res.summary with exp(coef) and its limits named hr, hr_lower, hr_upper, as the app's
+    tables and plots read them: a Poisson fit's incidence rate ratios (irr) too (the
+    results' tables name each model's ratio: results.RATIOS)."""
+    return res.summary.rename(columns={"irr": "hr", "irr_lower": "hr_lower",
+                                       "irr_upper": "hr_upper"})
+
 
 @dataclass
 class KeptFit:
@@ -90,13 +99,18 @@ def fit_tests(res) -> str:
     parts = []
     try:
         tests = engine.global_tests(res)
+        cox = res.spec.get("model") == "cox"
         names = {"likelihood ratio": "Likelihood ratio", "wald": "Wald",
-                 "score": "Score (log-rank)", "robust score": "Robust score"}
+                 "score": "Score (log-rank)" if cox else "Score", "robust score": "Robust score"}
         parts.append("; ".join(f"{names[k]} test = {r['statistic']:.2f} on {int(r['df'])} df, "
                                f"p = {r['p']:.3g}" for k, r in tests.table.iterrows())
                      + (f" ({tests.spec['note']})" if "note" in tests.spec else ""))
     except Exception as exc:   # penalised or Fine-Gray fits: say why there are none
         parts.append(f"Global tests: not available ({exc})")
+    if res.spec.get("model") == "poisson":
+        parts.append("Concordance: for Cox and Fine-Gray fits (a Poisson fit's rates: the "
+                     "incidence rate ratios below and the Describe tab's rates)")
+        return "  \n".join(parts)
     try:
         c = engine.concordance(res)
         parts.append(f"Concordance (Harrell's C) = {c['concordance']:.3f}")
@@ -129,7 +143,7 @@ class FitJob:
             if cancel is not None and cancel.is_set():
                 raise engine.Cancelled(f"{self.name} cancelled before the first iteration")
             res = engine.fit(cohort, progress=progress, cancel=cancel, **self.options)
-            summary = res.summary
+            summary = ratio_summary(res)
             tests = fit_tests(res)
         messages = list(dict.fromkeys(caught))
         return KeptFit(self.name, res, summary, self.spec, time.perf_counter() - t0, messages,
@@ -175,7 +189,7 @@ class CrossValidationJob:
         with collected() as caught:
             cohort = self.make_cohort()
             cv = engine.cross_validate(cohort, progress=progress, cancel=cancel, **self.options)
-            summary = cv.fit.summary
+            summary = ratio_summary(cv.fit)
             tests = fit_tests(cv.fit)
         spec = json.loads(json.dumps(self.spec))
         spec["options"].update(strength=float(cv.penalty.lam), strength_as="lambda",
@@ -231,9 +245,10 @@ class BootstrapRun:
     def table(self) -> pd.DataFrame:
         """Per covariate: the hazard ratio, its model-based 95% CI (the fit's) and the
         bootstrap percentile 95% CI, and how often a replicate kept it non-zero."""
-        fit, boot = self.result.fit.summary, self.result.summary
+        fit, boot = ratio_summary(self.result.fit), self.result.summary
         return pd.DataFrame({
-            "covariate": boot.index, "HR": fit["hr"].to_numpy(),
+            "covariate": boot.index,
+            RATIOS[self.spec["options"].get("model", "cox")][0]: fit["hr"].to_numpy(),
             "model-based lower": fit["hr_lower"].to_numpy(),
             "model-based upper": fit["hr_upper"].to_numpy(),
             "bootstrap lower": np.exp(boot["lower"].to_numpy()),

@@ -24,6 +24,7 @@ import engine
 
 from ..data.store import Store
 from ..describe import describing
+from ..shell.choices import RATIOS
 from ..shell.lazy_tab import LazyTabs
 from ..shell.on_screen import OnScreen
 from ..shell.plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
@@ -146,17 +147,37 @@ def cv_table(curve: pd.DataFrame, chosen: float) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------------------
 # hazard ratios
-def hr_table(summary: pd.DataFrame, fine_gray: bool = False) -> pd.DataFrame:
-    """The ratio table; Fine-Gray's are subdistribution hazard ratios, labelled sHR."""
+def hr_table(summary: pd.DataFrame, model: str = "cox") -> pd.DataFrame:
+    """The ratio table of KeptFit.summary, its ratio named as ``model``'s (RATIOS): HR, the
+    subdistribution hazard ratio sHR of Fine-Gray, the incidence rate ratio IRR of Poisson
+    (whose intercept row is the baseline rate per unit of time)."""
     cols = ["coef", "hr", "hr_lower", "hr_upper", "se", "p", "penalized"]
     out = summary[cols].reset_index()
-    if fine_gray:
-        out = out.rename(columns={"hr": "sHR", "hr_lower": "sHR_lower", "hr_upper": "sHR_upper"})
+    if model != "cox":
+        short = RATIOS[model][0]
+        out = out.rename(columns={"hr": short, "hr_lower": f"{short}_lower",
+                                  "hr_upper": f"{short}_upper"})
     return out
 
 
-def is_fine_gray(fit) -> bool:
-    return fit.spec["options"].get("model") == "fine_gray"
+def model_of(fit) -> str:
+    return fit.spec["options"].get("model", "cox")
+
+
+def forest_labels(fit, short: bool = False) -> dict:
+    """The forest plot's ratio name (``short``: HR, sHR, IRR) and title for ``fit``'s model
+    (Cox: the plots' defaults)."""
+    model = model_of(fit)
+    if model == "cox":
+        return {}
+    abbreviation, name, title = RATIOS[model]
+    return {"ratio": abbreviation if short else name,
+            "title": f"{title.split(' (')[0]} (95% CI)"}
+
+
+def forest_rows(fit) -> pd.DataFrame:
+    """The rows a forest plot shows: the ratios, not a Poisson fit's baseline rate."""
+    return fit.summary.drop(index="(intercept)", errors="ignore").head(60)
 
 
 class ResultsView(Viewer):
@@ -209,8 +230,6 @@ class ResultsView(Viewer):
         # two fixed headings shown in turn (a Markdown pane whose heading text changes after
         # the first render lost the section style)
         self.hr_title = pn.pane.Markdown("### Hazard ratios")
-        self.shr_title = pn.pane.Markdown("### Subdistribution hazard ratios (Fine-Gray)",
-                                          visible=False)
         self.ph = PhCheck(store=s)
         self.residuals = ResidualsView(store=s)
         self.adjusted = AdjustedView(store=s)
@@ -234,7 +253,7 @@ class ResultsView(Viewer):
         self._parts = {
             "km": while_visible(self.km_section), "cif": while_visible(self.cif_section),
             "cv": while_visible(self.cv_section), "hr_title": while_visible(self.hr_title),
-            "shr_title": while_visible(self.shr_title), "hr": while_filled(self.hr),
+            "hr": while_filled(self.hr),
             "forest": while_set(self.forest), "compare": while_filled(self.compare),
             "compare_hr": while_filled(self.compare_hr), "lr": while_filled(self.lr_tests)}
         self.workbench.param.watch(lambda *e: self.screen.run(self._draw_cv), ["cv"])
@@ -285,7 +304,7 @@ class ResultsView(Viewer):
     def _sections(self) -> list[tuple[str, pn.viewable.Viewable]]:
         p = self._parts
         return [
-            ("Hazard ratios", pn.Column(p["hr_title"], p["shr_title"], self.fit_tests, p["hr"],
+            ("Hazard ratios", pn.Column(p["hr_title"], self.fit_tests, p["hr"],
                                         p["forest"], p["cv"])),  # sHR titles for Fine-Gray
             (CURVES, pn.Column(pn.Row(self.group, self.ci, self.conf_type),
                                           p["km"], p["cif"])),  # KM hidden for competing risks
@@ -465,27 +484,23 @@ class ResultsView(Viewer):
         res = fit.result
         self.fit_info.object = (
             f"**{fit.name}** — {fit.spec['data']['label']}; n = {res.n:,}, events = "
-            f"{res.n_events:,}, strata = {fit.n_strata}, ties = "
-            f"{res.spec['ties']}, penalty = {res.spec['penalty']}; "
+            f"{res.n_events:,}, strata = {fit.n_strata}, "
+            + (f"ties = {res.spec['ties']}, " if model_of(fit) != "poisson" else "")
+            + f"penalty = {res.spec['penalty']}; "
             f"{'converged' if res.converged else 'NOT converged'} in {res.n_iter} iterations"
             + (f"; {fit.dropped_text} row(s) dropped for missing values" if fit.dropped else "")
             + f". Standard errors: {res.variance_note}. "
             "Penalised coefficients have no standard error (shown as NaN).")
-        fine_gray = is_fine_gray(fit)
         self.fit_tests.object = fit.tests()
-        df = hr_table(fit.summary, fine_gray)
-        show(self.hr, df, 6)
-        self.hr_title.visible, self.shr_title.visible = not fine_gray, fine_gray
+        show(self.hr, hr_table(fit.summary, model_of(fit)), 6)
+        self.hr_title.object = f"### {RATIOS[model_of(fit)][2]}"
         self.ph.show_fit(fit)
         self.residuals.show_fit(fit)
         self.adjusted.show_fit(fit)
         self.prediction.show_fit(fit)
         self.terms.show_fit(fit)
         try:
-            self.forest.object = forest_plot(
-                fit.summary.head(60), **({"title": "Subdistribution hazard ratios (95% CI)",
-                                          "ratio": "subdistribution hazard ratio"}
-                                         if fine_gray else {}))
+            self.forest.object = forest_plot(forest_rows(fit), **forest_labels(fit))
         except Exception as exc:
             notify("warning", f"forest plot not drawn: {exc}")
             self.forest.object = None

@@ -14,6 +14,7 @@ from panel.viewable import Viewer
 
 import engine
 
+from ..shell.choices import RATIOS
 from ..shell.figures import effect_figure, save
 from ..shell.widgets import markdown, show, table, while_filled
 from .plots import effect_plot
@@ -98,8 +99,7 @@ class TermsView(Viewer):
                 "relative to its median, other covariates at their median or most frequent "
                 "value."
                 if curves else "."))
-        fine_gray = fit.spec["options"].get("model") == "fine_gray"
-        ratio = "subdistribution hazard ratio" if fine_gray else "hazard ratio"
+        ratio = RATIOS[fit.spec["options"].get("model", "cox")][1]
         self.figures = {f"hr_curve_{v}": (curve, v, res.formula.adjust_to[v], ratio)
                         for v, curve in curves.items()}
         self.curves.objects = [pn.pane.HoloViews(effect_plot(*args))

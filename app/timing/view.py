@@ -70,8 +70,9 @@ def run_timings(make_cohort, options: dict, cancel: threading.Event, report) -> 
                 + ("" if res.converged else ", not converged"))
     if "gpu" not in available_backends():
         add("engine gpu", None, "skipped: no GPU backend / CUDA device here")
-    if options.get("model") == "fine_gray":
-        add("lifelines CoxPHFitter", None, "skipped: lifelines has no Fine-Gray regression")
+    if options.get("model", "cox") != "cox":
+        other = {"fine_gray": "Fine-Gray", "poisson": "Poisson"}[options["model"]]
+        add("lifelines CoxPHFitter", None, f"skipped: lifelines has no {other} regression")
     elif n <= LIFELINES_MAX_ROWS and p <= LIFELINES_MAX_COLS and not options.get("cut_points"):
         t0 = time.perf_counter()
         try:
@@ -120,7 +121,7 @@ def run_scaling(subsample, max_n: int, options: dict, cancel: threading.Event,
                          "seconds": best_of(lambda: naive_loglik(cohort.time, cohort.event,
                                                                  cohort.X, beta))})
         if (cohort.n <= 5_000 and cohort.p <= LIFELINES_MAX_COLS and not options.get("cut_points")
-                and options.get("model") != "fine_gray"):
+                and options.get("model", "cox") == "cox"):
             t0 = time.perf_counter()
             try:
                 with collected():

@@ -288,6 +288,26 @@ def test_fine_gray_on_competing_risks(page):
     shot(pg, "results_fine_gray")
 
 
+def test_poisson_rates_on_rossi(page):
+    """Poisson regression of the arrests over the weeks followed: the incidence rate ratios
+    on the page (statsmodels' GLM with log weeks as the offset: fin 0.6933, age 0.9459;
+    tests/app/survival/test_app_poisson.py checks every digit)."""
+    from playwright.sync_api import expect
+
+    pg = page
+    open_sample(pg, "rossi")
+    tab(pg, "Design")
+    select(pg, "Model", "poisson")
+    expect(pg.get_by_text(re.compile("Poisson regression has no ties"))).to_be_visible()
+    fit(pg, "arrest rates (Poisson)")
+    tab(pg, "Results")
+    expect(pg.get_by_text("Incidence rate ratios (Poisson)")).to_be_visible()
+    expect(row_with(pg, "(intercept)")).to_have_count(1)
+    expect(row_with(pg, "fin").locator('[tabulator-field="IRR"]')).to_have_text(
+        re.compile(r"^\s*0\.6933"))
+    shot(pg, "results_poisson")
+
+
 def test_malformed_csv_is_a_message_and_the_app_stays_usable(page):
     from playwright.sync_api import expect
 

@@ -134,7 +134,7 @@ def test_fine_gray_results_are_subdistribution_hazard_ratios():
     store.model = "fine_gray"
     results = ResultsView(store=store, workbench=bench)
     bench.keep(bench.fit_job().run())
-    assert results.shr_title.visible and not results.hr_title.visible
+    assert results.hr_title.object == "### Subdistribution hazard ratios (Fine-Gray)"
     assert {"sHR", "sHR_lower", "sHR_upper"} <= set(results.hr.value.columns)
     assert "hr" not in results.hr.value.columns
     assert "pseudo-likelihood" in results.fit_tests.object

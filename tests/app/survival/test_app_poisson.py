@@ -1,0 +1,80 @@
+"""A Poisson regression of rates from the Design tab, without a browser: the Results tab's
+incidence rate ratios against statsmodels' Poisson GLM with log person-time as the offset, the
+pages that are for Cox or Fine-Gray fits saying so, the forest plot without the baseline rate,
+strata refused with the fix while the kept fit stays, and the report folder's table and
+script."""
+import io
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from app.data.store import Store
+from app.export.view import ExportView
+from app.survival.results import ResultsView, forest_rows
+from app.survival.state import Workbench
+
+NAMES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
+
+
+@pytest.fixture(scope="module")
+def poisson_fit():
+    import panel as pn
+
+    store = Store()
+    bench = Workbench(store=store)
+    store.load_sample("rossi")
+    store.model = "poisson"
+    results = ResultsView(store=store, workbench=bench)
+    bench.keep(bench.fit_job().run())
+    yield store, bench, results
+    pn.state.reset()
+
+
+def test_incidence_rate_ratios_as_statsmodels(poisson_fit):
+    store, bench, results = poisson_fit
+    rossi = store.data
+    glm = sm.GLM(rossi["arrest"], sm.add_constant(rossi[NAMES].astype(float)),
+                 family=sm.families.Poisson(), offset=np.log(rossi["week"])).fit(tol=1e-12)
+    table = results.hr.value.set_index("covariate")
+    assert results.hr_title.object == "### Incidence rate ratios (Poisson)"
+    assert {"IRR", "IRR_lower", "IRR_upper"} <= set(table.columns) and "hr" not in table
+    assert list(table.index) == ["(intercept)", *NAMES]
+    np.testing.assert_allclose(table["coef"], glm.params.to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(table["se"], glm.bse.to_numpy(), rtol=1e-6)
+    np.testing.assert_allclose(table["IRR"], np.exp(glm.params.to_numpy()), rtol=1e-6)
+    lower = np.exp(glm.params - 1.959963984540054 * glm.bse).to_numpy()
+    np.testing.assert_allclose(table["IRR_lower"], lower, rtol=1e-6)
+    info = results.fit_info.object
+    assert "ties =" not in info and "n = 432, events = 114" in info
+    assert "Poisson fit's adjusted comparison" in results.adjusted.info.object
+    assert "is for Cox fits" in results.ph.info.object
+    assert "(intercept)" not in forest_rows(bench.fits[-1]).index
+    lr = 2 * (glm.llf - glm.llnull)            # statsmodels' null model keeps the offset
+    assert f"Likelihood ratio test = {lr:.2f} on 7 df" in results.fit_tests.object
+    assert "Score test" in results.fit_tests.object and "log-rank" not in results.fit_tests.object
+
+
+def test_strata_are_refused_and_the_fit_kept(poisson_fit):
+    store, bench, _ = poisson_fit
+    kept = len(bench.fits)
+    store.strata = ["race"]
+    try:
+        with pytest.raises(Exception, match="strata"):
+            bench.fit_job().run()
+    finally:
+        store.strata = []
+    assert len(bench.fits) == kept
+
+
+def test_report_folder_names_the_ratio(poisson_fit):
+    store, bench, results = poisson_fit
+    export = ExportView(store=store, workbench=bench, results=results)
+    archive = zipfile.ZipFile(io.BytesIO(export.report_bytes()))
+    names = archive.namelist()
+    table = pd.read_csv(archive.open(next(n for n in names if n.endswith("hazard_ratios.csv"))))
+    assert "IRR" in table and table["covariate"].iloc[0] == "(intercept)"
+    script = archive.read(next(n for n in names if n.endswith("survscan_analysis.py"))).decode()
+    assert "model='poisson'" in script
