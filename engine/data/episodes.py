@@ -11,6 +11,9 @@ Two layouts of the same split data give the same partial likelihood:
 - ``strata``: the papers' route (Yang2024 sec. 2.2, eq. 7) when every subject enters at time 0:
   each interval is a stratum of its own, whose rows all enter before its first event time, so
   no entry times are needed and the scan is the plain stratified one.
+
+The same cut of follow-up into bands with an indicator per band (split_into_bands) gives a
+Poisson regression one baseline rate per band: the piecewise-exponential model.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import scipy.sparse as sp
 
 from . import validation as v
 from .cohort import Cohort
+from .lexis import band_labels
 from ..core.errors import CohortError
 
 ROUTES = ("auto", "counting", "strata")
@@ -50,15 +54,7 @@ def split_at_cut_points(cohort: Cohort, cut_points: dict, route: str = "auto") -
                          "has entry times: use route='counting'.")
 
     cuts = np.unique(np.concatenate(list(cuts_by_name.values())))
-    start0 = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
-    stop0 = np.asarray(cohort.time)
-    first = np.searchsorted(cuts, start0, side="right")
-    row, pieces = _pieces(cuts, start0, stop0)
-    k = np.arange(row.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
-    cut_index = first[row] + k
-    start = np.where(k == 0, start0[row], cuts[np.maximum(cut_index - 1, 0)])
-    stop = np.where(k == pieces[row] - 1, stop0[row], cuts[np.minimum(cut_index, cuts.size - 1)])
-    event = np.where(k == pieces[row] - 1, np.asarray(cohort.event)[row], 0)
+    row, start, stop, event = _split_rows(cohort, cuts)
 
     X, names = _interval_columns(sp.csr_matrix(cohort.X)[row].tocsc(), cohort.names,
                                  cuts_by_name, stop)
@@ -72,6 +68,56 @@ def split_at_cut_points(cohort: Cohort, cut_points: dict, route: str = "auto") -
                   weights=None if cohort.weights is None else np.asarray(cohort.weights)[row],
                   reference_levels=cohort.reference_levels, excluded=dict(cohort.excluded),
                   source=source, competing_risks=cohort.competing_risks)
+
+
+def split_into_bands(cohort: Cohort, bands) -> Cohort:
+    """The cohort on (start, stop] episodes split at the follow-up times ``bands``, with an
+    indicator column for each band after the first, "follow-up (20, 40]", ..., "follow-up >
+    40" (bands (a, b] as R's survSplit): beside a Poisson regression's intercept (the first
+    band's log rate) one baseline rate per band, the piecewise-exponential model."""
+    cuts = np.asarray(bands, dtype=np.float64).ravel()
+    row, start, stop, event = _split_rows(cohort, cuts)
+    band = np.searchsorted(cuts, stop, side="left")          # (c_{m-1}, c_m] -> m
+    names = [f"follow-up {label}" for label in band_labels([-np.inf, *cuts, np.inf])][1:]
+    taken = [name for name in names if name in cohort.names]
+    if taken:
+        raise CohortError(f"the cohort already has columns named {taken}; rename them to "
+                          "split follow-up into bands.")
+    counts = np.bincount(band, minlength=cuts.size + 1)
+    empty = [names[m - 1] for m in range(1, cuts.size + 1) if counts[m] == 0]
+    if empty:
+        raise CohortError(f"no follow-up reaches the bands {empty}: their rates cannot be "
+                          "estimated. Drop the band limits beyond the last follow-up time.")
+    indicators = sp.csc_matrix((np.ones(int(np.sum(band > 0))),
+                                (np.flatnonzero(band > 0), band[band > 0] - 1)),
+                               shape=(row.size, cuts.size))
+    X = sp.hstack([sp.csr_matrix(cohort.X)[row].tocsc(), indicators], format="csc")
+    X.sort_indices()
+    return Cohort(time=stop, event=event, X=X, names=[*cohort.names, *names],
+                  binary=v.binary_columns(X), start=start,
+                  strata=None if cohort.strata is None else np.asarray(cohort.strata)[row],
+                  strata_labels=cohort.strata_labels, strata_columns=cohort.strata_columns,
+                  id=np.arange(cohort.n)[row] if cohort.id is None
+                  else np.asarray(cohort.id)[row],
+                  weights=None if cohort.weights is None else np.asarray(cohort.weights)[row],
+                  reference_levels=cohort.reference_levels, excluded=dict(cohort.excluded),
+                  source={**cohort.source, "bands": cuts.tolist()},
+                  competing_risks=cohort.competing_risks)
+
+
+def _split_rows(cohort: Cohort, cuts: np.ndarray) -> tuple:
+    """(row, start, stop, event) of the episodes of ``cohort``'s rows cut at ``cuts``: the
+    caller's row of each, its (start, stop], and the event on a row's last episode only."""
+    start0 = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start)
+    stop0 = np.asarray(cohort.time)
+    first = np.searchsorted(cuts, start0, side="right")
+    row, pieces = _pieces(cuts, start0, stop0)
+    k = np.arange(row.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    cut_index = first[row] + k
+    start = np.where(k == 0, start0[row], cuts[np.maximum(cut_index - 1, 0)])
+    stop = np.where(k == pieces[row] - 1, stop0[row], cuts[np.minimum(cut_index, cuts.size - 1)])
+    event = np.where(k == pieces[row] - 1, np.asarray(cohort.event)[row], 0)
+    return row, start, stop, event
 
 
 def episode_rows(cohort: Cohort, cut_points: dict) -> np.ndarray:

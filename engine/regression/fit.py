@@ -43,7 +43,8 @@ def fit(cohort, model: str = "cox", penalty=None, unpenalized=(), init=None, pro
     cancel : threading.Event-like; once set the fit stops after its current iteration with
         engine.Cancelled.
     **options : the fields of engine.FitOptions, each checked there: ties ("breslow" |
-        "efron"), cut_points, cause (Fine-Gray, Poisson) and censoring_strata (Fine-Gray),
+        "efron"), cut_points, bands (Poisson: the piecewise-exponential model), cause
+        (Fine-Gray, Poisson) and censoring_strata (Fine-Gray),
         backend, solver, tol, max_iter, tv_route, precision, variance, cluster,
         censoring_ties, ...
     variance : "auto" | "model" | "robust": which variance ``se``, ``cov`` and the summary
@@ -118,6 +119,7 @@ def fit_problem(problem: Problem, penalty, init=None, progress=None, cancel=None
         "n_strata": int(getattr(cohort, "n_strata", 1) or 1),
         "source": dict(getattr(cohort, "source", {}) or {}),
         "cut_points": problem.cut_points, "episodes": cohort.n,
+        "bands": list(o.bands or ()),
     }
     if o.model == "fine_gray":
         spec.update(cause=m.cause, censoring_strata=m.censoring_strata,

@@ -48,6 +48,9 @@ class FitOptions:
         "crr" (cmprsk::crr, the default) or "finegray" (R survival finegray(), Geskus 2011)
     cut_points : None | dict, covariate -> cut times: a step-function effect, one coefficient
         per interval named ``treat[0,10)``, ``treat[10,inf)`` (engine.episodes; Cox only)
+    bands : None | increasing positive follow-up times (Poisson only): follow-up split there,
+        one baseline rate per band (the piecewise-exponential model), the unpenalised
+        columns "follow-up (a, b]", ..., "follow-up > b" beside the first band's intercept
     variance : "auto" | "model" | "robust": the variance the fit reports (both are kept; see
         engine.regression.variance for the "auto" rule)
     cluster : None (the subject ``id``, else each row) or one value per cohort row: the
@@ -66,6 +69,7 @@ class FitOptions:
     tv_route: str = "auto"
     censoring_ties: str = "crr"
     cut_points: dict | None = field(default=None, hash=False)
+    bands: tuple | None = None
     variance: str = "auto"
     cluster: np.ndarray | None = field(default=None, compare=False, repr=False)
 
@@ -92,6 +96,7 @@ class FitOptions:
             raise ValueError(f"tol must be in (0, 1), got {self.tol!r}")
         check_max_iter(self.max_iter)
         self._check_cut_points()
+        self._check_bands()
         if self.model == "poisson" and self.tv_route == "strata":
             raise ValueError("tv_route='strata' makes each interval a stratum, which Poisson "
                              "regression does not take; use tv_route='counting' (or 'auto').")
@@ -122,6 +127,29 @@ class FitOptions:
             raise ValueError(f"cut_points split survival episodes; {why}. Fit without "
                              "cut_points.")
         object.__setattr__(self, "cut_points", dict(cuts))
+
+
+    def _check_bands(self):
+        """Increasing positive finite follow-up times, for a Poisson model; empty means
+        none."""
+        if self.bands is None:
+            return
+        try:
+            bands = np.asarray(self.bands, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(f"bands must be follow-up times, e.g. bands=[20, 40], got "
+                             f"{self.bands!r}") from None
+        if bands.size == 0:
+            object.__setattr__(self, "bands", None)
+            return
+        if not (np.all(np.isfinite(bands)) and np.all(bands > 0) and np.all(np.diff(bands) > 0)):
+            raise ValueError(f"bands must be increasing positive finite follow-up times, e.g. "
+                             f"bands=[20, 40], got {bands.tolist()}")
+        if self.model != "poisson":
+            raise ValueError(f"bands give a Poisson regression one baseline rate per follow-up "
+                             f"band; model={self.model!r} has none (a Cox model's baseline is "
+                             "free already). Fit model='poisson', or leave bands out.")
+        object.__setattr__(self, "bands", tuple(bands.tolist()))
 
 
 FIELDS = tuple(f.name for f in fields(FitOptions))

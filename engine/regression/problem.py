@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ..data import collinearity
-from ..data.episodes import interval_names, split_at_cut_points
+from ..data.episodes import interval_names, split_at_cut_points, split_into_bands
 from ..core.errors import CohortError, DataWarning
 from .models.cox import CoxModel
 from .models.fine_gray import FineGrayModel
@@ -61,7 +61,8 @@ class Problem:
 
     @classmethod
     def from_cohort(cls, cohort, options: FitOptions | None = None, unpenalized=()) -> Problem:
-        """Split at ``options.cut_points`` and sort: ready for ``solve``."""
+        """Split at ``options.bands`` and ``options.cut_points`` and sort: ready for
+        ``solve``."""
         options = FitOptions() if options is None else options
         if isinstance(cohort, SccsData) and options.model != "sccs":
             raise CohortError(f"model={options.model!r} cannot fit an engine.SccsData (self-"
@@ -76,6 +77,10 @@ class Problem:
                              "rebuild the cohort with time=.")
         if isinstance(unpenalized, str):
             unpenalized = [unpenalized]
+        if options.bands:               # Poisson's baseline rates: one per band, unpenalised
+            split = split_into_bands(cohort, options.bands)
+            unpenalized = [*unpenalized, *split.names[cohort.p:]]
+            cohort = split
         cut_points = options.cut_points
         if cut_points:
             # Poisson's episodes keep their person-time as (start, stop] rows: an interval's

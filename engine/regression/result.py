@@ -179,10 +179,10 @@ class FitResult:
             raise CohortError("this fit's cohort was not built from a formula, so it holds no "
                               "recipe for new data's columns. Build the cohort with "
                               "Cohort.from_frame(df, ..., formula='age + sex + ...').")
-        if self.spec.get("cut_points"):
-            raise CohortError("this fit splits covariates at cut points (time-varying "
-                              "effects); its columns depend on follow-up time, so new rows "
-                              "have no single design. Refit without cut_points.")
+        if self.spec.get("cut_points") or self.spec.get("bands"):
+            raise CohortError("this fit splits follow-up at cut points or bands (time-varying "
+                              "effects, a rate per band); its columns depend on follow-up "
+                              "time, so new rows have no single design. Refit without them.")
         names = list(self.coef.index)
         if INTERCEPT not in names or INTERCEPT in self.formula.names:
             return self.formula.design_matrix(newdata, names)

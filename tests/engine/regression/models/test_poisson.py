@@ -66,6 +66,44 @@ def test_piecewise_exponential_as_R(rossi):
     _as_r(engine.fit(cohort, model="poisson", tol=1e-12), "rossi bands")
 
 
+def test_bands_are_the_piecewise_exponential_model_as_R(rossi):
+    """bands=[20, 40] splits follow-up there with a rate per band, as the survSplit rows and
+    band dummies of tests/data/r_poisson.R: R's coefficients under the bands' names, the
+    rows' person-time adding up, the band rates unpenalised under an L1 penalty."""
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin", "age", "prio"])
+    res = engine.fit(cohort, model="poisson", bands=[20, 40], tol=1e-12)
+    want = data_frame(R["rossi bands"]).set_index("term")
+    bands = {"b2": "follow-up (20, 40]", "b3": "follow-up > 40"}
+    for term in want.index[1:]:
+        name = bands.get(term, term)
+        assert res.coef[name] == pytest.approx(want.loc[term, "coef"], rel=1e-7)
+        assert res.se[name] == pytest.approx(want.loc[term, "se"], rel=1e-7)
+    assert res.coef["(intercept)"] == pytest.approx(want.loc["(Intercept)", "coef"], rel=1e-7)
+    assert res.loglik == pytest.approx(
+        data_frame(R["rossi bands loglik"])["loglik"].iloc[0], rel=1e-12)
+    assert res.spec["bands"] == [20.0, 40.0] and res.variance == "model"
+    assert res.n == 432 and res.n_events == 114
+    lasso = engine.fit(cohort, model="poisson", bands=[20, 40], penalty=engine.L1(1e4))
+    assert not lasso.penalized[list(bands.values())].any()
+    assert (lasso.coef[["fin", "age", "prio"]] == 0).all()
+
+
+def test_bad_bands_are_named(rossi):
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin"])
+    with pytest.raises(ValueError, match="bands give a Poisson regression"):
+        engine.fit(cohort, bands=[20])
+    with pytest.raises(ValueError, match="increasing positive finite"):
+        engine.fit(cohort, model="poisson", bands=[40, 20])
+    with pytest.raises(ValueError, match="follow-up times"):
+        engine.fit(cohort, model="poisson", bands="twenty")
+    with pytest.raises(engine.CohortError, match=r"no follow-up reaches .*follow-up > 60"):
+        engine.fit(cohort, model="poisson", bands=[20, 60])
+    named = engine.Cohort.from_frame(rossi.assign(**{"follow-up > 20": rossi["fin"]}), "week",
+                                     "arrest", covariates=["follow-up > 20"])
+    with pytest.raises(engine.CohortError, match="already has columns named"):
+        engine.fit(named, model="poisson", bands=[20])
+
+
 def test_whole_number_weights_as_R(rossi):
     counted = rossi.assign(n=1 + (np.arange(1, len(rossi) + 1) % 3))
     cohort = engine.Cohort.from_frame(counted, "week", "arrest", weights="n",
