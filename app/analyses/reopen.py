@@ -54,6 +54,7 @@ def apply_spec(store: Store, spec: dict) -> None:
     roles, options = spec["roles"], spec["options"]
     store.param.update(**{k: roles[k] for k in ROLE_KEYS})
     store.param.update(cut_points=dict(spec["design"].get("cut_points", {})),
+                       bands=list(spec["design"].get("bands", [])),
                        forms=dict(spec["design"].get("forms", {})),
                        interactions=[list(p) for p in spec["design"].get("interactions", [])],
                        model=options["model"], penalty=options["penalty"],

@@ -25,7 +25,8 @@ class AnalysisSpec:
 
     data: dict      # kind (sample, csv, parquet, duckdb, simulated, omop), label, and its settings
     roles: dict     # ROLE_KEYS
-    design: dict    # cut_points: covariate -> sorted times; forms, interactions, formula
+    design: dict    # cut_points: covariate -> sorted times; forms, interactions, formula,
+    #                 bands (Poisson: follow-up times of its baseline rates; absent: none)
     options: dict   # OPTION_KEYS
 
     def to_dict(self) -> dict:
@@ -166,6 +167,8 @@ def design_arguments(opts: dict, design: dict) -> list[str]:
         args.append(f"unpenalized={opts['unpenalized']!r}")
     if design["cut_points"]:
         args.append(f"cut_points={design['cut_points']!r}")
+    if design.get("bands"):     # Poisson's rate per follow-up band (piecewise exponential)
+        args.append(f"bands={design['bands']!r}")
     return args
 
 

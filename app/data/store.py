@@ -128,6 +128,8 @@ class Store(param.Parameterized):
                                        "poly3, categorical); absent: linear")
     interactions = param.List(default=[], doc="[a, b] pairs of covariates: the term a:b")
     model = param.Selector(objects=list(SURVIVAL_MODELS), default="cox")
+    bands = param.List(default=[], doc="Poisson: the follow-up times where the baseline rate "
+                                       "changes (the piecewise-exponential model)")
     cause = param.Integer(default=1, bounds=(1, None), doc="Fine-Gray: the cause of interest.")
     ties = param.Selector(objects=list(TIES), default="efron")
     penalty = param.Selector(objects=list(PENALTIES), default="none")
@@ -339,12 +341,15 @@ class Store(param.Parameterized):
             was.append(f"strata cleared (were {', '.join(self.strata)})")
         if self.cut_points:
             was.append(f"cut points cleared (on {', '.join(self.cut_points)})")
+        if self.bands:
+            was.append("follow-up bands cleared")
         if self.unpenalized:
             was.append("unpenalized list cleared")
         if self.forms or self.interactions:
             was.append("splines and interactions cleared")
         self._given_up = set()
-        self.param.update(cut_points={}, unpenalized=[], strata=[], model="cox", cause=1,
+        self.param.update(cut_points={}, bands=[], unpenalized=[], strata=[], model="cox",
+                          cause=1,
                           forms={}, interactions=[],
                           strength_as="fraction", lambda_max=None, lambda_max_key=None,
                           reset_note="New data: " + "; ".join(was) + "." if was else "")
@@ -653,7 +658,7 @@ class Store(param.Parameterized):
         roles = [getattr(self, r) for r in ("time", "start", "event", "event_codes",
                                             "covariates", "strata", "id", "weights")]
         return json.dumps([self.data_version, roles, self.cut_points, self.forms,
-                           self.interactions, self.model,
+                           self.interactions, self.model, self.fit_options().get("bands"),
                            self.effective_ties, self.cause if self.competing_risks else None,
                            self.fit_options()["unpenalized"]], default=str)
 
@@ -678,7 +683,7 @@ class Store(param.Parameterized):
         return {"model": self.model, "penalty": self.penalty.lower(),
                 "unpenalized": list(o["unpenalized"]), "ties": self.effective_ties,
                 "cause": int(self.cause), "cut_points": o["cut_points"],
-                "backend": self.backend}
+                **({"bands": o["bands"]} if "bands" in o else {}), "backend": self.backend}
 
     def penalty_object(self, lam: float | None = None):
         """engine.L1/L2 at ``lam`` (default the strength set), or None without a penalty."""
@@ -696,6 +701,8 @@ class Store(param.Parameterized):
                    "solver": self.solver}
         if self.competing_risks:
             options["cause"] = int(self.cause)
+        if self.model == "poisson" and self.bands:
+            options["bands"] = list(self.bands)
         return options
 
     @property
@@ -723,7 +730,8 @@ class Store(param.Parameterized):
             design={"cut_points": {k: list(v) for k, v in self.cut_points.items()},
                     "forms": dict(self.forms),
                     "interactions": [list(p) for p in self.interactions],
-                    "formula": self.model_formula()},
+                    "formula": self.model_formula(),
+                    "bands": list(self.fit_options().get("bands", []))},
             options={"model": self.model, "ties": self.effective_ties, "penalty": self.penalty,
                      "cause": int(self.cause) if self.competing_risks else None,
                      "strength": float(self.strength),

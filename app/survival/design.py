@@ -74,6 +74,13 @@ class DesignView(Viewer):
         self.cause.param.watch(lambda e: e.new is not None and setattr(s, "cause", int(e.new)),
                                "value")
         self.ties_note = markdown("", visible=False)
+        self.bands = pn.widgets.TextInput(
+            label="Baseline rate changes at (follow-up times, comma-separated)",
+            placeholder="e.g. 20, 40", visible=False, width=440,
+            description="Poisson: follow-up split at these times, one baseline rate per band "
+                        "(the piecewise-exponential model, as R's survSplit and a band "
+                        "factor). Empty: one rate throughout.")
+        self.bands.param.watch(self._set_bands, "value")
         self.ties = pn.widgets.RadioButtonGroup.from_param(s.param.ties, label="Ties")
         self.penalty = pn.widgets.RadioButtonGroup.from_param(s.param.penalty, label="Penalty")
         self.strength_as = pn.widgets.RadioButtonGroup.from_param(
@@ -96,7 +103,8 @@ class DesignView(Viewer):
         s.param.watch(self._sync, ["columns", "covariates", "strata", "unpenalized", "cut_points",
                                    "forms", "interactions",
                                    "time", "event", "start", "id", "weights", "penalty",
-                                   "model", "data_version", "strength_as", "strength",
+                                   "model", "bands", "data_version", "strength_as",
+                                   "strength",
                                    "strength_fraction", "lambda_max"])
         self._sync()
 
@@ -134,6 +142,8 @@ class DesignView(Viewer):
             self.ties.disabled = s.model in TIES_NOTES
             self.ties_note.object = TIES_NOTES.get(s.model, "")
             self.ties_note.visible = s.model in TIES_NOTES
+            self.bands.visible = s.model == "poisson"
+            self.bands.value = ", ".join(f"{b:g}" for b in s.bands)
         finally:
             self._syncing = False
         if s.cut_points:
@@ -195,6 +205,17 @@ class DesignView(Viewer):
             return
         notify("success", f"Design set from the formula: {self.store.formula_text()}")
 
+    def _set_bands(self, event) -> None:
+        """The typed band limits into the store; a bad entry is said and the bands stay."""
+        if self._syncing:
+            return
+        try:
+            bands = parse_cut_points(event.new, "band limit") if event.new.strip() else []
+        except DataLoadError as exc:
+            notify("error", f"Bands: {exc}", duration=0)
+            return
+        self.store.bands = bands
+
     def _add_cut(self, event=None) -> None:
         s = self.store
         name = self.cut_covariate.value
@@ -217,7 +238,8 @@ class DesignView(Viewer):
                           self.cut_covariate, self.cut_times,
                           pn.Row(self.add_cut, self.clear_cut), self.cut_list,
                           self.terms_section, width=520),
-                pn.Column("### Model", self.model, self.cause, "Ties", self.ties, self.ties_note,
+                pn.Column("### Model", self.model, self.cause, self.bands, "Ties", self.ties,
+                          self.ties_note,
                           "Penalty", self.penalty,
                           self.strength_as, self.fraction, self.strength, self.scale,
                           self.unpenalized, "### Compute", self.backend,

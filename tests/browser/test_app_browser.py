@@ -291,7 +291,8 @@ def test_fine_gray_on_competing_risks(page):
 def test_poisson_rates_on_rossi(page):
     """Poisson regression of the arrests over the weeks followed: the incidence rate ratios
     on the page (statsmodels' GLM with log weeks as the offset: fin 0.6933, age 0.9459;
-    tests/app/survival/test_app_poisson.py checks every digit)."""
+    tests/app/survival/test_app_poisson.py checks every digit), then with follow-up split
+    at weeks 20 and 40, a baseline rate per band (the GLM on survSplit rows)."""
     from playwright.sync_api import expect
 
     pg = page
@@ -305,6 +306,13 @@ def test_poisson_rates_on_rossi(page):
     expect(row_with(pg, "(intercept)")).to_have_count(1)
     expect(row_with(pg, "fin").locator('[tabulator-field="IRR"]')).to_have_text(
         re.compile(r"^\s*0\.6933"))
+    # a baseline rate per follow-up band (piecewise exponential): week 40 on, IRR 1.62567
+    tab(pg, "Design")
+    type_into(pg, "Baseline rate changes at", "20, 40")
+    fit(pg, "arrest rates in bands")
+    tab(pg, "Results")
+    expect(row_with(pg, "follow-up > 40").locator('[tabulator-field="IRR"]')).to_have_text(
+        re.compile(r"^\s*1\.62567"))
     shot(pg, "results_poisson")
 
 

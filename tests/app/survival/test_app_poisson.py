@@ -13,8 +13,10 @@ import statsmodels.api as sm
 
 from app.data.store import Store
 from app.export.view import ExportView
+from app.survival.design import DesignView
 from app.survival.results import ResultsView, forest_rows
 from app.survival.state import Workbench
+from rossi_episodes import survsplit
 
 NAMES = ["fin", "age", "race", "wexp", "mar", "paro", "prio"]
 
@@ -67,6 +69,36 @@ def test_strata_are_refused_and_the_fit_kept(poisson_fit):
     finally:
         store.strata = []
     assert len(bench.fits) == kept
+
+
+def test_follow_up_bands_are_the_piecewise_exponential_model(poisson_fit):
+    """The Design tab's band limits: a baseline rate per follow-up band, as statsmodels' GLM
+    on survSplit rows with band dummies; a bad entry is said and the bands stay; the script
+    and the spec carry them."""
+    store, bench, results = poisson_fit
+    design = DesignView(store=store)
+    assert design.bands.visible
+    design.bands.value = "40, 20"
+    assert store.bands == [20.0, 40.0] and design.bands.value == "20, 40"
+    design.bands.value = "20, soon"                     # said; the bands stay
+    assert store.bands == [20.0, 40.0]
+    try:
+        bench.keep(bench.fit_job().run())
+        split = survsplit(store.data, [20, 40])
+        X = split[NAMES].astype(float).assign(b2=(split["band"] == 2) * 1.0,
+                                              b3=(split["band"] == 3) * 1.0)
+        glm = sm.GLM(split["arrest"], sm.add_constant(X), family=sm.families.Poisson(),
+                     offset=np.log(split["week"] - split["start"])).fit(tol=1e-12)
+        table = results.hr.value.set_index("covariate")
+        assert list(table.index[-2:]) == ["follow-up (20, 40]", "follow-up > 40"]
+        np.testing.assert_allclose(table["coef"], glm.params.to_numpy(), rtol=1e-6)
+        assert "bands=[20.0, 40.0]" in store.python_script()
+        assert store.spec()["design"]["bands"] == [20.0, 40.0]
+        store.model = "cox"                             # bands are Poisson's alone
+        assert not design.bands.visible and "bands" not in store.fit_options()
+    finally:
+        store.model, store.bands = "poisson", []
+        bench.fits.pop()
 
 
 def test_report_folder_names_the_ratio(poisson_fit):
