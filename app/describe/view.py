@@ -524,6 +524,40 @@ class DescribeView(Viewer):
             raise ValueError("no survival tables yet")
         return "\n".join(parts).encode()
 
+    def script_settings(self) -> dict | None:
+        """The tab's choices as describe/script.py writes them (None before the data and the
+        time and event columns are set, or while a typed list cannot be read)."""
+        s = self.store
+        if s.data is None or s.time is None or s.event is None:
+            return None
+        by = self._by()
+        try:
+            test = d.weights_of(self.weights.value, self.fh_p.value or 0.0,
+                                self.fh_q.value or 0.0)
+            times, breaks = d.parse_times(self.times.value), d.parse_times(self.rate_breaks.value)
+            column = None if self.std_by.value in (None, NO_GROUP) else self.std_by.value
+            standard = self.std_standard.value
+            bands = [] if standard != "cohort" else d.parse_bands(self.std_bands.value)
+        except d.DescribeError:
+            return None
+        attained = self.std_attained.value == ATTAINED
+        quartiles = bool(by) and s.data[by].dropna().nunique() > d.MAX_GROUPS
+        return {
+            "time": s.time, "event": s.event, "event_codes": list(s.event_codes),
+            "fine_gray": s.competing_risks, "start": s.start, "id": s.id,
+            "weights": s.weights, "group": by, "quartiles": quartiles,
+            "strata": None if self.strata.value in (None, NO_GROUP) else self.strata.value,
+            "competing": self._competing(), "cause": self.cause.value, "test": test,
+            "conf_type": s.conf_type, "start_time": self.start_time.value or None,
+            "times": times, "tau": float(self.tau.value) if self.tau.value else None,
+            "per": float(self.per.value), "breaks": breaks,
+            "standardise": None if column is None else {
+                "column": column, "bands": bands, "standard": standard,
+                "unit": float(self.std_unit.value) if attained else None},
+            "table_one": {"columns": list(self.t1_columns.value),
+                          "nonnormal": list(self.t1_nonnormal.value),
+                          "weights": s.weights if self.t1_weighted.value else None}}
+
     def report_files(self) -> dict[str, bytes]:
         """What the report folder takes from this tab: Table 1 and the survival tables as
         CSV, the figure as PNG and SVG."""

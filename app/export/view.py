@@ -12,6 +12,7 @@ import param
 from panel.viewable import Viewer
 
 from ..data.store import Store
+from ..describe.script import describe_lines
 from ..describe.view import DescribeView
 from ..shell.figures import DPI, forest_figure, save
 from ..shell.on_screen import OnScreen
@@ -66,11 +67,13 @@ class ExportView(Viewer):
                                ["data_version", "time", "event", "covariates", "strata",
                                 "cut_points", "ties", "penalty", "strength", "solver",
                                 "backend", "start", "id", "weights", "event_codes",
-                                "unpenalized", "forms", "interactions"])
+                                "unpenalized", "forms", "interactions", "model", "bands",
+                                "cause"])
         self.screen.run(self._refresh)
 
     def show(self) -> None:
         self.screen.show()
+        self.screen.run(self._refresh)      # the Describe tab's choices may have changed
 
     def hide(self) -> None:
         self.screen.hide()
@@ -122,7 +125,7 @@ class ExportView(Viewer):
         if self.store.loaded:
             files["survscan_spec.json"] = self.store.spec_json().encode()
             try:
-                files["survscan_analysis.py"] = self.store.python_script().encode()
+                files["survscan_analysis.py"] = self.script_code().encode()
             except Exception:  # roles not complete yet: no script, the rest still goes
                 pass
         return report_zip(files, self.store.source.get("label", "none"), DPI)
@@ -150,12 +153,20 @@ class ExportView(Viewer):
     def spec_text(self):
         return _text(self.store.spec_json())
 
+    def script_code(self) -> str:
+        """The analysis script, with the Describe tab's analyses as it shows them."""
+        code = self.store.python_script()
+        settings = None if self.describe is None else self.describe.script_settings()
+        if settings is not None:
+            code = code.rstrip("\n") + "\n".join(describe_lines(settings)) + "\n"
+        return code
+
     def script_text(self):
-        return _text(self.store.python_script())
+        return _text(self.script_code())
 
     def _refresh(self, *events) -> None:
         try:
-            code = self.store.python_script()
+            code = self.script_code()
         except Exception as exc:
             code = f"# the script cannot be written yet: {exc}"
         self.script.object = f"```python\n{code}\n```"
