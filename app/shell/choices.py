@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import engine
 
-# Poisson: events over person-time (the log offset), with cut points the piecewise-exponential
-# model; logistic regression is not a survival model
+# Poisson: events over person-time (the log offset), with follow-up bands the
+# piecewise-exponential model; logistic regression is not a survival model
 SURVIVAL_MODELS = ("cox", "fine_gray", "poisson")
 # each model's ratio exp(coef): its short and long names and the title of its table
 RATIOS = {"cox": ("HR", "hazard ratio", "Hazard ratios"),

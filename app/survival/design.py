@@ -25,7 +25,9 @@ FORM_VALUES = 3     # distinct values a column needs before forms are offered (a
 TIES_NOTES = {"fine_gray": "Fine-Gray uses Breslow ties (as cmprsk::crr).",
               "poisson": "Poisson regression has no ties: each row's events over its "
                          "person-time (stop - start, the log offset), with an intercept (the "
-                         "baseline rate); cut points make it piecewise exponential; no strata."}
+                         "baseline rate), one per follow-up band when band limits are typed "
+                         "above (piecewise exponential); no strata."}
+
 
 class DesignView(Viewer):
     """Everything about the model that is not a column role."""

@@ -18,10 +18,11 @@ import engine
 from ..shell.caught_warnings import collected
 from ..shell.choices import RATIOS
 
+
 def ratio_summary(res) -> pd.DataFrame:
     """res.summary with exp(coef) and its limits named hr, hr_lower, hr_upper, as the app's
-    tables and plots read them: a Poisson fit's incidence rate ratios (irr) too (the
-    results' tables name each model's ratio: results.RATIOS)."""
+    tables and plots read them: a Poisson fit's incidence rate ratios (irr) too (the tables
+    shown name each model's ratio: shell.choices.RATIOS)."""
     return res.summary.rename(columns={"irr": "hr", "irr_lower": "hr_lower",
                                        "irr_upper": "hr_upper"})
 
