@@ -97,6 +97,21 @@ def test_a_simulated_cohort_and_a_fine_gray_fit_reopen_identically():
     assert again.spec() == s.spec() and again.cause == 2
 
 
+def test_poisson_fits_with_follow_up_bands_reopen_identically():
+    s = Store()
+    bench = Workbench(store=s)
+    s.load_sample("rossi")
+    s.model = "poisson"
+    bench.keep(bench.fit_job("rates").run())
+    s.bands = [20.0, 40.0]
+    bench.keep(bench.fit_job("rates in bands").run())
+    again, again_bench, _ = reopened(bench)
+    assert_same_fits(bench, again_bench)
+    assert again.spec() == s.spec() and again.bands == [20.0, 40.0]
+    assert "follow-up > 40" in again_bench.fits[1].summary.index
+    assert "follow-up > 40" not in again_bench.fits[0].summary.index
+
+
 def test_a_changed_table_is_reported_as_a_difference():
     s = Store()
     bench = Workbench(store=s)
