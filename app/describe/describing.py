@@ -486,16 +486,39 @@ def _ages(values: pd.Series, column: str) -> np.ndarray:
     return numbers.to_numpy(float)
 
 
-def standardized_by(kept: Groups, strata, per: float, standard: str = "cohort") -> tuple:
+def standardized_by(kept: Groups, strata, per: float, standard: str = "cohort",
+                    reference_rates: dict | None = None) -> tuple:
     """engine.standardized_rates (the standard: the cohort's person-time in each stratum, or
     a standard population) and engine.smr (the expected events at the cohort's stratum
-    rates) of the groups of standard_rows."""
+    rates, or at ``reference_rates`` per ``per``: a population's) of the groups of
+    standard_rows."""
     if kept.frame.empty:
         raise DescribeError("no row has a stratum: choose another column")
     cohort, by = cohort_of(kept), labels_of(kept)
     named = standard in engine.STANDARD_POPULATIONS
     return (engine.standardized_rates(cohort, strata, by=by, per=per, standard=standard),
-            engine.smr(cohort, strata, by=by, age_groups=standard if named else None))
+            engine.smr(cohort, strata, by=by, reference_rates=reference_rates, per=per,
+                       age_groups=standard if named else None))
+
+
+def parse_rates(text: str) -> dict | None:
+    """'15-19: 2.1; 20-24: 1.8' -> {"15-19": 2.1, "20-24": 1.8} (None when empty): a
+    stratum's label, a colon and its rate, separated by semicolons (band labels hold commas);
+    a DescribeError naming the bad entry."""
+    out = {}
+    for part in str(text or "").split(";"):
+        if not part.strip():
+            continue
+        label, colon, rate = part.rpartition(":")
+        try:
+            value = float(rate)
+        except ValueError:
+            value = np.nan
+        if not colon or not label.strip() or not (np.isfinite(value) and value >= 0):
+            raise DescribeError(f"{part.strip()!r} is not 'stratum: rate' (a rate >= 0): type "
+                                "e.g. 15-19: 2.1; 20-24: 1.8")
+        out[label.strip()] = value
+    return out or None
 
 
 def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: int,
@@ -524,6 +547,8 @@ def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: in
                   f"{rates.variance[len('robust '):]}")
     missing = (f" {left_out:,} row{'s' if left_out > 1 else ''} without {column} left out."
                if left_out else "")
+    expected = ("the whole cohort's rate" if ratios.expected_from == "the cohort's rates"
+                else f"the given reference rates (per {per} units of person-time)")
     own = rates.standard.startswith("the cohort's")
     cut_at = "band limits" if own else "limits of the standard's age groups"
     by = (f"attained {column} (follow-up split where it crosses the {cut_at}, {unit:g} "
@@ -536,8 +561,7 @@ def standardized_tables(rates, ratios, groups: Groups, column: str, left_out: in
                            f"events per {per} units of person-time ({time_label}); {limits}. "
                            "SRR and SRD: ratio and difference of standardised rates (Wald), "
                            "each group against the first. SMR: observed events over those "
-                           f"expected at the whole cohort's rate in each stratum of {column}."
-                           + missing}
+                           f"expected at {expected} in each stratum of {column}." + missing}
 
 
 def _compared(c: pd.DataFrame, groups: Groups, prefix: str, banded: bool = False):

@@ -180,4 +180,6 @@ def _standardised(s: dict) -> list[str]:
         f"per={s['per']!r}, standard={standard!r})",
         "print(standardized.rates)", "print(standardized.comparisons)",
         f"smr = engine.smr(kept_cohort, strata, by={group}"
+        + (f", reference_rates={std['reference_rates']!r}, per={s['per']!r}"
+           if std["reference_rates"] else "")
         + (f", age_groups={standard!r}" if named else "") + ")", "print(smr.ratios)"]

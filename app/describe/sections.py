@@ -177,7 +177,8 @@ def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: 
     units of person-time, in the follow-up bands of ``breaks_text`` when given, with the
     rate ratios and differences and a caption; standardised by ``standard`` = (column, its
     values, bands text, time units per unit of the column when it grows with follow-up, else
-    None, the standard: "cohort" or a standard population's name) when given (standardized_tables' tables, or {"std_error": text});
+    None, the standard: "cohort" or a standard population's name, the SMR's reference rates
+    as typed) when given (standardized_tables' tables, or {"std_error": text});
     {"error": text} for a choice they cannot answer."""
     try:
         if not (isinstance(per, (int, float)) and per > 0):
@@ -193,13 +194,14 @@ def rates(curves: Curves, cause: int | None, per, breaks_text: str, time_label: 
 
 
 def _standardized(curves, cause, per, time_label, column, values, bands_text,
-                  unit=None, standard="cohort") -> dict:
+                  unit=None, standard="cohort", rates_text="") -> dict:
     try:
         # a standard population brings its own age groups: the typed bands are not read
         bands = [] if standard != "cohort" else d.parse_bands(bands_text)
         kept, strata, left_out = d.standard_rows(curves.groups, values, column, bands, cause,
                                                  unit, standard)
-        rates, ratios = d.standardized_by(kept, strata, per, standard)
+        rates, ratios = d.standardized_by(kept, strata, per, standard,
+                                          d.parse_rates(rates_text))
         return d.standardized_tables(rates, ratios, curves.groups, column, left_out,
                                      time_label, unit)
     except Exception as exc:  # a choice the data cannot answer: said on the page

@@ -119,6 +119,13 @@ class DescribeView(Viewer):
             label="time units per unit of it", value=1.0, start=0, width=200,
             description="Follow-up time units per unit of the column: 365.25 for days and "
                         "years of age, 52.18 for weeks.")
+        self.smr_rates = pn.widgets.TextInput(
+            label="SMR reference rates (stratum: rate; ...)", width=520,
+            placeholder="e.g. 15-19: 2.1; 20-24: 1.8 (empty: the cohort's own rates)",
+            description="A population's rates per stratum, per the rates' unit above (a "
+                        "national table's): the SMRs' expected events. Strata as the tables "
+                        "name them; a standard population's groups the cohort lacks may be "
+                        "left in.")
         self.std_caption = markdown(css_classes=["standardized-caption"],
                                     sizing_mode="stretch_width")
         self.std_rates = table(css_classes=["standardized-table"])
@@ -164,7 +171,7 @@ class DescribeView(Viewer):
         for widget in (self.times, self.tau):
             widget.param.watch(self._draw_tables, "value")
         for widget in (self.per, self.rate_breaks, self.std_by, self.std_bands,
-                       self.std_standard, self.std_attained, self.std_unit):
+                       self.std_standard, self.std_attained, self.std_unit, self.smr_rates):
             widget.param.watch(self._draw_rates, "value")
         self.store.param.watch(self._on_conf_type, ["conf_type"])
         self.store.param.watch(self._on_data, ["data_version", "time", "start", "event",
@@ -439,7 +446,7 @@ class DescribeView(Viewer):
         self.std_bands.disabled = self.std_standard.value != "cohort"
         standard = (None if column in (None, NO_GROUP) or column not in self.store.columns
                     else (column, self.store.data[column], self.std_bands.value, unit,
-                          self.std_standard.value))
+                          self.std_standard.value, self.smr_rates.value))
         self._request("rates", lambda: sections.rates(curves, cause, per, breaks, label,
                                                       standard), self._show_rates)
 
@@ -538,6 +545,7 @@ class DescribeView(Viewer):
             column = None if self.std_by.value in (None, NO_GROUP) else self.std_by.value
             standard = self.std_standard.value
             bands = [] if standard != "cohort" else d.parse_bands(self.std_bands.value)
+            reference_rates = d.parse_rates(self.smr_rates.value)
         except d.DescribeError:
             return None
         attained = self.std_attained.value == ATTAINED
@@ -553,7 +561,8 @@ class DescribeView(Viewer):
             "per": float(self.per.value), "breaks": breaks,
             "standardise": None if column is None else {
                 "column": column, "bands": bands, "standard": standard,
-                "unit": float(self.std_unit.value) if attained else None},
+                "unit": float(self.std_unit.value) if attained else None,
+                "reference_rates": reference_rates},
             "table_one": {"columns": list(self.t1_columns.value),
                           "nonnormal": list(self.t1_nonnormal.value),
                           "weights": s.weights if self.t1_weighted.value else None}}
@@ -598,7 +607,7 @@ class DescribeView(Viewer):
             pn.Row(self.std_attained, self.std_unit),
             self.std_caption,
             self.std_rates,
-            self.std_comparisons, self.smr,
+            self.std_comparisons, self.smr_rates, self.smr,
             "### Hazard ratio by subgroup",
             self.subgroups, self.subgroup_message, self.subgroup_table, self.subgroup_figure,
             sizing_mode="stretch_width",

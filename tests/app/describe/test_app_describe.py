@@ -206,6 +206,31 @@ def test_standardised_to_the_who_standard_as_R(rossi_view):
         d.standard_rows(groups, text, "band", [], standard="segi1960")
 
 
+def test_smr_against_given_reference_rates_as_R(rossi_view):
+    """A population's rates per WHO age group typed for the SMR (one for a group rossi lacks,
+    left aside): R's poisson.test SMRs (tests/data/r_standardized_rates.R); a bad entry is
+    said in the caption."""
+    _, view = rossi_view
+    view.std_by.value = "age"
+    view.std_standard.value = "who2000"
+    view.smr_rates.value = ("10-14: 20; 15-19: 11; 20-24: 8; 25-29: 5.5; 30-34: 4; 35-39: 3; "
+                            "40-44: 2.5")
+    smr = view.smr.value.set_index("group")
+    assert smr.loc["fin = 1", "SMR"] == pytest.approx(0.679573850564542, rel=1e-12)
+    assert smr.loc["fin = 0", "expected"] == pytest.approx(69.8855, rel=1e-12)
+    assert smr.loc["fin = 1", "p"] == pytest.approx(0.00607254073516228, rel=1e-9)
+    assert "expected at the given reference rates (per 1,000" in view.std_caption.object
+    view.smr_rates.value = "15-19 11"
+    assert view.smr.value.empty and "'15-19 11' is not 'stratum: rate'" in \
+        view.std_caption.object
+    view.std_standard.value = "cohort"
+    view.std_bands.value = "19, 22, 25, 30"
+    view.smr_rates.value = "<= 19: 12; (19, 22]: 9; (22, 25]: 6; (25, 30]: 4; > 30: 2.5"
+    smr = view.smr.value.set_index("group")                     # R's, the same bands
+    assert smr.loc["fin = 1", "SMR"] == pytest.approx(0.693150803621713, rel=1e-12)
+    assert smr.loc["fin = 0", "p"] == pytest.approx(0.85592315733333679, rel=1e-9)
+
+
 def test_conditional_on_event_free_at_week_20(rossi_view):
     """The landmark view: R's survfit(start.time = 20) at weeks 30 and 52
     (tests/data/r_km_start_time.Rout) and the log-rank test of the rows followed to week 20

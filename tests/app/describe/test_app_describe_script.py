@@ -59,8 +59,9 @@ def test_rossi_by_fin_as_the_page_shows_it():
 
 
 def test_attained_age_to_the_who_standard_and_a_landmark():
-    """Attained age cut at the WHO standard's limits (R's rate), and the log-rank test of
-    the rows followed to week 20, stratified by race, as the page shows them."""
+    """Attained age cut at the WHO standard's limits (R's rate), SMRs against typed rates by
+    its age groups, and the log-rank test of the rows followed to week 20, stratified by
+    race, as the page shows them."""
     _, view, export = view_of("rossi")
     view.std_by.value = "age"
     view.std_standard.value = "who2000"
@@ -68,7 +69,10 @@ def test_attained_age_to_the_who_standard_and_a_landmark():
     view.std_attained.value = ATTAINED
     view.strata.value = "race"
     view.start_time.value = 20
+    view.smr_rates.value = "15-19: 11; 20-24: 8; 25-29: 5.5; 30-34: 4; 35-39: 3; 40-44: 2.5; " \
+        "45-49: 2; 50-54: 1.5"
     code = export.script_code()
+    assert "reference_rates={'15-19': 11.0" in code
     assert "followed = rows[rows[\"time\"] >= 20" in code and "strata=followed" in code
     ns = run(code)
     rates = ns["standardized"].rates
