@@ -63,10 +63,12 @@ class KeptFit:
         """One row of the comparison table."""
         res, spec = self.result, self.spec
         treatment = spec["roles"].get("treatment")
+        ratio = RATIOS[spec["options"].get("model", "cox")][0]
         hr = ""
         if treatment:
-            names = [n for n in self.summary.index if n == treatment or n.startswith(treatment + "[")]
-            hr = "; ".join(f"{n}: {self.summary.loc[n, 'hr']:.4g}" for n in names)
+            names = [n for n in self.summary.index
+                     if n == treatment or n.startswith(treatment + "[")]
+            hr = "; ".join(f"{n}: {ratio} {self.summary.loc[n, 'hr']:.4g}" for n in names)
         cuts = spec["design"]["cut_points"]
         return {
             "fit": self.name,
@@ -85,7 +87,7 @@ class KeptFit:
             "converged": bool(res.converged),
             "iterations": int(res.n_iter),
             "loglik": float(res.loglik),
-            "treatment HR": hr,
+            "treatment ratio": hr,
             "seconds": round(self.elapsed, 3),
         }
 

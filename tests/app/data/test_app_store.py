@@ -142,7 +142,7 @@ def test_fit_job_reproduces_the_engine(store):
     kept = bench.fit_job("a").run()
     assert kept.summary.loc["fin", "coef"] == pytest.approx(ROSSI_FIN_EFRON, abs=1e-6)
     assert kept.summary.loc["fin", "hr"] == pytest.approx(math.exp(ROSSI_FIN_EFRON), abs=1e-6)
-    assert kept.row()["treatment HR"] == "fin: 0.6843"
+    assert kept.row()["treatment ratio"] == "fin: HR 0.6843"
 
 
 def test_cut_points_give_interval_coefficients(store):

@@ -93,7 +93,7 @@ def test_study_view_matches_the_engine_and_keeps_the_stratified_fit(app, study):
         "PS stratified (5 strata)", "hr"], rel=1e-12)
     assert app.tabs.active == main.TABS.index("OMOP study")  # the study's kept fit stays put
     row = comparison(app.workbench.fits).set_index("fit").loc[STUDY_FIT_NAME]
-    assert row["strata"] == 5 and row["treatment HR"] == "treatment: 0.9824"
+    assert row["strata"] == 5 and row["treatment ratio"] == "treatment: HR 0.9824"
     # a rerun replaces the kept fit rather than adding a second one
     asyncio.run(app.omop.run_study())
     assert [f.name for f in app.workbench.fits] == [STUDY_FIT_NAME]
