@@ -17,6 +17,7 @@ from ..data import collinearity
 from . import predict as prediction
 from .baseline import baseline as cox_baseline
 from .fine_gray_cif import predict_cif
+from .predict_rates import predict_rates
 from .models.logistic import INTERCEPT
 from .profile import profile_confint
 from .robust import robust_middle
@@ -232,7 +233,11 @@ class FitResult:
     def predict(self, newdata=None, type: str = "lp", reference: str = "strata") -> pd.DataFrame:
         """fit and se of each row of ``newdata`` (a DataFrame with the fit's covariate columns;
         default the fitted rows), as R's ``predict.coxph(se.fit=TRUE)``; see
-        engine.regression.predict.predict for ``type`` and ``reference``."""
+        engine.regression.predict.predict for ``type`` and ``reference``.  A Poisson fit's
+        (``type`` "lp", "rate" or "expected", with limits; R's ``predict.glm``):
+        engine.regression.predict_rates."""
+        if self.spec.get("model") == "poisson":
+            return predict_rates(self, newdata, type)
         return prediction.predict(self, newdata, type, reference)
 
     def predict_survival(self, newdata, times=None, conf_type: str = "log",
