@@ -64,6 +64,7 @@ from .inference.wald import interaction_test, wald_test
 from .core.statistical_result import TestResult
 
 from .prediction.adjusted import AdjustedCurves, adjusted_curves
+from .prediction.adjusted_rates import AdjustedRates, adjusted_rates
 from .prediction.brier import brier_score, integrated_brier_score
 from .prediction.calibration import calibration_table
 from .prediction.performance import PredictivePerformance, predictive_performance
@@ -89,7 +90,8 @@ def __getattr__(name):
 
 
 __all__ = [
-    "AdjustedCurves", "BACKENDS", "BootstrapResult", "CENSORING_TIES", "Cancelled", "Cohort",
+    "AdjustedCurves", "AdjustedRates", "BACKENDS", "BootstrapResult", "CENSORING_TIES",
+    "Cancelled", "Cohort",
     "CohortError", "ConvergenceWarning", "CrossValidationResult", "DataWarning",
     "EmpiricalNull", "FitOptions", "FitResult", "IncidenceRates", "KaplanMeier", "L1", "L2",
     "LogrankResult",
@@ -99,7 +101,8 @@ __all__ = [
     "SensitivityResult", "StandardizedRates", "StandardizedRatios", "SystematicErrorModel",
     "TIES", "TV_ROUTES", "TableOne", "TermPlot",
     "TestResult",
-    "VARIANCES", "adjusted_curves", "autocorrelation", "available_memory", "bayes",
+    "VARIANCES", "adjusted_curves", "adjusted_rates", "autocorrelation", "available_memory",
+    "bayes",
     "bootstrap", "brier_score",
     "calibrate_ci", "calibrate_p", "calibration_table", "cdm", "check_budget", "comparative",
     "concordance",

@@ -98,7 +98,7 @@ def adjusted_curves(res, treatment: str, times, levels=None, rmst_tau=None, se: 
     times = checked_times(times, increasing=True)
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level!r}")
-    columns, settings, names = _treatment_columns(cohort, treatment, levels)
+    columns, settings, names = treatment_columns(cohort, treatment, levels)
     strata = (np.zeros(cohort.n, np.int64) if cohort.strata is None
               else np.asarray(cohort.strata, np.int64))
     if (times[None, :] > b.last[np.unique(strata), None]).any():
@@ -178,7 +178,7 @@ def _adjusted_cif(res, treatment, times, levels, rmst_tau, level, bootstrap,
     cohort = res.problem.cohort
     times = checked_times(times, increasing=True)
     event_times, jumps, last = subdistribution_hazard(res)
-    columns, settings, names = _treatment_columns(cohort, treatment, levels)
+    columns, settings, names = treatment_columns(cohort, treatment, levels)
     strata = (np.zeros(cohort.n, np.int64) if cohort.strata is None
               else np.asarray(cohort.strata, np.int64))
     L0 = np.vstack([np.concatenate(([0.0], np.cumsum(j)))[np.searchsorted(t, times, "right")]
@@ -279,8 +279,9 @@ def _default_levels(column) -> list[float]:
     return [float(v) for v in distinct] if distinct.size == 2 else [0.0, 1.0]
 
 
-def _treatment_columns(cohort, treatment, levels):
-    """(columns of the treatment, one setting vector per level, level names)."""
+def treatment_columns(cohort, treatment, levels):
+    """(columns of the treatment, one setting vector per level, level names): a numeric
+    covariate set to each level, or a text one's one-hot columns (adjusted_rates too)."""
     if treatment in cohort.names and treatment not in cohort.reference_levels:
         j = cohort.names.index(treatment)
         column = cohort.X[:, j]
@@ -289,8 +290,9 @@ def _treatment_columns(cohort, treatment, levels):
         outside = [v for v in values if not lo <= v <= hi]
         if outside:
             warnings.warn(f"levels {outside} of {treatment!r} lie outside its values in the "
-                          f"data ({lo:g} to {hi:g}): the adjusted curves there extrapolate the "
-                          "model. Choose levels within the data.", DataWarning, stacklevel=4)
+                          f"data ({lo:g} to {hi:g}): the adjusted estimates there extrapolate "
+                          "the model. Choose levels within the data.", DataWarning,
+                          stacklevel=4)
         return np.array([j]), [np.array([v]) for v in values], values
     if treatment in cohort.reference_levels:
         prefix = f"{treatment}["
