@@ -1,7 +1,8 @@
 """Covariate-adjusted curves of a kept fit by its treatment, shown inside Results: each
 person's predicted survival (Fine-Gray: cumulative incidence) with the treatment set to each
 level, averaged over the cohort (the g-formula of engine.adjusted_curves, delta-method bands
-for Cox), and the adjusted difference and ratio at a chosen time."""
+for Cox), and the adjusted difference and ratio at a chosen time; for a Poisson fit the
+adjusted incidence rates (engine.adjusted_rates), their difference and ratio."""
 
 from __future__ import annotations
 
@@ -35,10 +36,6 @@ def treatment_of(fit) -> tuple[str | None, str]:
     """(the treatment covariate of ``fit``, '') or (None, why the curves cannot be drawn)."""
     if fit is None:
         return None, "No fit yet."
-    if fit.spec["options"].get("model") == "poisson":
-        return None, ("Adjusted curves are drawn for Cox and Fine-Gray fits; a Poisson fit's "
-                      "adjusted comparison is its incidence rate ratio (the table above), "
-                      "the crude and standardised rates are on the Describe tab.")
     treatment = fit.spec["roles"].get("treatment")
     if not treatment:
         return None, ("Set the **Treatment / grouping** column on the Data tab (a covariate) "
@@ -53,6 +50,10 @@ def treatment_of(fit) -> tuple[str | None, str]:
         return None, (f"**{treatment}** is not a covariate of this fit (a stratum, or left "
                       "out): adjusted curves need its coefficient.")
     return treatment, ""
+
+
+def _poisson(fit) -> bool:
+    return fit is not None and fit.spec["options"].get("model") == "poisson"
 
 
 class AdjustedView(Viewer):
@@ -73,8 +74,10 @@ class AdjustedView(Viewer):
         self.plot = pn.pane.HoloViews()
         self.figure = pn.Column(self.plot, visible=False)
         self.contrasts = table(css_classes=["adjusted-table"])
-        # the figure and the table join the page once drawn (widgets.while_visible)
-        self._parts = (while_visible(self.figure), while_filled(self.contrasts))
+        self.rates = table(css_classes=["adjusted-rates-table"])      # a Poisson fit's
+        # the figure and the tables join the page once drawn (widgets.while_visible)
+        self._parts = (while_visible(self.figure), while_filled(self.rates),
+                       while_filled(self.contrasts))
         self._fit = None
         self.drawn = None          # (engine.adjusted_curves' result, treatment, at) on screen
 
@@ -82,12 +85,21 @@ class AdjustedView(Viewer):
         """The fit shown in Results: clear the last curves, say whether they can be drawn."""
         self._fit, self.drawn = fit, None
         self.plot.object, self.figure.visible = None, False
-        self.contrasts.value = pd.DataFrame()
+        self.contrasts.value = self.rates.value = pd.DataFrame()
         self.status.object = ""
         treatment, why = treatment_of(fit)
         self.draw.disabled = treatment is None
+        rates = _poisson(fit)
+        self.at.visible = not rates
+        self.draw.name = "Compute adjusted rates" if rates else "Draw adjusted curves"
         if treatment is None:
             self.info.object = why
+            return
+        if rates:
+            self.info.object = (f"Each row's rate with **{treatment}** set to each level, "
+                                "averaged over this fit's person-time (direct standardisation, "
+                                "the g-formula for rates): the other covariates' distribution "
+                                "held fixed; events per 1,000 units of person-time.")
             return
         self.at.value = float(np.median(curve_times(fit.result)))
         self.info.object = (f"Each person's predicted curve with **{treatment}** set to each "
@@ -105,6 +117,9 @@ class AdjustedView(Viewer):
         treatment, why = treatment_of(fit)
         if treatment is None:
             self.runner.refuse(f"Adjusted curves: {why}")
+            return
+        if _poisson(fit):
+            await self._rates(fit, treatment)
             return
         at = self.at.value
         times = curve_times(fit.result)
@@ -127,11 +142,36 @@ class AdjustedView(Viewer):
             notice="Adjusted curves", done=done, cancelled=lambda p: "Cancelled.",
             thread="survscan-adjusted")
 
+    async def _rates(self, fit, treatment) -> None:
+        """engine.adjusted_rates of the shown Poisson fit, by the page's job runner."""
+        def done(out, progress) -> str:
+            if self._fit is not fit:
+                return "Adjusted rates of an earlier fit: not shown."
+            self.drawn = (out, treatment, None)
+            per = f"per {out.per:,g}"
+            show(self.rates, out.rates.reset_index().rename(columns={
+                "level": treatment, "rate": f"adjusted rate {per}", "lower": "lower 95%",
+                "upper": "upper 95%"}), 4)
+            show(self.contrasts, out.contrasts.rename(columns={
+                "level": treatment, "difference": f"rate difference {per}",
+                "lower": "lower 95%", "upper": "upper 95%", "ratio": "rate ratio",
+                "ratio_lower": "ratio lower 95%", "ratio_upper": "ratio upper 95%"}), 4)
+            return f"Adjusted rates of **{fit.name}** by {treatment} in {progress.elapsed:.2f} s."
+
+        await self.runner.run(
+            lambda cancel, progress: engine.adjusted_rates(fit.result, treatment),
+            lambda p: f"Standardising the rates … {p.elapsed:.1f} s", notice="Adjusted rates",
+            done=done, cancelled=lambda p: "Cancelled.", thread="survscan-adjusted")
+
     def files(self) -> dict[str, bytes]:
-        """The report folder's adjusted curves (CSV, PNG, SVG) and contrasts, once drawn."""
+        """The report folder's adjusted curves (CSV, PNG, SVG) and contrasts, once drawn (a
+        Poisson fit's adjusted rates and contrasts, CSV)."""
         if self.drawn is None:
             return {}
         curves, treatment, at = self.drawn
+        if _poisson(self._fit):
+            return {"adjusted_rates.csv": curves.rates.to_csv().encode(),
+                    "adjusted_rate_contrasts.csv": curves.contrasts.to_csv(index=False).encode()}
         figure = adjusted_figure(curves.curves, treatment, at,
                                  time_label=self._fit.spec["roles"].get("time") or "time")
         return {"adjusted_curves.csv": curves.curves.to_csv(index=False).encode(),

@@ -314,6 +314,14 @@ def test_poisson_rates_on_rossi(page):
     expect(row_with(pg, "follow-up > 40").locator('[tabulator-field="IRR"]')).to_have_text(
         re.compile(r"^\s*1\.62567"))
     shot(pg, "results_poisson")
+    # the adjusted rates by fin (the g-formula for rates: engine.adjusted_rates)
+    tab(pg, "Adjusted curves")
+    pg.get_by_role("button", name="Compute adjusted rates").click()
+    expect(pg.locator(".adjusted-table .tabulator-cell",
+                      has_text=re.compile(r"^\s*-2\.1424\s*$"))).to_have_count(1)  # per 1,000
+    expect(pg.locator(".adjusted-rates-table .tabulator-cell",
+                      has_text=re.compile(r"^\s*4\.7139\s*$"))).to_have_count(1)   # fin = 1
+    shot(pg, "results_poisson_adjusted_rates")
 
 
 def test_malformed_csv_is_a_message_and_the_app_stays_usable(page):

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
+import engine
 from app.data.store import Store
 from app.export.view import ExportView
 from app.survival.design import DesignView
@@ -51,12 +52,30 @@ def test_incidence_rate_ratios_as_statsmodels(poisson_fit):
     np.testing.assert_allclose(table["IRR_lower"], lower, rtol=1e-6)
     info = results.fit_info.object
     assert "ties =" not in info and "n = 432, events = 114" in info
-    assert "Poisson fit's adjusted comparison" in results.adjusted.info.object
+    assert "the g-formula for rates" in results.adjusted.info.object
+    assert not results.adjusted.at.visible and not results.adjusted.draw.disabled
     assert "is for Cox fits" in results.ph.info.object
     assert "(intercept)" not in forest_rows(bench.fits[-1]).index
     lr = 2 * (glm.llf - glm.llnull)            # statsmodels' null model keeps the offset
     assert f"Likelihood ratio test = {lr:.2f} on 7 df" in results.fit_tests.object
     assert "Score test" in results.fit_tests.object and "log-rank" not in results.fit_tests.object
+
+
+def test_adjusted_rates_by_the_treatment(poisson_fit):
+    """The Adjusted curves page of a Poisson fit: engine.adjusted_rates by fin, on the page
+    and in the report folder."""
+    import asyncio
+
+    _, bench, results = poisson_fit
+    asyncio.run(results.adjusted.compute())
+    want = engine.adjusted_rates(bench.fits[-1].result, "fin")
+    np.testing.assert_allclose(results.adjusted.rates.value["adjusted rate per 1,000"],
+                               want.rates["rate"], rtol=1e-12)
+    assert results.adjusted.contrasts.value["rate ratio"].iloc[0] == pytest.approx(
+        want.contrasts["ratio"].iloc[0], rel=1e-12)
+    files = results.adjusted.files()
+    assert set(files) == {"adjusted_rates.csv", "adjusted_rate_contrasts.csv"}
+    assert "difference" in files["adjusted_rate_contrasts.csv"].decode()
 
 
 def test_strata_are_refused_and_the_fit_kept(poisson_fit):
