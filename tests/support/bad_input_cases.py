@@ -604,7 +604,7 @@ CASES += [
     ("prediction", "adjusted curves at a level beyond the data", lambda: engine.adjusted_curves(
         _fitted(), "tr", times=[5, 10], levels=[0, 2]), (W, engine.DataWarning,
      r"levels \[2.0\] of 'tr' lie outside its values in the data \(0 to 1\): the adjusted "
-     r"curves there extrapolate")),
+     r"estimates there extrapolate")),
     ("prediction", "baseline hazard centered as text", lambda: _fitted().baseline_hazard(
         centered="no"), (E, ValueError, r"centered must be True or False, got 'no'")),
     ("prediction", "adjusted curves at a negative time", lambda: engine.adjusted_curves(
@@ -800,6 +800,20 @@ CASES += [
     ("omop", "study weighting lower case", lambda: __import__(
         "engine.cdm", fromlist=["cdm"]).run_study(None, T, C, O, weighting="ato"),
      (E, ValueError, r"weighting must be one of .* or None, got 'ato'")),
+    # rates: standard populations, Poisson's bands, predictions and adjusted rates
+    ("descriptive", "an unknown standard population", lambda: engine.standard_population(
+        "mars"), (E, ValueError, r"unknown standard population 'mars'; choose one of")),
+    ("descriptive", "negative ages for a standard population",
+     lambda: engine.standardized_rates(_formula("x"), -np.ones(N), standard="who2000"),
+     (E, ValueError, r"standardize_by must be ages in years \(finite, >= 0\)")),
+    ("regression", "follow-up bands of a Cox model", lambda: engine.fit(_formula("x"),
+                                                                      bands=[5]),
+     (E, ValueError, r"bands give a Poisson regression one baseline rate per follow-up band")),
+    ("prediction", "expected events without the time column", lambda: engine.fit(
+        _formula("x + tr"), model="poisson").predict(NEW[["x", "tr"]], type="expected"),
+     (E, ValueError, r"type='expected' needs each row's person-time")),
+    ("prediction", "adjusted rates of a Cox fit", lambda: engine.adjusted_rates(_fitted(), "tr"),
+     (E, ValueError, r"adjusted rates standardise a Poisson fit's rates")),
 ]
 
 
