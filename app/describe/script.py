@@ -9,6 +9,9 @@ from __future__ import annotations
 def describe_lines(s: dict) -> list[str]:
     """The lines for the settings ``s`` of DescribeView.script_settings (appended to the
     analysis script, whose ``df`` is the data after the Data tab's steps)."""
+    if "error" in s:
+        return ["", "", f"# The Describe tab's analyses are not written: {s['error']} (correct "
+                "it on the tab)."]
     by = s["group"]
     lines = ["", "", f"# ---- The Describe tab{f' by {by}' if by else ''} "
              + "-" * max(0, 60 - len(by or "")), *_table_one(s), *_rows(s)]

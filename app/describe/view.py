@@ -532,8 +532,8 @@ class DescribeView(Viewer):
         return "\n".join(parts).encode()
 
     def script_settings(self) -> dict | None:
-        """The tab's choices as describe/script.py writes them (None before the data and the
-        time and event columns are set, or while a typed list cannot be read)."""
+        """The tab's choices as describe/script.py writes them: None before the data and the
+        time and event columns are set; {"error": why} while a typed list cannot be read."""
         s = self.store
         if s.data is None or s.time is None or s.event is None:
             return None
@@ -546,8 +546,8 @@ class DescribeView(Viewer):
             standard = self.std_standard.value
             bands = [] if standard != "cohort" else d.parse_bands(self.std_bands.value)
             reference_rates = d.parse_rates(self.smr_rates.value)
-        except d.DescribeError:
-            return None
+        except d.DescribeError as exc:
+            return {"error": str(exc)}
         attained = self.std_attained.value == ATTAINED
         quartiles = bool(by) and s.data[by].dropna().nunique() > d.MAX_GROUPS
         return {

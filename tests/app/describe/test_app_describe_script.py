@@ -143,3 +143,7 @@ def test_no_group_and_chosen_event_codes():
     np.testing.assert_allclose(ns["standardized"].rates["rate"],
                                column(view.std_rates.value, "standardised"), rtol=1e-12)
     assert view.medians.value["events"].iloc[0] == ns["rows"]["event"].sum()
+    view.rate_breaks.value = "20, soon"                # said in the script, not left out
+    code = export.script_code()
+    assert "# The Describe tab's analyses are not written: 'soon' is not a number" in code
+    run(code)
