@@ -78,7 +78,7 @@ def split_into_bands(cohort: Cohort, bands) -> Cohort:
     cuts = np.asarray(bands, dtype=np.float64).ravel()
     row, start, stop, event = _split_rows(cohort, cuts)
     band = np.searchsorted(cuts, stop, side="left")          # (c_{m-1}, c_m] -> m
-    names = [f"follow-up {label}" for label in band_labels([-np.inf, *cuts, np.inf])][1:]
+    names = band_names(cuts)
     taken = [name for name in names if name in cohort.names]
     if taken:
         raise CohortError(f"the cohort already has columns named {taken}; rename them to "
@@ -103,6 +103,13 @@ def split_into_bands(cohort: Cohort, bands) -> Cohort:
                   reference_levels=cohort.reference_levels, excluded=dict(cohort.excluded),
                   source={**cohort.source, "bands": cuts.tolist()},
                   competing_risks=cohort.competing_risks)
+
+
+def band_names(bands) -> list[str]:
+    """The indicator columns of split_into_bands: "follow-up (20, 40]", "follow-up > 40" for
+    bands [20, 40] (the first band is the intercept's)."""
+    edges = [-np.inf, *np.asarray(bands, float).ravel(), np.inf]
+    return [f"follow-up {label}" for label in band_labels(edges)][1:]
 
 
 def _split_rows(cohort: Cohort, cuts: np.ndarray) -> tuple:

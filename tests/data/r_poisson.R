@@ -24,6 +24,13 @@ sp$b2 <- as.numeric(sp$band == 2)
 sp$b3 <- as.numeric(sp$band == 3)
 show("rossi bands", glm(arrest ~ b2 + b3 + fin + age + prio + offset(log(week - tstart)),
                         family = poisson, data = sp, control = tight))
+# the rates by band against one rate throughout, both on the split rows (R's anova)
+flat <- glm(arrest ~ fin + age + prio + offset(log(week - tstart)), family = poisson, data = sp,
+            control = tight)
+banded <- glm(arrest ~ b2 + b3 + fin + age + prio + offset(log(week - tstart)),
+              family = poisson, data = sp, control = tight)
+cat("## rossi bands against none\n")
+print(anova(flat, banded, test = "LRT"), digits = 15)
 # whole-number case weights count rows
 rossi$n <- 1 + seq_len(nrow(rossi)) %% 3
 show("rossi weighted", glm(arrest ~ fin + age + wexp + offset(log(week)), family = poisson,

@@ -42,6 +42,14 @@ class PoissonModel(LogisticModel):
         self._t = exposure
         self.backend = backend_class(*self._with_intercept(cohort, self.events), exposure)
 
+    def offset_term(self) -> float:
+        """sum w y log t over the rows: the log-likelihood's part from the person-time offset,
+        which depends on how follow-up is cut into rows (a band split moves an event's t to
+        its last piece's), not on beta; two fits of differently split rows compare their
+        log-likelihoods without it (engine.lr_test)."""
+        counted = self._y > 0
+        return float(self._w[counted] @ (self._y[counted] * np.log(self._t[counted])))
+
     def _intercept_only(self) -> float:
         """The intercept-only estimate: the log of the weighted events over person-time."""
         return float(np.log(float(self._w @ self._y) / float(self._w @ self._t)))

@@ -15,6 +15,7 @@ import engine
 from app.data.store import Store
 from app.export.view import ExportView
 from app.survival.design import DesignView
+from app.survival.jobs import nested_lr_tests
 from app.survival.results import ResultsView, forest_rows
 from app.survival.state import Workbench
 from rossi_episodes import survsplit
@@ -111,6 +112,11 @@ def test_follow_up_bands_are_the_piecewise_exponential_model(poisson_fit):
         table = results.hr.value.set_index("covariate")
         assert list(table.index[-2:]) == ["follow-up (20, 40]", "follow-up > 40"]
         np.testing.assert_allclose(table["coef"], glm.params.to_numpy(), rtol=1e-6)
+        flat = sm.GLM(split["arrest"], sm.add_constant(X[NAMES]), family=sm.families.Poisson(),
+                      offset=np.log(split["week"] - split["start"])).fit(tol=1e-12)
+        lr = nested_lr_tests(bench.fits).set_index("larger fit").loc[bench.fits[-1].name]
+        assert lr["df"] == 2 and lr["LR statistic"] == pytest.approx(
+            2 * (glm.llf - flat.llf), rel=1e-6)               # both fits on the split rows
         assert "bands=[20.0, 40.0]" in store.python_script()
         assert store.spec()["design"]["bands"] == [20.0, 40.0]
         store.model = "cox"                             # bands are Poisson's alone

@@ -6,6 +6,7 @@ L1 fits by their optimality (KKT) conditions; the path's deviance."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,6 +87,27 @@ def test_bands_are_the_piecewise_exponential_model_as_R(rossi):
     lasso = engine.fit(cohort, model="poisson", bands=[20, 40], penalty=engine.L1(1e4))
     assert not lasso.penalized[list(bands.values())].any()
     assert (lasso.coef[["fin", "age", "prio"]] == 0).all()
+
+
+def test_rates_by_band_against_one_rate_as_R_anova(rossi):
+    """The likelihood-ratio test of the banded fit against the fit without bands (rows cut
+    differently) is R's anova of both on the survSplit rows; a fit with bands [20] nests in
+    [20, 40]; bands that are not among the larger fit's are not nested."""
+    text = (Path(__file__).resolve().parents[3] / "data" / "r_poisson.Rout").read_text()
+    after = text.split("## rossi bands against none")[1].splitlines()
+    df, deviance = next(line.split()[3:5] for line in after if line.startswith("2 "))
+    cohort = engine.Cohort.from_frame(rossi, "week", "arrest", covariates=["fin", "age", "prio"])
+    flat = engine.fit(cohort, model="poisson", tol=1e-12)
+    banded = engine.fit(cohort, model="poisson", bands=[20, 40], tol=1e-12)
+    test = engine.lr_test(flat, banded)
+    assert test.df == int(df) and test.statistic == pytest.approx(float(deviance), rel=1e-9)
+    one = engine.fit(cohort, model="poisson", bands=[20], tol=1e-12)
+    both = engine.lr_test(flat, one).statistic + engine.lr_test(one, banded).statistic
+    assert both == pytest.approx(test.statistic, rel=1e-9)
+    with pytest.raises(ValueError, match=r"bands \[30.0\] are not among the larger fit's"):
+        engine.lr_test(engine.fit(cohort, model="poisson", bands=[30]), banded)
+    with pytest.raises(ValueError, match="not nested"):
+        engine.lr_test(banded, flat)
 
 
 def test_bad_bands_are_named(rossi):
