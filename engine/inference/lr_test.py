@@ -1,10 +1,11 @@
 """The likelihood-ratio test of two nested fits of the same data: is the larger model (more
 covariates, or a covariate split at cut points into a time-varying effect) better than the
 smaller one?  LR = 2 (l_big - l_small) against chi-square on the difference in free
-coefficients, as R's anova(coxph_small, coxph_big).  Two Poisson fits whose follow-up is cut
-into different bands (the smaller's band limits among the larger's) are compared without the
-offset's part of their log-likelihoods (PoissonModel.offset_term), which moves with the split
-and not with beta: as R's anova of both models fitted to the finer survSplit rows."""
+coefficients, as R's anova(coxph_small, coxph_big).  Poisson fits are compared without the
+offset's part of their log-likelihoods (PoissonModel.offset_term), which moves with the cut of
+follow-up into rows (bands, cut points) and not with beta: two fits cut differently (the
+smaller's band limits among the larger's) then test as R's anova of both models fitted to the
+finer survSplit rows."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,7 @@ def lr_test(small, big) -> TestResult:
                          f"(n {small.n} vs {big.n}, events {small.n_events} vs {big.n_events});"
                          " a likelihood-ratio test compares nested fits of one data set.")
     cuts = b.get("cut_points") or {}
-    banded = list(s.get("bands") or []) != list(b.get("bands") or [])
-    shift = _split_shift(small, big) if banded else 0.0
+    shift = _offset_shift(small, big) if b["model"] == "poisson" else 0.0
     rates = set(band_names(s.get("bands") or []))   # nested in the larger's finer bands
     missing = [name for name in small.coef.index if name not in rates
                and not set(interval_names(name, cuts[name]) if name in cuts else [name])
@@ -51,14 +51,14 @@ def lr_test(small, big) -> TestResult:
                       spec={"test": "likelihood ratio", "model": b["model"], "ties": b["ties"]})
 
 
-def _split_shift(small, big) -> float:
-    """The difference of the offset terms of two Poisson fits on differently banded rows (a
-    ValueError unless the smaller's bands are among the larger's: else neither nests)."""
+def _offset_shift(small, big) -> float:
+    """The difference of two Poisson fits' offset terms (0 for rows cut alike; a ValueError
+    unless the smaller's bands are among the larger's: else neither nests)."""
     inner, outer = set(small.spec.get("bands") or []), set(big.spec.get("bands") or [])
     if not inner <= outer:
         raise ValueError(f"the smaller fit's follow-up bands {sorted(inner)} are not among the "
                          f"larger fit's {sorted(outer)}: the fits are not nested.")
     if small.problem is None or big.problem is None:
-        raise ValueError("fits on differently banded rows need their data (problem) to be "
-                         "compared: refit with engine.fit.")
+        raise ValueError("Poisson fits are compared by their rows' person-time: both need "
+                         "their data (problem); refit with engine.fit.")
     return big.problem.model.offset_term() - small.problem.model.offset_term()

@@ -104,6 +104,17 @@ def test_rates_by_band_against_one_rate_as_R_anova(rossi):
     one = engine.fit(cohort, model="poisson", bands=[20], tol=1e-12)
     both = engine.lr_test(flat, one).statistic + engine.lr_test(one, banded).statistic
     assert both == pytest.approx(test.statistic, rel=1e-9)
+    # cut points split the rows too: fin's rate ratio before and after week 20, against
+    # statsmodels' two fits on the same split rows
+    cut = engine.fit(cohort, model="poisson", cut_points={"fin": [20]}, tol=1e-12)
+    split = survsplit(rossi, [20])
+    split["fin_late"] = split["fin"] * (split["band"] == 2)
+    offset = np.log(split["week"] - split["start"])
+    llf = [sm.GLM(split["arrest"], sm.add_constant(split[c].astype(float)),
+                  family=sm.families.Poisson(), offset=offset).fit(tol=1e-13).llf
+           for c in (["fin", "age", "prio"], ["fin", "fin_late", "age", "prio"])]
+    assert engine.lr_test(flat, cut).statistic == pytest.approx(2 * (llf[1] - llf[0]),
+                                                                rel=1e-6)
     with pytest.raises(ValueError, match=r"bands \[30.0\] are not among the larger fit's"):
         engine.lr_test(engine.fit(cohort, model="poisson", bands=[30]), banded)
     with pytest.raises(ValueError, match="not nested"):
