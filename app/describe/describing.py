@@ -418,14 +418,19 @@ def standard_strata(values: pd.Series, column: str, bands: list[float]) -> pd.Se
         if numbers.notna().sum() < values.notna().sum():
             raise DescribeError(f"{column!r} is not a number column; standardise by its "
                                 "values (leave the bands empty)")
-        inner = [f"({a:g}, {b:g}]" for a, b in zip(bands, bands[1:])]
-        labels = [f"<= {bands[0]:g}", *inner, f"> {bands[-1]:g}"]   # as incidence_rates
-        return pd.cut(numbers, [-np.inf, *bands, np.inf], labels=labels).astype(object).where(
-            numbers.notna())
+        return pd.cut(numbers, [-np.inf, *bands, np.inf],
+                      labels=band_labels(bands)).astype(object).where(numbers.notna())
     if values.dropna().nunique() > MAX_GROUPS:
         raise DescribeError(f"{column!r} has {values.dropna().nunique()} values; type the "
                             "bands to standardise in (e.g. 20, 30, 40)")
     return values.map(lambda v: v if pd.isna(v) else _key(v))
+
+
+def band_labels(bands: list[float]) -> list[str]:
+    """"<= b1", "(b1, b2]", ..., "> bk": the bands at the limits ``bands``, as the engine's
+    incidence_rates and split_lexis label them."""
+    inner = [f"({a:g}, {b:g}]" for a, b in zip(bands, bands[1:])]
+    return [f"<= {bands[0]:g}", *inner, f"> {bands[-1]:g}"]
 
 
 def parse_bands(text: str) -> list[float]:

@@ -6,6 +6,8 @@ weights, group and strata present)."""
 
 from __future__ import annotations
 
+from .describing import band_labels
+
 def describe_lines(s: dict) -> list[str]:
     """The lines for the settings ``s`` of DescribeView.script_settings (appended to the
     analysis script, whose ``df`` is the data after the Data tab's steps)."""
@@ -153,8 +155,7 @@ def _standardised(s: dict) -> list[str]:
         if named:           # ages, placed in the standard's groups by the engine
             strata = f"{values}.loc[{frame}.index]"
         elif bands:
-            labels = [f"<= {bands[0]:g}", *[f"({a:g}, {b:g}]" for a, b in zip(bands, bands[1:])],
-                      f"> {bands[-1]:g}"]
+            labels = band_labels(bands)
             edges = ", ".join(["float(\"-inf\")", *map(repr, bands), "float(\"inf\")"])
             strata = (f"pd.cut({values}, [{edges}], labels={labels!r})"
                       f".astype(object).loc[{frame}.index]")

@@ -89,10 +89,10 @@ def adjusted_rates(res, treatment: str, levels=None, per: float = 1000.0,
     theta = np.array([wt @ ri / wt.sum() for ri in r])
     var = np.array([_variance(gk, ri, th, wt, clusters, keep, V)
                     for gk, ri, th in zip(g, r, theta)])
-    se = np.sqrt(var) * per
-    rates = pd.DataFrame({"rate": theta * per, "se": se,
-                          "lower": theta * per * np.exp(-z * se / (theta * per)),
-                          "upper": theta * per * np.exp(z * se / (theta * per))},
+    log_se = np.sqrt(var) / theta
+    rates = pd.DataFrame({"rate": theta * per, "se": np.sqrt(var) * per,
+                          "lower": theta * per * np.exp(-z * log_se),
+                          "upper": theta * per * np.exp(z * log_se)},
                          index=pd.Index(names, name="level"))
     rows = []
     for k in range(1, len(names)):

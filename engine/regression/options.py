@@ -128,7 +128,6 @@ class FitOptions:
                              "cut_points.")
         object.__setattr__(self, "cut_points", dict(cuts))
 
-
     def _check_bands(self):
         """Increasing positive finite follow-up times, for a Poisson model; empty means
         none."""

@@ -62,38 +62,27 @@ def _rows(res, newdata, names, expected):
     """(the design of the rows in ``names`` order, with the intercept's column of ones; their
     index; their person-time when ``expected``, else None)."""
     cohort = res.problem.cohort if res.problem is not None else None
-    if newdata is None:
-        if cohort is None:
-            raise ValueError("this FitResult keeps no data (problem=None): pass newdata, or "
-                             "refit with engine.fit.")
-        X, index = sp.csc_matrix(cohort.X), pd.RangeIndex(cohort.n)
-        stop = np.asarray(cohort.time, float)
-        start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start, float)
+    if newdata is not None and not isinstance(newdata, pd.DataFrame):
+        raise TypeError(f"newdata must be a DataFrame, got {type(newdata).__name__}")
+    if newdata is not None and res.formula is not None:
+        Z = sp.csc_matrix(res.design_matrix(newdata))       # the intercept's column in place
     else:
-        if not isinstance(newdata, pd.DataFrame):
-            raise TypeError(f"newdata must be a DataFrame, got {type(newdata).__name__}")
-        if res.formula is not None:
-            return _with_time(res.design_matrix(newdata), newdata, res, expected)
         if cohort is None:
-            raise ValueError("this FitResult keeps no data to encode newdata with: refit with "
+            raise ValueError("this FitResult keeps no data (problem=None): refit with "
                              "engine.fit.")
-        X, index = sp.csc_matrix(cohort.encode(newdata)[0]), newdata.index
-        stop = start = None
-    at = names.index(INTERCEPT)
-    ones = sp.csc_matrix(np.ones((X.shape[0], 1)))
-    Z = sp.hstack([X[:, :at], ones, X[:, at:]], format="csc")
-    if not expected:
-        return Z, index, None
-    if stop is None:
-        return _with_time(Z, newdata, res, True)
-    return Z, index, stop - start
+        X = sp.csc_matrix(cohort.X if newdata is None else cohort.encode(newdata)[0])
+        at = names.index(INTERCEPT)
+        Z = sp.hstack([X[:, :at], sp.csc_matrix(np.ones((X.shape[0], 1))), X[:, at:]],
+                      format="csc")
+    if newdata is None:
+        start = np.zeros(cohort.n) if cohort.start is None else np.asarray(cohort.start, float)
+        t = np.asarray(cohort.time, float) - start
+        return Z, pd.RangeIndex(cohort.n), t if expected else None
+    return Z, newdata.index, _person_time(res, newdata) if expected else None
 
 
-def _with_time(Z, newdata, res, expected):
-    """(Z, newdata's index, the person-time of its rows from the fit's time (and entry)
-    columns when ``expected``)."""
-    if not expected:
-        return sp.csc_matrix(Z), newdata.index, None
+def _person_time(res, newdata) -> np.ndarray:
+    """stop - start of each row of ``newdata``, from the fit's time (and entry) columns."""
     source = res.problem.subjects.source if res.problem is not None else {}
     time, start = source.get("time"), source.get("start")
     missing = [c for c in (time, start) if c and c not in newdata.columns]
@@ -110,4 +99,4 @@ def _with_time(Z, newdata, res, expected):
     if bad.size:
         raise ValueError(f"type='expected' needs finite person-time >= 0 in newdata's "
                          f"{time!r}; rows {list(newdata.index[bad[:5]])} have {t[bad[:5]]}.")
-    return sp.csc_matrix(Z), newdata.index, t
+    return t
