@@ -32,6 +32,21 @@ except ImportError:  # pragma: no cover
     pass
 
 
+def pytest_configure(config):
+    """In the main process, before any xdist worker starts: import ArviZ once.  Its first
+    import of the day writes a stamp file in ~/.cache/arviz through one fixed temporary name,
+    and two workers importing it at once on a fresh machine raced for that name: one of them
+    failed to collect its test module with FileNotFoundError (arviz-devs/arviz#2530, open in
+    0.23.4).  Once the stamp is today's, later imports only read it."""
+    if hasattr(config, "workerinput"):
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # its once-a-day FutureWarning about version 1
+        import arviz  # noqa: F401
+
+
 def _no_device_reason():
     """Why the GPU backends cannot run on a device here, or None when they can."""
     from engine.core.device import device_count, has_cupy
