@@ -19,7 +19,8 @@ from ..shell.on_screen import OnScreen
 from ..shell.plots import forest_plot, plot_html
 from ..shell.widgets import markdown, notify
 from ..survival.jobs import coefficient_comparison, comparison
-from ..survival.results import ResultsView, forest_labels, forest_rows, hr_table, model_of
+from ..survival.results import (ResultsView, forest_labels, forest_rows, hr_table, model_of,
+                                ratio_file, ratio_name)
 from ..survival.state import Workbench
 from .report import report_zip
 
@@ -90,8 +91,12 @@ class ExportView(Viewer):
                 return _text(f"export failed: {exc}\n")
         return wrapped
 
+    def _selected(self):
+        """The fit the Results tab shows (the newest when it shows none), or None."""
+        return self.workbench.get_fit(self.results.fit_select.value if self.results else None)
+
     def _fit(self):
-        fit = self.workbench.get_fit(self.results.fit_select.value if self.results else None)
+        fit = self._selected()
         if fit is None:
             raise ValueError("no fit yet: press Fit in the Fit tab first")
         return fit
@@ -111,7 +116,7 @@ class ExportView(Viewer):
         files = dict(self.describe.report_files()) if self.describe is not None else {}
         if self.workbench.fits:
             fit = self._fit()
-            files["hazard_ratios.csv"] = hr_table(fit.summary, model_of(fit)).to_csv(
+            files[ratio_file(model_of(fit))] = hr_table(fit.summary, model_of(fit)).to_csv(
                 index=False).encode()
             files["forest.png"] = self.forest_figure("png")
             files["forest.svg"] = self.forest_figure("svg")
@@ -134,7 +139,7 @@ class ExportView(Viewer):
         if not self.workbench.fits:
             raise ValueError("no fit yet")
         comp = comparison(self.workbench.fits)
-        side = coefficient_comparison(self.workbench.fits).T.add_prefix("HR ")
+        side = coefficient_comparison(self.workbench.fits).T.add_prefix("ratio ")
         return _text(comp.join(side, on="fit").to_csv(index=False))
 
     def risk_text(self):
@@ -165,6 +170,11 @@ class ExportView(Viewer):
         return _text(self.script_code())
 
     def _refresh(self, *events) -> None:
+        # the ratio table's button and file are named by the fit's model (HR, sHR, IRR)
+        fit = self._selected()
+        model = "cox" if fit is None else model_of(fit)
+        self.hr_csv.label = f"{ratio_name(model)} (CSV)"
+        self.hr_csv.filename = ratio_file(model)
         try:
             code = self.script_code()
         except Exception as exc:

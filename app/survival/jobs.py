@@ -308,7 +308,8 @@ def same_data(fits: list[KeptFit]) -> list[KeptFit]:
 
 
 def coefficient_comparison(fits: list[KeptFit], across_data: bool = False) -> pd.DataFrame:
-    """Hazard ratios side by side: covariate x fit; only the fits on the newest fit's data
+    """Ratios side by side (each fit's exp(coef): HR, sHR or IRR by its model): covariate x
+    fit; only the fits on the newest fit's data
     unless ``across_data`` (the user asked to line up fits of different data by name)."""
     fits = fits if across_data else same_data(fits)
     if not fits:

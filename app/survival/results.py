@@ -38,6 +38,8 @@ from .state import Workbench
 from .terms import TermsView
 
 NO_GROUP = "(all together)"
+# the first page: the fit's ratios (HR, sHR or IRR by its model), tests and forest plot
+ESTIMATES = "Estimates"
 CURVES = "Survival curves"  # the page of the Kaplan-Meier and cumulative incidence curves
 MAX_GROUPS = 8
 
@@ -164,15 +166,25 @@ def model_of(fit) -> str:
     return fit.spec["options"].get("model", "cox")
 
 
+def ratio_name(model: str) -> str:
+    """``model``'s ratios in the plural, without the model: "Incidence rate ratios"."""
+    return RATIOS[model][2].split(" (")[0]
+
+
+def ratio_file(model: str) -> str:
+    """The CSV file name of ``model``'s ratio table: hazard_ratios.csv,
+    subdistribution_hazard_ratios.csv, incidence_rate_ratios.csv."""
+    return RATIOS[model][1].replace(" ", "_") + "s.csv"
+
+
 def forest_labels(fit, short: bool = False) -> dict:
     """The forest plot's ratio name (``short``: HR, sHR, IRR) and title for ``fit``'s model
     (Cox: the plots' defaults)."""
     model = model_of(fit)
     if model == "cox":
         return {}
-    abbreviation, name, title = RATIOS[model]
-    return {"ratio": abbreviation if short else name,
-            "title": f"{title.split(' (')[0]} (95% CI)"}
+    abbreviation, name, _ = RATIOS[model]
+    return {"ratio": abbreviation if short else name, "title": f"{ratio_name(model)} (95% CI)"}
 
 
 def forest_rows(fit) -> pd.DataFrame:
@@ -304,8 +316,8 @@ class ResultsView(Viewer):
     def _sections(self) -> list[tuple[str, pn.viewable.Viewable]]:
         p = self._parts
         return [
-            ("Hazard ratios", pn.Column(p["hr_title"], self.fit_tests, p["hr"],
-                                        p["forest"], p["cv"])),  # sHR titles for Fine-Gray
+            (ESTIMATES, pn.Column(p["hr_title"], self.fit_tests, p["hr"], p["forest"],
+                                  p["cv"])),  # titled by the model's ratio: HR, sHR, IRR
             (CURVES, pn.Column(pn.Row(self.group, self.ci, self.conf_type),
                                           p["km"], p["cif"])),  # KM hidden for competing risks
             ("Splines and interactions", self.terms),
@@ -315,7 +327,8 @@ class ResultsView(Viewer):
             ("How well it predicts", self.prediction),
             ("Kept fits", pn.Column(
                 "### Comparison of kept fits", p["compare"],
-                "#### Hazard ratios side by side", self.across_data, p["compare_hr"],
+                "#### Ratios side by side (each fit's own: HR, sHR or IRR)", self.across_data,
+                p["compare_hr"],
                 "#### Likelihood-ratio tests of nested fits", self.lr_note, p["lr"])),
         ]
 

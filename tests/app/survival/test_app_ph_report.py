@@ -140,6 +140,9 @@ def test_fine_gray_results_are_subdistribution_hazard_ratios():
     assert "pseudo-likelihood" in results.fit_tests.object
     assert "Concordance: not available (" in results.fit_tests.object   # said, not hidden
     assert "the PH check (R's cox.zph) is for Cox fits" in results.ph.info.object
+    export = ExportView(store=store, workbench=bench, results=results)
+    assert export.hr_csv.label == "Subdistribution hazard ratios (CSV)"
+    assert export.hr_csv.filename == "subdistribution_hazard_ratios.csv"
     pn.state.reset()
 
 

@@ -129,9 +129,15 @@ def test_follow_up_bands_are_the_piecewise_exponential_model(poisson_fit):
 def test_report_folder_names_the_ratio(poisson_fit):
     store, bench, results = poisson_fit
     export = ExportView(store=store, workbench=bench, results=results)
+    assert export.hr_csv.label == "Incidence rate ratios (CSV)"
+    assert export.hr_csv.filename == "incidence_rate_ratios.csv"
     archive = zipfile.ZipFile(io.BytesIO(export.report_bytes()))
     names = archive.namelist()
-    table = pd.read_csv(archive.open(next(n for n in names if n.endswith("hazard_ratios.csv"))))
+    assert not any(n.endswith("hazard_ratios.csv") for n in names)
+    table = pd.read_csv(archive.open(next(n for n in names
+                                          if n.endswith("incidence_rate_ratios.csv"))))
     assert "IRR" in table and table["covariate"].iloc[0] == "(intercept)"
+    comparison = pd.read_csv(export.comparison_text())
+    assert "ratio fin" in comparison and "HR fin" not in comparison
     script = archive.read(next(n for n in names if n.endswith("survscan_analysis.py"))).decode()
     assert "model='poisson'" in script
