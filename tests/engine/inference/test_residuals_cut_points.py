@@ -76,5 +76,9 @@ def test_martingale_residuals_of_a_cut_point_fit_sum_to_zero_and_score_to_the_gr
     res, _ = rossi_fit("efron")
     assert engine.residuals(res).sum() == pytest.approx(0.0, abs=1e-9)
     gradient = engine.gradient(res.problem.cohort, res.coef.to_numpy(), ties="efron")
-    np.testing.assert_allclose(engine.residuals(res, "score").sum(), gradient, rtol=1e-8,
-                               atol=1e-12)
+    score = engine.residuals(res, "score")
+    # at the estimate the sums cancel to ~1e-7 from terms summing to ~10^2 in absolute value:
+    # the two summation orders may part by a few rounding errors of those (1.2e-12 of 666 on
+    # an AMD EPYC), so the allowance is 1e-13 of each column's absolute sum
+    slack = 1e-8 * np.abs(gradient) + 1e-13 * np.abs(score).sum().to_numpy()
+    assert np.all(np.abs(score.sum().to_numpy() - gradient) <= slack)

@@ -242,9 +242,15 @@ with installed() as cp:
 
 
 def _under_asan(args, timeout=1500):
-    libasan = subprocess.run([CXX, "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    env = {**os.environ, "SURVSCAN_EMULATOR_ASAN": "1", "LD_PRELOAD": libasan,
+    def library(name):
+        return subprocess.run([CXX, f"-print-file-name={name}"], capture_output=True,
+                              text=True).stdout.strip()
+
+    # libstdc++ loaded at start beside the runtime: its __cxa_throw interceptor finds the real
+    # one only then, and C++ code that throws (matplotlib's ft2font, imported with ArviZ by
+    # tests/conftest.py) otherwise stops the process with "CHECK failed: real___cxa_throw"
+    preload = f"{library('libasan.so')} {library('libstdc++.so.6')}"
+    env = {**os.environ, "SURVSCAN_EMULATOR_ASAN": "1", "LD_PRELOAD": preload,
            "ASAN_OPTIONS": "detect_leaks=0"}
     return subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
