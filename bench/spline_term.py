@@ -54,28 +54,47 @@ def timed_fit(cohort, penalty, unpenalized=()):
             "converged": res.converged, "timings": res.timings}
 
 
-def main(n=1_000_000, p=1000, density=0.01, repeats=2):
-    out = {"cpu": cpu_name(), "n": n, "p": p, "density": density}
-    engine.fit(engine.simulate(200, 5, density=0.2, seed=0), penalty=engine.L1(1.0))   # JIT
-    plain = engine.simulate(n, p, density=density, seed=0)
-    rng = np.random.default_rng(1)
-    bmi = rng.normal(27.0, 4.0, n)
+def cohorts(plain, bmi):
+    """The plain cohort, and with the exposure ``bmi`` as one linear column and as its
+    ``ns(bmi, df=4)`` columns (built by the formula front door), the spline's names and the
+    seconds the formula took to build them."""
     t0 = time.perf_counter()
-    formula = ModelFormula("ns(bmi, df=4)")
-    S, names = formula.build(pd.DataFrame({"bmi": bmi}))
-    out["formula_build_s"] = time.perf_counter() - t0
-    X = sp.hstack([plain.X, S], format="csc")
-    spline = engine.Cohort.from_arrays(plain.time, plain.event, X, names=plain.names + names)
+    S, names = ModelFormula("ns(bmi, df=4)").build(pd.DataFrame({"bmi": bmi}))
+    build_s = time.perf_counter() - t0
+    spline = engine.Cohort.from_arrays(plain.time, plain.event,
+                                       sp.hstack([plain.X, S], format="csc"),
+                                       names=plain.names + names)
     linear = engine.Cohort.from_arrays(plain.time, plain.event,
                                        sp.hstack([plain.X, sp.csc_matrix(bmi[:, None])],
                                                  format="csc"), names=plain.names + ["bmi"])
-    penalty = engine.L1(0.1 * engine.lambda_max(plain))
-    runs = {"plain": [], "linear_unpenalised": [], "spline_penalised": [],
-            "spline_unpenalised": []}
-    fits = {"plain": lambda: timed_fit(plain, penalty),
+    return (plain, linear, spline, names), build_s
+
+
+def kind_fits(cohorts_, penalty):
+    """The four timed fits by kind, over ``cohorts()``'s cohorts."""
+    plain, linear, spline, names = cohorts_
+    return {"plain": lambda: timed_fit(plain, penalty),
             "linear_unpenalised": lambda: timed_fit(linear, penalty, unpenalized=["bmi"]),
             "spline_penalised": lambda: timed_fit(spline, penalty),
             "spline_unpenalised": lambda: timed_fit(spline, penalty, unpenalized=names)}
+
+
+def main(n=1_000_000, p=1000, density=0.01, repeats=2):
+    out = {"cpu": cpu_name(), "n": n, "p": p, "density": density}
+    rng = np.random.default_rng(1)
+    # every kind of fit once on a small cohort first: the first fit of a kind in a process
+    # compiles or loads its Numba kernels (0.6-0.8 s on an AMD EPYC, session 34), a cost of
+    # the process and not of the fit
+    warm, _ = cohorts(engine.simulate(2000, 5, density=0.2, seed=0),
+                      rng.normal(27.0, 4.0, 2000))
+    for fit in kind_fits(warm, engine.L1(1.0)).values():
+        fit()
+    plain = engine.simulate(n, p, density=density, seed=0)
+    bmi = rng.normal(27.0, 4.0, n)
+    kept, out["formula_build_s"] = cohorts(plain, bmi)
+    penalty = engine.L1(0.1 * engine.lambda_max(plain))
+    fits = kind_fits(kept, penalty)
+    runs = {kind: [] for kind in fits}
     kinds = list(fits)
     for r in range(repeats):
         # each repeat starts one kind later, so that no kind always runs first or after the

@@ -72,6 +72,8 @@ from .prediction.time_auc import time_dependent_auc
 from .prediction.uno import uno_concordance
 
 from .regression.options import VARIANCES
+from .missing.imputation import Imputations, impute
+from .missing.pooling import PooledResult, pool
 
 from .regression.options import CENSORING_TIES
 
@@ -93,10 +95,12 @@ __all__ = [
     "AdjustedCurves", "AdjustedRates", "BACKENDS", "BootstrapResult", "CENSORING_TIES",
     "Cancelled", "Cohort",
     "CohortError", "ConvergenceWarning", "CrossValidationResult", "DataWarning",
-    "EmpiricalNull", "FitOptions", "FitResult", "IncidenceRates", "KaplanMeier", "L1", "L2",
+    "EmpiricalNull", "FitOptions", "FitResult", "Imputations", "IncidenceRates", "KaplanMeier",
+    "L1", "L2",
     "LogrankResult",
     "MODELS", "MonotoneLikelihoodWarning", "PHCheck", "PRECISIONS", "PathResult",
-    "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem", "PropensityWeights",
+    "PooledResult", "PosteriorResult", "PredictivePerformance", "ProbitMLE", "Problem",
+    "PropensityWeights",
     "SOLVERS", "STANDARD_POPULATIONS", "SccsData",
     "SensitivityResult", "StandardizedRates", "StandardizedRatios", "SystematicErrorModel",
     "TIES", "TV_ROUTES", "TableOne", "TermPlot",
@@ -109,10 +113,10 @@ __all__ = [
     "cross_validate", "cumulative_incidence", "datasets", "device", "effect_curve",
     "error_model", "evalues_hr", "fit", "fit_memory", "fit_null", "fit_problem",
     "fit_systematic_error_model", "functional_form", "global_tests", "gradient", "gray_test",
-    "grid_cost_of_shape", "incidence_rates", "information",
+    "grid_cost_of_shape", "impute", "incidence_rates", "information",
     "information_at", "integrated_brier_score", "interaction_test", "kaplan_meier",
     "lambda_max", "lifelines_fit", "loglik", "logrank_test", "lr_test", "naive_loglik",
-    "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test",
+    "negative_control_estimates", "path", "per_sd", "ph_check", "ph_smooth", "ph_test", "pool",
     "predictive_performance", "probit_mle", "propensity_weights", "residuals", "sample",
     "scaled_schoenfeld", "schoenfeld", "sccs_time_to_event", "sensitivity_study", "simulate",
     "simulate_sccs", "smr", "split_lexis", "standard_population",

@@ -30,8 +30,8 @@ _LIKELIHOOD = {"cox": "log partial likelihood",
                "fine_gray": "log partial likelihood (subdistribution hazard)",
                "logistic": "log likelihood", "poisson": "log likelihood",
                "sccs": "log conditional likelihood"}
-# exp(coef) by model; the hazard ratio otherwise
-_RATIO = {"logistic": "or", "poisson": "irr", "sccs": "irr"}
+# exp(coef)'s column name by model; the hazard ratio "hr" otherwise
+RATIO_NAMES = {"logistic": "or", "poisson": "irr", "sccs": "irr"}
 
 
 @dataclass
@@ -280,7 +280,7 @@ class FitResult:
 
     def _table(self, coef: pd.Series, se: pd.Series, penalized: pd.Series) -> pd.DataFrame:
         z = coef / se
-        ratio = _RATIO.get(self.spec.get("model"), "hr")
+        ratio = RATIO_NAMES.get(self.spec.get("model"), "hr")
         out = pd.DataFrame({
             "coef": coef,
             ratio: np.exp(coef),
