@@ -73,6 +73,7 @@ FLOORS = {
     "regression": {"core", "data", "sccs"},
     "inference": {"core", "data", "regression"},
     "prediction": {"core", "data", "descriptive", "regression", "inference"},
+    "missing": {"core", "data", "regression"},
     "bayes": {"core", "data"},
     "gwas": {"core", "data"},
     "comparative": {"core", "data", "descriptive", "regression", "inference"},

@@ -63,9 +63,10 @@ def model_frame(data, columns, predictors, t, e) -> pd.DataFrame:
     return pd.DataFrame(parts, index=data.index)
 
 
-def chained_equations(frame, columns, m, burn_in, skip, donors, rng) -> dict:
+def chained_equations(frame, columns, m, burn_in, skip, donors, rng, step=None) -> dict:
     """The m kept draws of each column's missing values: statsmodels' MICEData over the
-    frame (its variables renamed v0, v1, ... for its formulas)."""
+    frame (its variables renamed v0, v1, ... for its formulas), one cycle at a time (the
+    draws of update_all(k): it cycles k times), ``step()`` after each."""
     from statsmodels.imputation.mice import MICEData
 
     safe = frame.set_axis([f"v{j}" for j in range(frame.shape[1])], axis=1)
@@ -73,9 +74,15 @@ def chained_equations(frame, columns, m, burn_in, skip, donors, rng) -> dict:
     name = dict(zip(frame.columns, safe.columns))
     missing = {c: frame[c].isna().to_numpy() for c in columns}
     draws = {c: [] for c in columns}
-    chain.update_all(burn_in)
+    for _ in range(burn_in):
+        chain.update_all(1)
+        if step is not None:
+            step()
     for _ in range(m):
-        chain.update_all(skip + 1)
+        for _ in range(skip + 1):
+            chain.update_all(1)
+            if step is not None:
+                step()
         for c in columns:
             draws[c].append(chain.data[name[c]].to_numpy()[missing[c]])
     return {c: pd.DataFrame(np.vstack(draws[c]), columns=frame.index[missing[c]])

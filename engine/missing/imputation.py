@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..core.errors import CohortError, DataWarning
+from ..core.errors import Cancelled, CohortError, DataWarning
 from ..data.cohort import Cohort
 from ..data.validation import check_columns_exist, fail_rows
 from ..regression.fit import fit
@@ -73,14 +73,16 @@ class Imputations:
         out.index.name = "column"
         return out
 
-    def fit(self, df_complete=None, level: float = 0.95, **options) -> PooledResult:
+    def fit(self, df_complete=None, level: float = 0.95, progress=None, cancel=None,
+            **options) -> PooledResult:
         """The model fitted to each completed data set and pooled by Rubin's rules.
 
         ``options``: Cohort.from_frame's covariates, strata, id, weights, competing_risks and
         formula, the rest engine.fit's (model, ties, variance, cluster, cut_points, ...; no
         penalty: Rubin's rules pool estimates with a variance).  ``df_complete``: the
         complete-data degrees of freedom for Barnard and Rubin's small-sample df (None: large
-        samples, Rubin's df)."""
+        samples, Rubin's df).  ``progress(done, m)`` after each fit; ``cancel`` (an Event)
+        stops between fits with engine.Cancelled."""
         cohort_args = {k: options.pop(k) for k in _COHORT_ARGS if k in options}
         if "covariates" not in cohort_args and "formula" not in cohort_args \
                 and "covariates" in self.spec:       # smcfcs: the model it imputed for
@@ -90,13 +92,17 @@ class Imputations:
             cohort = Cohort.from_frame(self.dataset(k), time=self.time, event=self.event,
                                        **cohort_args)
             fits.append(fit(cohort, **options))
+            if progress is not None:
+                progress(k + 1, self.m)
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"pooled fit cancelled after {k + 1} of {self.m} fits")
         return pool(fits, df_complete=df_complete, level=level)
 
 
 def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str = "smcfcs",
            predictors=None, m: int = 20, seed=None, burn_in: int = 10, skip: int = 3,
            donors: int = 5, iterations: int = 10, rejection_limit: int = 1000,
-           ties: str = "efron") -> Imputations:
+           ties: str = "efron", progress=None, cancel=None) -> Imputations:
     """Impute the missing values of ``columns`` m times.
 
     Parameters
@@ -120,6 +126,8 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         ones, and predictive mean matching's pool of nearest observed rows (mice's 5)
     iterations, rejection_limit, ties : smcfcs: cycles of each chain (R smcfcs's numit),
         tries of the rejection step a row, and the Cox fits' ties
+    progress : callable(done, total) after each cycle of the imputation models
+    cancel : threading.Event-like; once set, engine.Cancelled after the current cycle
     """
     if not isinstance(data, pd.DataFrame):
         raise CohortError(f"impute needs a pandas DataFrame, got {type(data).__name__}")
@@ -137,19 +145,22 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         raise ValueError(f"burn_in and skip are whole numbers >= 0, got {burn_in!r}, {skip!r}")
     rng = np.random.default_rng(seed)
     spec = {"method": method, "m": int(m), "seed": seed, "columns": columns}
+    total = int(m) * int(iterations) if method == "smcfcs" else \
+        int(burn_in) + int(m) * (int(skip) + 1)
+    step = _stepper(total, progress, cancel)
     if method == "mice":
         predictors = others if predictors is None else list(predictors)
         check_columns_exist(data.columns, [("predictor", c) for c in predictors])
         frame = model_frame(data, columns, predictors, t, e)
         draws = chained_equations(frame, columns, int(m), int(burn_in), int(skip),
-                                   int(donors), rng)
+                                  int(donors), rng, step)
         spec.update(burn_in=int(burn_in), skip=int(skip), donors=int(donors))
         return Imputations(data=data, imputed=draws, model=list(frame.columns), time=time,
                            event=event, spec=spec)
     covariates = _cox_covariates(data, others, columns, predictors, e)
     X = data[covariates].astype(float)
     values, rejected = smcfcs.chains(X, t, e, columns, int(m), int(iterations),
-                                     int(rejection_limit), ties, rng)
+                                     int(rejection_limit), ties, rng, step)
     draws = {c: pd.DataFrame(values[c], columns=data.index[data[c].isna().to_numpy()])
              for c in columns if data[c].isna().any()}
     failed = {c: k for c, k in rejected.items() if k}
@@ -162,6 +173,21 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
                 rejected=rejected, covariates=covariates)
     return Imputations(data=data, imputed=draws, model=covariates, time=time, event=event,
                        spec=spec)
+
+
+def _stepper(total, progress, cancel):
+    """step(): one more cycle of ``total`` done, told to ``progress``; engine.Cancelled once
+    ``cancel`` is set."""
+    done = 0
+
+    def step():
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"imputation cancelled after {done} of {total} cycles")
+    return step
 
 
 def _cox_covariates(data, others, columns, predictors, e):

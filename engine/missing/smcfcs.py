@@ -84,9 +84,11 @@ def acceptance(x, m, beta, eta_rest, H0):
     return np.exp(np.minimum(beta * um * (x - m) - ux + um, 0.0))
 
 
-def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit, ties, rng):
+def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit, ties, rng,
+           step=None):
     """(draws, rejected): the m chains' final values of each column's missing entries
-    ({column: m x missing}), and how many rows of each column kept an unaccepted draw."""
+    ({column: m x missing}), and how many rows of each column kept an unaccepted draw.
+    ``step()`` after each cycle (m x iterations of them)."""
     values = X.to_numpy(float)
     missing = {c: np.isnan(values[:, X.columns.get_loc(c)]) for c in columns}
     kind = {c: "logistic" if binary(values[:, X.columns.get_loc(c)]) else "linear"
@@ -103,6 +105,8 @@ def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit
                 j = X.columns.get_loc(c)
                 rejected[c] += _update(Z, j, missing[c], kind[c], X.columns, time, event,
                                        rejection_limit, ties, rng)
+            if step is not None:
+                step()
         for c in columns:
             draws[c].append(Z[missing[c], X.columns.get_loc(c)].copy())
     return {c: np.vstack(draws[c]) for c in columns}, rejected

@@ -154,3 +154,21 @@ def test_categorical_predictors_enter_as_level_indicators(lung):
 def test_bad_input_is_named(lung, change, kwargs, message):
     with pytest.raises((engine.CohortError, ValueError), match=message):
         engine.impute(change(lung), "time", "status", **{"m": 2, "iterations": 1, **kwargs})
+
+
+def test_progress_and_cancel(lung):
+    import threading
+
+    seen = []
+    imp = engine.impute(lung, "time", "status", columns=["wt.loss"], predictors=["age"], m=2,
+                        iterations=3, seed=1, progress=lambda done, total: seen.append(
+                            (done, total)))
+    assert seen == [(k, 6) for k in range(1, 7)]
+    stop = threading.Event()
+    stop.set()
+    for method in ("smcfcs", "mice"):
+        with pytest.raises(engine.Cancelled, match="after 1 of"):
+            engine.impute(lung, "time", "status", columns=["wt.loss"], method=method,
+                          predictors=["age"], m=2, seed=1, cancel=stop)
+    with pytest.raises(engine.Cancelled, match="after 1 of 2 fits"):
+        imp.fit(cancel=stop)
