@@ -60,7 +60,7 @@ SAMPLES: dict[str, Sample] = {
         datasets.load_lung,
         "Advanced lung cancer (NCCTG): 228 patients, death in days; ph.ecog, wt.loss and others "
         "have missing values, so it opens as a complete-case analysis (Data tab: rows with "
-        "missing values).",
+        "missing values); Results' Missing data page imputes them.",
         time="time", event="status", treatment="sex", covariates=("age", "sex", "ph.ecog"),
         missing="drop",
     ),

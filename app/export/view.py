@@ -127,6 +127,8 @@ class ExportView(Viewer):
             files.update(self.results.prediction.files())
             files["fit_tests.txt"] = (self.results.fit_tests.object or "").encode()
             files["comparison.csv"] = self.comparison_text().getvalue().encode()
+        if self.results is not None:        # the current design's, with or without a fit
+            files.update(self.results.imputation.files())
         if self.store.loaded:
             files["survscan_spec.json"] = self.store.spec_json().encode()
             try:
@@ -161,6 +163,9 @@ class ExportView(Viewer):
     def script_code(self) -> str:
         """The analysis script, with the Describe tab's analyses as it shows them."""
         code = self.store.python_script()
+        if self.results is not None and self.results.imputation.script_lines():
+            code = code.rstrip("\n") + "\n" + "\n".join(
+                self.results.imputation.script_lines()) + "\n"
         settings = None if self.describe is None else self.describe.script_settings()
         if settings is not None:
             code = code.rstrip("\n") + "\n".join(describe_lines(settings)) + "\n"

@@ -30,6 +30,7 @@ from ..shell.on_screen import OnScreen
 from ..shell.plots import cif_plot, cv_plot, forest_plot, km_plot, nice_ticks
 from ..shell.widgets import markdown, notify, show, table, while_filled, while_set, while_visible
 from .adjusted import AdjustedView
+from .imputation import ImputationView
 from .jobs import coefficient_comparison, comparison, nested_lr_tests
 from .ph_check import PhCheck
 from .prediction import PredictionView
@@ -246,6 +247,7 @@ class ResultsView(Viewer):
         self.residuals = ResidualsView(store=s)
         self.adjusted = AdjustedView(store=s)
         self.prediction = PredictionView(store=s)
+        self.imputation = ImputationView(store=s)
         self.terms = TermsView()
         self.hr = table(pagination="local", page_size=12, css_classes=["hr-table"])
         self.forest = pn.pane.Bokeh(sizing_mode="fixed", css_classes=["forest-plot"])
@@ -325,6 +327,7 @@ class ResultsView(Viewer):
             ("Residuals", self.residuals),
             ("Adjusted curves", self.adjusted),
             ("How well it predicts", self.prediction),
+            ("Missing data", self.imputation),
             ("Kept fits", pn.Column(
                 "### Comparison of kept fits", p["compare"],
                 "#### Ratios side by side (each fit's own: HR, sHR or IRR)", self.across_data,
@@ -493,6 +496,7 @@ class ResultsView(Viewer):
             self.adjusted.show_fit(None)
             self.prediction.show_fit(None)
             self.terms.show_fit(None)
+            self.imputation.show_fit(None)
             return
         res = fit.result
         self.fit_info.object = (
@@ -512,6 +516,7 @@ class ResultsView(Viewer):
         self.adjusted.show_fit(fit)
         self.prediction.show_fit(fit)
         self.terms.show_fit(fit)
+        self.imputation.show_fit(fit)
         try:
             self.forest.object = forest_plot(forest_rows(fit), **forest_labels(fit))
         except Exception as exc:
