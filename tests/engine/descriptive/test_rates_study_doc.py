@@ -2,26 +2,17 @@
 rate and the SMRs against given rates (tests/data/r_standardized_rates.Rout), the
 piecewise-exponential Poisson model (tests/data/r_poisson.Rout), and a model of fin with
 age and priors whose adjusted rates lie between the crude ones' reach."""
-import contextlib
-import io
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from guides import run_guide
 from r_printed import data_frame, sections
-
-DOC = Path(__file__).resolve().parents[3] / "docs" / "guide" / "rates_study.md"
 
 
 @pytest.fixture(scope="module")
 def study() -> dict:
-    code = re.search(r"```python\n(.*?)```", DOC.read_text(), re.S).group(1)
-    namespace: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code, str(DOC), "exec"), namespace)
-    return namespace
+    return run_guide("rates_study.md")
 
 
 def test_the_study_runs_and_gives_r_numbers(study):

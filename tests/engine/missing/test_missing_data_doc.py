@@ -2,24 +2,16 @@
 complete cases (170 patients, 42 events fewer), meal.cal's fraction of missing information
 about 0.14, the pooled hazard ratios within the complete-case fit's standard errors, and
 standard errors 13-18% smaller, meal.cal's 8%."""
-import contextlib
-import io
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "guide" / "missing_data.md"
+from guides import run_guide
 
 
 @pytest.fixture(scope="module")
 def guide() -> dict:
-    code = re.search(r"```python\n(.*?)```", DOC.read_text(), re.S).group(1)
-    namespace: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code, str(DOC), "exec"), namespace)
-    return namespace
+    return run_guide("missing_data.md")
 
 
 def test_the_guide_runs_and_says_what_it_shows(guide):
