@@ -52,6 +52,16 @@ def design_or_why(store: Store) -> tuple[dict | None, str]:
             "ties": s.ties}, ""
 
 
+def imputation_arguments(snapshot: dict, method: str) -> dict:
+    """engine.impute's predictors (and strata) for the design: the complete covariates; the
+    strata as SMC-FCS's Cox model's strata, or as chained equations' predictors."""
+    predictors = [c for c in snapshot["covariates"] if c not in snapshot["incomplete"]]
+    strata = list(snapshot["fit"].get("strata") or [])
+    if method == "mice":
+        return {"predictors": predictors + strata}
+    return {"predictors": predictors, **({"strata": strata} if strata else {})}
+
+
 class ImputationView(Viewer):
     store = param.ClassSelector(class_=Store)
 
@@ -97,9 +107,9 @@ class ImputationView(Viewer):
             f"completed data sets and pooled by Rubin's rules. Missing values: {counts}; "
             f"{complete} of {len(frame)} rows are complete. SMC-FCS draws each value from "
             "its distribution given the other covariates and the outcome under this Cox "
-            "model; chained equations use the event and its Nelson-Aalen hazard as "
-            "predictors (simpler, but they pull a large hazard ratio toward 1). Strata and "
-            "weights enter the pooled fits, not the imputation model.")
+            "model (its strata too); chained equations use the event and its Nelson-Aalen "
+            "hazard as predictors, beside the strata columns (simpler, but they pull a large "
+            "hazard ratio toward 1). Weights enter the pooled fits, not the imputations.")
 
     async def _on_click(self, event=None) -> None:
         await self.run()
@@ -115,14 +125,13 @@ class ImputationView(Viewer):
         method, m, seed, shown = self.method.value, int(self.m.value), int(self.seed.value), \
             self._fit
 
+        how = imputation_arguments(snapshot, method)
+
         def work(cancel, progress):
             imp = engine.impute(
                 snapshot["frame"], snapshot["time"], snapshot["event"],
-                columns=snapshot["incomplete"], method=method,
-                predictors=[c for c in snapshot["covariates"]
-                            if c not in snapshot["incomplete"]],
-                m=m, seed=seed, cancel=cancel,
-                progress=lambda done, total: progress(done, total, "imputing"))
+                columns=snapshot["incomplete"], method=method, m=m, seed=seed, cancel=cancel,
+                progress=lambda done, total: progress(done, total, "imputing"), **how)
             pooled = imp.fit(covariates=snapshot["covariates"], ties=snapshot["ties"],
                              cancel=cancel, progress=lambda done, total: progress(
                                  done, total, "fitting"), **snapshot["fit"])
@@ -156,14 +165,14 @@ class ImputationView(Viewer):
         u = self._used
         if not u:
             return []
-        predictors = [c for c in u["covariates"] if c not in u["incomplete"]]
+        how = "".join(f", {k}={v!r}" for k, v in imputation_arguments(u, u["method"]).items())
         extra = "".join(f", {k}={v!r}" for k, v in u["fit"].items())
-        return ["", "# Results' Missing data page: the design's missing covariates imputed m "
-                "times, each completed data set fitted, pooled by Rubin's rules",
+        return ["", "# Results' Missing data page: imputed m times, each data set fitted, "
+                "pooled (Rubin's rules)",
                 f"imp = engine.impute(df, {u['time']!r}, {u['event']!r}, "
                 f"columns={u['incomplete']!r},",
-                f"                    method={u['method']!r}, predictors={predictors!r}, "
-                f"m={u['m']}, seed={u['seed']})",
+                f"                    method={u['method']!r}, m={u['m']}, "
+                f"seed={u['seed']}{how})",
                 f"pooled = imp.fit(covariates={u['covariates']!r}, ties={u['ties']!r}{extra})",
                 "print(imp.summary)", "print(pooled.summary)"]
 

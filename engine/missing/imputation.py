@@ -87,6 +87,8 @@ class Imputations:
         if "covariates" not in cohort_args and "formula" not in cohort_args \
                 and "covariates" in self.spec:       # smcfcs: the model it imputed for
             cohort_args["covariates"] = self.spec["covariates"]
+            if self.spec.get("strata") and "strata" not in cohort_args:
+                cohort_args["strata"] = self.spec["strata"]
         fits = []
         for k in range(self.m):
             cohort = Cohort.from_frame(self.dataset(k), time=self.time, event=self.event,
@@ -102,7 +104,8 @@ class Imputations:
 def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str = "smcfcs",
            predictors=None, m: int = 20, seed=None, burn_in: int = 10, skip: int = 3,
            donors: int = 5, iterations: int = 10, rejection_limit: int = 1000,
-           ties: str = "efron", progress=None, cancel=None) -> Imputations:
+           ties: str = "efron", strata=None, progress=None,
+           cancel=None) -> Imputations:
     """Impute the missing values of ``columns`` m times.
 
     Parameters
@@ -126,6 +129,8 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         ones, and predictive mean matching's pool of nearest observed rows (mice's 5)
     iterations, rejection_limit, ties : smcfcs: cycles of each chain (R smcfcs's numit),
         tries of the rejection step a row, and the Cox fits' ties
+    strata : smcfcs: column(s) of the Cox model's strata (a baseline hazard each, as
+        R's smcfcs with strata() in its formula); ``Imputations.fit`` stratifies alike
     progress : callable(done, total) after each cycle of the imputation models
     cancel : threading.Event-like; once set, engine.Cancelled after the current cycle
     """
@@ -143,6 +148,11 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if int(burn_in) != burn_in or burn_in < 0 or int(skip) != skip or skip < 0:
         raise ValueError(f"burn_in and skip are whole numbers >= 0, got {burn_in!r}, {skip!r}")
+    by = [] if strata is None else [strata] if isinstance(strata, str) else list(strata)
+    check_columns_exist(data.columns, [("strata", c) for c in by])
+    if method == "mice" and by:
+        raise ValueError("strata= is for method='smcfcs' (its Cox model's); with chained "
+                         "equations name the strata columns among predictors=")
     rng = np.random.default_rng(seed)
     spec = {"method": method, "m": int(m), "seed": seed, "columns": columns}
     total = int(m) * int(iterations) if method == "smcfcs" else \
@@ -157,10 +167,15 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         spec.update(burn_in=int(burn_in), skip=int(skip), donors=int(donors))
         return Imputations(data=data, imputed=draws, model=list(frame.columns), time=time,
                            event=event, spec=spec)
-    covariates = _cox_covariates(data, others, columns, predictors, e)
+    covariates = _cox_covariates(data, [c for c in others if c not in by], columns,
+                                 predictors, e)
     X = data[covariates].astype(float)
+    if by and data[by].isna().any().any():
+        raise CohortError(f"the strata columns {by} miss values; strata are not imputed: "
+                          "give those rows a stratum or leave them out")
     values, rejected = smcfcs.chains(X, t, e, columns, int(m), int(iterations),
-                                     int(rejection_limit), ties, rng, step)
+                                     int(rejection_limit), ties, rng, step,
+                                     data[by] if by else None)
     draws = {c: pd.DataFrame(values[c], columns=data.index[data[c].isna().to_numpy()])
              for c in columns if data[c].isna().any()}
     failed = {c: k for c, k in rejected.items() if k}
@@ -170,7 +185,7 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
                       f"{int(rejection_limit)} tries; raise rejection_limit (R's smcfcs warns "
                       "alike)", DataWarning, stacklevel=2)
     spec.update(iterations=int(iterations), rejection_limit=int(rejection_limit), ties=ties,
-                rejected=rejected, covariates=covariates)
+                rejected=rejected, covariates=covariates, strata=by or None)
     return Imputations(data=data, imputed=draws, model=covariates, time=time, event=event,
                        spec=spec)
 

@@ -16,7 +16,7 @@ One chain per imputed data set: missing values start as random observed ones; th
    their normal, as smcfcs's modPostDraw);
 2. the Cox model is fitted to the current data, its coefficients drawn from their normal
    approximation, and the Breslow baseline cumulative hazard H0 taken at each row's time
-   (R's basehaz of the fit, as smcfcs does);
+   (R's basehaz of the fit, as smcfcs does; with strata, each row's stratum's);
 3. a 0/1 column is drawn from its exact conditional, P(x = 1) proportional to
    p1 exp(eta_1)^D exp(-H0 exp(eta_1)); a continuous one by rejection from its target
    f(x) proportional to N(x; mu, sigma^2) exp(beta x)^D exp(-u(x)), u = H0 exp(eta), up to
@@ -85,10 +85,11 @@ def acceptance(x, m, beta, eta_rest, H0):
 
 
 def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit, ties, rng,
-           step=None):
+           step=None, strata=None):
     """(draws, rejected): the m chains' final values of each column's missing entries
     ({column: m x missing}), and how many rows of each column kept an unaccepted draw.
-    ``step()`` after each cycle (m x iterations of them)."""
+    ``step()`` after each cycle (m x iterations of them); ``strata``: a DataFrame of the
+    Cox model's strata columns (a baseline hazard each), or None."""
     values = X.to_numpy(float)
     missing = {c: np.isnan(values[:, X.columns.get_loc(c)]) for c in columns}
     kind = {c: "logistic" if binary(values[:, X.columns.get_loc(c)]) else "linear"
@@ -104,7 +105,7 @@ def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit
             for c in columns:
                 j = X.columns.get_loc(c)
                 rejected[c] += _update(Z, j, missing[c], kind[c], X.columns, time, event,
-                                       rejection_limit, ties, rng)
+                                       rejection_limit, ties, rng, strata)
             if step is not None:
                 step()
         for c in columns:
@@ -112,11 +113,11 @@ def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit
     return {c: np.vstack(draws[c]) for c in columns}, rejected
 
 
-def _update(Z, j, rows, kind, names, time, event, rejection_limit, ties, rng) -> int:
+def _update(Z, j, rows, kind, names, time, event, rejection_limit, ties, rng, strata) -> int:
     """Draw column j's missing rows once (steps 1-3); the rows that kept a rejected draw."""
     others = np.delete(Z, j, axis=1)
     design = np.column_stack([np.ones(len(Z)), others])
-    beta, H0 = _cox_draw(Z, names, time, event, ties, rng)
+    beta, H0 = _cox_draw(Z, names, time, event, ties, rng, strata)
     eta_rest = others[rows] @ np.delete(beta, j)
     died = event[rows] > 0
     if kind == "logistic":
@@ -142,20 +143,37 @@ def _update(Z, j, rows, kind, names, time, event, rejection_limit, ties, rng) ->
     return int(todo.size)
 
 
-def _cox_draw(Z, names, time, event, ties, rng):
+def _cox_draw(Z, names, time, event, ties, rng, strata=None):
     """The Cox model on the current data: coefficients drawn from N(beta_hat, V) and the
-    Breslow cumulative baseline hazard (not centred) of the fit at each row's time."""
+    Breslow cumulative baseline hazard (not centred) of the fit at each row's time, of its
+    stratum's baseline when the model has ``strata``."""
     frame = pd.DataFrame(Z, columns=names).assign(_time=time, _event=(event > 0).astype(int))
-    res = fit(Cohort.from_frame(frame, "_time", "_event", list(names)), ties=ties)
+    by = None
+    if strata is not None:
+        frame = pd.concat([frame, strata.set_axis(frame.index)], axis=1)
+        by = list(strata.columns)
+    cohort = Cohort.from_frame(frame, "_time", "_event", list(names), strata=by)
+    res = fit(cohort, ties=ties)
     if not (res.converged and np.isfinite(res.cov.to_numpy()).all()):
         raise CohortError("the Cox model of the imputation did not converge on the current "
                           "data (a covariate that separates events, or collinear columns): "
                           "check the model's covariates on the complete cases first")
     beta = rng.multivariate_normal(res.coef.to_numpy(), res.cov.to_numpy())
     base = res.baseline_hazard(centered=False)
-    at = np.searchsorted(base["time"].to_numpy(), time, side="right") - 1
-    H0 = np.where(at >= 0, base["cumhaz"].to_numpy()[np.maximum(at, 0)], 0.0)
+    if cohort.strata is None:
+        return beta, _step_function(base, time)
+    H0 = np.empty(len(time))
+    for k, label in enumerate(cohort.strata_labels):
+        rows = cohort.strata == k
+        H0[rows] = _step_function(base[base["stratum"] == label], time[rows])
     return beta, H0
+
+
+def _step_function(base, time):
+    """The cumulative hazard of a baseline table at each of ``time`` (0 before its first
+    event time)."""
+    at = np.searchsorted(base["time"].to_numpy(), time, side="right") - 1
+    return np.where(at >= 0, base["cumhaz"].to_numpy()[np.maximum(at, 0)], 0.0)
 
 
 def linear_draw(design, y, rng):

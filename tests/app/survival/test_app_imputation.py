@@ -85,3 +85,20 @@ def test_a_design_it_cannot_impute_is_said(lung, change, says):
     assert says in view.info.object and view.compute.disabled
     asyncio.run(view.run())                     # a click that slipped through: refused
     assert view.pooled.value.empty
+
+
+def test_strata_enter_the_imputation_model(lung):
+    store, bench, results = lung
+    store.strata = ["sex"]
+    view = results.imputation
+    view.m.value, view.seed.value = 3, 2
+    asyncio.run(view.run())
+    assert view.runner.last_outcome == "done"
+    covariates = [c for c in COVARIATES if c != "sex"]
+    want = engine.impute(engine.datasets.load_lung(), "time", "status",
+                         columns=["ph.ecog", "wt.loss"], predictors=["age"], strata=["sex"],
+                         m=3, seed=2).fit(covariates=covariates, strata=["sex"],
+                                          ties=store.ties).summary
+    np.testing.assert_allclose(view.pooled.value.set_index("covariate")["HR"], want["hr"],
+                               rtol=1e-12)
+    assert "strata=['sex']" in view.script_lines()[3]
