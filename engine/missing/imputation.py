@@ -32,7 +32,9 @@ class Imputations:
         columns labelled by the rows' index labels
     model : the variables of the imputation model, in its order (``H_...``: cumulative hazard)
     time, event : the outcome's columns
-    spec : what was asked (m, burn_in, skip, donors, seed)
+    spec : what was asked: method, m, seed, columns, and mice's burn_in, skip and donors or
+        smcfcs's iterations, rejection_limit, ties, strata, covariates (its Cox model's) and
+        rejected (per column, the rows left with an unaccepted draw)
     """
 
     data: pd.DataFrame
@@ -140,7 +142,15 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         raise ValueError(f'method is "smcfcs" or "mice", got {method!r}')
     check_columns_exist(data.columns, [("time", time), ("event", event)])
     t, e = _outcome(data, time, event, data.index.to_numpy())
-    others = [c for c in data.columns if c not in (time, event)]
+    by = [] if strata is None else [strata] if isinstance(strata, str) else list(strata)
+    check_columns_exist(data.columns, [("strata", c) for c in by])
+    if method == "mice" and by:
+        raise ValueError("strata= is for method='smcfcs' (its Cox model's); with chained "
+                         "equations name the strata columns among predictors=")
+    if by and data[by].isna().any().any():
+        raise CohortError(f"the strata columns {by} miss values; strata are not imputed: "
+                          "give those rows a stratum or leave them out")
+    others = [c for c in data.columns if c not in (time, event, *by)]
     columns = _columns(data, others, columns)
     for name, value in (("m", m), ("donors", donors), ("iterations", iterations),
                         ("rejection_limit", rejection_limit)):
@@ -148,11 +158,6 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     if int(burn_in) != burn_in or burn_in < 0 or int(skip) != skip or skip < 0:
         raise ValueError(f"burn_in and skip are whole numbers >= 0, got {burn_in!r}, {skip!r}")
-    by = [] if strata is None else [strata] if isinstance(strata, str) else list(strata)
-    check_columns_exist(data.columns, [("strata", c) for c in by])
-    if method == "mice" and by:
-        raise ValueError("strata= is for method='smcfcs' (its Cox model's); with chained "
-                         "equations name the strata columns among predictors=")
     rng = np.random.default_rng(seed)
     spec = {"method": method, "m": int(m), "seed": seed, "columns": columns}
     total = int(m) * int(iterations) if method == "smcfcs" else \
@@ -167,12 +172,8 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         spec.update(burn_in=int(burn_in), skip=int(skip), donors=int(donors))
         return Imputations(data=data, imputed=draws, model=list(frame.columns), time=time,
                            event=event, spec=spec)
-    covariates = _cox_covariates(data, [c for c in others if c not in by], columns,
-                                 predictors, e)
+    covariates = _cox_covariates(data, others, columns, predictors, e)
     X = data[covariates].astype(float)
-    if by and data[by].isna().any().any():
-        raise CohortError(f"the strata columns {by} miss values; strata are not imputed: "
-                          "give those rows a stratum or leave them out")
     values, rejected = smcfcs.chains(X, t, e, columns, int(m), int(iterations),
                                      int(rejection_limit), ties, rng, step,
                                      data[by] if by else None)
@@ -262,7 +263,8 @@ def _columns(data, others, columns):
     check_columns_exist(data.columns, [("column to impute", c) for c in columns])
     for c in columns:
         if c not in others:
-            raise CohortError(f"column {c!r} is the outcome's; impute covariates only")
+            raise CohortError(f"column {c!r} is the outcome's or a stratum's; impute "
+                              "covariates only")
         if not (pd.api.types.is_numeric_dtype(data[c]) or pd.api.types.is_bool_dtype(data[c])):
             raise CohortError(
                 f"column {c!r} is not numeric ({data[c].dtype}); imputation by predictive "

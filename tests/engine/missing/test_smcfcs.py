@@ -137,3 +137,6 @@ def test_strata_give_each_stratum_its_baseline():
     assert (gap < 1.0).all(), gap
     with pytest.raises(ValueError, match="strata= is for method='smcfcs'"):
         engine.impute(data, "time", "event", method="mice", strata="site")
+    with pytest.raises(engine.CohortError, match=r"strata columns \['site'\] miss values"):
+        engine.impute(data.assign(site=data["site"].mask(data.index == 3)), "time", "event",
+                      strata="site")
