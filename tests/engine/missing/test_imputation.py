@@ -172,3 +172,23 @@ def test_progress_and_cancel(lung):
                           predictors=["age"], m=2, seed=1, cancel=stop)
     with pytest.raises(engine.Cancelled, match="after 1 of 2 fits"):
         imp.fit(cancel=stop)
+
+
+def test_competing_causes_then_a_pooled_fine_gray_fit():
+    """bmtcrr with Age missing for every fifth patient: chained equations with both causes'
+    indicators and hazards as predictors, then Fine-Gray fits of relapse on each completed
+    data set, pooled: Rubin's rules over engine.fit of each data set as the user would."""
+    bmt = engine.datasets.load_bmtcrr()
+    data = bmt.assign(Age=bmt["Age"].astype(float).mask(bmt.index % 5 == 0))
+    imp = engine.impute(data, "ftime", "Status", columns=["Age"], method="mice",
+                        predictors=["Sex", "D", "Source"], m=3, burn_in=2, skip=1, seed=4)
+    assert imp.model[-4:] == ["event 1", "H_cause 1", "event 2", "H_cause 2"]
+    options = dict(covariates=["Age", "Sex", "Source"], competing_risks=True)
+    pooled = imp.fit(model="fine_gray", cause=1, **options)
+    fits = [engine.fit(engine.Cohort.from_frame(imp.dataset(k), "ftime", "Status", **options),
+                       model="fine_gray", cause=1) for k in range(3)]
+    np.testing.assert_allclose(pooled.coef, np.mean([f.coef for f in fits], axis=0),
+                               rtol=1e-12)
+    np.testing.assert_allclose(pooled.within, np.mean([f.cov for f in fits], axis=0),
+                               rtol=1e-12)
+    assert "hr" in pooled.summary and pooled.fits[0].spec["model"] == "fine_gray"
