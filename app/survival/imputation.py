@@ -83,9 +83,17 @@ class ImputationView(Viewer):
         self._fit = None
         self.computed: dict[str, pd.DataFrame] = {}   # file stem -> the table on screen
         self._used: dict = {}       # the settings of the tables on screen (script_lines)
-        self.store.param.watch(lambda *e: self._say(), ["data_version", "covariates", "model",
-                                                        "penalty", "start", "forms",
-                                                        "interactions", "cut_points"])
+        self.store.param.watch(lambda *e: self._say(), ["covariates", "model", "penalty",
+                                                        "start", "forms", "interactions",
+                                                        "cut_points", "strata"])
+        self.store.param.watch(self._new_data, "data_version")
+        self._say()
+
+    def _new_data(self, *events) -> None:
+        """Other data: the last imputation described the data before; it goes."""
+        self.computed, self._used = {}, {}
+        self.summary.object = self.status.object = ""
+        self.pooled.value = self.columns.value = pd.DataFrame()
         self._say()
 
     def show_fit(self, fit) -> None:

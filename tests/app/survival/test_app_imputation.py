@@ -71,6 +71,9 @@ def test_pooled_ratios_are_the_engines_beside_the_complete_cases(lung):
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(script, "survscan_analysis.py", "exec"), namespace)
     np.testing.assert_allclose(namespace["pooled"].summary["hr"], shown["HR"], rtol=1e-12)
+    store.load_sample("rossi")                  # other data: the lung tables go
+    assert view.pooled.value.empty and not view.script_lines() and not view.files()
+    assert "nothing to impute" in view.info.object
 
 
 @pytest.mark.parametrize("change, says", [
