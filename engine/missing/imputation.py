@@ -83,18 +83,24 @@ class Imputations:
         formula, the rest engine.fit's (model, ties, variance, cluster, cut_points, ...; no
         penalty: Rubin's rules pool estimates with a variance).  ``df_complete``: the
         complete-data degrees of freedom for Barnard and Rubin's small-sample df (None: large
-        samples, Rubin's df).  ``progress(done, m)`` after each fit; ``cancel`` (an Event)
-        stops between fits with engine.Cancelled."""
+        samples, Rubin's df).  ``cause=k`` with a Cox model: the cause-specific Cox model of
+        cause k (its events; the other causes censored), as SMC-FCS imputed for each cause.
+        ``progress(done, m)`` after each fit; ``cancel`` (an Event) stops between fits with
+        engine.Cancelled."""
         cohort_args = {k: options.pop(k) for k in _COHORT_ARGS if k in options}
         if "covariates" not in cohort_args and "formula" not in cohort_args \
                 and "covariates" in self.spec:       # smcfcs: the model it imputed for
             cohort_args["covariates"] = self.spec["covariates"]
             if self.spec.get("strata") and "strata" not in cohort_args:
                 cohort_args["strata"] = self.spec["strata"]
+        cause = options.pop("cause") if options.get("model", "cox") == "cox" \
+            and "cause" in options else None
         fits = []
         for k in range(self.m):
-            cohort = Cohort.from_frame(self.dataset(k), time=self.time, event=self.event,
-                                       **cohort_args)
+            data = self.dataset(k)
+            if cause is not None:
+                data[self.event] = (data[self.event] == cause).astype(int)
+            cohort = Cohort.from_frame(data, time=self.time, event=self.event, **cohort_args)
             fits.append(fit(cohort, **options))
             if progress is not None:
                 progress(k + 1, self.m)
@@ -117,7 +123,8 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
     columns : the numeric columns to impute; None: every numeric column but the outcome's
         that misses a value
     method : "smcfcs" (the default: draws compatible with the Cox model of ``columns`` and
-        ``predictors``, smcfcs.py; one event type) | "mice" (chained equations with the
+        ``predictors``, smcfcs.py; with several causes one cause-specific Cox model each, as
+        R's smcfcs "compet") | "mice" (chained equations with the
         event and the Nelson-Aalen hazard as predictors, module docstring; any predictors,
         competing causes; biases large hazard ratios toward 1)
     predictors : smcfcs: the Cox model's other covariates (numeric; None: every numeric
@@ -172,7 +179,7 @@ def impute(data: pd.DataFrame, time: str, event: str, columns=None, method: str 
         spec.update(burn_in=int(burn_in), skip=int(skip), donors=int(donors))
         return Imputations(data=data, imputed=draws, model=list(frame.columns), time=time,
                            event=event, spec=spec)
-    covariates = _cox_covariates(data, others, columns, predictors, e)
+    covariates = _cox_covariates(data, others, columns, predictors)
     X = data[covariates].astype(float)
     values, rejected = smcfcs.chains(X, t, e, columns, int(m), int(iterations),
                                      int(rejection_limit), ties, rng, step,
@@ -206,14 +213,10 @@ def _stepper(total, progress, cancel):
     return step
 
 
-def _cox_covariates(data, others, columns, predictors, e):
+def _cox_covariates(data, others, columns, predictors):
     """The Cox model's covariates for smcfcs, in the data's order: ``columns`` and
     ``predictors`` (None: every numeric column but the outcome's), each numeric, the
     predictors complete or among ``columns``."""
-    if (e > 1).any():
-        raise CohortError("the event column has several causes; method='smcfcs' imputes for "
-                          "a Cox model of one event: use method='mice' (cause indicators and "
-                          "cause-specific hazards as predictors) or code one cause as events")
     if predictors is None:
         predictors = [c for c in others if pd.api.types.is_numeric_dtype(data[c])]
     check_columns_exist(data.columns, [("predictor", c) for c in predictors])

@@ -4,7 +4,9 @@ Bartlett, Seaman, White and Carpenter (Multiple imputation of covariates by full
 specification: accommodating the substantive model, Statistical Methods in Medical Research
 2015), as R's smcfcs does it for ``coxph``: each incomplete covariate x is drawn from
 f(x | other covariates) f(T, D | x, other covariates), the second factor the Cox model itself,
-so that the imputations agree with the model the data are analysed with.  Chained equations
+so that the imputations agree with the model the data are analysed with.  With competing
+causes the second factor is the product of one cause-specific Cox model per cause (R's
+smcfcs "compet"): each step below sums their terms.  Chained equations
 with the event and the Nelson-Aalen hazard as predictors (imputation.py) approximate that
 factor by a linear model, and bias a large hazard ratio toward 1.
 
@@ -51,9 +53,12 @@ def binary(values: np.ndarray) -> bool:
 
 def event_probability(p1, eta0, eta1, H0, died):
     """P(x = 1 | T, D, rest) of a 0/1 covariate: the covariate model's p1 times the Cox
-    likelihood of (T, D) at x = 1, over the sum with x = 0 (linear predictors eta0, eta1)."""
-    log1 = np.log(p1) + died * eta1 - H0 * np.exp(eta1)
-    log0 = np.log1p(-p1) + died * eta0 - H0 * np.exp(eta0)
+    likelihood of (T, D) at x = 1, over the sum with x = 0 (linear predictors eta0, eta1).
+    With K causes eta0, eta1, H0 and ``died`` (each row's cause) are K x rows, the
+    likelihood the product of the cause-specific ones."""
+    eta0, eta1, H0, died = (np.atleast_2d(a) for a in (eta0, eta1, H0, died))
+    log1 = np.log(p1) + (died * eta1 - H0 * np.exp(eta1)).sum(axis=0)
+    log0 = np.log1p(-p1) + (died * eta0 - H0 * np.exp(eta0)).sum(axis=0)
     return special.expit(log1 - log0)
 
 
@@ -61,12 +66,16 @@ def mode(mean, sigma, beta, eta_rest, H0, died, steps: int = 50):
     """The mode of the target f (module docstring, step 3) of each row: the root of
     -(x - mu) / sigma^2 + D beta - beta u(x), by Newton's method from mu + D beta sigma^2
     (log f is concave, its second derivative -1 / sigma^2 - beta^2 u(x)), steps at most
-    3 sigma long."""
-    x = mean + died * beta * sigma ** 2
+    3 sigma long.  With K causes beta is (K,), eta_rest, H0 and ``died`` K x rows, and the
+    cause terms are summed."""
+    beta = np.atleast_1d(beta)[:, None]
+    eta_rest, H0, died = (np.atleast_2d(a) for a in (eta_rest, H0, died))
+    pull = (died * beta).sum(axis=0)
+    x = mean + pull * sigma ** 2
     for _ in range(steps):
         u = H0 * np.exp(eta_rest + beta * x)
-        step = (-(x - mean) / sigma ** 2 + died * beta - beta * u) \
-            / (1.0 / sigma ** 2 + beta ** 2 * u)
+        step = (-(x - mean) / sigma ** 2 + pull - (beta * u).sum(axis=0)) \
+            / (1.0 / sigma ** 2 + (beta ** 2 * u).sum(axis=0))
         # within 3 sigma a step: a full step from where u is flat may land where exp(eta)
         # overflows; log f is concave, so the shortened steps still reach the mode
         step = np.clip(step, -3.0 * sigma, 3.0 * sigma)
@@ -78,10 +87,14 @@ def mode(mean, sigma, beta, eta_rest, H0, died, steps: int = 50):
 
 def acceptance(x, m, beta, eta_rest, H0):
     """The probability of keeping a draw x of N(m, sigma^2), m the target's mode:
-    exp(a (x - m) - u(x) + u(m)), a = beta u(m); at most 1, 1 at x = m."""
+    exp(a (x - m) - u(x) + u(m)), a = beta u(m); at most 1, 1 at x = m.  With K causes
+    (beta (K,), eta_rest and H0 K x rows) a and u are sums over the causes."""
+    beta = np.atleast_1d(beta)[:, None]
+    eta_rest, H0 = np.atleast_2d(eta_rest), np.atleast_2d(H0)
     um = H0 * np.exp(eta_rest + beta * m)
     ux = H0 * np.exp(eta_rest + beta * x)
-    return np.exp(np.minimum(beta * um * (x - m) - ux + um, 0.0))
+    log = ((beta * um) * (x - m) - ux + um).sum(axis=0)
+    return np.exp(np.minimum(log, 0.0))
 
 
 def chains(X: pd.DataFrame, time, event, columns, m, iterations, rejection_limit, ties, rng,
@@ -117,24 +130,26 @@ def _update(Z, j, rows, kind, names, time, event, rejection_limit, ties, rng, st
     """Draw column j's missing rows once (steps 1-3); the rows that kept a rejected draw."""
     others = np.delete(Z, j, axis=1)
     design = np.column_stack([np.ones(len(Z)), others])
-    beta, H0 = _cox_draw(Z, names, time, event, ties, rng, strata)
-    eta_rest = others[rows] @ np.delete(beta, j)
-    died = event[rows] > 0
+    causes = np.unique(event[event > 0])
+    draws = [_cox_draw(Z, names, time, event == k, ties, rng, strata) for k in causes]
+    B = np.vstack([beta for beta, _ in draws])                    # K x p
+    H0 = np.vstack([h for _, h in draws])[:, rows]                # K x rows
+    eta_rest = np.delete(B, j, axis=1) @ others[rows].T           # K x rows
+    died = event[rows][None, :] == causes[:, None]                # each row's cause
     if kind == "logistic":
         gamma = logistic_draw(design, Z[:, j], rng)
         p1 = special.expit(design[rows] @ gamma)
-        p = event_probability(p1, eta_rest, eta_rest + beta[j], H0[rows], died)
+        p = event_probability(p1, eta_rest, eta_rest + B[:, j, None], H0, died)
         Z[rows, j] = (rng.uniform(size=p.size) < p).astype(float)
         return 0
     gamma, sigma = linear_draw(design, Z[:, j], rng)
-    H0 = H0[rows]
-    m = mode(design[rows] @ gamma, sigma, beta[j], eta_rest, H0, died)
+    m = mode(design[rows] @ gamma, sigma, B[:, j], eta_rest, H0, died)
     todo = np.arange(rows.sum())
     out = np.empty(todo.size)
     for _ in range(rejection_limit):
         x = m[todo] + sigma * rng.standard_normal(todo.size)
-        keep = rng.uniform(size=todo.size) < acceptance(x, m[todo], beta[j], eta_rest[todo],
-                                                        H0[todo])
+        keep = rng.uniform(size=todo.size) < acceptance(x, m[todo], B[:, j],
+                                                        eta_rest[:, todo], H0[:, todo])
         out[todo] = x
         todo = todo[~keep]
         if not todo.size:
@@ -143,11 +158,12 @@ def _update(Z, j, rows, kind, names, time, event, rejection_limit, ties, rng, st
     return int(todo.size)
 
 
-def _cox_draw(Z, names, time, event, ties, rng, strata=None):
-    """The Cox model on the current data: coefficients drawn from N(beta_hat, V) and the
-    Breslow cumulative baseline hazard (not centred) of the fit at each row's time, of its
-    stratum's baseline when the model has ``strata``."""
-    frame = pd.DataFrame(Z, columns=names).assign(_time=time, _event=(event > 0).astype(int))
+def _cox_draw(Z, names, time, died, ties, rng, strata=None):
+    """The Cox model of the events ``died`` (one cause's; the others censored) on the current
+    data: coefficients drawn from N(beta_hat, V) and the Breslow cumulative baseline hazard
+    (not centred) of the fit at each row's time, of its stratum's baseline when the model
+    has ``strata``."""
+    frame = pd.DataFrame(Z, columns=names).assign(_time=time, _event=died.astype(int))
     by = None
     if strata is not None:
         frame = pd.concat([frame, strata.set_axis(frame.index)], axis=1)
