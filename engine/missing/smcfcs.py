@@ -6,9 +6,9 @@ specification: accommodating the substantive model, Statistical Methods in Medic
 f(x | other covariates) f(T, D | x, other covariates), the second factor the Cox model itself,
 so that the imputations agree with the model the data are analysed with.  With competing
 causes the second factor is the product of one cause-specific Cox model per cause (R's
-smcfcs "compet"): each step below sums their terms.  Chained equations
-with the event and the Nelson-Aalen hazard as predictors (imputation.py) approximate that
-factor by a linear model, and bias a large hazard ratio toward 1.
+smcfcs "compet"): each step below sums their terms.  Chained equations with the event and
+the Nelson-Aalen hazard as predictors (chained_equations.py) approximate that factor by a
+linear model, and bias a large hazard ratio toward 1.
 
 One chain per imputed data set: missing values start as random observed ones; then, for
 ``iterations`` cycles, each incomplete column in turn:
