@@ -21,8 +21,10 @@ METHODS = {"SMC-FCS (compatible with the Cox model)": "smcfcs",
 
 
 def design_or_why(store: Store) -> tuple[dict | None, str]:
-    """(snapshot, '') of what the imputation reads: the data, the roles and the columns to
-    impute; (None, why) when the current design cannot be imputed here."""
+    """(snapshot, '') of the design: its roles, the columns to impute and the missing values
+    per covariate (read off the data's covariate columns: no copy of the table, which the
+    page asks for at every change of the design and every fit shown); (None, why) when the
+    current design cannot be imputed here."""
     s = store
     if not s.loaded or s.time is None or s.event is None or not s.covariates:
         return None, "Load data and choose the time, event and covariates first (Data tab)."
@@ -41,13 +43,15 @@ def design_or_why(store: Store) -> tuple[dict | None, str]:
     if needs:
         return None, "Multiple imputation here needs " + "; ".join(needs) + "."
     kwargs = s.role_kwargs()
-    frame = s.cohort_frame()
     covariates = list(kwargs["covariates"])
-    incomplete = [c for c in covariates if frame[c].isna().any()]
+    absent = s.data[covariates].isna()
+    missing = absent.sum()
+    incomplete = [c for c in covariates if missing[c]]
     if not incomplete:
         return None, "No covariate of the design misses a value: there is nothing to impute."
-    return {"frame": frame, "time": kwargs["time"], "event": kwargs["event"],
-            "covariates": covariates, "incomplete": incomplete,
+    return {"time": kwargs["time"], "event": kwargs["event"], "covariates": covariates,
+            "incomplete": incomplete, "missing": missing[incomplete],
+            "complete": int((~absent.any(axis=1)).sum()), "rows": len(absent),
             "fit": {k: kwargs[k] for k in ("strata", "id", "weights") if kwargs.get(k)},
             "ties": s.ties}, ""
 
@@ -107,13 +111,11 @@ class ImputationView(Viewer):
         if why:
             self.info.object = why
             return
-        frame = snapshot["frame"]
-        counts = ", ".join(f"{c} {int(frame[c].isna().sum())}" for c in snapshot["incomplete"])
-        complete = int(frame[snapshot["covariates"]].notna().all(axis=1).sum())
+        counts = ", ".join(f"{c} {int(k)}" for c, k in snapshot["missing"].items())
         self.info.object = (
             f"The Data tab's Cox model of {', '.join(snapshot['covariates'])}, fitted to m "
             f"completed data sets and pooled by Rubin's rules. Missing values: {counts}; "
-            f"{complete} of {len(frame)} rows are complete. SMC-FCS draws each value from "
+            f"{snapshot['complete']} of {snapshot['rows']} rows are complete. SMC-FCS draws each value from "
             "its distribution given the other covariates and the outcome under this Cox "
             "model (its strata too); chained equations use the event and its Nelson-Aalen "
             "hazard as predictors, beside the strata columns (simpler, but they pull a large "
@@ -132,12 +134,12 @@ class ImputationView(Viewer):
             return
         method, m, seed, shown = self.method.value, int(self.m.value), int(self.seed.value), \
             self._fit
-
         how = imputation_arguments(snapshot, method)
+        frame = self.store.cohort_frame()     # the data as pressed (with a derived event)
 
         def work(cancel, progress):
             imp = engine.impute(
-                snapshot["frame"], snapshot["time"], snapshot["event"],
+                frame, snapshot["time"], snapshot["event"],
                 columns=snapshot["incomplete"], method=method, m=m, seed=seed, cancel=cancel,
                 progress=lambda done, total: progress(done, total, "imputing"), **how)
             pooled = imp.fit(covariates=snapshot["covariates"], ties=snapshot["ties"],

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import CohortError
+from ..data.risk_set import RiskSets
 
 
 def nelson_aalen_at(time, event, cause=None) -> np.ndarray:
@@ -28,7 +29,7 @@ def nelson_aalen_at(time, event, cause=None) -> np.ndarray:
     time = np.asarray(time, float)
     died = (event > 0) if cause is None else (event == cause)
     times, at = np.unique(time, return_inverse=True)
-    n_at_risk = time.size - np.searchsorted(np.sort(time), times, side="left")
+    n_at_risk = RiskSets(np.zeros(time.size), time, times).sums(np.ones(time.size))
     deaths = np.bincount(at, weights=died.astype(float), minlength=times.size)
     return np.cumsum(deaths / n_at_risk)[at]
 
